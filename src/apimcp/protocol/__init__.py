@@ -1,0 +1,103 @@
+"""The MCP wire engine: every revision from 2024-11-05 to 2026-07-28, in both eras.
+
+It knows nothing of APIs. Implement `McpHandler`, wrap it in `McpEndpoint`,
+and serve the endpoint with any ASGI server.
+"""
+
+from apimcp.protocol.context import ChangeNotifier, InputRequired, RequestContext
+from apimcp.protocol.dispatch import ToolError
+from apimcp.protocol.endpoint import McpEndpoint
+from apimcp.protocol.errors import (
+    McpError,
+    MissingClientCapability,
+    ResourceNotFound,
+    UrlElicitationRequired,
+    invalid_params,
+    method_not_found,
+)
+from apimcp.protocol.handler import McpHandler
+from apimcp.protocol.models import (
+    Annotations,
+    AudioContent,
+    BlobResourceContents,
+    CacheHint,
+    CallToolResult,
+    Completion,
+    CompletionRef,
+    ContentBlock,
+    EmbeddedResource,
+    GetPromptResult,
+    Icon,
+    ImageContent,
+    Implementation,
+    InputRequest,
+    Page,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    PromptRef,
+    ReadResourceResult,
+    Resource,
+    ResourceLink,
+    ResourceTemplate,
+    ResourceTemplateRef,
+    ServerFeatures,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+)
+from apimcp.protocol.options import EndpointOptions
+from apimcp.protocol.request_state import RequestStateSealer
+from apimcp.protocol.security import TransportSecurity
+from apimcp.protocol.sessions import MemorySessionStore, Session, SessionStore
+
+__all__ = [
+    "Annotations",
+    "AudioContent",
+    "BlobResourceContents",
+    "CacheHint",
+    "CallToolResult",
+    "ChangeNotifier",
+    "Completion",
+    "CompletionRef",
+    "ContentBlock",
+    "EmbeddedResource",
+    "EndpointOptions",
+    "GetPromptResult",
+    "Icon",
+    "ImageContent",
+    "Implementation",
+    "InputRequest",
+    "InputRequired",
+    "McpEndpoint",
+    "McpError",
+    "McpHandler",
+    "MemorySessionStore",
+    "MissingClientCapability",
+    "Page",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "PromptRef",
+    "ReadResourceResult",
+    "RequestContext",
+    "RequestStateSealer",
+    "Resource",
+    "ResourceLink",
+    "ResourceNotFound",
+    "ResourceTemplate",
+    "ResourceTemplateRef",
+    "ServerFeatures",
+    "Session",
+    "SessionStore",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "ToolAnnotations",
+    "ToolError",
+    "TransportSecurity",
+    "UrlElicitationRequired",
+    "invalid_params",
+    "method_not_found",
+]

@@ -1,0 +1,157 @@
+"""One HTTP response in the making, over raw ASGI.
+
+A request's answer starts as a plain `application/json` body and turns into an
+SSE stream only when something has to be sent before the result (progress, a
+log message, a server-to-client request). Deciding late keeps the common case
+(one JSON object) as cheap as an echo, and lets error statuses such as 400 and
+404 apply whenever nothing has been streamed yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any
+
+import orjson
+
+Scope = MutableMapping[str, Any]
+AsgiMessage = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[AsgiMessage]]
+Send = Callable[[AsgiMessage], Awaitable[None]]
+Header = tuple[bytes, bytes]
+
+_JSON = (b"content-type", b"application/json")
+_SSE_HEADERS: tuple[Header, ...] = (
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+)
+KEEPALIVE = b":\n\n"
+
+
+def sse_frame(message: object) -> bytes:
+    return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
+
+
+def parse_accept(value: bytes | None) -> tuple[bool, bool]:
+    """Whether an Accept header admits (application/json, text/event-stream); absent admits both."""
+    if value is None:
+        return True, True
+    json_ok = sse_ok = False
+    for part in value.split(b","):
+        media = part.split(b";", 1)[0].strip().lower()
+        if media in (b"*/*", b""):
+            return True, True
+        if media in (b"application/json", b"application/*"):
+            json_ok = True
+        elif media in (b"text/event-stream", b"text/*"):
+            sse_ok = True
+    return json_ok, sse_ok
+
+
+class Exchange:
+    """Writes the response to one HTTP request: a JSON body, an empty status, or an SSE stream."""
+
+    __slots__ = ("_send", "accepts_json", "accepts_sse", "finished", "headers", "streaming")
+
+    def __init__(self, send: Send, *, accepts_json: bool, accepts_sse: bool) -> None:
+        self._send = send
+        self.accepts_json = accepts_json
+        self.accepts_sse = accepts_sse
+        self.headers: list[Header] = []
+        """Extra headers for whatever response is sent (session id, canonical endpoint...)."""
+        self.streaming = False
+        self.finished = False
+
+    async def json(self, status: int, message: object) -> None:
+        """Answer with one JSON document, or as the last event when already streaming."""
+        if self.streaming:
+            await self.event(message)
+            await self.close()
+            return
+        if not self.accepts_json and self.accepts_sse:
+            await self.open_stream()
+            await self.event(message)
+            await self.close()
+            return
+        body = orjson.dumps(message)
+        self.finished = True
+        await self._send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [_JSON, (b"content-length", str(len(body)).encode()), *self.headers],
+            }
+        )
+        await self._send({"type": "http.response.body", "body": body})
+
+    async def empty(self, status: int, headers: Iterable[Header] = ()) -> None:
+        self.finished = True
+        await self._send({"type": "http.response.start", "status": status, "headers": [*self.headers, *headers]})
+        await self._send({"type": "http.response.body", "body": b""})
+
+    async def text(self, status: int, text: str, headers: Iterable[Header] = ()) -> None:
+        body = text.encode()
+        self.finished = True
+        await self._send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                    *self.headers,
+                    *headers,
+                ],
+            }
+        )
+        await self._send({"type": "http.response.body", "body": body})
+
+    async def open_stream(self) -> None:
+        if self.streaming:
+            return
+        self.streaming = True
+        await self._send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *self.headers]})
+
+    async def event(self, message: object) -> None:
+        """Send one SSE event, switching the response to a stream if it is not one yet."""
+        if not self.streaming:
+            await self.open_stream()
+        await self._send({"type": "http.response.body", "body": sse_frame(message), "more_body": True})
+
+    async def keepalive(self) -> None:
+        if self.streaming and not self.finished:
+            await self._send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+
+    async def close(self) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        if self.streaming:
+            await self._send({"type": "http.response.body", "body": b""})
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or None when it exceeds `limit` bytes."""
+    message = await receive()
+    body = message.get("body", b"")
+    if not message.get("more_body", False):
+        return body if len(body) <= limit else None
+    chunks = [body]
+    size = len(body)
+    while message.get("more_body", False):
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def wait_for_disconnect(receive: Receive) -> None:
+    """Return once the client has gone away (call only after the body was read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass

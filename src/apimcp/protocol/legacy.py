@@ -1,0 +1,475 @@
+"""The session era: revisions 2024-11-05 to 2025-11-25 over Streamable HTTP.
+
+`initialize` negotiates a revision and mints an MCP-Session-Id; every later
+request must carry it (400 without, 404 when unknown, expired or deleted).
+JSON-RPC errors of requests inside a valid session travel in HTTP 200; only
+transport-level problems use 4xx. Server-to-client requests (elicitation,
+sampling, roots) and request-scoped notifications travel on the SSE stream
+that answers the POST; the client's responses arrive as separate POSTs and are
+matched to the waiting handler here. The GET stream carries change
+notifications. Batches are accepted in 2025-03-26 sessions only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from apimcp.protocol import dialects
+from apimcp.protocol.context import InputRequired, Outbound, RequestContext
+from apimcp.protocol.dispatch import INPUT_REQUIRED_METHODS, Dispatcher, Method, internal_error
+from apimcp.protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    McpError,
+    MissingClientCapability,
+    invalid_params,
+)
+from apimcp.protocol.exchange import Exchange, Receive
+from apimcp.protocol.jsonrpc import (
+    InvalidMessage,
+    JsonObject,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    classify,
+    error_message,
+    notification_message,
+    request_message,
+    result_message,
+)
+from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
+from apimcp.protocol.models import LOG_LEVELS, InputRequest
+from apimcp.protocol.options import EndpointOptions
+from apimcp.protocol.sessions import Session, new_session_id
+from apimcp.protocol.versions import (
+    LATEST_SESSION_REVISION,
+    Era,
+    Revision,
+    find_revision,
+)
+
+SESSION_HEADER = b"mcp-session-id"
+
+
+@dataclass(slots=True)
+class _Live:
+    """Process-local state of one session: its GET stream and requests awaiting the client."""
+
+    stream: Listener | None = None
+    pending: dict[RequestId, asyncio.Future[Response]] = field(default_factory=dict)
+    next_id: int = 0
+
+
+class SessionEra:
+    """Serves session-era traffic for one endpoint."""
+
+    def __init__(self, endpoint_id: str, dispatcher: Dispatcher, hub: ChangeHub, options: EndpointOptions) -> None:
+        self._endpoint_id = endpoint_id
+        self._dispatcher = dispatcher
+        self._handler = dispatcher.handler
+        self._hub = hub
+        self._options = options
+        self._store = options.sessions
+        self._live: dict[str, _Live] = {}
+        self._inflight: dict[tuple[str, RequestId], asyncio.Task[Any]] = {}
+        self._cancelled: set[tuple[str, RequestId]] = set()
+        self._methods: dict[str, Method] = dict(dispatcher.methods)
+        self._methods["ping"] = self._ping
+        features = self._handler.features
+        if features.logging:
+            self._methods["logging/setLevel"] = self._set_level
+        if features.resources_subscribe:
+            self._methods["resources/subscribe"] = self._subscribe
+            self._methods["resources/unsubscribe"] = self._unsubscribe
+
+    # --- HTTP verbs --------------------------------------------------------------------------
+
+    async def post(
+        self, exchange: Exchange, payload: object, session_id: str | None, header_version: str | None
+    ) -> None:
+        if isinstance(payload, list):
+            await self._batch(exchange, payload, session_id, header_version)
+            return
+        try:
+            message = classify(payload)
+        except InvalidMessage as exc:
+            await exchange.json(400, error_message(exc.request_id, exc.code, exc.message))
+            return
+        if isinstance(message, Request) and message.method == "initialize":
+            await self._initialize(exchange, message)
+            return
+        session = await self._session(exchange, session_id, header_version)
+        if session is None:
+            return
+        exchange.headers.append((SESSION_HEADER, session.id.encode()))
+        if isinstance(message, Request):
+            response = await self._request(exchange, session, message)
+            if response is not None:
+                await exchange.json(200, response)
+            else:
+                await exchange.close() if exchange.streaming else await exchange.empty(204)
+            return
+        self._accept(session, message)
+        await exchange.empty(202)
+
+    async def get(
+        self, exchange: Exchange, receive: Receive, session_id: str | None, header_version: str | None
+    ) -> None:
+        session = await self._session(exchange, session_id, header_version)
+        if session is None:
+            return
+        if not exchange.accepts_sse:
+            await exchange.text(406, "The GET stream is an SSE stream: send Accept: text/event-stream")
+            return
+        live = self._live_of(session.id)
+        if live.stream is not None:
+            await exchange.text(409, "This session already has an open GET stream")
+            return
+
+        def wants(kind: ChangeKind, uri: str | None) -> bool:
+            return kind != "resource" or uri in session.subscriptions
+
+        listener = live.stream = Listener(wants)
+        self._hub.attach(listener)
+        exchange.headers.append((SESSION_HEADER, session.id.encode()))
+        try:
+            await exchange.open_stream()
+            await listener.pump(exchange, receive, self._options.keepalive_seconds)
+        finally:
+            self._hub.detach(listener)
+            if live.stream is listener:
+                live.stream = None
+            await exchange.close()
+
+    async def delete(self, exchange: Exchange, session_id: str | None, header_version: str | None) -> None:
+        session = await self._session(exchange, session_id, header_version)
+        if session is None:
+            return
+        await self._store.delete(session.id)
+        live = self._live.pop(session.id, None)
+        if live is not None:
+            if live.stream is not None:
+                live.stream.close()
+            for future in live.pending.values():
+                future.cancel()
+        await exchange.empty(200)
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def _initialize(self, exchange: Exchange, request: Request) -> None:
+        params = request.params
+        requested = params.get("protocolVersion")
+        capabilities = params.get("capabilities", {})
+        client_info = params.get("clientInfo")
+        problem = None
+        if not isinstance(requested, str):
+            problem = '"protocolVersion" must be a string'
+        elif not isinstance(capabilities, dict):
+            problem = '"capabilities" must be an object'
+        elif client_info is not None and not isinstance(client_info, dict):
+            problem = '"clientInfo" must be an object'
+        if problem is not None:
+            await exchange.json(400, error_message(request.id, INVALID_PARAMS, problem))
+            return
+        revision = find_revision(requested)
+        if revision is None or revision.era is not Era.SESSION:
+            revision = LATEST_SESSION_REVISION  # counter-offer the newest session revision
+        session = Session(
+            id=new_session_id(),
+            endpoint=self._endpoint_id,
+            revision=revision,
+            client_capabilities=capabilities,
+            client_info=client_info,
+        )
+        await self._store.create(session)
+        result: JsonObject = {
+            "protocolVersion": revision.version,
+            "capabilities": dialects.server_capabilities(self._handler.features, revision),
+            "serverInfo": dialects.implementation(self._handler.server_info, revision),
+        }
+        if self._handler.instructions:
+            result["instructions"] = self._handler.instructions
+        exchange.headers.append((SESSION_HEADER, session.id.encode()))
+        await exchange.json(200, result_message(request.id, result))
+
+    async def _session(self, exchange: Exchange, session_id: str | None, header_version: str | None) -> Session | None:
+        """The request's session, or None after answering 400/404 for a missing or unknown one."""
+        if session_id is None:
+            await exchange.json(
+                400,
+                error_message(
+                    None, INVALID_REQUEST, "Missing MCP-Session-Id header: send initialize first to open a session"
+                ),
+            )
+            return None
+        session = await self._store.get(session_id)
+        if session is None or session.endpoint != self._endpoint_id:
+            self._live.pop(session_id, None)
+            await exchange.json(
+                404, error_message(None, INVALID_REQUEST, "Unknown or expired session: initialize a new one")
+            )
+            return None
+        if header_version is not None and header_version != session.revision.version:
+            if find_revision(header_version) is None:
+                text = f"Unsupported MCP-Protocol-Version: {header_version!r}"
+            else:
+                text = (
+                    f"MCP-Protocol-Version {header_version!r} does not match the session's "
+                    f"negotiated version {session.revision.version!r}"
+                )
+            await exchange.json(400, error_message(None, INVALID_REQUEST, text))
+            return None
+        return session
+
+    def _accept(self, session: Session, message: Notification | Response) -> None:
+        """Take a notification or a response to one of our requests (answered 202)."""
+        if isinstance(message, Response):
+            live = self._live.get(session.id)
+            future = live.pending.get(message.id) if live else None
+            if future is not None and not future.done():
+                future.set_result(message)
+            return
+        if message.method == "notifications/initialized":
+            if not session.initialized:
+                session.initialized = True
+                task = asyncio.ensure_future(self._store.save(session))
+                task.add_done_callback(lambda t: t.exception())
+        elif message.method == "notifications/cancelled":
+            request_id = message.params.get("requestId")
+            if not isinstance(request_id, str | int):
+                return
+            key = (session.id, request_id)
+            inflight = self._inflight.get(key)
+            if inflight is not None:
+                self._cancelled.add(key)
+                inflight.cancel()
+
+    # --- requests --------------------------------------------------------------------------
+
+    async def _request(self, exchange: Exchange, session: Session, request: Request) -> JsonObject | None:
+        """The JSON-RPC response to one request (None when the client cancelled it)."""
+        revision = session.revision
+        method = self._methods.get(request.method)
+        if method is None:
+            return error_message(request.id, -32601, f"Method not found: {request.method}")
+        meta = request.params.get("_meta")
+        ctx = RequestContext(
+            revision=revision,
+            request_id=request.id,
+            method=request.method,
+            meta=meta if isinstance(meta, dict) else {},
+            client_capabilities=session.client_capabilities,
+            client_info=session.client_info,
+            session_id=session.id,
+            log_level=(session.log_level or "debug") if self._handler.features.logging else None,
+            outbound=_SessionOutbound(self, exchange, session),
+            changes=self._hub,
+        )
+        key = (session.id, request.id)
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight[key] = task
+        try:
+            result = await method(ctx, request.params)
+        except McpError as exc:
+            code, text, data = dialects.error(exc, revision)
+            return error_message(request.id, code, text, data)
+        except InputRequired:
+            return error_message(request.id, INTERNAL_ERROR, "Internal error")
+        except asyncio.CancelledError:
+            if key not in self._cancelled:
+                raise
+            if task is not None:
+                task.uncancel()
+            return None
+        except Exception as exc:
+            err = internal_error(request.method, exc)
+            return error_message(request.id, err.code, err.message)
+        finally:
+            self._inflight.pop(key, None)
+            self._cancelled.discard(key)
+        return result_message(request.id, result)
+
+    async def _batch(
+        self, exchange: Exchange, payload: list[Any], session_id: str | None, header_version: str | None
+    ) -> None:
+        if not payload:
+            await exchange.json(400, error_message(None, INVALID_REQUEST, "An empty JSON-RPC batch is invalid"))
+            return
+        if any(isinstance(m, dict) and m.get("method") == "initialize" for m in payload):
+            await exchange.json(
+                400, error_message(None, INVALID_REQUEST, "initialize must not be part of a JSON-RPC batch")
+            )
+            return
+        session = await self._session(exchange, session_id, header_version)
+        if session is None:
+            return
+        if not session.revision.accepts_batches:
+            await exchange.json(
+                400,
+                error_message(
+                    None,
+                    INVALID_REQUEST,
+                    f"JSON-RPC batches are not part of protocol {session.revision}; "
+                    "they are accepted in 2025-03-26 sessions only",
+                ),
+            )
+            return
+        exchange.headers.append((SESSION_HEADER, session.id.encode()))
+        responses: list[JsonObject] = []
+        for item in payload:
+            try:
+                message = classify(item)
+            except InvalidMessage as exc:
+                responses.append(error_message(exc.request_id, exc.code, exc.message))
+                continue
+            if isinstance(message, Request):
+                response = await self._request(exchange, session, message)
+                if response is not None:
+                    responses.append(response)
+            else:
+                self._accept(session, message)
+        if not responses:
+            await (exchange.close() if exchange.streaming else exchange.empty(202))
+        elif exchange.streaming:
+            for response in responses:
+                await exchange.event(response)
+            await exchange.close()
+        else:
+            await exchange.json(200, responses)
+
+    # --- session-era methods ---------------------------------------------------------------
+
+    async def _ping(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
+        return {}
+
+    async def _set_level(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise invalid_params(f'"level" must be one of {", ".join(LOG_LEVELS)}', {"field": "level"})
+        session = await self._store.get(ctx.session_id or "")
+        if session is not None:
+            session.log_level = level
+            await self._store.save(session)
+        return {}
+
+    async def _subscribe(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise invalid_params('"uri" must be a string', {"field": "uri"})
+        await self._handler.subscribe_resource(ctx, uri)
+        await self._update_subscriptions(ctx, uri, add=True)
+        return {}
+
+    async def _unsubscribe(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise invalid_params('"uri" must be a string', {"field": "uri"})
+        await self._update_subscriptions(ctx, uri, add=False)
+        return {}
+
+    async def _update_subscriptions(self, ctx: RequestContext, uri: str, *, add: bool) -> None:
+        session = await self._store.get(ctx.session_id or "")
+        if session is None:
+            return
+        if add:
+            session.subscriptions.add(uri)
+        else:
+            session.subscriptions.discard(uri)
+        await self._store.save(session)
+
+    # --- server-to-client requests ---------------------------------------------------------
+
+    def _live_of(self, session_id: str) -> _Live:
+        live = self._live.get(session_id)
+        if live is None:
+            live = self._live[session_id] = _Live()
+        return live
+
+    async def ask_client(
+        self, exchange: Exchange, session: Session, requests: Mapping[str, InputRequest]
+    ) -> dict[str, Any]:
+        live = self._live_of(session.id)
+        loop = asyncio.get_running_loop()
+        waiting: dict[str, tuple[RequestId, asyncio.Future[Response]]] = {}
+        try:
+            for key, request in requests.items():
+                live.next_id += 1
+                request_id: RequestId = live.next_id
+                future: asyncio.Future[Response] = loop.create_future()
+                live.pending[request_id] = future
+                waiting[key] = (request_id, future)
+                params = dialects.input_request_params(request, session.revision)
+                await exchange.event(request_message(request_id, request.method, params))
+            async with asyncio.timeout(self._options.client_request_timeout):
+                await asyncio.gather(*(f for _, f in waiting.values()))
+        except TimeoutError as exc:
+            raise McpError(INTERNAL_ERROR, "The client did not answer the server's request in time") from exc
+        finally:
+            for request_id, _ in waiting.values():
+                live.pending.pop(request_id, None)
+        answers: dict[str, Any] = {}
+        for key, (_, future) in waiting.items():
+            response = future.result()
+            if response.error is not None:
+                reason = response.error.get("message", "no reason given")
+                raise McpError(INTERNAL_ERROR, f"The client refused {requests[key].method}: {reason}")
+            answers[key] = response.result or {}
+        return answers
+
+
+class _SessionOutbound(Outbound):
+    """Session era: notifications and requests travel on the POST's SSE stream."""
+
+    __slots__ = ("_era", "_exchange", "_session")
+
+    def __init__(self, era: SessionEra, exchange: Exchange, session: Session) -> None:
+        self._era = era
+        self._exchange = exchange
+        self._session = session
+
+    async def notify(self, method: str, params: JsonObject) -> None:
+        if not self._exchange.accepts_sse or self._exchange.finished:
+            return
+        if method == "notifications/progress" and not self._session.revision.progress_message:
+            params = {k: v for k, v in params.items() if k != "message"}
+        with contextlib.suppress(OSError):
+            await self._exchange.event(notification_message(method, params))
+
+    async def request_inputs(self, ctx: RequestContext, requests: Mapping[str, InputRequest]) -> dict[str, Any]:
+        revision = self._session.revision
+        for request in requests.values():
+            check_client_supports(request, revision, self._session.client_capabilities)
+        if not self._exchange.accepts_sse:
+            raise McpError(
+                INVALID_REQUEST,
+                f"{ctx.method} needs to ask the client for input, which requires Accept: text/event-stream",
+            )
+        if ctx.method not in INPUT_REQUIRED_METHODS and ctx.method != "completion/complete":
+            raise McpError(INTERNAL_ERROR, f"{ctx.method} may not ask the client for input")
+        return await self._era.ask_client(self._exchange, self._session, requests)
+
+
+def check_client_supports(request: InputRequest, revision: Revision, capabilities: Mapping[str, Any]) -> None:
+    """A server must not send a request type the revision or the client's capabilities lack."""
+    capability = request.capability
+    declared = capabilities.get(capability)
+    if request.method == "elicitation/create":
+        mode = request.params.get("mode", "form")
+        if mode == "url":
+            if not revision.url_elicitation or not isinstance(declared, dict) or "url" not in declared:
+                raise MissingClientCapability({"elicitation": {"url": {}}})
+            return
+        if not revision.structured_output or declared is None:
+            raise MissingClientCapability({"elicitation": {}})
+        if isinstance(declared, dict) and declared and "form" not in declared:
+            raise MissingClientCapability({"elicitation": {"form": {}}})
+        return
+    if declared is None:
+        raise MissingClientCapability({capability: {}})

@@ -1,0 +1,116 @@
+"""Change notifications for clients that keep a stream open.
+
+Session-era clients listen on their GET stream; 2026-07-28 clients on the
+response stream of `subscriptions/listen`. Both register a `Listener` with the
+endpoint's `ChangeHub`; whoever changes the server's lists (a snapshot swap,
+a test tool) calls the hub, which never blocks: each listener has a bounded
+queue and a slow client loses duplicate-prone notifications rather than
+slowing the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from apimcp.protocol.context import ChangeNotifier
+from apimcp.protocol.exchange import Exchange, Receive, wait_for_disconnect
+from apimcp.protocol.jsonrpc import JsonObject, notification_message
+
+ChangeKind = Literal["tools", "prompts", "resources", "resource"]
+_METHOD: dict[ChangeKind, str] = {
+    "tools": "notifications/tools/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+    "resources": "notifications/resources/list_changed",
+    "resource": "notifications/resources/updated",
+}
+_QUEUE_LIMIT = 256
+
+
+class Listener:
+    """One open stream that wants some change notifications."""
+
+    def __init__(self, wants: Callable[[ChangeKind, str | None], bool], meta: Mapping[str, Any] | None = None):
+        self._wants = wants
+        self._meta = dict(meta) if meta else None
+        self._queue: asyncio.Queue[JsonObject | None] = asyncio.Queue(_QUEUE_LIMIT)
+        self._gone = False
+
+    def offer(self, kind: ChangeKind, uri: str | None) -> None:
+        if not self._wants(kind, uri):
+            return
+        params: JsonObject = {}
+        if uri is not None:
+            params["uri"] = uri
+        if self._meta is not None:
+            params["_meta"] = self._meta
+        with contextlib.suppress(asyncio.QueueFull):
+            self._queue.put_nowait(notification_message(_METHOD[kind], params or None))
+
+    def close(self) -> None:
+        """Ask the stream to end (server shutdown, session deleted, client gone)."""
+        try:
+            self._queue.put_nowait(None)
+        except asyncio.QueueFull:
+            # Make room for the end marker: the stream is ending anyway.
+            self._queue.get_nowait()
+            self._queue.put_nowait(None)
+
+    async def pump(self, exchange: Exchange, receive: Receive, keepalive_seconds: float) -> bool:
+        """Write notifications until the stream should end; True when the server ended it."""
+        watcher = asyncio.create_task(wait_for_disconnect(receive))
+        watcher.add_done_callback(lambda _: self._client_gone())
+        try:
+            while True:
+                try:
+                    message = await asyncio.wait_for(self._queue.get(), keepalive_seconds)
+                except TimeoutError:
+                    await exchange.keepalive()
+                    continue
+                if message is None:
+                    return not self._gone
+                await exchange.event(message)
+        finally:
+            watcher.cancel()
+
+    def _client_gone(self) -> None:
+        self._gone = True
+        self.close()
+
+
+class ChangeHub(ChangeNotifier):
+    """Fans changes out to every listener attached to one endpoint."""
+
+    def __init__(self) -> None:
+        self._listeners: set[Listener] = set()
+
+    def attach(self, listener: Listener) -> None:
+        self._listeners.add(listener)
+
+    def detach(self, listener: Listener) -> None:
+        self._listeners.discard(listener)
+
+    def __len__(self) -> int:
+        return len(self._listeners)
+
+    def _broadcast(self, kind: ChangeKind, uri: str | None = None) -> None:
+        for listener in list(self._listeners):
+            listener.offer(kind, uri)
+
+    def tools_changed(self) -> None:
+        self._broadcast("tools")
+
+    def prompts_changed(self) -> None:
+        self._broadcast("prompts")
+
+    def resources_changed(self) -> None:
+        self._broadcast("resources")
+
+    def resource_updated(self, uri: str) -> None:
+        self._broadcast("resource", uri)
+
+    def close_all(self) -> None:
+        for listener in list(self._listeners):
+            listener.close()

@@ -1,0 +1,447 @@
+"""The stateless era: revision 2026-07-28.
+
+Every request is self-contained. Before dispatch it climbs a validation ladder
+in the order the specification gives, and the first failure decides the
+answer:
+
+1. `params._meta` carries protocolVersion and clientCapabilities -> else 400, -32602
+2. MCP-Protocol-Version, Mcp-Method, Mcp-Name (and Mcp-Param-*) mirror the body -> else 400, -32020
+3. the version is one this server speaks -> else 400, -32022 with {supported, requested}
+4. the method exists in this revision and is offered -> else 404, -32601
+5. capabilities the request needs were declared -> else 400, -32021
+
+Results carry `resultType`, serverInfo in `_meta`, and caching hints on the six
+cacheable methods. A handler that needs client input stops with
+`InputRequired`; the answer is then an `input_required` result whose sealed
+`requestState` carries the answers gathered so far into the retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from apimcp.protocol import dialects
+from apimcp.protocol.context import InputRequired, Outbound, RequestContext, check_input_response
+from apimcp.protocol.dispatch import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, Dispatcher, internal_error
+from apimcp.protocol.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+    UrlElicitationRequired,
+    invalid_params,
+)
+from apimcp.protocol.exchange import Exchange, Receive, wait_for_disconnect
+from apimcp.protocol.headers import MalformedHeader, decode_header_value
+from apimcp.protocol.jsonrpc import (
+    InvalidMessage,
+    JsonObject,
+    Notification,
+    Request,
+    classify,
+    error_message,
+    notification_message,
+    result_message,
+)
+from apimcp.protocol.legacy import check_client_supports
+from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
+from apimcp.protocol.models import LOG_LEVELS, InputRequest, elicitation_url
+from apimcp.protocol.options import EndpointOptions
+from apimcp.protocol.request_state import RoundState, request_digest
+from apimcp.protocol.tool_headers import HeaderParam, check_param_headers, header_params
+from apimcp.protocol.versions import STATELESS_REVISIONS, Era, Revision, find_revision
+
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+REMOVED_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "notifications/initialized",
+        "tasks/get",
+        "tasks/result",
+        "tasks/list",
+        "tasks/cancel",
+    }
+)
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+# HTTP status of each error code at this revision (anything else: 200).
+_STATUS = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400, -32601: 404}
+
+
+def has_envelope(payload: object) -> bool:
+    """Whether a body carries the 2026-07-28 per-request `_meta` envelope."""
+    if not isinstance(payload, dict):
+        return False
+    params = payload.get("params")
+    if not isinstance(params, dict):
+        return False
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta
+
+
+class _Refusal(Exception):
+    """A ladder failure: the error and the HTTP status to answer with."""
+
+    def __init__(self, status: int, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.data = status, code, message, data
+
+
+class StatelessEra:
+    """Serves 2026-07-28 traffic for one endpoint."""
+
+    def __init__(self, dispatcher: Dispatcher, hub: ChangeHub, options: EndpointOptions) -> None:
+        self._dispatcher = dispatcher
+        self._handler = dispatcher.handler
+        self._hub = hub
+        self._options = options
+        self._sealer = options.request_state
+        self._supported = [r.version for r in STATELESS_REVISIONS]
+        self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
+        self._streams: set[Listener] = set()
+
+    def server_info(self, revision: Revision) -> JsonObject:
+        return dialects.implementation(self._handler.server_info, revision)
+
+    async def post(
+        self,
+        exchange: Exchange,
+        receive: Receive,
+        payload: object,
+        headers: Mapping[bytes, bytes],
+        param_headers: Mapping[bytes, bytes],
+    ) -> None:
+        try:
+            message = classify(payload)
+        except InvalidMessage as exc:
+            await exchange.json(400, error_message(exc.request_id, exc.code, exc.message))
+            return
+        if isinstance(message, Notification):
+            # notifications/cancelled is stdio-only here: closing the stream cancels.
+            await exchange.empty(202)
+            return
+        if not isinstance(message, Request):
+            await exchange.json(
+                400, error_message(message.id, INVALID_REQUEST, "Clients send no JSON-RPC responses in 2026-07-28")
+            )
+            return
+        try:
+            revision, meta = self._climb_ladder(message, headers, param_headers)
+        except _Refusal as refusal:
+            await exchange.json(refusal.status, error_message(message.id, refusal.code, refusal.message, refusal.data))
+            return
+        if message.method == "subscriptions/listen":
+            await self._listen(exchange, receive, message, revision)
+            return
+        response, status = await self._respond(exchange, receive, message, revision, meta)
+        if response is not None:
+            await exchange.json(status, response)
+        else:
+            await exchange.close()
+
+    # --- the ladder ------------------------------------------------------------------------
+
+    def _climb_ladder(
+        self, request: Request, headers: Mapping[bytes, bytes], param_headers: Mapping[bytes, bytes]
+    ) -> tuple[Revision, Mapping[str, Any]]:
+        params = request.params
+        meta = params.get("_meta")
+        if not isinstance(meta, dict):
+            raise _Refusal(400, INVALID_PARAMS, 'Missing "params._meta": 2026-07-28 requests carry it on every request')
+        version = meta.get(PROTOCOL_VERSION_KEY)
+        if not isinstance(version, str):
+            raise _Refusal(400, INVALID_PARAMS, f'"params._meta" needs "{PROTOCOL_VERSION_KEY}" (a string)')
+        if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
+            raise _Refusal(400, INVALID_PARAMS, f'"params._meta" needs "{CLIENT_CAPABILITIES_KEY}" (an object)')
+        if CLIENT_INFO_KEY in meta and not isinstance(meta[CLIENT_INFO_KEY], dict):
+            raise _Refusal(400, INVALID_PARAMS, f'"params._meta.{CLIENT_INFO_KEY}" must be an object')
+        level = meta.get(LOG_LEVEL_KEY)
+        if level is not None and level not in LOG_LEVELS:
+            raise _Refusal(
+                400, INVALID_PARAMS, f'"params._meta.{LOG_LEVEL_KEY}" must be one of {", ".join(LOG_LEVELS)}'
+            )
+
+        _mirror(headers, b"mcp-protocol-version", "MCP-Protocol-Version", version)
+        _mirror(headers, b"mcp-method", "Mcp-Method", request.method)
+        name_param = _NAME_PARAM.get(request.method)
+        if name_param is not None:
+            target = params.get(name_param)
+            if not isinstance(target, str):
+                raise _Refusal(400, INVALID_PARAMS, f'"{name_param}" must be a string', {"field": name_param})
+            _mirror(headers, b"mcp-name", "Mcp-Name", target)
+            if request.method == "tools/call":
+                self._check_param_headers(target, params.get("arguments"), param_headers)
+
+        revision = find_revision(version)
+        if revision is None or revision.era is not Era.STATELESS:
+            raise _Refusal(
+                400,
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {version}",
+                {"supported": self._supported, "requested": version},
+            )
+        method = request.method
+        if method in REMOVED_METHODS:
+            raise _Refusal(404, METHOD_NOT_FOUND, f"Method not found: {method} was removed in protocol {revision}")
+        if method not in self._dispatcher.methods and method not in ("server/discover", "subscriptions/listen"):
+            raise _Refusal(404, METHOD_NOT_FOUND, f"Method not found: {method}")
+        if method == "subscriptions/listen" and not self._listen_supported():
+            raise _Refusal(404, METHOD_NOT_FOUND, "Method not found: this server sends no change notifications")
+        return revision, meta
+
+    def _check_param_headers(self, tool: str, arguments: object, param_headers: Mapping[bytes, bytes]) -> None:
+        annotated = self._header_params.get(tool)
+        if annotated is None:
+            definition = self._handler.tool_definition(tool)
+            annotated = header_params(definition.input_schema) if definition is not None else ()
+            self._header_params[tool] = annotated
+        problem = check_param_headers(annotated, arguments, param_headers)
+        if problem is not None:
+            raise _Refusal(400, HEADER_MISMATCH, problem)
+
+    # --- dispatch --------------------------------------------------------------------------
+
+    async def _respond(
+        self, exchange: Exchange, receive: Receive, request: Request, revision: Revision, meta: Mapping[str, Any]
+    ) -> tuple[JsonObject | None, int]:
+        method = request.method
+        params = request.params
+        outbound = _StatelessOutbound(exchange, receive)
+        ctx = RequestContext(
+            revision=revision,
+            request_id=request.id,
+            method=method,
+            meta=meta,
+            client_capabilities=meta[CLIENT_CAPABILITIES_KEY],
+            client_info=meta.get(CLIENT_INFO_KEY),
+            session_id=None,
+            log_level=meta.get(LOG_LEVEL_KEY),
+            outbound=outbound,
+            changes=self._hub,
+        )
+        try:
+            if method == "server/discover":
+                result = self._discover(revision)
+            elif method in INPUT_REQUIRED_METHODS:
+                result = await self._with_inputs(ctx, outbound, request)
+            else:
+                result = await self._dispatcher.methods[method](ctx, params)
+        except McpError as exc:
+            code, text, data = dialects.error(exc, revision)
+            return error_message(request.id, code, text, data), _STATUS.get(code, 200)
+        except asyncio.CancelledError:
+            if not outbound.client_gone:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return None, 200
+        except Exception as exc:
+            err = internal_error(method, exc)
+            return error_message(request.id, err.code, err.message), 200
+        finally:
+            outbound.stop_watching()
+        if "resultType" not in result:
+            result["resultType"] = "complete"
+            if method in CACHEABLE_METHODS:
+                hint = self._handler.cache_hint(method)
+                result["ttlMs"] = hint.ttl_ms
+                result["cacheScope"] = hint.scope
+        self._stamp_server_info(result, revision)
+        return result_message(request.id, result), 200
+
+    def _stamp_server_info(self, result: JsonObject, revision: Revision) -> None:
+        meta = result.get("_meta")
+        result["_meta"] = (
+            {**meta, SERVER_INFO_KEY: self.server_info(revision)}
+            if meta
+            else {SERVER_INFO_KEY: self.server_info(revision)}
+        )
+
+    async def _with_inputs(self, ctx: RequestContext, outbound: _StatelessOutbound, request: Request) -> JsonObject:
+        """Run a method that may need client input, resuming from a sealed requestState."""
+        params = request.params
+        target = params.get(_NAME_PARAM[request.method])
+        digest = request_digest(request.method, target if isinstance(target, str) else None, params.get("arguments"))
+        raw_state = params.get("requestState")
+        prior = self._sealer.open(raw_state, digest) if raw_state is not None else RoundState({}, {})
+        answers = dict(prior.answers)
+        if "inputResponses" in params:
+            responses = params["inputResponses"]
+            if not isinstance(responses, dict):
+                raise invalid_params('"inputResponses" must be an object', {"field": "inputResponses"})
+            for key, response in responses.items():
+                answers[key] = check_input_response(key, response)
+        outbound.answers = answers
+        ctx.state.update(prior.handler_state)
+        try:
+            return await self._dispatcher.methods[request.method](ctx, params)
+        except UrlElicitationRequired as exc:
+            needed = {
+                str(e.get("elicitationId", i)): elicitation_url(
+                    str(e.get("message", "")), str(e.get("url", "")), str(e.get("elicitationId", i))
+                )
+                for i, e in enumerate(exc.elicitations)
+            }
+            for input_request in needed.values():
+                check_client_supports(input_request, ctx.revision, ctx.client_capabilities)
+            missing = needed
+        except InputRequired as exc:
+            missing = exc.requests
+        carried = {k: answers[k] for k in outbound.consumed}
+        return {
+            "resultType": "input_required",
+            "inputRequests": {
+                key: {"method": r.method, "params": dialects.input_request_params(r, ctx.revision)}
+                for key, r in missing.items()
+            },
+            "requestState": self._sealer.seal(digest, RoundState(carried, ctx.state)),
+        }
+
+    def _discover(self, revision: Revision) -> JsonObject:
+        result: JsonObject = {
+            "supportedVersions": list(self._supported),
+            "capabilities": dialects.server_capabilities(self._handler.features, revision),
+        }
+        if self._handler.instructions:
+            result["instructions"] = self._handler.instructions
+        return result
+
+    # --- subscriptions/listen ----------------------------------------------------------------
+
+    def _listen_supported(self) -> bool:
+        f = self._handler.features
+        return f.tools_list_changed or f.prompts_list_changed or f.resources_list_changed or f.resources_subscribe
+
+    async def _listen(self, exchange: Exchange, receive: Receive, request: Request, revision: Revision) -> None:
+        wanted = request.params.get("notifications", {})
+        if not isinstance(wanted, dict):
+            await exchange.json(400, error_message(request.id, INVALID_PARAMS, '"notifications" must be an object'))
+            return
+        if not exchange.accepts_sse:
+            await exchange.json(
+                400,
+                error_message(
+                    request.id,
+                    INVALID_REQUEST,
+                    "subscriptions/listen answers with an SSE stream: send Accept: text/event-stream",
+                ),
+            )
+            return
+        features = self._handler.features
+        honoured: JsonObject = {}
+        for key, offered in (
+            ("toolsListChanged", features.tools_list_changed),
+            ("promptsListChanged", features.prompts_list_changed),
+            ("resourcesListChanged", features.resources_list_changed),
+        ):
+            if offered and wanted.get(key) is True:
+                honoured[key] = True
+        uris = wanted.get("resourceSubscriptions")
+        if features.resources_subscribe and isinstance(uris, list):
+            honoured["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        subscribed = set(honoured.get("resourceSubscriptions", ()))
+        kinds = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
+
+        def wants(kind: ChangeKind, uri: str | None) -> bool:
+            return uri in subscribed if kind == "resource" else kinds[kind] in honoured
+
+        stream_meta = {SUBSCRIPTION_ID_KEY: request.id}
+        listener = Listener(wants, stream_meta)
+        self._hub.attach(listener)
+        try:
+            await exchange.event(
+                notification_message(
+                    "notifications/subscriptions/acknowledged", {"_meta": stream_meta, "notifications": honoured}
+                )
+            )
+            server_ended = await listener.pump(exchange, receive, self._options.keepalive_seconds)
+            if server_ended:
+                final: JsonObject = {"resultType": "complete", "_meta": dict(stream_meta)}
+                await exchange.event(result_message(request.id, final))
+        finally:
+            self._hub.detach(listener)
+            await exchange.close()
+
+
+def _mirror(headers: Mapping[bytes, bytes], name: bytes, label: str, body_value: str) -> None:
+    """Check that a required mirror header is present and equals the body value."""
+    raw = headers.get(name)
+    if raw is None:
+        raise _Refusal(400, HEADER_MISMATCH, f"Missing required header {label}", {"header": label})
+    try:
+        value = decode_header_value(raw)
+    except MalformedHeader as exc:
+        raise _Refusal(400, HEADER_MISMATCH, f"Header {label} {exc}", {"header": label}) from exc
+    if value != body_value:
+        raise _Refusal(
+            400,
+            HEADER_MISMATCH,
+            f"Header mismatch: {label} header value {value!r} does not match body value {body_value!r}",
+            {"header": label, "expected": body_value, "received": value},
+        )
+
+
+class _StatelessOutbound(Outbound):
+    """2026-07-28: notifications on the request's SSE stream; input from retries, never requests."""
+
+    __slots__ = ("_exchange", "_receive", "_watcher", "answers", "client_gone", "consumed")
+
+    def __init__(self, exchange: Exchange, receive: Receive) -> None:
+        self._exchange = exchange
+        self._receive = receive
+        self._watcher: asyncio.Task[None] | None = None
+        self.answers: dict[str, Any] = {}
+        self.consumed: set[str] = set()
+        self.client_gone = False
+
+    async def notify(self, method: str, params: JsonObject) -> None:
+        if not self._exchange.accepts_sse or self._exchange.finished:
+            return
+        if not self._exchange.streaming:
+            self._watch_for_disconnect()
+        await self._exchange.event(notification_message(method, params))
+
+    def _watch_for_disconnect(self) -> None:
+        """Closing the response stream cancels the request (2026-07-28)."""
+        task = asyncio.current_task()
+        if task is None or self._watcher is not None:
+            return
+
+        async def watch() -> None:
+            await wait_for_disconnect(self._receive)
+            self.client_gone = True
+            task.cancel()
+
+        self._watcher = asyncio.create_task(watch())
+
+    def stop_watching(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+
+    async def request_inputs(self, ctx: RequestContext, requests: Mapping[str, InputRequest]) -> dict[str, Any]:
+        if ctx.method not in INPUT_REQUIRED_METHODS:
+            raise McpError(INTERNAL_ERROR, f"{ctx.method} may not ask the client for input")
+        for request in requests.values():
+            check_client_supports(request, ctx.revision, ctx.client_capabilities)
+        missing = {key: r for key, r in requests.items() if key not in self.answers}
+        self.consumed.update(key for key in requests if key in self.answers)
+        if missing:
+            raise InputRequired(missing)
+        return {key: self.answers[key] for key in requests}

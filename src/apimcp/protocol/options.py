@@ -1,0 +1,35 @@
+"""How an endpoint behaves: security, session storage, request-state keys and limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from apimcp.protocol.request_state import RequestStateSealer
+from apimcp.protocol.security import TransportSecurity
+from apimcp.protocol.sessions import MemorySessionStore, SessionStore
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndpointOptions:
+    """Settings of an MCP endpoint; share one instance to share its stores between endpoints."""
+
+    security: TransportSecurity = field(default_factory=TransportSecurity)
+    sessions: SessionStore = field(default_factory=MemorySessionStore)
+    request_state: RequestStateSealer = field(default_factory=RequestStateSealer)
+    max_body_bytes: int = 4 * 1024 * 1024
+    client_request_timeout: float = 300.0
+    """Seconds a handler waits for the client to answer an elicitation, sampling or roots request."""
+    keepalive_seconds: float = 15.0
+    """Seconds between SSE comment lines on otherwise quiet long-lived streams."""
+    session_era: bool = True
+    """Serve 2024-11-05 ... 2025-11-25 clients (initialize + MCP-Session-Id)."""
+    stateless_era: bool = True
+    """Serve 2026-07-28 clients (per-request _meta, server/discover)."""
+
+    def __post_init__(self) -> None:
+        if not (self.session_era or self.stateless_era):
+            raise ValueError("an endpoint must serve at least one era")
+        if self.max_body_bytes <= 0:
+            raise ValueError("max_body_bytes must be positive")
+        if self.client_request_timeout <= 0 or self.keepalive_seconds <= 0:
+            raise ValueError("timeouts must be positive")

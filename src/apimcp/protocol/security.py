@@ -1,0 +1,61 @@
+"""DNS-rebinding protection: which Host and Origin headers an endpoint accepts.
+
+A browser page on an attacker's domain can resolve that domain to 127.0.0.1 and
+reach a local server; checking Host and Origin stops it. The default accepts
+loopback names only, which is right for a server bound to loopback; a
+deployment behind a real hostname lists its own names (``"mcp.example.com"``,
+``"*.example.com"``, ``"localhost:*"``) or disables the check.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+LOOPBACK_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
+
+
+def _loopback_patterns() -> frozenset[str]:
+    return frozenset([*LOOPBACK_HOSTS, *(f"{h}:*" for h in LOOPBACK_HOSTS)])
+
+
+@dataclass(frozen=True, slots=True)
+class TransportSecurity:
+    """Allowed Host values and Origin hosts, as exact names or glob patterns (with optional port)."""
+
+    allowed_hosts: frozenset[str] = field(default_factory=_loopback_patterns)
+    allowed_origins: frozenset[str] = field(default_factory=_loopback_patterns)
+    enabled: bool = True
+
+    @classmethod
+    def disabled(cls) -> TransportSecurity:
+        return cls(frozenset(), frozenset(), enabled=False)
+
+    @classmethod
+    def for_hosts(cls, hosts: Iterable[str]) -> TransportSecurity:
+        """Accept these host patterns (plus loopback) as both Host and Origin host."""
+        patterns = _loopback_patterns() | frozenset(h.lower() for h in hosts)
+        return cls(patterns, patterns)
+
+    def host_allowed(self, host: str | None) -> bool:
+        if not self.enabled:
+            return True
+        if host is None:
+            return False  # HTTP/1.1 requires Host; its absence is not a browser.
+        return _matches(host.lower(), self.allowed_hosts)
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        """An absent Origin is allowed: non-browser clients do not send one."""
+        if not self.enabled or origin is None:
+            return True
+        scheme, sep, rest = origin.lower().partition("://")
+        if not sep or scheme not in ("http", "https"):
+            return False
+        return _matches(rest.rstrip("/"), self.allowed_origins)
+
+
+def _matches(value: str, patterns: frozenset[str]) -> bool:
+    if value in patterns:
+        return True
+    return any(fnmatch.fnmatchcase(value, p) for p in patterns if "*" in p or "?" in p)
