@@ -64,12 +64,16 @@ class Exchange:
         self.finished = False
 
     async def json(self, status: int, message: object) -> None:
-        """Answer with one JSON document, or as the last event when already streaming."""
+        """Answer with one JSON document, or as the last event when already streaming.
+
+        A 200 answer to a client that accepts only SSE is a one-event stream; error statuses
+        always travel as plain JSON so the status code keeps its meaning.
+        """
         if self.streaming:
             await self.event(message)
             await self.close()
             return
-        if not self.accepts_json and self.accepts_sse:
+        if status == 200 and not self.accepts_json and self.accepts_sse:
             await self.open_stream()
             await self.event(message)
             await self.close()

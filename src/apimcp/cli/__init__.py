@@ -1,0 +1,1 @@
+"""The `apimcp` command line."""

@@ -1,0 +1,44 @@
+"""Running MCP endpoints under uvicorn, with a shutdown that ends long-lived streams.
+
+Open SSE streams (GET streams, subscriptions/listen) never finish on their
+own; uvicorn would wait for them forever on Ctrl-C. The server here ends them
+first, then shuts down as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from socket import socket
+
+import uvicorn
+
+from apimcp.protocol.exchange import Receive, Scope, Send
+
+AsgiApp = Callable[[Scope, Receive, Send], object]
+
+
+class StreamClosingServer(uvicorn.Server):
+    """A uvicorn server that calls `on_shutdown` before waiting for open connections."""
+
+    def __init__(self, config: uvicorn.Config, on_shutdown: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_shutdown = on_shutdown
+
+    async def shutdown(self, sockets: list[socket] | None = None) -> None:
+        self._on_shutdown()
+        await super().shutdown(sockets)
+
+
+def server_for(
+    app: AsgiApp, on_shutdown: Callable[[], None], *, host: str, port: int, log_level: str = "warning"
+) -> StreamClosingServer:
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=5,
+    )
+    return StreamClosingServer(config, on_shutdown)

@@ -1,0 +1,185 @@
+"""A raw HTTP MCP client for tests that check exact statuses, headers and bodies."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+import orjson
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+MODERN = "2026-07-28"
+SESSION_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+@dataclass
+class Reply:
+    """What came back for one POST: status, headers and the JSON-RPC messages it carried."""
+
+    status: int
+    headers: httpx2.Headers
+    messages: list[Any] = field(default_factory=list)
+    text: str = ""
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+    @property
+    def body(self) -> Any:
+        """The single JSON body, or the final JSON-RPC response of an SSE stream."""
+        assert self.messages, f"no JSON-RPC message in the reply (status {self.status}): {self.text!r}"
+        responses = [m for m in self.messages if isinstance(m, list) or "result" in m or "error" in m]
+        return responses[-1] if responses else self.messages[-1]
+
+    @property
+    def result(self) -> Any:
+        assert "result" in self.body, f"expected a result, got {self.body}"
+        return self.body["result"]
+
+    @property
+    def error(self) -> Any:
+        assert "error" in self.body, f"expected an error, got {self.body}"
+        return self.body["error"]
+
+    def notifications(self, method: str | None = None) -> list[Any]:
+        return [
+            m
+            for m in self.messages
+            if isinstance(m, dict) and "method" in m and "id" not in m and (method is None or m["method"] == method)
+        ]
+
+
+def sse_messages(lines: Iterator[str]) -> Iterator[Any]:
+    """JSON payloads of the `data:` lines of an SSE stream, event by event."""
+    data: list[str] = []
+    for line in lines:
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif line == "" and data:
+            yield orjson.loads("\n".join(data))
+            data = []
+    if data:
+        yield orjson.loads("\n".join(data))
+
+
+def read_reply(response: httpx2.Response) -> Reply:
+    reply = Reply(response.status_code, response.headers)
+    if "text/event-stream" in reply.content_type:
+        reply.messages = list(sse_messages(response.iter_lines()))
+    else:
+        response.read()
+        reply.text = response.text
+        if "application/json" in reply.content_type and reply.text:
+            reply.messages = [orjson.loads(reply.text)]
+    return reply
+
+
+def b64_header(value: str) -> str:
+    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
+
+
+class McpHttp:
+    """Sends MCP messages over plain HTTP to one endpoint."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.http = httpx2.Client(timeout=10)
+        self._ids = itertools.count(1)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def post(self, body: Any, headers: Mapping[str, str] | None = None, *, raw: bytes | None = None) -> Reply:
+        sent = {"content-type": "application/json", "accept": ACCEPT_BOTH, **(headers or {})}
+        content = raw if raw is not None else orjson.dumps(body)
+        with self.http.stream("POST", self.url, content=content, headers=sent) as response:
+            return read_reply(response)
+
+    def request(self, method: str, params: Any = None, headers: Mapping[str, str] | None = None) -> Reply:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id(), "method": method}
+        if params is not None:
+            body["params"] = params
+        return self.post(body, headers)
+
+    # --- session era -------------------------------------------------------------------------
+
+    def initialize(self, version: str = "2025-11-25", capabilities: Mapping[str, Any] | None = None) -> Session:
+        reply = self.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": dict(capabilities or {}),
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        )
+        assert reply.status == 200, reply
+        session_id = reply.headers["mcp-session-id"]
+        negotiated = reply.result["protocolVersion"]
+        session = Session(self, session_id, negotiated, reply)
+        assert session.notify("notifications/initialized").status == 202
+        return session
+
+    # --- stateless era -----------------------------------------------------------------------
+
+    def modern(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        capabilities: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        request_id: Any = None,
+    ) -> Reply:
+        """A well-formed 2026-07-28 request; `headers` override or add (value None is not allowed)."""
+        full: dict[str, Any] = dict(params or {})
+        full["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": dict(capabilities or {}),
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
+            **(meta or {}),
+        }
+        sent = {"mcp-protocol-version": MODERN, "mcp-method": method}
+        name_param = NAME_PARAM.get(method)
+        if name_param and isinstance(full.get(name_param), str):
+            sent["mcp-name"] = full[name_param]
+        sent.update(headers or {})
+        body = {"jsonrpc": "2.0", "id": request_id if request_id is not None else self.next_id(), "method": method}
+        body["params"] = full
+        return self.post(body, sent)
+
+
+@dataclass
+class Session:
+    client: McpHttp
+    id: str
+    version: str
+    init_reply: Reply
+
+    def headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        sent = {"mcp-session-id": self.id}
+        if self.version not in ("2024-11-05", "2025-03-26"):
+            sent["mcp-protocol-version"] = self.version
+        sent.update(extra or {})
+        return sent
+
+    def request(self, method: str, params: Any = None, headers: Mapping[str, str] | None = None) -> Reply:
+        return self.client.request(method, params, self.headers(headers))
+
+    def notify(self, method: str, params: Any = None) -> Reply:
+        body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            body["params"] = params
+        return self.client.post(body, self.headers())
+
+    def post(self, body: Any, headers: Mapping[str, str] | None = None) -> Reply:
+        return self.client.post(body, self.headers(headers))
