@@ -109,7 +109,9 @@ async def test_resources(url: str, mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_completion(url: str, mode: str) -> None:
     async with _client(url, mode) as client:
-        result = await client.complete(types.PromptReference(type="ref/prompt", name="greet"), {"name": "who", "value": "b"})
+        result = await client.complete(
+            types.PromptReference(type="ref/prompt", name="greet"), {"name": "who", "value": "b"}
+        )
         assert result.completion.values == ["bob"]
 
 

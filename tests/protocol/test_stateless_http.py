@@ -92,7 +92,10 @@ def test_ladder_2_missing_mirror_headers(mcp: McpHttp) -> None:
         "method": "tools/call",
         "params": {
             "name": "echo",
-            "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
         },
     }
     no_name = mcp.post(body, {"mcp-protocol-version": MODERN, "mcp-method": "tools/call"})
@@ -104,7 +107,9 @@ def test_ladder_2_missing_mirror_headers(mcp: McpHttp) -> None:
 
 
 def test_mirror_headers_may_be_base64_encoded(mcp: McpHttp) -> None:
-    reply = mcp.modern("tools/call", {"name": "echo", "arguments": {"text": "x"}}, headers={"mcp-name": b64_header("echo")})
+    reply = mcp.modern(
+        "tools/call", {"name": "echo", "arguments": {"text": "x"}}, headers={"mcp-name": b64_header("echo")}
+    )
     assert reply.status == 200 and reply.result["content"][0]["text"] == "x"
 
 
@@ -223,7 +228,7 @@ def test_input_required_round_trip(mcp: McpHttp) -> None:
     first = mcp.modern("tools/call", {"name": "elicit"}, capabilities=caps).result
     assert first["resultType"] == "input_required"
     assert "ttlMs" not in first
-    (key, request), = first["inputRequests"].items()
+    ((key, request),) = first["inputRequests"].items()
     assert request["method"] == "elicitation/create"
     assert request["params"]["mode"] == "form" and request["params"]["message"] == "Your name?"
     assert isinstance(first["requestState"], str)
@@ -285,7 +290,11 @@ def test_missing_answer_asks_again(mcp: McpHttp) -> None:
     r1 = mcp.modern("tools/call", {"name": "elicit"}, capabilities=caps).result
     again = mcp.modern(
         "tools/call",
-        {"name": "elicit", "inputResponses": {"something_else": {"action": "accept"}}, "requestState": r1["requestState"]},
+        {
+            "name": "elicit",
+            "inputResponses": {"something_else": {"action": "accept"}},
+            "requestState": r1["requestState"],
+        },
         capabilities=caps,
     ).result
     assert again["resultType"] == "input_required"
@@ -305,9 +314,7 @@ def test_extra_answers_are_ignored_and_state_is_optional(mcp: McpHttp) -> None:
 
 @pytest.mark.parametrize("responses", [None, 12345, {"elicitation_1": 12345}])
 def test_malformed_input_responses_are_32602(mcp: McpHttp, responses: object) -> None:
-    reply = mcp.modern(
-        "tools/call", {"name": "elicit", "inputResponses": responses}, capabilities={"elicitation": {}}
-    )
+    reply = mcp.modern("tools/call", {"name": "elicit", "inputResponses": responses}, capabilities={"elicitation": {}})
     assert reply.status == 400 and reply.error["code"] == -32602
 
 
@@ -424,7 +431,10 @@ def _listen(url: str, notifications: dict[str, object], request_id: str) -> tupl
         "method": "subscriptions/listen",
         "params": {
             "notifications": notifications,
-            "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
         },
     }
     headers = {
@@ -501,9 +511,10 @@ def test_closing_the_stream_cancels_the_request(mcp: McpHttp, showcase: object) 
         "mcp-method": "tools/call",
         "mcp-name": "slow",
     }
-    with httpx2.Client(timeout=10) as client, client.stream(
-        "POST", mcp.url, content=orjson.dumps(body), headers=headers
-    ) as stream:
+    with (
+        httpx2.Client(timeout=10) as client,
+        client.stream("POST", mcp.url, content=orjson.dumps(body), headers=headers) as stream,
+    ):
         assert next(sse_messages(stream.iter_lines()))["method"] == "notifications/progress"
     deadline = time.monotonic() + 5
     while len(showcase.cancelled) == before and time.monotonic() < deadline:  # type: ignore[attr-defined]

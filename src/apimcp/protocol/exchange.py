@@ -9,6 +9,7 @@ log message, a server-to-client request). Deciding late keeps the common case
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
@@ -33,6 +34,7 @@ def sse_frame(message: object) -> bytes:
     return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
 
 
+@functools.lru_cache(maxsize=256)
 def parse_accept(value: bytes | None) -> tuple[bool, bool]:
     """Whether an Accept header admits (application/json, text/event-stream); absent admits both."""
     if value is None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
-_SENTINEL_START = "=?base64?"
-_SENTINEL_END = "?="
+_SENTINEL_START = b"=?base64?"
+_SENTINEL_END = b"?="
+_FORBIDDEN = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f-\xff]")
 
 
 class MalformedHeader(ValueError):
@@ -21,16 +23,13 @@ class MalformedHeader(ValueError):
 
 def decode_header_value(raw: bytes) -> str:
     """The value a client meant, after trimming surrounding whitespace and Base64 decoding."""
-    try:
-        text = raw.decode("ascii").strip(" \t")
-    except UnicodeDecodeError as exc:
-        raise MalformedHeader("contains bytes that are not ASCII") from exc
-    if any(not (0x20 <= ord(c) <= 0x7E or c == "\t") for c in text):
-        raise MalformedHeader("contains control characters")
-    if text.startswith(_SENTINEL_START) and text.endswith(_SENTINEL_END) and len(text) >= 11:
-        encoded = text[len(_SENTINEL_START) : -len(_SENTINEL_END)]
+    value = raw.strip(b" \t")
+    if _FORBIDDEN.search(value) is not None:
+        raise MalformedHeader("contains control characters or bytes that are not ASCII")
+    if value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END) and len(value) >= 11:
+        encoded = value[len(_SENTINEL_START) : -len(_SENTINEL_END)]
         try:
             return base64.b64decode(encoded, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError) as exc:
             raise MalformedHeader("is not valid =?base64?...?= encoding") from exc
-    return text
+    return value.decode("ascii")

@@ -461,12 +461,15 @@ def check_client_supports(request: InputRequest, revision: Revision, capabilitie
     capability = request.capability
     declared = capabilities.get(capability)
     if request.method == "elicitation/create":
-        mode = request.params.get("mode", "form")
-        if mode == "url":
-            if not revision.url_elicitation or not isinstance(declared, dict) or "url" not in declared:
+        url_mode = request.params.get("mode", "form") == "url"
+        if not (revision.url_elicitation if url_mode else revision.structured_output):
+            kind = "URL elicitation" if url_mode else "elicitation"
+            raise McpError(INVALID_REQUEST, f"Protocol {revision} has no {kind}; it needs a newer client")
+        if url_mode:
+            if not isinstance(declared, dict) or "url" not in declared:
                 raise MissingClientCapability({"elicitation": {"url": {}}})
             return
-        if not revision.structured_output or declared is None:
+        if declared is None:
             raise MissingClientCapability({"elicitation": {}})
         if isinstance(declared, dict) and declared and "form" not in declared:
             raise MissingClientCapability({"elicitation": {"form": {}}})

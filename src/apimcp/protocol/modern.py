@@ -77,6 +77,7 @@ REMOVED_METHODS = frozenset(
         "tasks/cancel",
     }
 )
+_NO_ANSWERS: dict[str, Any] = {}  # shared and never written: a fresh dict replaces it when answers come
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 # HTTP status of each error code at this revision (anything else: 200).
@@ -113,10 +114,7 @@ class StatelessEra:
         self._sealer = options.request_state
         self._supported = [r.version for r in STATELESS_REVISIONS]
         self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
-        self._streams: set[Listener] = set()
-
-    def server_info(self, revision: Revision) -> JsonObject:
-        return dialects.implementation(self._handler.server_info, revision)
+        self._server_info = {r.rank: dialects.implementation(self._handler.server_info, r) for r in STATELESS_REVISIONS}
 
     async def post(
         self,
@@ -266,29 +264,26 @@ class StatelessEra:
         return result_message(request.id, result), 200
 
     def _stamp_server_info(self, result: JsonObject, revision: Revision) -> None:
+        info = self._server_info[revision.rank]
         meta = result.get("_meta")
-        result["_meta"] = (
-            {**meta, SERVER_INFO_KEY: self.server_info(revision)}
-            if meta
-            else {SERVER_INFO_KEY: self.server_info(revision)}
-        )
+        result["_meta"] = {**meta, SERVER_INFO_KEY: info} if meta else {SERVER_INFO_KEY: info}
 
     async def _with_inputs(self, ctx: RequestContext, outbound: _StatelessOutbound, request: Request) -> JsonObject:
         """Run a method that may need client input, resuming from a sealed requestState."""
         params = request.params
-        target = params.get(_NAME_PARAM[request.method])
-        digest = request_digest(request.method, target if isinstance(target, str) else None, params.get("arguments"))
         raw_state = params.get("requestState")
-        prior = self._sealer.open(raw_state, digest) if raw_state is not None else RoundState({}, {})
-        answers = dict(prior.answers)
+        if raw_state is not None:
+            prior = self._sealer.open(raw_state, _digest(request))
+            outbound.answers = dict(prior.answers)
+            ctx.state.update(prior.handler_state)
         if "inputResponses" in params:
             responses = params["inputResponses"]
             if not isinstance(responses, dict):
                 raise invalid_params('"inputResponses" must be an object', {"field": "inputResponses"})
+            answers = outbound.answers if raw_state is not None else {}
             for key, response in responses.items():
                 answers[key] = check_input_response(key, response)
-        outbound.answers = answers
-        ctx.state.update(prior.handler_state)
+            outbound.answers = answers
         try:
             return await self._dispatcher.methods[request.method](ctx, params)
         except UrlElicitationRequired as exc:
@@ -303,14 +298,14 @@ class StatelessEra:
             missing = needed
         except InputRequired as exc:
             missing = exc.requests
-        carried = {k: answers[k] for k in outbound.consumed}
+        carried = {k: outbound.answers[k] for k in outbound.consumed}
         return {
             "resultType": "input_required",
             "inputRequests": {
                 key: {"method": r.method, "params": dialects.input_request_params(r, ctx.revision)}
                 for key, r in missing.items()
             },
-            "requestState": self._sealer.seal(digest, RoundState(carried, ctx.state)),
+            "requestState": self._sealer.seal(_digest(request), RoundState(carried, ctx.state)),
         }
 
     def _discover(self, revision: Revision) -> JsonObject:
@@ -379,6 +374,13 @@ class StatelessEra:
             await exchange.close()
 
 
+def _digest(request: Request) -> str:
+    """What a requestState is bound to: method, target and arguments (absent counts as {})."""
+    params = request.params
+    target = params.get(_NAME_PARAM[request.method])
+    return request_digest(request.method, target if isinstance(target, str) else None, params.get("arguments") or {})
+
+
 def _mirror(headers: Mapping[bytes, bytes], name: bytes, label: str, body_value: str) -> None:
     """Check that a required mirror header is present and equals the body value."""
     raw = headers.get(name)
@@ -406,7 +408,7 @@ class _StatelessOutbound(Outbound):
         self._exchange = exchange
         self._receive = receive
         self._watcher: asyncio.Task[None] | None = None
-        self.answers: dict[str, Any] = {}
+        self.answers: dict[str, Any] = _NO_ANSWERS
         self.consumed: set[str] = set()
         self.client_gone = False
 

