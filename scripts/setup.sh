@@ -26,5 +26,10 @@ else
   .venv/bin/python -m pip install --quiet -e ".[test]"
 fi
 if [ "$mode" = "--conformance" ]; then
-  (cd tools/conformance && npm ci --no-audit --no-fund --loglevel=error)
+  # npm ci starts from scratch; skip it when the installed tree matches the lockfile already.
+  stamp=tools/conformance/node_modules/.apimcp-lock
+  if ! cmp -s tools/conformance/package-lock.json "$stamp" 2>/dev/null; then
+    (cd tools/conformance && npm ci --no-audit --no-fund --loglevel=error)
+    cp tools/conformance/package-lock.json "$stamp"
+  fi
 fi

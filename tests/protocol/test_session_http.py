@@ -363,13 +363,20 @@ def test_client_error_answer_surfaces_as_an_error(mcp: McpHttp) -> None:
     assert "User said no" in final["error"]["message"]
 
 
-@pytest.mark.parametrize("version", SESSION_VERSIONS)
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
 def test_undeclared_client_capability_is_an_error_not_a_request(mcp: McpHttp, version: str) -> None:
     reply = mcp.initialize(version).request("tools/call", {"name": "elicit"})
     assert reply.status == 200
     assert reply.error["code"] == -32600
     assert reply.error["data"] == {"requiredCapabilities": {"elicitation": {}}}
     assert reply.notifications() == []
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
+def test_revisions_without_elicitation_say_so(mcp: McpHttp, version: str) -> None:
+    reply = mcp.initialize(version, {"elicitation": {}}).request("tools/call", {"name": "elicit"})
+    assert reply.error["code"] == -32600
+    assert f"Protocol {version} has no elicitation" in reply.error["message"]
 
 
 def test_input_needs_an_sse_capable_accept(mcp: McpHttp) -> None:

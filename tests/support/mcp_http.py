@@ -95,6 +95,12 @@ class McpHttp:
     def close(self) -> None:
         self.http.close()
 
+    def __enter__(self) -> McpHttp:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def next_id(self) -> int:
         return next(self._ids)
 

@@ -112,10 +112,12 @@ class SessionEra:
             response = await self._request(exchange, session, message)
             if response is not None:
                 await exchange.json(200, response)
+            elif exchange.streaming:
+                await exchange.close()
             else:
-                await exchange.close() if exchange.streaming else await exchange.empty(204)
+                await exchange.empty(204)  # cancelled before anything was sent: no response, by spec
             return
-        self._accept(session, message)
+        await self._accept(session, message)
         await exchange.empty(202)
 
     async def get(
@@ -227,7 +229,7 @@ class SessionEra:
             return None
         return session
 
-    def _accept(self, session: Session, message: Notification | Response) -> None:
+    async def _accept(self, session: Session, message: Notification | Response) -> None:
         """Take a notification or a response to one of our requests (answered 202)."""
         if isinstance(message, Response):
             live = self._live.get(session.id)
@@ -238,8 +240,7 @@ class SessionEra:
         if message.method == "notifications/initialized":
             if not session.initialized:
                 session.initialized = True
-                task = asyncio.ensure_future(self._store.save(session))
-                task.add_done_callback(lambda t: t.exception())
+                await self._store.save(session)
         elif message.method == "notifications/cancelled":
             request_id = message.params.get("requestId")
             if not isinstance(request_id, str | int):
@@ -334,7 +335,7 @@ class SessionEra:
                 if response is not None:
                     responses.append(response)
             else:
-                self._accept(session, message)
+                await self._accept(session, message)
         if not responses:
             await (exchange.close() if exchange.streaming else exchange.empty(202))
         elif exchange.streaming:

@@ -9,8 +9,8 @@ deployment behind a real hostname lists its own names (``"mcp.example.com"``,
 
 from __future__ import annotations
 
-import fnmatch
 import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -23,7 +23,7 @@ def _loopback_patterns() -> frozenset[str]:
 
 @dataclass(frozen=True, slots=True)
 class TransportSecurity:
-    """Allowed Host values and Origin hosts, as exact names or glob patterns (with optional port)."""
+    """Allowed Host values and Origin hosts: exact names, or patterns where `*` matches anything."""
 
     allowed_hosts: frozenset[str] = field(default_factory=_loopback_patterns)
     allowed_origins: frozenset[str] = field(default_factory=_loopback_patterns)
@@ -60,4 +60,10 @@ class TransportSecurity:
 def _matches(value: str, patterns: frozenset[str]) -> bool:
     if value in patterns:
         return True
-    return any(fnmatch.fnmatchcase(value, p) for p in patterns if "*" in p or "?" in p)
+    return any(_glob(p).fullmatch(value) is not None for p in patterns if "*" in p)
+
+
+@functools.lru_cache(maxsize=256)
+def _glob(pattern: str) -> re.Pattern[str]:
+    """`*` matches anything; every other character (brackets of IPv6 hosts included) is literal."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))

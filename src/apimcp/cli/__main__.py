@@ -1,0 +1,3 @@
+from apimcp.cli.main import main
+
+main()
