@@ -19,6 +19,7 @@ cacheable methods. A handler that needs client input stops with
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,7 +51,7 @@ from apimcp.protocol.jsonrpc import (
 )
 from apimcp.protocol.legacy import check_client_supports
 from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
-from apimcp.protocol.models import LOG_LEVELS, InputRequest, elicitation_url
+from apimcp.protocol.models import LOG_LEVELS, InputRequest, Tool, elicitation_url
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.request_state import RoundState, request_digest
 from apimcp.protocol.tool_headers import HeaderParam, check_param_headers, header_params
@@ -113,7 +114,8 @@ class StatelessEra:
         self._options = options
         self._sealer = options.request_state
         self._supported = [r.version for r in STATELESS_REVISIONS]
-        self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
+        # Keyed by the Tool object, so a handler that swaps its tools never meets stale annotations.
+        self._header_params: weakref.WeakKeyDictionary[Tool, tuple[HeaderParam, ...]] = weakref.WeakKeyDictionary()
         self._server_info = {r.rank: dialects.implementation(self._handler.server_info, r) for r in STATELESS_REVISIONS}
 
     async def post(
@@ -203,11 +205,12 @@ class StatelessEra:
         return revision, meta
 
     def _check_param_headers(self, tool: str, arguments: object, param_headers: Mapping[bytes, bytes]) -> None:
-        annotated = self._header_params.get(tool)
+        definition = self._handler.tool_definition(tool)
+        if definition is None:
+            return
+        annotated = self._header_params.get(definition)
         if annotated is None:
-            definition = self._handler.tool_definition(tool)
-            annotated = header_params(definition.input_schema) if definition is not None else ()
-            self._header_params[tool] = annotated
+            annotated = self._header_params[definition] = header_params(definition.input_schema)
         problem = check_param_headers(annotated, arguments, param_headers)
         if problem is not None:
             raise _Refusal(400, HEADER_MISMATCH, problem)
