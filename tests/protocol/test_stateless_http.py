@@ -9,7 +9,7 @@ import httpx2
 import orjson
 import pytest
 
-from tests.support.mcp_http import ACCEPT_BOTH, MODERN, McpHttp, b64_header, sse_messages
+from tests.support.mcp_http import ACCEPT_BOTH, MODERN, McpHttp, b64_header, modern_message, sse_messages
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
@@ -425,24 +425,7 @@ def test_x_mcp_header_params_are_validated(mcp: McpHttp, args: dict, headers: di
 
 
 def _listen(url: str, notifications: dict[str, object], request_id: str) -> tuple[httpx2.Client, object]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "subscriptions/listen",
-        "params": {
-            "notifications": notifications,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "content-type": "application/json",
-        "accept": ACCEPT_BOTH,
-        "mcp-protocol-version": MODERN,
-        "mcp-method": "subscriptions/listen",
-    }
+    body, headers = modern_message("subscriptions/listen", {"notifications": notifications}, request_id=request_id)
     client = httpx2.Client(timeout=10)
     stream = client.stream("POST", url, content=orjson.dumps(body), headers=headers)
     return client, stream
@@ -491,26 +474,7 @@ def test_listen_ends_with_a_final_response_on_shutdown() -> None:
 
 def test_closing_the_stream_cancels_the_request(mcp: McpHttp, showcase: object) -> None:
     before = len(showcase.cancelled)  # type: ignore[attr-defined]
-    body = {
-        "jsonrpc": "2.0",
-        "id": "slow-modern",
-        "method": "tools/call",
-        "params": {
-            "name": "slow",
-            "_meta": {
-                "progressToken": 1,
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "content-type": "application/json",
-        "accept": ACCEPT_BOTH,
-        "mcp-protocol-version": MODERN,
-        "mcp-method": "tools/call",
-        "mcp-name": "slow",
-    }
+    body, headers = modern_message("tools/call", {"name": "slow"}, meta={"progressToken": 1}, request_id="slow-modern")
     with (
         httpx2.Client(timeout=10) as client,
         client.stream("POST", mcp.url, content=orjson.dumps(body), headers=headers) as stream,

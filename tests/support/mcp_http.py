@@ -146,22 +146,43 @@ class McpHttp:
         headers: Mapping[str, str] | None = None,
         request_id: Any = None,
     ) -> Reply:
-        """A well-formed 2026-07-28 request; `headers` override or add (value None is not allowed)."""
-        full: dict[str, Any] = dict(params or {})
-        full["_meta"] = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": dict(capabilities or {}),
-            "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
-            **(meta or {}),
-        }
-        sent = {"mcp-protocol-version": MODERN, "mcp-method": method}
-        name_param = NAME_PARAM.get(method)
-        if name_param and isinstance(full.get(name_param), str):
-            sent["mcp-name"] = full[name_param]
-        sent.update(headers or {})
-        body = {"jsonrpc": "2.0", "id": request_id if request_id is not None else self.next_id(), "method": method}
-        body["params"] = full
-        return self.post(body, sent)
+        """A well-formed 2026-07-28 request; `headers` override or add mirror headers."""
+        body, sent = modern_message(
+            method,
+            params,
+            capabilities=capabilities,
+            meta=meta,
+            request_id=request_id if request_id is not None else self.next_id(),
+        )
+        return self.post(body, {**sent, **(headers or {})})
+
+
+def modern_message(
+    method: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    capabilities: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+    request_id: Any = 1,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The body and the headers of a well-formed 2026-07-28 request."""
+    full: dict[str, Any] = dict(params or {})
+    full["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": dict(capabilities or {}),
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
+        **(meta or {}),
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": ACCEPT_BOTH,
+        "mcp-protocol-version": MODERN,
+        "mcp-method": method,
+    }
+    name_param = NAME_PARAM.get(method)
+    if name_param and isinstance(full.get(name_param), str):
+        headers["mcp-name"] = full[name_param]
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": full}, headers
 
 
 @dataclass
