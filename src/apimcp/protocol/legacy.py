@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,7 +64,6 @@ class _Live:
 
     stream: Listener | None = None
     pending: dict[RequestId, asyncio.Future[Response]] = field(default_factory=dict)
-    next_id: int = 0
 
 
 class SessionEra:
@@ -79,6 +79,7 @@ class SessionEra:
         self._live: dict[str, _Live] = {}
         self._inflight: dict[tuple[str, RequestId], asyncio.Task[Any]] = {}
         self._cancelled: set[tuple[str, RequestId]] = set()
+        self._request_ids = itertools.count(1)  # ids of our requests to clients: never reused
         self._methods: dict[str, Method] = dict(dispatcher.methods)
         self._methods["ping"] = self._ping
         features = self._handler.features
@@ -147,6 +148,7 @@ class SessionEra:
             self._hub.detach(listener)
             if live.stream is listener:
                 live.stream = None
+            self._forget_if_idle(session.id, live)
             await exchange.close()
 
     async def delete(self, exchange: Exchange, session_id: str | None, header_version: str | None) -> None:
@@ -387,6 +389,11 @@ class SessionEra:
 
     # --- server-to-client requests ---------------------------------------------------------
 
+    def _forget_if_idle(self, session_id: str, live: _Live) -> None:
+        """Drop the live state of a session with no open stream and nothing pending."""
+        if live.stream is None and not live.pending and self._live.get(session_id) is live:
+            del self._live[session_id]
+
     def _live_of(self, session_id: str) -> _Live:
         live = self._live.get(session_id)
         if live is None:
@@ -401,8 +408,7 @@ class SessionEra:
         waiting: dict[str, tuple[RequestId, asyncio.Future[Response]]] = {}
         try:
             for key, request in requests.items():
-                live.next_id += 1
-                request_id: RequestId = live.next_id
+                request_id: RequestId = next(self._request_ids)
                 future: asyncio.Future[Response] = loop.create_future()
                 live.pending[request_id] = future
                 waiting[key] = (request_id, future)
@@ -415,6 +421,7 @@ class SessionEra:
         finally:
             for request_id, _ in waiting.values():
                 live.pending.pop(request_id, None)
+            self._forget_if_idle(session.id, live)
         answers: dict[str, Any] = {}
         for key, (_, future) in waiting.items():
             response = future.result()
