@@ -84,7 +84,7 @@ class McpEndpoint:
             header_version = decode_header_value(raw_version) if raw_version is not None else None
         except MalformedHeader:
             header_version = "(malformed)"
-        stateless_header = _names_stateless_revision(header_version, session_id)
+        stateless_header = _names_stateless_revision(header_version)
 
         method = scope["method"]
         if method == "POST":
@@ -149,7 +149,7 @@ class McpEndpoint:
             return True
         if header_version is None or isinstance(payload, list):
             return False
-        if _names_stateless_revision(header_version, session_id):
+        if _names_stateless_revision(header_version):
             return True
         # An unknown version: a session's request gets the session-era 400; anything else,
         # except a plain initialize, is a modern request to be told which versions exist.
@@ -167,7 +167,7 @@ class McpEndpoint:
                 return
 
 
-def _names_stateless_revision(header_version: str | None, session_id: str | None) -> bool:
+def _names_stateless_revision(header_version: str | None) -> bool:
     if header_version is None:
         return False
     revision = find_revision(header_version)
