@@ -1,0 +1,1 @@
+"""Backends call an Operation with arguments and answer a neutral result; the only place protocols differ."""

@@ -1,0 +1,61 @@
+"""The Backend interface and the neutral results every backend returns."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from apimcp.catalog.model import Operation
+
+
+@dataclass(frozen=True, slots=True)
+class JsonBody:
+    """A JSON answer: its value, and its compact text."""
+
+    value: Any
+    text: str
+    status: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class TextBody:
+    text: str
+    media_type: str
+    status: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class BinaryBody:
+    data: bytes
+    media_type: str
+    uri: str
+    """Where it came from (without credentials), to name the content for the client."""
+    status: int = 200
+
+
+@dataclass(frozen=True, slots=True)
+class EmptyBody:
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The call did not succeed: an error status, a timeout, a refused connection..."""
+
+    message: str
+    status: int | None = None
+
+
+BackendResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure
+
+
+class Backend(ABC):
+    """Calls the operations of one service."""
+
+    @abstractmethod
+    async def call(self, operation: Operation, arguments: Mapping[str, Any]) -> BackendResult: ...
+
+    async def close(self) -> None:  # noqa: B027 - optional hook, most backends share their connections
+        """Release connections (the default holds none)."""

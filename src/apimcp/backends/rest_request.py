@@ -1,0 +1,248 @@
+"""Tool arguments to an HTTP request, exactly as an OpenAPI operation describes it.
+
+Parameters follow their style and explode settings (OpenAPI 3 "Style Values"):
+path `simple`, `label`, `matrix`; query `form`, `spaceDelimited`,
+`pipeDelimited`, `deepObject`; headers `simple`; cookies `form`. Values are
+percent-encoded unless `allowReserved`. Bodies are JSON, form-urlencoded,
+multipart (file fields given as base64 or data: URLs), text or raw bytes.
+Building a request is pure: no I/O, so it is tested on its own.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, unquote_to_bytes, urlencode
+
+import aiohttp
+import orjson
+
+from apimcp.backends.credentials import Placement
+from apimcp.catalog.model import BodyBinding, ParameterBinding, RestBinding
+
+_UNRESERVED = "-._~"
+_RESERVED = ":/?#[]@!$&'()*+,;="
+
+
+class InvalidArgument(ValueError):
+    """An argument that cannot be put into the request (e.g. file content that is not base64)."""
+
+    def __init__(self, argument: str, problem: str) -> None:
+        super().__init__(f"argument {argument!r}: {problem}")
+        self.argument = argument
+
+
+@dataclass(slots=True)
+class PreparedRequest:
+    method: str
+    url: str
+    """Fully encoded, credentials included."""
+    public_url: str
+    """The same without credentials, for messages and content URIs."""
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | aiohttp.FormData | None = None
+
+
+def _text(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return orjson.dumps(value).decode()
+    return orjson.dumps(value).decode()
+
+
+def _enc(value: Any, allow_reserved: bool = False) -> str:
+    return quote(_text(value), safe=_UNRESERVED + (_RESERVED if allow_reserved else ""))
+
+
+def _pairs(value: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    return [(str(k), v) for k, v in value.items() if v is not None]
+
+
+def _path_value(p: ParameterBinding, value: Any) -> str:
+    if p.content_type is not None:
+        return _enc(orjson.dumps(value).decode())
+    if p.style == "label":
+        prefix, separator = ".", "." if p.explode else ","
+    elif p.style == "matrix":
+        prefix, separator = ";", ";" if p.explode else ","
+    else:
+        prefix, separator = "", ","
+    if isinstance(value, list):
+        items = [_enc(v) for v in value]
+        if p.style == "matrix":
+            if p.explode:
+                return "".join(f";{p.name}={v}" for v in items)
+            return f";{p.name}=" + ",".join(items)
+        return prefix + separator.join(items)
+    if isinstance(value, dict):
+        pairs = _pairs(value)
+        if p.explode:
+            joined = separator.join(f"{_enc(k)}={_enc(v)}" for k, v in pairs)
+            return prefix + joined
+        flat = ",".join(f"{_enc(k)},{_enc(v)}" for k, v in pairs)
+        return f";{p.name}={flat}" if p.style == "matrix" else prefix + flat
+    if p.style == "matrix":
+        return f";{p.name}={_enc(value)}"
+    return prefix + _enc(value)
+
+
+def _query_items(p: ParameterBinding, value: Any) -> list[str]:
+    name = _enc(p.name)
+    if p.content_type is not None:
+        return [f"{name}={_enc(orjson.dumps(value).decode())}"]
+
+    def enc(v: Any) -> str:
+        return _enc(v, p.allow_reserved)
+
+    if p.style == "deepObject" and isinstance(value, dict):
+        return [f"{name}%5B{_enc(k)}%5D={enc(v)}" for k, v in _pairs(value)]
+    if isinstance(value, list):
+        if p.style == "spaceDelimited":
+            return [f"{name}=" + "%20".join(enc(v) for v in value)]
+        if p.style == "pipeDelimited":
+            return [f"{name}=" + "|".join(enc(v) for v in value)]
+        if p.explode:
+            return [f"{name}={enc(v)}" for v in value]
+        return [f"{name}=" + ",".join(enc(v) for v in value)]
+    if isinstance(value, dict):
+        if p.explode:
+            return [f"{_enc(k)}={enc(v)}" for k, v in _pairs(value)]
+        return [f"{name}=" + ",".join(f"{enc(k)},{enc(v)}" for k, v in _pairs(value))]
+    return [f"{name}={enc(value)}"]
+
+
+def _header_value(p: ParameterBinding, value: Any) -> str:
+    if p.content_type is not None:
+        return orjson.dumps(value).decode()
+    if isinstance(value, list):
+        return ",".join(_text(v) for v in value)
+    if isinstance(value, dict):
+        if p.explode:
+            return ",".join(f"{k}={_text(v)}" for k, v in _pairs(value))
+        return ",".join(f"{k},{_text(v)}" for k, v in _pairs(value))
+    return _text(value)
+
+
+def _cookie_value(p: ParameterBinding, value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(_enc(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{_enc(k)},{_enc(v)}" for k, v in _pairs(value))
+    return _enc(value)
+
+
+def decode_file(argument: str, value: Any) -> tuple[bytes, str | None]:
+    """File content from base64 or a data: URL; the media type when the data URL names one."""
+    if not isinstance(value, str):
+        raise InvalidArgument(argument, "file content must be a base64 string or a data: URL")
+    if value.startswith("data:"):
+        header, comma, data = value[5:].partition(",")
+        if not comma:
+            raise InvalidArgument(argument, "a data: URL needs a comma before its data")
+        media_type = header.split(";", 1)[0] or None
+        if header.endswith(";base64"):
+            return _b64(argument, data), media_type
+        return unquote_to_bytes(data), media_type
+    return _b64(argument, value), None
+
+
+def _b64(argument: str, text: str) -> bytes:
+    compact = "".join(text.split())
+    try:
+        return base64.b64decode(
+            compact + "=" * (-len(compact) % 4),
+            altchars=b"-_" if "-" in compact or "_" in compact else None,
+            validate=True,
+        )
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidArgument(argument, "file content is not valid base64") from exc
+
+
+def _body(
+    binding: BodyBinding, arguments: Mapping[str, Any], bound: set[str]
+) -> tuple[bytes | aiohttp.FormData | None, str | None]:
+    """The body and its content type."""
+    if binding.argument is not None:
+        if binding.argument not in arguments:
+            return None, None
+        value = arguments[binding.argument]
+        if binding.kind == "binary":
+            data, media_type = decode_file(binding.argument, value)
+            return data, media_type or binding.media_type
+        if binding.kind == "text":
+            return _text(value).encode(), binding.media_type
+        return orjson.dumps(value), binding.media_type
+    fields = {name: arguments[name] for name in binding.fields if name in arguments}
+    if binding.extra_fields:
+        fields.update({k: v for k, v in arguments.items() if k not in bound and k not in fields})
+    if not fields and not binding.required:
+        return None, None
+    if binding.kind == "json":
+        return orjson.dumps(fields), binding.media_type
+    if binding.kind == "form":
+        pairs: list[tuple[str, str]] = []
+        for name, value in fields.items():
+            if isinstance(value, list):
+                pairs.extend((name, _text(v)) for v in value)
+            elif value is not None:
+                pairs.append((name, _text(value)))
+        return urlencode(pairs).encode(), binding.media_type
+    form = aiohttp.FormData(quote_fields=False)
+    for name, value in fields.items():
+        if name in binding.binary_fields:
+            data, media_type = decode_file(name, value)
+            form.add_field(name, data, filename=name, content_type=media_type or "application/octet-stream")
+        elif isinstance(value, dict | list):
+            form.add_field(name, orjson.dumps(value).decode(), content_type="application/json")
+        elif value is not None:
+            form.add_field(name, _text(value))
+    return form, None  # aiohttp writes the multipart boundary into the content type
+
+
+def build_request(
+    binding: RestBinding, arguments: Mapping[str, Any], base_url: str, credentials: Placement | None = None
+) -> PreparedRequest:
+    path = binding.path
+    query: list[str] = []
+    headers: dict[str, str] = {}
+    cookies: list[str] = []
+    bound: set[str] = set()
+    for p in binding.parameters:
+        bound.add(p.argument)
+        value = arguments.get(p.argument)
+        if p.location == "path":
+            if value is None:
+                raise InvalidArgument(p.argument, "a path parameter needs a value")
+            path = path.replace("{" + p.name + "}", _path_value(p, value))
+        elif value is None:
+            continue
+        elif p.location == "query":
+            query.extend(_query_items(p, value))
+        elif p.location == "header":
+            headers[p.name] = _header_value(p, value)
+        else:
+            cookies.append(f"{p.name}={_cookie_value(p, value)}")
+    body, content_type = (None, None)
+    if binding.body is not None:
+        body, content_type = _body(binding.body, arguments, bound)
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    if binding.accept:
+        headers.setdefault("Accept", ", ".join(binding.accept))
+    public = base_url.rstrip("/") + path + ("?" + "&".join(query) if query else "")
+    if credentials is not None:
+        headers.update(credentials.headers)
+        query.extend(f"{_enc(k)}={_enc(v)}" for k, v in credentials.query)
+        cookies.extend(f"{k}={_enc(v)}" for k, v in credentials.cookies.items())
+    if cookies:
+        headers["Cookie"] = "; ".join(cookies)
+    url = base_url.rstrip("/") + path + ("?" + "&".join(query) if query else "")
+    return PreparedRequest(method=binding.method, url=url, public_url=public, headers=headers, body=body)

@@ -1,0 +1,1 @@
+"""The neutral model of an API: a Service and the Operations it offers."""

@@ -1,0 +1,125 @@
+"""Services and operations, as importers produce them and backends call them.
+
+Nothing here does I/O or knows a wire protocol. An Operation carries what an
+MCP client sees (tool name, schemas, hints) and a binding: everything a backend
+needs to turn tool arguments into a call, decided once at import time so that
+the request path only looks things up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ParameterLocation = Literal["path", "query", "header", "cookie"]
+ParameterStyle = Literal["matrix", "label", "simple", "form", "spaceDelimited", "pipeDelimited", "deepObject"]
+BodyKind = Literal["json", "form", "multipart", "text", "binary"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerVariable:
+    default: str
+    enum: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTemplate:
+    url: str
+    variables: Mapping[str, ServerVariable] = field(default_factory=dict)
+
+    def resolve(self, values: Mapping[str, str] | None = None) -> str:
+        url = self.url
+        for name, variable in self.variables.items():
+            url = url.replace("{" + name + "}", (values or {}).get(name, variable.default))
+        return url
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterBinding:
+    """Where one tool argument goes in the HTTP request, and how it is serialised."""
+
+    argument: str
+    """The tool argument's name (the parameter's name, unless renamed to avoid a collision)."""
+    name: str
+    """The parameter's name on the wire."""
+    location: ParameterLocation
+    style: ParameterStyle
+    explode: bool
+    allow_reserved: bool = False
+    content_type: str | None = None
+    """Set when the parameter is described by `content` (its value is serialised as that media type)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BodyBinding:
+    """How tool arguments become the request body."""
+
+    media_type: str
+    kind: BodyKind
+    argument: str | None
+    """The single argument holding the whole body, or None when body fields are tool arguments."""
+    fields: tuple[str, ...] = ()
+    """Tool arguments that are body fields (when `argument` is None)."""
+    extra_fields: bool = False
+    """Whether arguments not otherwise bound also go into the body (additionalProperties)."""
+    binary_fields: frozenset[str] = frozenset()
+    """Multipart or form fields carrying file content (base64 or data: URL arguments)."""
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RestBinding:
+    method: str
+    """Upper-case HTTP method."""
+    path: str
+    """The path template, e.g. /pets/{petId}."""
+    parameters: tuple[ParameterBinding, ...] = ()
+    body: BodyBinding | None = None
+    accept: tuple[str, ...] = ()
+    """Response media types the operation declares, preferred first."""
+    servers: tuple[ServerTemplate, ...] = ()
+    """Path- or operation-level servers, which replace the service's servers for this operation."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolHints:
+    """MCP tool annotations derived from the operation."""
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = True
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    tool_name: str
+    input_schema: Mapping[str, Any]
+    binding: RestBinding
+    title: str | None = None
+    description: str | None = None
+    output_schema: Mapping[str, Any] | None = None
+    hints: ToolHints = field(default_factory=ToolHints)
+    operation_id: str | None = None
+    tags: tuple[str, ...] = ()
+    deprecated: bool = False
+
+    @property
+    def signature(self) -> str:
+        """`METHOD /path`: how users may refer to an operation besides its tool name."""
+        return f"{self.binding.method} {self.binding.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    name: str
+    version: str
+    operations: tuple[Operation, ...]
+    description: str | None = None
+    servers: tuple[ServerTemplate, ...] = ()
+    source: str | None = None
+    """Where the description came from (path or URL), for messages."""
+
+    def operation(self, tool_name: str) -> Operation | None:
+        return next((op for op in self.operations if op.tool_name == tool_name), None)

@@ -1,0 +1,1 @@
+"""The data plane: expositions of catalog services served as MCP endpoints."""

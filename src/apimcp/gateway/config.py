@@ -1,0 +1,254 @@
+"""The YAML configuration of a gateway: services, expositions and how to serve them.
+
+```yaml
+services:
+  petstore:
+    openapi: ./petstore.yaml          # a path (relative to this file) or an http(s) URL
+    backend: http://127.0.0.1:8080    # overrides the description's servers
+    timeout: 10                       # seconds
+    include: ["GET /pets*", "tag:store"]
+    exclude: [delete_pet]
+    credentials: {type: bearer, token: {env: PETSTORE_TOKEN}}
+expositions:
+  pets:                               # served at /mcp/pets
+    services: [petstore]
+    cache: {tools/list: {ttl_ms: 60000, scope: public}}
+```
+
+Secrets are never written in the file: credentials name environment variables
+(`{env: NAME}`). Every mistake is reported with the file, line and column and
+what was expected, and nothing starts until the whole file is right.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
+from apimcp.catalog.naming import VALID_TOOL_NAME
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
+             "resources/read")  # fmt: skip
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; the message names file, line and key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EnvRef(_Strict):
+    env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="the environment variable holding the value")
+
+    def value(self) -> str:
+        value = os.environ.get(self.env)
+        if value is None:
+            raise ConfigError(f"the environment variable {self.env} is not set")
+        return value
+
+
+class BearerConfig(_Strict):
+    type: Literal["bearer"]
+    token: EnvRef
+
+
+class BasicConfig(_Strict):
+    type: Literal["basic"]
+    username: str | EnvRef
+    password: EnvRef
+
+
+class ApiKeyConfig(_Strict):
+    type: Literal["api_key"]
+    name: str = Field(min_length=1)
+    value: EnvRef
+    location: Literal["header", "query", "cookie"] = Field(default="header", alias="in")
+
+
+CredentialsConfig = Annotated[BearerConfig | BasicConfig | ApiKeyConfig, Field(discriminator="type")]
+
+
+class ServiceConfig(_Strict):
+    openapi: str = Field(min_length=1, description="path or http(s) URL of the OpenAPI description")
+    name: str | None = None
+    version: str | None = None
+    backend: str | None = Field(
+        default=None, pattern=r"^https?://[^\s/]+", description="the API's base URL (http or https)"
+    )
+    timeout: float = Field(default=30.0, gt=0, le=3600)
+    max_response_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+    tool_prefix: str = ""
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    credentials: CredentialsConfig | None = None
+
+    @field_validator("tool_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if value and (not VALID_TOOL_NAME.match(value) or len(value) > 32):
+            raise ValueError("a tool prefix is at most 32 letters, digits, '_', '.' or '-'")
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int | float) else value
+
+    def resolved_credentials(self) -> Credentials | None:
+        c = self.credentials
+        if isinstance(c, BearerConfig):
+            return Bearer(c.token.value())
+        if isinstance(c, BasicConfig):
+            username = c.username if isinstance(c.username, str) else c.username.value()
+            return Basic(username, c.password.value())
+        if isinstance(c, ApiKeyConfig):
+            return ApiKey(name=c.name, value=c.value.value(), location=c.location)
+        return None
+
+
+class CacheHintConfig(_Strict):
+    ttl_ms: int = Field(ge=0)
+    scope: Literal["public", "private"] = "private"
+
+
+class ExpositionConfig(_Strict):
+    services: tuple[str, ...] = Field(min_length=1)
+    title: str | None = None
+    instructions: str | None = None
+    output_schemas: bool = True
+    cache: dict[str, CacheHintConfig] = Field(default_factory=dict)
+
+    @field_validator("cache")
+    @classmethod
+    def _cacheable(cls, value: dict[str, CacheHintConfig]) -> dict[str, CacheHintConfig]:
+        unknown = sorted(set(value) - set(CACHEABLE))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)} cannot be cached; cacheable results are {', '.join(CACHEABLE)}")
+        return value
+
+
+class ServerConfig(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names (besides loopback) clients may use to reach the gateway (DNS-rebinding protection)."""
+    request_state_keys: tuple[EnvRef, ...] = ()
+    """Keys sealing 2026-07-28 requestState; every replica needs the same (the first one seals)."""
+
+
+class GatewayConfig(_Strict):
+    services: dict[str, ServiceConfig] = Field(min_length=1)
+    expositions: dict[str, ExpositionConfig] = Field(default_factory=dict)
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
+
+    @field_validator("services", "expositions")
+    @classmethod
+    def _names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            if not _NAME.match(name):
+                raise ValueError(f"{name!r} is not a valid name (letters, digits, '_', '.', '-'; up to 64)")
+        return value
+
+    @model_validator(mode="after")
+    def _references(self) -> GatewayConfig:
+        for exposition, config in self.expositions.items():
+            missing = [s for s in config.services if s not in self.services]
+            if missing:
+                raise ValueError(f"exposition {exposition!r} names unknown services: {', '.join(missing)}")
+        return self
+
+    def exposition_map(self) -> dict[str, ExpositionConfig]:
+        """The configured expositions, or one per service when none is configured."""
+        return dict(self.expositions) or {name: ExpositionConfig(services=(name,)) for name in self.services}
+
+    def description_location(self, service: ServiceConfig) -> str:
+        location = service.openapi
+        if re.match(r"^https?://", location):
+            return location
+        return str((self.base_dir / location).resolve())
+
+
+# --- YAML with positions ---------------------------------------------------------------------------
+
+
+def _marks(node: yaml.Node, path: tuple[str | int, ...], into: dict[tuple[str | int, ...], yaml.Mark]) -> None:
+    into[path] = node.start_mark
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                raise ConfigError(_where(key_node.start_mark) + f"{key!r} appears twice")
+            seen.add(key)
+            into[(*path, key)] = key_node.start_mark
+            _marks(value_node, (*path, key), into)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _marks(item, (*path, index), into)
+
+
+def _where(mark: yaml.Mark) -> str:
+    return f"{mark.name}:{mark.line + 1}:{mark.column + 1}: "
+
+
+def _label(location: tuple[str | int, ...]) -> str:
+    label = ""
+    for part in location:
+        label += f"[{part}]" if isinstance(part, int) else (f".{part}" if label else str(part))
+    return label or "(top level)"
+
+
+def parse_config(text: str, source: str, base_dir: Path) -> GatewayConfig:
+    """Validate a configuration text; errors name `source`, the line and the key."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = _where(mark) if mark is not None else f"{source}: "
+        raise ConfigError(
+            where.replace("<unicode string>", source) + f"not valid YAML: {getattr(exc, 'problem', exc)}"
+        ) from exc
+    if node is None or not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping with at least a 'services' key")
+    marks: dict[tuple[str | int, ...], yaml.Mark] = {}
+    _marks(node, (), marks)
+    try:
+        return GatewayConfig.model_validate({**data, "base_dir": base_dir})
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            location = tuple(p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
+            while location and location not in marks:
+                location = location[:-1]
+            mark = marks.get(location)
+            where = f"{source}:{mark.line + 1}:{mark.column + 1}: " if mark is not None else f"{source}: "
+            message = error["msg"].removeprefix("Value error, ")
+            if error["type"] == "extra_forbidden":
+                message = "unknown key"
+            elif error["type"] == "missing":
+                message = "this key is required"
+            lines.append(f"{where}{_label(tuple(error['loc']))}: {message}")
+        raise ConfigError("\n".join(dict.fromkeys(lines))) from None
+
+
+_UNION_TAGS = frozenset({"bearer", "basic", "api_key", "str", "EnvRef"})
+
+
+def load_config(path: str | Path) -> GatewayConfig:
+    file = Path(path)
+    try:
+        text = file.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the configuration: {exc.strerror}") from exc
+    return parse_config(text, str(file), file.resolve().parent)

@@ -1,0 +1,40 @@
+"""Choosing which operations an exposition offers.
+
+A pattern matches an operation by tool name, operationId, `METHOD /path` or,
+written `tag:NAME`, by tag. `*` and `?` are wildcards (`get_*`, `GET /pets/*`,
+`tag:admin*`). An operation is offered when it matches an include pattern (or
+there are none) and no exclude pattern.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+
+from apimcp.catalog.model import Operation
+
+
+def matches(operation: Operation, pattern: str) -> bool:
+    if pattern.startswith("tag:"):
+        wanted = pattern[4:]
+        return any(fnmatch.fnmatchcase(tag, wanted) for tag in operation.tags)
+    candidates = [operation.tool_name, operation.signature]
+    if operation.operation_id:
+        candidates.append(operation.operation_id)
+    if " " in pattern:  # METHOD /path: the method is case-insensitive
+        method, _, path = pattern.partition(" ")
+        pattern = f"{method.upper()} {path}"
+    return any(fnmatch.fnmatchcase(candidate, pattern) for candidate in candidates)
+
+
+def select(operations: Sequence[Operation], include: Sequence[str], exclude: Sequence[str]) -> list[Operation]:
+    return [
+        op
+        for op in operations
+        if (not include or any(matches(op, p) for p in include)) and not any(matches(op, p) for p in exclude)
+    ]
+
+
+def unmatched(operations: Sequence[Operation], patterns: Sequence[str]) -> list[str]:
+    """Patterns that select nothing (most likely typos, worth an error)."""
+    return [p for p in patterns if not any(matches(op, p) for op in operations)]

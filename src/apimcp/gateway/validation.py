@@ -1,0 +1,34 @@
+"""Argument validation against a tool's input schema, with messages that name the field."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema_rs
+
+MAX_REPORTED_ERRORS = 5
+
+
+class ArgumentValidator:
+    """Compiled on first use (an exposition may have a thousand tools, most never called)."""
+
+    __slots__ = ("_schema", "_validator")
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self._schema = schema
+        self._validator: Any = None
+
+    def problems(self, value: Any) -> list[str]:
+        """Human-readable validation errors, empty when the value conforms."""
+        if self._validator is None:
+            self._validator = jsonschema_rs.Draft202012Validator(dict(self._schema))
+        if self._validator.is_valid(value):
+            return []
+        problems = []
+        for error in self._validator.iter_errors(value):
+            path = "/".join(str(p) for p in error.instance_path)
+            problems.append(f"{path or '(arguments)'}: {error.message}")
+            if len(problems) == MAX_REPORTED_ERRORS:
+                break
+        return problems

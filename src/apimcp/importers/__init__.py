@@ -1,0 +1,1 @@
+"""Importers turn API descriptions into catalog Services; they never call the API."""

@@ -1,0 +1,60 @@
+"""OpenAPI 3.0 / 3.1 and Swagger 2.0 descriptions to catalog Services."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from apimcp.catalog.model import Service
+from apimcp.importers.errors import SpecError
+from apimcp.importers.openapi.loading import DocumentSet, FetchLimits
+from apimcp.importers.openapi.operations import OperationBuilder
+from apimcp.importers.openapi.servers import parse_servers
+from apimcp.importers.openapi.swagger2 import convert_swagger2
+
+__all__ = ["SpecError", "import_openapi"]
+
+
+def import_openapi(
+    source: str,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    tool_prefix: str = "",
+    limits: FetchLimits | None = None,
+    document: Mapping[str, Any] | None = None,
+) -> Service:
+    """Read an OpenAPI description (file path or http(s) URL) into a Service.
+
+    `document` may hold the already-parsed main document (then `source` only names it and
+    anchors its relative references).
+    """
+    documents = DocumentSet(source, limits, document)
+    main = documents.main()
+    if not isinstance(main, dict):
+        raise SpecError("an OpenAPI description must be an object", source=source)
+    openapi_30 = True
+    if main.get("swagger") is not None:
+        main = convert_swagger2(main, source=source)
+        documents = DocumentSet(source, limits, main)
+    else:
+        declared = main.get("openapi")
+        if not isinstance(declared, str) or not declared.startswith("3."):
+            raise SpecError('not an OpenAPI description: "openapi" must name version 3.x (or "swagger": "2.0")',
+                            source=source, pointer="/openapi")  # fmt: skip
+        openapi_30 = declared.startswith("3.0")
+    info = main.get("info") if isinstance(main.get("info"), dict) else {}
+    title = name or info.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise SpecError('the description has no "info.title"; give the service a name', source=source, pointer="/info")
+    service_version = version or info.get("version")
+    operations = OperationBuilder(documents, openapi_30=openapi_30, prefix=tool_prefix, source=source).build(main)
+    description = info.get("description")
+    return Service(
+        name=title.strip(),
+        version=str(service_version) if service_version is not None else "0",
+        operations=tuple(operations),
+        description=description if isinstance(description, str) else None,
+        servers=parse_servers(main.get("servers")),
+        source=source,
+    )

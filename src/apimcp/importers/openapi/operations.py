@@ -1,0 +1,356 @@
+"""OpenAPI operations to catalog Operations: tool names, one input schema, bindings, hints.
+
+The input schema merges path, query, header and cookie parameters and the
+request body into one object:
+
+- an object body (JSON, form or multipart) contributes its properties as
+  arguments; any other body is a single `body` argument;
+- body fields keep their names; a parameter whose name is already taken (by a
+  body field or an earlier parameter) is renamed `<name>__<location>`, e.g.
+  `id__path`. Parameters are taken in the order path, query, header, cookie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from apimcp.catalog.media import media_kind
+from apimcp.catalog.model import (
+    BodyBinding,
+    BodyKind,
+    Operation,
+    ParameterBinding,
+    ParameterLocation,
+    ParameterStyle,
+    RestBinding,
+    ToolHints,
+)
+from apimcp.catalog.naming import NameAllocator, snake_case
+from apimcp.importers.errors import SpecError
+from apimcp.importers.openapi.loading import DocumentSet, pointer_get
+from apimcp.importers.openapi.schemas import BINARY_HINT, JsonObject, SchemaConverter
+from apimcp.importers.openapi.servers import parse_servers
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
+_DEFAULT_STYLE: dict[ParameterLocation, ParameterStyle] = {
+    "path": "simple",
+    "query": "form",
+    "header": "simple",
+    "cookie": "form",
+}
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+_SUCCESS_ORDER = ("200", "201", "202", "203", "206", "2XX", "2xx")
+
+
+@dataclass(frozen=True, slots=True)
+class _Parameter:
+    name: str
+    location: ParameterLocation
+    required: bool
+    schema: Any
+    description: str | None
+    style: ParameterStyle
+    explode: bool
+    allow_reserved: bool
+    content_type: str | None
+    deprecated: bool
+    example: Any
+    uri: str
+
+
+_KIND_PREFERENCE: dict[BodyKind, int] = {"json": 0, "form": 1, "multipart": 2, "text": 3, "binary": 4}
+
+
+class OperationBuilder:
+    """Builds the Operations of one description."""
+
+    def __init__(self, documents: DocumentSet, *, openapi_30: bool, prefix: str = "", source: str) -> None:
+        self._documents = documents
+        self._inputs = SchemaConverter(documents, openapi_30=openapi_30, mode="input")
+        self._outputs = SchemaConverter(documents, openapi_30=openapi_30, mode="output")
+        self._names = NameAllocator(prefix)
+        self._source = source
+
+    def build(self, document: Mapping[str, Any]) -> list[Operation]:
+        paths = document.get("paths") or {}
+        if not isinstance(paths, dict):
+            raise SpecError('"paths" must be an object', source=self._source, pointer="/paths")
+        operations = []
+        uri = self._documents.main_uri
+        for path, raw_item in paths.items():
+            at = "/paths/" + _escape(path)
+            item, item_uri = self._deref(raw_item, uri, at)
+            if not isinstance(item, dict):
+                raise SpecError("a path item must be an object", source=self._source, pointer=at)
+            for method in HTTP_METHODS:
+                operation = item.get(method)
+                if operation is None:
+                    continue
+                if not isinstance(operation, dict):
+                    raise SpecError("an operation must be an object", source=self._source, pointer=f"{at}/{method}")
+                operations.append(self._operation(path, method, item, operation, item_uri, f"{at}/{method}"))
+        return operations
+
+    # --- one operation -------------------------------------------------------------------------
+
+    def _operation(
+        self, path: str, method: str, item: Mapping[str, Any], operation: Mapping[str, Any], uri: str, at: str
+    ) -> Operation:
+        operation_id = operation.get("operationId")
+        operation_id = operation_id if isinstance(operation_id, str) and operation_id else None
+        signature = f"{method.upper()} {path}"
+        tool_name = self._names.allocate(snake_case(operation_id or f"{method} {path}"), signature)
+
+        parameters = self._parameters(item, operation, uri, at)
+        properties: JsonObject = {}
+        required: list[str] = []
+        references: set[str] = set()
+        body = self._body(operation, uri, at, properties, required, references)
+        bindings: list[ParameterBinding] = []
+        for parameter in sorted(parameters, key=lambda p: _LOCATIONS.index(p.location)):
+            argument = parameter.name if parameter.name not in properties else f"{parameter.name}__{parameter.location}"
+            properties[argument] = self._parameter_schema(parameter, references)
+            if parameter.required:
+                required.append(argument)
+            bindings.append(
+                ParameterBinding(
+                    argument=argument,
+                    name=parameter.name,
+                    location=parameter.location,
+                    style=parameter.style,
+                    explode=parameter.explode,
+                    allow_reserved=parameter.allow_reserved,
+                    content_type=parameter.content_type,
+                )
+            )
+        schema: JsonObject = {"type": "object", "properties": properties}
+        if required:
+            schema["required"] = required
+        if body is None or not body.extra_fields:
+            schema["additionalProperties"] = False
+        input_schema = self._inputs.bundle(schema, references)
+
+        summary = _text(operation.get("summary"))
+        description = _text(operation.get("description"))
+        if summary and description:
+            full_description = description if description.startswith(summary) else f"{summary}\n\n{description}"
+        else:
+            full_description = summary or description or ""
+        deprecated = operation.get("deprecated") is True
+        if deprecated:
+            full_description = ("Deprecated. " + full_description).strip()
+        raw_tags = operation.get("tags")
+        tags = tuple(t for t in raw_tags if isinstance(t, str)) if isinstance(raw_tags, list) else ()
+        output_schema, accept = self._response(operation, uri, at)
+        return Operation(
+            tool_name=tool_name,
+            input_schema=input_schema,
+            binding=RestBinding(
+                method=method.upper(),
+                path=path,
+                parameters=tuple(bindings),
+                body=body,
+                accept=accept,
+                servers=parse_servers(operation.get("servers")) or parse_servers(item.get("servers")),
+            ),
+            title=summary,
+            description=full_description or None,
+            output_schema=output_schema,
+            hints=_hints(method),
+            operation_id=operation_id,
+            tags=tags,
+            deprecated=deprecated,
+        )
+
+    def _parameters(self, item: Mapping[str, Any], operation: Mapping[str, Any], uri: str, at: str) -> list[_Parameter]:
+        """Path-item parameters overridden by operation parameters of the same name and location."""
+        merged: dict[tuple[str, str], _Parameter] = {}
+        for level, owner in (("parameters", item), ("parameters", operation)):
+            raw_list = owner.get(level) or []
+            if not isinstance(raw_list, list):
+                raise SpecError('"parameters" must be a list', source=self._source, pointer=f"{at}/parameters")
+            for index, raw in enumerate(raw_list):
+                parameter = self._parameter(raw, uri, f"{at}/parameters/{index}")
+                if parameter is not None:
+                    merged[(parameter.name, parameter.location)] = parameter
+        return list(merged.values())
+
+    def _parameter(self, raw: Any, uri: str, at: str) -> _Parameter | None:
+        parameter, parameter_uri = self._deref(raw, uri, at)
+        if not isinstance(parameter, dict):
+            raise SpecError("a parameter must be an object", source=self._source, pointer=at)
+        name, location = parameter.get("name"), parameter.get("in")
+        if not isinstance(name, str) or location not in _LOCATIONS:
+            raise SpecError('a parameter needs a "name" and an "in" of path, query, header or cookie',
+                            source=self._source, pointer=at)  # fmt: skip
+        if location == "header" and name.lower() in _IGNORED_HEADERS:
+            return None  # OpenAPI: these are governed by content negotiation and security, not parameters
+        schema: Any = parameter.get("schema")
+        content_type = None
+        content = parameter.get("content")
+        if schema is None and isinstance(content, dict) and content:
+            content_type, media = next(iter(content.items()))
+            schema = media.get("schema") if isinstance(media, dict) else None
+        style = parameter.get("style", _DEFAULT_STYLE[location])
+        if style not in ("matrix", "label", "simple", "form", "spaceDelimited", "pipeDelimited", "deepObject"):
+            raise SpecError(f"unknown parameter style {style!r}", source=self._source, pointer=at)
+        explode = parameter.get("explode", style == "form")
+        return _Parameter(
+            name=name,
+            location=location,
+            required=location == "path" or parameter.get("required") is True,
+            schema=schema if schema is not None else {"type": "string"},
+            description=_text(parameter.get("description")),
+            style=style,
+            explode=explode is True,
+            allow_reserved=parameter.get("allowReserved") is True,
+            content_type=content_type,
+            deprecated=parameter.get("deprecated") is True,
+            example=parameter.get("example"),
+            uri=parameter_uri,
+        )
+
+    def _parameter_schema(self, parameter: _Parameter, references: set[str]) -> Any:
+        converted, refs = self._inputs.convert(parameter.schema, parameter.uri)
+        references |= refs
+        if not isinstance(converted, dict):
+            return converted
+        extra: JsonObject = {}
+        if parameter.description and "description" not in converted:
+            extra["description"] = parameter.description
+        if parameter.deprecated:
+            extra["deprecated"] = True
+        if parameter.example is not None and "examples" not in converted:
+            extra["examples"] = [parameter.example]
+        return {**converted, **extra} if extra else converted
+
+    def _body(
+        self,
+        operation: Mapping[str, Any],
+        uri: str,
+        at: str,
+        properties: JsonObject,
+        required: list[str],
+        references: set[str],
+    ) -> BodyBinding | None:
+        raw = operation.get("requestBody")
+        if raw is None:
+            return None
+        request_body, body_uri = self._deref(raw, uri, f"{at}/requestBody")
+        content = request_body.get("content") if isinstance(request_body, dict) else None
+        if not isinstance(content, dict) or not content:
+            return None
+        media_type = min(content, key=lambda m: _KIND_PREFERENCE[media_kind(m)])
+        media = content[media_type] if isinstance(content[media_type], dict) else {}
+        kind = media_kind(media_type)
+        schema = media.get("schema")
+        body_required = request_body.get("required") is True
+        description = _text(request_body.get("description"))
+        if kind in ("json", "form", "multipart") and schema is not None and self._inputs.is_object(schema, body_uri):
+            raw_schema, schema_uri = self._inputs.resolve(schema, body_uri)
+            converted, refs = self._inputs.convert(raw_schema, schema_uri)
+            references |= refs
+            fields = dict(converted.get("properties", {}))
+            binary = frozenset(
+                name for name, sub in raw_schema.get("properties", {}).items()
+                if kind != "json" and self._inputs.is_binary(sub, schema_uri)
+            )  # fmt: skip
+            for name in binary:
+                fields[name] = {"type": "string", "contentEncoding": "base64", "description": BINARY_HINT}
+            properties.update(fields)
+            if body_required:
+                required.extend(n for n in converted.get("required", ()) if n in fields)
+            return BodyBinding(
+                media_type=media_type,
+                kind=kind,
+                argument=None,
+                fields=tuple(fields),
+                extra_fields=converted.get("additionalProperties", False) is not False,
+                binary_fields=binary,
+                required=body_required,
+            )
+        if kind in ("text", "binary") or schema is None:
+            body_schema: JsonObject = {"type": "string"}
+            if kind == "binary":
+                body_schema = {"type": "string", "contentEncoding": "base64", "description": BINARY_HINT}
+            elif description:
+                body_schema["description"] = description
+        else:
+            converted_body, refs = self._inputs.convert(schema, body_uri)
+            references |= refs
+            body_schema = converted_body if isinstance(converted_body, dict) else {}
+            if description and "description" not in body_schema:
+                body_schema = {**body_schema, "description": description}
+        properties["body"] = body_schema
+        if body_required:
+            required.append("body")
+        return BodyBinding(media_type=media_type, kind=kind, argument="body", required=body_required)
+
+    def _response(self, operation: Mapping[str, Any], uri: str, at: str) -> tuple[JsonObject | None, tuple[str, ...]]:
+        """The output schema (an object JSON success response) and the response media types."""
+        raw_responses = operation.get("responses")
+        if not isinstance(raw_responses, dict):
+            return None, ()
+        responses = {str(code): response for code, response in raw_responses.items()}  # YAML reads 200 as int
+        codes = [c for c in _SUCCESS_ORDER if c in responses]
+        codes += [c for c in responses if c.startswith("2") and c not in codes]
+        accept: list[str] = []
+        output: JsonObject | None = None
+        decided = False  # the first success response with JSON content decides the output schema
+        for code in codes:
+            response, response_uri = self._deref(responses[code], uri, f"{at}/responses/{code}")
+            content = response.get("content") if isinstance(response, dict) else None
+            if not isinstance(content, dict):
+                continue
+            accept.extend(m for m in content if m not in accept)
+            json_media = [media for m, media in content.items() if media_kind(m) == "json"]
+            if decided or not json_media:
+                continue
+            decided = True
+            schema = json_media[0].get("schema") if isinstance(json_media[0], dict) else None
+            if schema is not None and self._outputs.is_object(schema, response_uri):
+                converted, refs = self._outputs.convert(schema, response_uri)
+                converted, refs = self._outputs.inline_root(converted, refs)
+                if "type" not in converted:
+                    converted = {"type": "object", **converted}
+                output = self._outputs.bundle(converted, refs)
+        if any(media_kind(m) != "json" for m in accept):
+            # A tool with an output schema must always answer structured content, so only
+            # operations that answer JSON alone get one.
+            output = None
+        return output, tuple(accept)
+
+    def _deref(self, value: Any, uri: str, at: str) -> tuple[Any, str]:
+        """Follow a `$ref` to a component (parameter, request body, response, path item)."""
+        seen: set[tuple[str, str]] = set()
+        while isinstance(value, dict) and isinstance(value.get("$ref"), str):
+            file_part, _, fragment = value["$ref"].partition("#")
+            uri = self._documents.absolute(uri, file_part)
+            if (uri, fragment) in seen:
+                raise SpecError("a reference cycle names nothing", source=self._source, pointer=at)
+            seen.add((uri, fragment))
+            value = pointer_get(self._documents.document(uri), fragment, uri)
+        return value, uri
+
+
+def _hints(method: str) -> ToolHints:
+    if method in ("get", "head", "options", "trace"):
+        return ToolHints(read_only=True, destructive=False, idempotent=True)
+    if method == "delete":
+        return ToolHints(read_only=False, destructive=True, idempotent=True)
+    if method == "put":
+        return ToolHints(read_only=False, idempotent=True)
+    if method == "post":
+        return ToolHints(read_only=False, destructive=False, idempotent=False)
+    return ToolHints(read_only=False)
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _escape(segment: str) -> str:
+    return segment.replace("~", "~0").replace("/", "~1")

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from apimcp.backends.rest import close_session, new_session
+from apimcp.gateway.app import GatewayApp, build_app
+from apimcp.gateway.config import parse_config
+from apimcp.gateway.plan import plan_gateway
+from tests.gateway.echo_backend import running_backend
+from tests.support.live_server import live_app
+
+HERE = Path(__file__).parent
+ECHO_SPEC = HERE / "echo_api.yaml"
+
+
+def echo_config(backend: str, extra: str = "") -> str:
+    return f"""
+services:
+  echo:
+    openapi: {ECHO_SPEC}
+    backend: {backend}
+    timeout: 1
+    max_response_bytes: 1048576
+{extra}
+"""
+
+
+@asynccontextmanager
+async def gateway_for(config_text: str | None = None) -> AsyncIterator[GatewayApp]:
+    """The echo backend and a gateway in front of it, in the current loop."""
+    async with running_backend() as backend:
+        config = parse_config(config_text or echo_config(backend), "test.yaml", HERE)
+        session = new_session()
+        try:
+            app = build_app(plan_gateway(config), session)
+            yield app
+            app.shutdown()
+        finally:
+            await close_session(session)
+
+
+@pytest.fixture(scope="module")
+def gateway_url() -> Iterator[str]:
+    with live_app(gateway_for) as base:
+        yield f"{base}/mcp/echo"
+
+
+def text_of(result: Any) -> str:
+    return str(result.content[0].text)
