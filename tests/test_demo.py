@@ -1,48 +1,91 @@
-"""The demo a newcomer starts with, through the official client in both eras."""
+"""The demo a newcomer starts with: the Bookshelf API through the gateway, with the official client."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import base64
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.context import ClientRequestContext
 
-from apimcp.demo import NotebookDemo
-from apimcp.protocol import McpEndpoint
-from tests.support.live_server import live_server
+from apimcp.backends.rest import close_session, new_session
+from apimcp.demo import demo_plan
+from apimcp.demo_api import start
+from apimcp.demo_api.backend import make_png
+from apimcp.gateway.app import GatewayApp, build_app
+from tests.support.live_server import live_app
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
+@asynccontextmanager
+async def demo_gateway() -> AsyncIterator[GatewayApp]:
+    runner, port = await start("127.0.0.1", 0)
+    session = new_session()
+    try:
+        app = build_app(demo_plan(f"http://127.0.0.1:{port}"), session)
+        yield app
+    finally:
+        await close_session(session)
+        await runner.cleanup()
+
+
+@pytest.fixture(scope="module")
 def demo_url() -> Iterator[str]:
-    endpoint = McpEndpoint(NotebookDemo())
-    with live_server(endpoint, endpoint.shutdown) as base:
-        yield f"{base}/mcp"
+    with live_app(demo_gateway) as base:
+        yield f"{base}/mcp/bookshelf"
 
 
-async def _confirm(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-    return types.ElicitResult(action="accept", content={"confirm": True})
+def text(result: types.CallToolResult) -> str:
+    assert isinstance(result.content[0], types.TextContent)
+    return result.content[0].text
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_demo_notebook(demo_url: str, mode: str) -> None:
-    async with Client(demo_url, mode=mode, elicitation_callback=_confirm) as client:  # type: ignore[arg-type]
-        names = [t.name for t in (await client.list_tools()).tools]
-        assert names == ["add_note", "search_notes", "delete_note", "word_count"]
-        added = await client.call_tool("add_note", {"title": "Groceries", "text": "milk and bread"})
-        note_id = added.structured_content["id"]  # type: ignore[index]
-        found = await client.call_tool("search_notes", {"query": "MILK"})
-        assert found.structured_content == {"notes": [{"id": note_id, "title": "Groceries", "text": "milk and bread"}]}
-        read = await client.read_resource(f"note://{note_id}")
-        assert read.contents[0].text == "milk and bread"  # type: ignore[union-attr]
-        prompt = await client.get_prompt("summarize_note", {"id": str(note_id)})
-        assert "milk and bread" in prompt.messages[0].content.text  # type: ignore[union-attr]
-        counted = await client.call_tool("word_count")
-        assert counted.content[0].text == "12 words in 2 notes"  # type: ignore[union-attr]
-        deleted = await client.call_tool("delete_note", {"id": note_id})
-        assert deleted.content[0].text == f"Deleted note {note_id}."  # type: ignore[union-attr]
-        missing = await client.call_tool("delete_note", {"id": note_id})
-        assert missing.is_error
+async def test_the_bookshelf_through_mcp(demo_url: str, mode: str) -> None:
+    async with Client(demo_url, mode=mode) as client:  # type: ignore[arg-type]
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert tools == {
+            "list_books", "add_book", "get_book", "update_book", "delete_book", "upload_cover", "get_cover",
+            "list_reviews", "add_review", "get_author", "get_stats",
+        }  # fmt: skip
+        listed = await client.call_tool("list_books", {"limit": 2})
+        assert listed.structured_content["total"] >= 5  # type: ignore[index]
+        assert len(listed.structured_content["books"]) == 2  # type: ignore[index]
+
+        added = await client.call_tool("add_book", {"title": "Dune", "author": "Frank Herbert", "year": 1965})
+        book = added.structured_content
+        assert isinstance(book, dict) and book["title"] == "Dune"
+        book_id = book["id"]
+        updated = await client.call_tool("update_book", {"bookId": book_id, "tags": ["sf", "classic"]})
+        assert updated.structured_content["tags"] == ["sf", "classic"]  # type: ignore[index]
+        found = await client.call_tool("list_books", {"q": "dune", "tags": ["sf"]})
+        assert [b["id"] for b in found.structured_content["books"]] == [book_id]  # type: ignore[index]
+
+        png = make_png(2, 2)
+        uploaded = await client.call_tool(
+            "upload_cover", {"bookId": book_id, "file": base64.b64encode(png).decode(), "caption": "Arrakis"}
+        )
+        assert not uploaded.is_error, text(uploaded)
+        cover = await client.call_tool("get_cover", {"bookId": book_id})
+        assert isinstance(cover.content[0], types.ImageContent)
+        assert base64.b64decode(cover.content[0].data) == png
+
+        review = await client.call_tool(
+            "add_review", {"bookId": book_id, "stars": 5, "text": "Spice!", "X-Reviewer": "Ada"}
+        )
+        assert not review.is_error, text(review)
+        reviews = await client.call_tool("list_reviews", {"bookId": book_id, "filter": {"minStars": 4}})
+        assert '"Spice!"' in text(reviews)
+
+        author = await client.call_tool("get_author", {"name": "frank herbert"})
+        assert [b["title"] for b in author.structured_content["books"]] == ["Dune"]  # type: ignore[index]
+        assert "books" in text(await client.call_tool("get_stats"))
+
+        assert not (await client.call_tool("delete_book", {"bookId": book_id})).is_error
+        missing = await client.call_tool("get_book", {"bookId": book_id})
+        assert missing.is_error and text(missing).startswith("HTTP 404")
+        invalid = await client.call_tool("add_review", {"bookId": 1, "stars": 9})
+        assert invalid.is_error and "stars" in text(invalid)

@@ -36,7 +36,7 @@ def test_demo_serves_and_stops_on_interrupt() -> None:
         text=True,
     )
     try:
-        url = f"http://localhost:{port}/mcp"
+        url = f"http://localhost:{port}/mcp/bookshelf"
         deadline = time.monotonic() + 15
         reply = None
         while time.monotonic() < deadline:
@@ -55,12 +55,12 @@ def test_demo_serves_and_stops_on_interrupt() -> None:
             except httpx2.ConnectError:
                 time.sleep(0.1)
         assert reply is not None and reply.status_code == 200
-        assert reply.json()["result"]["serverInfo"]["name"] == "apimcp-demo"
+        assert reply.json()["result"]["serverInfo"]["name"] == "bookshelf"
         process.send_signal(signal.SIGINT)
         output, _ = process.communicate(timeout=15)
     finally:
         if process.poll() is None:
             process.kill()
     assert process.returncode in (0, 130)  # 130: uvicorn re-raises the SIGINT it handled, as shells expect
-    assert f"MCP endpoint http://localhost:{port}/mcp" in output
+    assert f"MCP endpoint http://localhost:{port}/mcp/bookshelf" in output
     assert '"url": "http://localhost:' in output

@@ -48,9 +48,7 @@ async def test_tools_are_listed_with_hints(client: Client) -> None:
 
 
 async def test_path_query_header_cookie(client: Client) -> None:
-    sent = await echo(
-        client, "get_item", {"itemId": "a/b c", "verbose": True, "X-Trace": "trace-1", "session": "s1"}
-    )
+    sent = await echo(client, "get_item", {"itemId": "a/b c", "verbose": True, "X-Trace": "trace-1", "session": "s1"})
     assert sent["method"] == "GET"
     assert sent["path"] == "/v1/items/a%2Fb%20c"
     assert sent["query"] == "verbose=true"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,8 @@ import yaml
 
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi.swagger2 import convert_swagger2
+from tests.support.corpus import corpus_dir
 
-REPO = Path(__file__).resolve().parents[2]
 INFO = {"title": "T", "version": "1"}
 
 
@@ -875,15 +874,11 @@ def test_operation_fields_are_copied() -> None:
 # --------------------------------------------------------------------------- corpus
 
 
-def corpus_dir() -> Path:
-    root = os.environ.get("APIMCP_CORPUS")
-    return (Path(root) if root else REPO.parent / "shared" / "corpus") / "openapi" / "readme-oas-examples" / "2.0"
-
-
 def corpus_files() -> list[Path]:
-    folder = corpus_dir()
-    if not folder.is_dir():
+    base = corpus_dir()
+    if base is None:
         return []
+    folder = base / "openapi" / "readme-oas-examples" / "2.0"
     return sorted(p for p in folder.rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
 
 
@@ -896,7 +891,7 @@ def operations_of(paths: dict[str, Any], methods: tuple[str, ...]) -> set[tuple[
 @pytest.mark.parametrize("path", corpus_files() or [None], ids=lambda p: p.name if p else "missing")
 def test_corpus_documents_convert(path: Path | None) -> None:
     if path is None:
-        pytest.skip(f"Swagger 2.0 corpus not found at {corpus_dir()} (set APIMCP_CORPUS to the corpus folder)")
+        pytest.skip("the API corpus is not here: set APIMCP_CORPUS to its folder (shared/corpus)")
     with path.open(encoding="utf-8") as stream:
         document = json.load(stream) if path.suffix == ".json" else yaml.safe_load(stream)
     assert document["swagger"] == "2.0"

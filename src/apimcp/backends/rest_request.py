@@ -199,7 +199,9 @@ def _body(
     for name, value in fields.items():
         if name in binding.binary_fields:
             data, media_type = decode_file(name, value)
-            form.add_field(name, data, filename=name, content_type=media_type or "application/octet-stream")
+            declared = binding.field_media_types.get(name)
+            content_type = media_type or declared or "application/octet-stream"
+            form.add_field(name, data, filename=name, content_type=content_type)
         elif isinstance(value, dict | list):
             form.add_field(name, orjson.dumps(value).decode(), content_type="application/json")
         elif value is not None:

@@ -65,6 +65,8 @@ class BodyBinding:
     """Whether arguments not otherwise bound also go into the body (additionalProperties)."""
     binary_fields: frozenset[str] = frozenset()
     """Multipart or form fields carrying file content (base64 or data: URL arguments)."""
+    field_media_types: Mapping[str, str] = field(default_factory=dict)
+    """Declared media types of multipart parts (OpenAPI `encoding.<field>.contentType`)."""
     required: bool = False
 
 

@@ -22,6 +22,7 @@ what was expected, and nothing starts until the whole file is right.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from pathlib import Path
@@ -48,6 +49,13 @@ class _Strict(BaseModel):
 
 class EnvRef(_Strict):
     env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="the environment variable holding the value")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_literal(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError("secrets are not written in the file: name an environment variable, {env: NAME}")
+        return value
 
     def value(self) -> str:
         value = os.environ.get(self.env)
@@ -81,15 +89,20 @@ class ServiceConfig(_Strict):
     openapi: str = Field(min_length=1, description="path or http(s) URL of the OpenAPI description")
     name: str | None = None
     version: str | None = None
-    backend: str | None = Field(
-        default=None, pattern=r"^https?://[^\s/]+", description="the API's base URL (http or https)"
-    )
+    backend: str | None = Field(default=None, description="the API's base URL (http or https)")
     timeout: float = Field(default=30.0, gt=0, le=3600)
     max_response_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
     tool_prefix: str = ""
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     credentials: CredentialsConfig | None = None
+
+    @field_validator("backend")
+    @classmethod
+    def _backend(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(r"^https?://[^\s/]+", value):
+            raise ValueError("expected an http:// or https:// URL")
+        return value
 
     @field_validator("tool_prefix")
     @classmethod
@@ -181,8 +194,12 @@ class GatewayConfig(_Strict):
 # --- YAML with positions ---------------------------------------------------------------------------
 
 
-def _marks(node: yaml.Node, path: tuple[str | int, ...], into: dict[tuple[str | int, ...], yaml.Mark]) -> None:
-    into[path] = node.start_mark
+Marks = dict[tuple[str | int, ...], yaml.Mark]
+
+
+def _marks(node: yaml.Node, path: tuple[str | int, ...], values: Marks, keys: Marks) -> None:
+    """Where each value (and each mapping key) of a document starts."""
+    values[path] = node.start_mark
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key_node, value_node in node.value:
@@ -190,11 +207,19 @@ def _marks(node: yaml.Node, path: tuple[str | int, ...], into: dict[tuple[str | 
             if key in seen:
                 raise ConfigError(_where(key_node.start_mark) + f"{key!r} appears twice")
             seen.add(key)
-            into[(*path, key)] = key_node.start_mark
-            _marks(value_node, (*path, key), into)
+            keys[(*path, key)] = key_node.start_mark
+            _marks(value_node, (*path, key), values, keys)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _marks(item, (*path, index), into)
+            _marks(item, (*path, index), values, keys)
+
+
+class _NamedText(io.StringIO):
+    """A text stream with a name, so that YAML marks name the file."""
+
+    def __init__(self, text: str, name: str) -> None:
+        super().__init__(text)
+        self.name = name
 
 
 def _where(mark: yaml.Mark) -> str:
@@ -211,34 +236,37 @@ def _label(location: tuple[str | int, ...]) -> str:
 def parse_config(text: str, source: str, base_dir: Path) -> GatewayConfig:
     """Validate a configuration text; errors name `source`, the line and the key."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = yaml.compose(_NamedText(text, source), Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = _where(mark) if mark is not None else f"{source}: "
-        raise ConfigError(
-            where.replace("<unicode string>", source) + f"not valid YAML: {getattr(exc, 'problem', exc)}"
-        ) from exc
+        problem_mark = getattr(exc, "problem_mark", None)
+        where = _where(problem_mark) if problem_mark is not None else f"{source}: "
+        raise ConfigError(f"{where}not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     if node is None or not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping with at least a 'services' key")
-    marks: dict[tuple[str | int, ...], yaml.Mark] = {}
-    _marks(node, (), marks)
+    marks: Marks = {}
+    key_marks: Marks = {}
+    _marks(node, (), marks, key_marks)
     try:
         return GatewayConfig.model_validate({**data, "base_dir": base_dir})
     except ValidationError as exc:
         lines = []
         for error in exc.errors():
             location = tuple(p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
-            while location and location not in marks:
-                location = location[:-1]
-            mark = marks.get(location)
+            if error["type"] == "extra_forbidden" and location in key_marks:
+                mark: yaml.Mark | None = key_marks[location]
+            else:
+                while location and location not in marks:
+                    location = location[:-1]
+                mark = marks.get(location)
             where = f"{source}:{mark.line + 1}:{mark.column + 1}: " if mark is not None else f"{source}: "
             message = error["msg"].removeprefix("Value error, ")
             if error["type"] == "extra_forbidden":
                 message = "unknown key"
             elif error["type"] == "missing":
                 message = "this key is required"
-            lines.append(f"{where}{_label(tuple(error['loc']))}: {message}")
+            label = _label(tuple(p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)))
+            lines.append(f"{where}{label}: {message}")
         raise ConfigError("\n".join(dict.fromkeys(lines))) from None
 
 

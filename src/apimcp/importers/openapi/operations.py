@@ -263,11 +263,19 @@ class OperationBuilder:
             properties.update(fields)
             if body_required:
                 required.extend(n for n in converted.get("required", ()) if n in fields)
+            raw_encoding = media.get("encoding")
+            encoding: dict[str, Any] = raw_encoding if isinstance(raw_encoding, dict) else {}
+            part_types = {
+                name: spec["contentType"].split(",")[0].strip()
+                for name, spec in encoding.items()
+                if isinstance(spec, dict) and isinstance(spec.get("contentType"), str) and name in fields
+            }
             return BodyBinding(
                 media_type=media_type,
                 kind=kind,
                 argument=None,
                 fields=tuple(fields),
+                field_media_types=part_types,
                 extra_fields=converted.get("additionalProperties", False) is not False,
                 binary_fields=binary,
                 required=body_required,
@@ -316,7 +324,8 @@ class OperationBuilder:
                 converted, refs = self._outputs.inline_root(converted, refs)
                 if "type" not in converted:
                     converted = {"type": "object", **converted}
-                output = self._outputs.bundle(converted, refs)
+                if converted["type"] == "object":  # not a nullable root: results must be objects
+                    output = self._outputs.bundle(converted, refs)
         if any(media_kind(m) != "json" for m in accept):
             # A tool with an output schema must always answer structured content, so only
             # operations that answer JSON alone get one.

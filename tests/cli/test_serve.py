@@ -1,0 +1,118 @@
+"""`apimcp serve`: a configuration file or a one-liner, and clear errors before anything starts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from typer.testing import CliRunner
+
+from apimcp.cli.main import app
+from apimcp.demo_api import create_app, spec_path
+from tests.support.live_aiohttp import live_aiohttp
+from tests.support.mcp_http import McpHttp
+
+
+@pytest.fixture(scope="module")
+def bookshelf_api() -> Iterator[str]:
+    with live_aiohttp(create_app) as url:
+        yield url
+
+
+def _free_port() -> int:
+    return 20000 + (os.getpid() * 7 + int(time.monotonic() * 1000)) % 20000
+
+
+def _serve(*args: str) -> tuple[subprocess.Popen[str], int]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "apimcp.cli", "serve", *args, "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"apimcp serve exited: {process.communicate()[0]}")
+        try:
+            httpx2.get(f"http://localhost:{port}/healthz", timeout=1)
+            return process, port
+        except httpx2.TransportError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError("apimcp serve did not start")
+
+
+def _stop(process: subprocess.Popen[str]) -> str:
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=15)
+    return output
+
+
+def test_one_liner_serves_a_description(bookshelf_api: str) -> None:
+    process, port = _serve("--openapi", str(spec_path()), "--backend", bookshelf_api, "--include", "tag:books")
+    try:
+        index = httpx2.get(f"http://localhost:{port}/").json()
+        assert index["expositions"] == {"bookshelf": "/mcp/bookshelf"}
+        with McpHttp(f"http://localhost:{port}/mcp/bookshelf") as mcp:
+            tools = {t["name"] for t in mcp.modern("tools/list").result["tools"]}
+            assert "list_books" in tools and "get_author" not in tools  # tag:books only
+            result = mcp.modern("tools/call", {"name": "get_book", "arguments": {"bookId": 1}}).result
+            assert result["structuredContent"]["id"] == 1
+        missing = httpx2.post(f"http://localhost:{port}/mcp/nope", json={})
+        assert missing.status_code == 404 and missing.json()["expositions"] == {"bookshelf": "/mcp/bookshelf"}
+    finally:
+        output = _stop(process)
+    assert f"MCP endpoint http://localhost:{port}/mcp/bookshelf" in output
+
+
+def test_config_file(bookshelf_api: str, tmp_path: Path) -> None:
+    config = tmp_path / "gateway.yaml"
+    config.write_text(
+        f"""
+services:
+  shelf:
+    openapi: {spec_path()}
+    backend: {bookshelf_api}
+    tool_prefix: shelf_
+expositions:
+  library:
+    services: [shelf]
+    cache: {{tools/list: {{ttl_ms: 5000, scope: public}}}}
+"""
+    )
+    process, port = _serve(str(config))
+    try:
+        with McpHttp(f"http://localhost:{port}/mcp/library") as mcp:
+            listed = mcp.modern("tools/list").result
+            assert (listed["ttlMs"], listed["cacheScope"]) == (5000, "public")
+            assert all(t["name"].startswith("shelf_") for t in listed["tools"])
+            session = mcp.initialize("2025-06-18")
+            stats = session.request("tools/call", {"name": "shelf_get_stats", "arguments": {}})
+            assert "books" in stats.result["content"][0]["text"]
+    finally:
+        _stop(process)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give either a configuration file or --openapi"),
+        (["--openapi", "missing.yaml"], "missing.yaml: could not read it"),
+        (["--openapi", str(spec_path()), "--backend", "ftp://x"], "expected an http:// or https:// URL"),
+        (["--openapi", str(spec_path()), "--include", "nothing*"], "these patterns select no operation: nothing*"),
+        (["no-such-config.yaml"], "cannot read the configuration"),
+    ],
+)
+def test_errors_before_starting(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["serve", *args])
+    assert result.exit_code == 2
+    assert message in result.output

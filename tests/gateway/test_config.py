@@ -1,0 +1,136 @@
+"""The YAML configuration: what it accepts, and errors that name the file, line and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apimcp.backends.credentials import ApiKey, Basic, Bearer
+from apimcp.gateway.config import ConfigError, load_config, parse_config
+from apimcp.gateway.plan import plan_gateway
+from tests.gateway.conftest import ECHO_SPEC, HERE
+
+
+def parse(text: str) -> object:
+    return parse_config(text, "gw.yaml", HERE)
+
+
+def error_of(text: str) -> str:
+    with pytest.raises(ConfigError) as caught:
+        plan_gateway(parse(text))  # type: ignore[arg-type]
+    return str(caught.value)
+
+
+def test_a_minimal_config_exposes_each_service() -> None:
+    config = parse_config(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n", "gw.yaml", HERE)
+    plan = plan_gateway(config)
+    assert [e.name for e in plan.expositions] == ["echo"]
+    assert len(plan.services["echo"].operations) > 10
+    assert config.server.port == 8080
+
+
+def test_relative_description_paths_are_relative_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "api.yaml").write_text(ECHO_SPEC.read_text())
+    (tmp_path / "gw.yaml").write_text("services:\n  echo:\n    openapi: api.yaml\n")
+    plan = plan_gateway(load_config(tmp_path / "gw.yaml"))
+    assert plan.services["echo"].service.name == "Echo API"
+
+
+def test_include_exclude_and_overrides() -> None:
+    plan = plan_gateway(
+        parse(f"""
+services:
+  echo:
+    openapi: {ECHO_SPEC}
+    name: Renamed
+    version: 3
+    tool_prefix: e_
+    include: ["GET /items/*", "query*", "postF*"]
+    exclude: [e_query_styles]
+""")
+    )
+    planned = plan.services["echo"]
+    assert planned.service.name == "Renamed" and planned.service.version == "3"
+    assert sorted(op.tool_name for op in planned.operations) == ["e_get_item", "e_post_form"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("services: {}\n", "gw.yaml:1:11: services: "),
+        ("services:\n  echo:\n    backend: http://x\n", "gw.yaml:3:5: services.echo.openapi: this key is required"),
+        (
+            f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    timout: 3\n",
+            "gw.yaml:4:5: services.echo.timout: unknown key",
+        ),
+        (
+            f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    backend: ftp://x\n",
+            "gw.yaml:4:14: services.echo.backend:",
+        ),
+        (f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    timeout: -1\n", "gw.yaml:4:14: services.echo.timeout:"),
+        (
+            f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials:\n      type: bearer\n      token: abc\n",
+            "gw.yaml:6:14: services.echo.credentials",
+        ),
+        (
+            f"services:\n  echo:\n    openapi: {ECHO_SPEC}\nexpositions:\n  x:\n    services: [nope]\n",
+            "names unknown services: nope",
+        ),
+        (
+            f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n  echo:\n    openapi: x\n",
+            "gw.yaml:4:3: 'echo' appears twice",
+        ),
+        ("services:\n  echo: [unclosed\n", "gw.yaml:3:1: not valid YAML"),
+        (
+            f"services:\n  echo:\n    openapi: {ECHO_SPEC}\nexpositions:\n  x:\n    services: [echo]\n"
+            "    cache: {tools/call: {ttl_ms: 1}}\n",
+            "tools/call cannot be cached",
+        ),
+    ],
+)
+def test_errors_name_file_line_and_key(text: str, expected: str) -> None:
+    message = error_of(text)
+    assert expected in message
+
+
+def test_plan_errors_name_the_service() -> None:
+    assert "service 'echo': these patterns select no operation: get_itme" in error_of(
+        f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    include: [get_itme]\n"
+    )
+    assert "could not read it" in error_of("services:\n  echo:\n    openapi: missing.yaml\n")
+    clash = (
+        f"services:\n  a:\n    openapi: {ECHO_SPEC}\n  b:\n    openapi: {ECHO_SPEC}\n"
+        "expositions:\n  both:\n    services: [a, b]\n"
+    )
+    assert "give one of them a tool_prefix" in error_of(clash)
+
+
+def test_credentials_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKEN", "t0ken")
+    monkeypatch.setenv("PASS", "pa55")
+    monkeypatch.setenv("KEY", "k3y")
+    cases = {
+        "{type: bearer, token: {env: TOKEN}}": Bearer("t0ken"),
+        "{type: basic, username: ada, password: {env: PASS}}": Basic("ada", "pa55"),
+        "{type: api_key, name: X-Key, value: {env: KEY}}": ApiKey("X-Key", "k3y", "header"),
+        "{type: api_key, in: query, name: key, value: {env: KEY}}": ApiKey("key", "k3y", "query"),
+    }
+    for yaml_text, expected in cases.items():
+        plan = plan_gateway(parse(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {yaml_text}\n"))
+        assert plan.services["echo"].credentials == expected
+    monkeypatch.delenv("TOKEN")
+    message = error_of(
+        f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {{type: bearer, token: {{env: TOKEN}}}}\n"
+    )
+    assert message == "service 'echo': credentials: the environment variable TOKEN is not set"
+
+
+def test_secrets_never_show_in_reprs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKEN", "super-secret-value")
+    plan = plan_gateway(
+        parse(
+            f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {{type: bearer, token: {{env: TOKEN}}}}\n"
+        )
+    )
+    assert "super-secret-value" not in repr(plan)

@@ -1,0 +1,45 @@
+"""Run an aiohttp application on a free loopback port in a background thread, for tests."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from aiohttp import web
+
+
+@contextmanager
+def live_aiohttp(make_app: Callable[[], web.Application]) -> Iterator[str]:
+    """Yield http://127.0.0.1:PORT while the app serves."""
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    state: dict[str, object] = {}
+
+    async def setup() -> None:
+        runner = web.AppRunner(make_app())
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        state["runner"] = runner
+        state["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(setup())
+        started.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    if not started.wait(10):
+        raise RuntimeError("the test backend did not start")
+    try:
+        yield f"http://127.0.0.1:{state['port']}"
+    finally:
+        runner = state["runner"]
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)  # type: ignore[attr-defined]
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
