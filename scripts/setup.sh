@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Prepare a development environment from nothing but Python >= 3.11 (and npm for --conformance).
-#   scripts/setup.sh                 .venv/ with apimcp installed (editable)
-#   scripts/setup.sh --test          ... plus the test and lint tools
-#   scripts/setup.sh --conformance   ... plus tools/conformance/node_modules: the official MCP
-#                                    conformance suite and a Node 22 runtime for it
+# Prepare a development environment from nothing but Python >= 3.11 (and npm for --test).
+#   scripts/setup.sh          .venv/ with apimcp installed (editable)
+#   scripts/setup.sh --test   ... plus the test and lint tools, and tools/node/node_modules: the
+#                             official MCP conformance suite, Prism (an OpenAPI mock server) and
+#                             a Node 22 runtime for them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-}
 case "$mode" in
-  ""|--test|--conformance) ;;
-  *) echo "usage: $0 [--test|--conformance]" >&2; exit 2 ;;
+  ""|--test) ;;
+  *) echo "usage: $0 [--test]" >&2; exit 2 ;;
 esac
 
 python=${PYTHON:-python3}
@@ -22,14 +22,12 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 if [ -z "$mode" ]; then
   .venv/bin/python -m pip install --quiet -e .
-else
-  .venv/bin/python -m pip install --quiet -e ".[test]"
+  exit 0
 fi
-if [ "$mode" = "--conformance" ]; then
-  # npm ci starts from scratch; skip it when the installed tree matches the lockfile already.
-  stamp=tools/conformance/node_modules/.apimcp-lock
-  if ! cmp -s tools/conformance/package-lock.json "$stamp" 2>/dev/null; then
-    (cd tools/conformance && npm ci --no-audit --no-fund --loglevel=error)
-    cp tools/conformance/package-lock.json "$stamp"
-  fi
+.venv/bin/python -m pip install --quiet -e ".[test]"
+# npm ci starts from scratch; skip it when the installed tree matches the lockfile already.
+stamp=tools/node/node_modules/.apimcp-lock
+if ! cmp -s tools/node/package-lock.json "$stamp" 2>/dev/null; then
+  (cd tools/node && npm ci --no-audit --no-fund --loglevel=error)
+  cp tools/node/package-lock.json "$stamp"
 fi

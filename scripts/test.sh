@@ -3,7 +3,7 @@
 # (including the official MCP conformance suite). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh --conformance
+./scripts/setup.sh --test
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 .venv/bin/mypy

