@@ -33,10 +33,7 @@ def new_session(limit: int = 256) -> aiohttp.ClientSession:
     """The one client session a gateway shares between all its REST backends."""
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=60),
-        auto_decompress=True,
         cookie_jar=aiohttp.DummyCookieJar(),  # a gateway must not carry one user's cookies to another
-        skip_auto_headers=("User-Agent",),
-        headers={"User-Agent": "apimcp"},
     )
 
 
@@ -115,8 +112,9 @@ class RestBackend(Backend):
 
     async def _read(self, response: aiohttp.ClientResponse) -> bytes | None:
         """The whole body, or None as soon as it exceeds the size limit."""
-        if (response.content_length or 0) > self._max_bytes:
-            return None
+        length = response.content_length
+        if length is not None:
+            return await response.read() if length <= self._max_bytes else None
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.content.iter_chunked(64 * 1024):
@@ -137,7 +135,9 @@ def _body(body: bytes, media_type: str, status: int, uri: str) -> BackendResult:
             value = orjson.loads(body)
         except orjson.JSONDecodeError:
             return TextBody(body.decode("utf-8", "replace"), base, status)
-        return JsonBody(value, orjson.dumps(value).decode(), status)
+        # Compact text costs fewer tokens; a body without line breaks is most likely compact already.
+        text = orjson.dumps(value).decode() if b"\n" in body else body.decode()
+        return JsonBody(value, text, status)
     if kind == "text" or base == "application/x-ndjson":
         return TextBody(body.decode("utf-8", "replace"), base, status)
     return BinaryBody(body, base, uri, status)

@@ -257,8 +257,22 @@ def tool(item: Tool, rev: Revision) -> JsonObject:
     return out
 
 
+_encoded_lists: weakref.WeakKeyDictionary[Page[Any], dict[int, orjson.Fragment]] = weakref.WeakKeyDictionary()
+
+
+def _encoded(page: Page[_Item], rev: Revision, shape: Callable[[_Item, Revision], JsonObject]) -> orjson.Fragment:
+    """A page's items as JSON, encoded once per revision: big lists are served by copying bytes."""
+    per_page = _encoded_lists.get(page)
+    if per_page is None:
+        per_page = _encoded_lists[page] = {}
+    fragment = per_page.get(rev.rank)
+    if fragment is None:
+        fragment = per_page[rev.rank] = orjson.Fragment(orjson.dumps([shape(item, rev) for item in page.items]))
+    return fragment
+
+
 def tools_page(page: Page[Tool], rev: Revision) -> JsonObject:
-    out: JsonObject = {"tools": [tool(t, rev) for t in page.items]}
+    out: JsonObject = {"tools": _encoded(page, rev, tool)}
     if page.next_cursor is not None:
         out["nextCursor"] = page.next_cursor
     return out
@@ -306,7 +320,7 @@ def prompt(item: Prompt, rev: Revision) -> JsonObject:
 
 
 def prompts_page(page: Page[Prompt], rev: Revision) -> JsonObject:
-    out: JsonObject = {"prompts": [prompt(p, rev) for p in page.items]}
+    out: JsonObject = {"prompts": _encoded(page, rev, prompt)}
     if page.next_cursor is not None:
         out["nextCursor"] = page.next_cursor
     return out
@@ -356,14 +370,14 @@ def resource_template(item: ResourceTemplate, rev: Revision) -> JsonObject:
 
 
 def resources_page(page: Page[Resource], rev: Revision) -> JsonObject:
-    out: JsonObject = {"resources": [resource(r, rev) for r in page.items]}
+    out: JsonObject = {"resources": _encoded(page, rev, resource)}
     if page.next_cursor is not None:
         out["nextCursor"] = page.next_cursor
     return out
 
 
 def resource_templates_page(page: Page[ResourceTemplate], rev: Revision) -> JsonObject:
-    out: JsonObject = {"resourceTemplates": [resource_template(t, rev) for t in page.items]}
+    out: JsonObject = {"resourceTemplates": _encoded(page, rev, resource_template)}
     if page.next_cursor is not None:
         out["nextCursor"] = page.next_cursor
     return out

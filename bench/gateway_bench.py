@@ -1,0 +1,152 @@
+"""The gateway in front of a REST API, side by side with a bare JSON-RPC -> HTTP proxy.
+
+1. `tools/call` throughput: nginx (CPU 1) serves a small JSON item; the bare proxy
+   (bench/proxy_app.py, the practical limit) and `apimcp serve` (CPU 0) call it for
+   every request; wrk (CPU 1) drives each with 64 connections.
+2. `tools/list` latency for the GitHub exposition (~1,200 tools): one connection, so the
+   figures are per-request latency.
+
+    python -m bench.gateway_bench [--rounds 3] [--duration 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench import harness
+from bench.harness import Scenario
+
+ITEM_SPEC = Path(__file__).resolve().parent / "item_api.yaml"
+GITHUB_SPEC = harness.ROOT.parent / "shared" / "corpus" / "openapi" / "github" / "api.github.com.json"
+ITEM = '{"id":1,"name":"widget","price":9.5}'
+
+
+def start_nginx(directory: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = harness.free_port()
+    conf = directory / "nginx.conf"
+    conf.write_text(
+        f"""
+worker_processes 1;
+daemon off;
+pid {directory}/nginx.pid;
+error_log {directory}/nginx-error.log;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  server {{
+    listen 127.0.0.1:{port};
+    location /items/ {{ default_type application/json; return 200 '{ITEM}'; }}
+  }}
+}}
+"""
+    )
+    command = ["nginx", "-p", str(directory), "-e", str(directory / "nginx-error.log"), "-c", str(conf)]
+    return harness.start_pinned(1, command, port, "nginx"), port
+
+
+def apimcp_serve(arguments: list[str], port: int) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "apimcp.cli", "serve", *arguments, "--port", str(port)]
+    process = subprocess.Popen(["taskset", "-c", "0", *command], cwd=harness.ROOT, stdout=subprocess.DEVNULL)
+    harness.wait_for_port(port, process, "apimcp serve")
+    return process
+
+
+def check_item(url: str, body: dict[str, object], headers: dict[str, str]) -> None:
+    _, answer = harness.post(url, body, headers)
+    result = answer.get("result")
+    if not isinstance(result, dict) or result.get("structuredContent", {}).get("name") != "widget":
+        raise SystemExit(f"unexpected answer {answer}")
+
+
+def call_throughput(args: argparse.Namespace, tmp: Path, backend: str) -> list[Scenario]:
+    proxy = Scenario("bare aiohttp JSON-RPC -> HTTP proxy")
+    modern = Scenario("apimcp gateway, 2026-07-28 stateless")
+    session = Scenario("apimcp gateway, 2025-11-25 session")
+    config = tmp / "gateway.yaml"
+    config.write_text(f"services:\n  items:\n    openapi: {ITEM_SPEC}\n    backend: {backend}\n")
+    call = {"name": "get_item", "arguments": {"itemId": 1}}
+    for round_number in range(1, args.rounds + 1):
+        for scenario in (proxy, modern, session):
+            port = harness.free_port()
+            if scenario is proxy:
+                env_command = ["env", f"BACKEND={backend}", *harness.uvicorn_command("bench.proxy_app:app", port)]
+                server = harness.start_pinned(0, env_command, port, "proxy")
+                url = f"http://127.0.0.1:{port}/mcp"
+            else:
+                server = apimcp_serve([str(config)], port)
+                url = f"http://127.0.0.1:{port}/mcp/items"
+            try:
+                if scenario is session:
+                    headers = harness.open_session(url)
+                    body: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+                else:
+                    body, headers = harness.modern_request("tools/call", call, name="get_item")
+                check_item(url, body, headers)
+                script = harness.lua_script(body, headers, tmp)
+                harness.run_wrk(url, script, args.warmup, args.connections)
+                scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+            finally:
+                harness.stop(server)
+            print(f"round {round_number}: {scenario.label}: {scenario.rps[-1]:,.0f} req/s", file=sys.stderr)
+    return [proxy, modern, session]
+
+
+def list_latency(args: argparse.Namespace, tmp: Path) -> list[Scenario]:
+    modern = Scenario("GitHub exposition tools/list, 2026-07-28")
+    legacy = Scenario("GitHub exposition tools/list, 2025-11-25 session")
+    port = harness.free_port()
+    server = apimcp_serve(["--openapi", str(GITHUB_SPEC), "--backend", "http://127.0.0.1:9", "--name", "github"], port)
+    url = f"http://127.0.0.1:{port}/mcp/github"
+    try:
+        for round_number in range(1, args.rounds + 1):
+            for scenario in (modern, legacy):
+                if scenario is modern:
+                    body, headers = harness.modern_request("tools/list", {})
+                else:
+                    headers = harness.open_session(url)
+                    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+                _, answer = harness.post(url, body, headers)
+                count = len(answer["result"]["tools"])  # type: ignore[index, arg-type]
+                script = harness.lua_script(body, headers, tmp)
+                harness.run_wrk(url, script, args.warmup, 1)
+                scenario.record(*harness.run_wrk(url, script, args.duration, 1))
+                print(f"round {round_number}: {scenario.label} ({count} tools): p50 {scenario.p50[-1]:.2f} ms",
+                      file=sys.stderr)  # fmt: skip
+    finally:
+        harness.stop(server)
+    return [modern, legacy]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--skip-list", action="store_true", help="skip the GitHub tools/list latency part")
+    args = parser.parse_args()
+    harness.require_tools("nginx")
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        nginx, nginx_port = start_nginx(tmp)
+        try:
+            calls = call_throughput(args, tmp, f"http://127.0.0.1:{nginx_port}")
+        finally:
+            harness.stop(nginx)
+        title = f"tools/call via the gateway, {args.connections} connections, {args.rounds} x {args.duration}s, medians"
+        harness.print_table(title, calls, calls[0])
+        if not args.skip_list and GITHUB_SPEC.exists():
+            lists = list_latency(args, tmp)
+            harness.print_table(
+                f"tools/list, one connection, {args.rounds} x {args.duration}s, medians", lists, lists[0]
+            )
+
+
+if __name__ == "__main__":
+    main()

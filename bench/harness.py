@@ -1,0 +1,181 @@
+"""What every HTTP benchmark here shares: processes pinned to CPUs, wrk runs, MCP requests, tables.
+
+Servers run pinned to CPU 0; wrk (and any backend) to CPU 1. Figures are medians over
+interleaved rounds and are reported as ratios to a baseline measured in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "wrk", "version": "1"},
+}
+ACCEPT = "application/json, text/event-stream"
+
+
+@dataclass
+class Scenario:
+    label: str
+    rps: list[float] = field(default_factory=list)
+    p50: list[float] = field(default_factory=list)
+    p99: list[float] = field(default_factory=list)
+
+    def record(self, rps: float, p50: float, p99: float) -> None:
+        self.rps.append(rps)
+        self.p50.append(p50)
+        self.p99.append(p99)
+
+
+def require_tools(*tools: str) -> None:
+    for tool in ("wrk", "taskset", *tools):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is required (Debian: apt-get install wrk util-linux nginx-light)")
+    if (os.cpu_count() or 1) < 2:
+        raise SystemExit("two CPUs are needed: one for the server, one for wrk")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{what} exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit(f"{what} did not start")
+
+
+def start_pinned(cpu: int, command: Sequence[str], port: int, what: str) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(["taskset", "-c", str(cpu), *command], cwd=ROOT)
+    wait_for_port(port, process, what)
+    return process
+
+
+def uvicorn_command(app: str, port: int) -> list[str]:
+    return [
+        sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", f"--port={port}",
+        "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning",
+    ]  # fmt: skip
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:  # some servers wait on open sessions; don't wait with them
+        process.kill()
+        process.wait(5)
+
+
+def post(url: str, body: dict[str, object], headers: dict[str, str]) -> tuple[dict[str, str], dict[str, object]]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json", "Accept": ACCEPT, **headers}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        raw = response.read()
+        return {k.lower(): v for k, v in response.headers.items()}, json.loads(raw) if raw else {}
+
+
+def modern_request(
+    method: str, params: dict[str, object], name: str | None = None
+) -> tuple[dict[str, object], dict[str, str]]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": MODERN_META}}
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+    if name is not None:
+        headers["Mcp-Name"] = name
+    return body, headers
+
+
+def open_session(url: str, version: str = "2025-11-25") -> dict[str, str]:
+    """Initialize a session and return the headers later requests carry."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "wrk", "version": "1"}},
+    }
+    response_headers, _ = post(url, init, {})
+    headers = {"Mcp-Session-Id": response_headers["mcp-session-id"], "MCP-Protocol-Version": version}
+    post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    return headers
+
+
+def lua_script(body: dict[str, object], headers: dict[str, str], directory: Path) -> Path:
+    """A wrk script sending `body` with a fresh JSON-RPC id per request (servers may match on ids)."""
+    template = json.dumps({**body, "id": 999_999_999})
+    prefix, suffix = template.split("999999999")
+    all_headers = {"Content-Type": "application/json", "Accept": ACCEPT, **headers}
+    lines = [
+        "local counter = 0",
+        f"local prefix = {json.dumps(prefix)}",
+        f"local suffix = {json.dumps(suffix)}",
+        "local headers = {}",
+        *(f"headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in all_headers.items()),
+        "request = function()",
+        "  counter = counter + 1",
+        '  return wrk.format("POST", nil, headers, prefix .. counter .. suffix)',
+        "end",
+    ]
+    path = directory / f"request-{abs(hash(template))}.lua"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+_LATENCY = re.compile(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", re.MULTILINE)
+_UNIT = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def run_wrk(url: str, script: Path, duration: int, connections: int) -> tuple[float, float, float]:
+    """Requests/s, p50 and p99 (ms); stops the benchmark on any failed request."""
+    command = [
+        "taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "-s", str(script), url,
+    ]  # fmt: skip
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    if "Non-2xx or 3xx responses" in output or "Socket errors" in output:
+        raise SystemExit(f"wrk saw failed requests; figures would not be honest:\n{output}")
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
+    latency = {m.group(1): float(m.group(2)) * _UNIT[m.group(3)] for m in _LATENCY.finditer(output)}
+    return rps, latency["50"], latency["99"]
+
+
+def print_table(title: str, scenarios: Sequence[Scenario], baseline: Scenario, other: Scenario | None = None) -> None:
+    base = statistics.median(baseline.rps)
+    print(f"\n{title}")
+    header = f"{'server':<52} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs ' + baseline.label.split(',')[0][:14]:>18}"
+    if other is not None:
+        header += f" {'vs ' + other.label.split(',')[0][:10]:>14}"
+    print(header)
+    for scenario in scenarios:
+        rps = statistics.median(scenario.rps)
+        line = (
+            f"{scenario.label:<52} {rps:>9,.0f} {statistics.median(scenario.p50):>8.2f} "
+            f"{statistics.median(scenario.p99):>8.2f} {rps / base:>18.0%}"
+        )
+        if other is not None:
+            line += f" {rps / statistics.median(other.rps):>13.1f}x"
+        print(line)
