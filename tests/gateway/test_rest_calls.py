@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import mcp_types as types
+import orjson
 import pytest
 from mcp import Client
 
@@ -135,7 +136,7 @@ async def test_bad_file_content_is_a_tool_error(client: Client) -> None:
 
 async def test_array_bodies_and_results(client: Client) -> None:
     result = await client.call_tool("post_list", {"body": [3, 1]})
-    assert text_of(result) == "[3,1]"
+    assert orjson.loads(text_of(result)) == [3, 1]
     expected = [3, 1] if client.protocol_version == "2026-07-28" else {"result": [3, 1]}
     assert result.structured_content == expected
 
