@@ -177,7 +177,7 @@ async def test_response_not_matching_the_description_is_an_error_with_the_data(c
     result = await client.call_tool("get_shape", {"kind": "bad"})
     assert result.is_error
     assert "not as its API description says" in text_of(result)
-    assert '{"sides":"three"}' in text_of(result)
+    assert '{"sides": "three"}' in text_of(result)
 
 
 @pytest.mark.parametrize("code", [400, 404, 500, 503])
