@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from apimcp.gateway.config import parse_config
 from apimcp.gateway.plan import plan_gateway
 from tests.gateway.echo_backend import running_backend
 from tests.support.live_server import live_app
+from tests.support.mcp_http import McpHttp
 
 HERE = Path(__file__).parent
 ECHO_SPEC = HERE / "echo_api.yaml"
@@ -32,9 +33,13 @@ services:
 
 @asynccontextmanager
 async def gateway_for(config_text: str | None = None) -> AsyncIterator[GatewayApp]:
-    """The echo backend and a gateway in front of it, in the current loop."""
+    """The echo backend and a gateway in front of it, in the current loop.
+
+    `config_text` may name the echo backend's URL as `{backend}`.
+    """
     async with running_backend() as backend:
-        config = parse_config(config_text or echo_config(backend), "test.yaml", HERE)
+        text = config_text.replace("{backend}", backend) if config_text else echo_config(backend)
+        config = parse_config(text, "test.yaml", HERE)
         session = new_session()
         try:
             app = build_app(plan_gateway(config), session)
@@ -42,6 +47,13 @@ async def gateway_for(config_text: str | None = None) -> AsyncIterator[GatewayAp
             app.shutdown()
         finally:
             await close_session(session)
+
+
+@contextmanager
+def live_gateway(config_text: str | None = None) -> Iterator[McpHttp]:
+    """A raw MCP client of the `echo` exposition of a gateway built from `config_text`."""
+    with live_app(lambda: gateway_for(config_text)) as base, McpHttp(f"{base}/mcp/echo") as mcp:
+        yield mcp
 
 
 @pytest.fixture(scope="module")

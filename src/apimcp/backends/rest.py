@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -82,7 +83,8 @@ class RestBackend(Backend):
         except aiohttp.ClientConnectorDNSError:
             return Failure(f"Could not resolve the backend host {yarl.URL(request.public_url).host!r}")
         except aiohttp.ClientConnectorError as exc:
-            reason = exc.os_error.strerror if exc.os_error.strerror else type(exc.os_error).__name__
+            errno = exc.os_error.errno
+            reason = os.strerror(errno) if errno else type(exc.os_error).__name__
             return Failure(f"Could not connect to the backend at {_origin(request)}: {reason.lower()}")
         except aiohttp.InvalidURL:
             return Failure(f"The backend URL is not valid: {request.public_url}")
