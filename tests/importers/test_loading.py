@@ -117,10 +117,10 @@ def test_parse_errors_name_the_line() -> None:
 def test_not_openapi(tmp_path: Path) -> None:
     path = tmp_path / "x.json"
     path.write_text('{"hello": "world"}')
-    with pytest.raises(SpecError, match='"openapi" must name version 3.x'):
+    with pytest.raises(SpecError, match=r'"openapi" must name version 3\.x'):
         import_openapi(str(path))
     path.write_text('{"openapi": "3.0.0", "info": {"version": "1"}, "paths": {}}')
-    with pytest.raises(SpecError, match="info.title"):
+    with pytest.raises(SpecError, match=r"info\.title"):
         import_openapi(str(path))
     assert import_openapi(str(path), name="Named").name == "Named"
 
