@@ -104,11 +104,11 @@ def _query_items(p: ParameterBinding, value: Any) -> list[str]:
 
     if p.style == "deepObject" and isinstance(value, dict):
         return [f"{name}%5B{_enc(k)}%5D={enc(v)}" for k, v in _pairs(value)]
+    delimiter = {"spaceDelimited": "%20", "pipeDelimited": "|"}.get(p.style)
+    if delimiter is not None and isinstance(value, list | dict):
+        items = value if isinstance(value, list) else [x for pair in _pairs(value) for x in pair]
+        return [f"{name}=" + delimiter.join(enc(v) for v in items)]
     if isinstance(value, list):
-        if p.style == "spaceDelimited":
-            return [f"{name}=" + "%20".join(enc(v) for v in value)]
-        if p.style == "pipeDelimited":
-            return [f"{name}=" + "|".join(enc(v) for v in value)]
         if p.explode:
             return [f"{name}={enc(v)}" for v in value]
         return [f"{name}=" + ",".join(enc(v) for v in value)]
@@ -197,16 +197,23 @@ def _body(
         return urlencode(pairs).encode(), binding.media_type
     form = aiohttp.FormData(quote_fields=False)
     for name, value in fields.items():
-        if name in binding.binary_fields:
-            data, media_type = decode_file(name, value)
-            declared = binding.field_media_types.get(name)
-            content_type = media_type or declared or "application/octet-stream"
-            form.add_field(name, data, filename=name, content_type=content_type)
-        elif isinstance(value, dict | list):
-            form.add_field(name, orjson.dumps(value).decode(), content_type="application/json")
-        elif value is not None:
-            form.add_field(name, _text(value))
+        # An array is one part per item (OpenAPI 3.1 multipart), files included.
+        for item in value if isinstance(value, list) else [value]:
+            _add_part(form, binding, name, item)
     return form, None  # aiohttp writes the multipart boundary into the content type
+
+
+def _add_part(form: aiohttp.FormData, binding: BodyBinding, name: str, value: Any) -> None:
+    if value is None:
+        return
+    if name in binding.binary_fields:
+        data, media_type = decode_file(name, value)
+        declared = binding.field_media_types.get(name)
+        form.add_field(name, data, filename=name, content_type=media_type or declared or "application/octet-stream")
+    elif isinstance(value, dict | list):
+        form.add_field(name, orjson.dumps(value).decode(), content_type="application/json")
+    else:
+        form.add_field(name, _text(value))
 
 
 def build_request(

@@ -254,12 +254,17 @@ class OperationBuilder:
             converted, refs = self._inputs.convert(raw_schema, schema_uri)
             references |= refs
             fields = dict(converted.get("properties", {}))
-            binary = frozenset(
-                name for name, sub in raw_schema.get("properties", {}).items()
-                if kind != "json" and self._inputs.is_binary(sub, schema_uri)
-            )  # fmt: skip
-            for name in binary:
-                fields[name] = {"type": "string", "contentEncoding": "base64", "description": BINARY_HINT}
+            file_schema = {"type": "string", "contentEncoding": "base64", "description": BINARY_HINT}
+            binary: set[str] = set()
+            for name, sub in raw_schema.get("properties", {}).items():
+                if kind == "json" or name not in fields:
+                    continue
+                if self._inputs.is_binary(sub, schema_uri):
+                    binary.add(name)
+                    fields[name] = file_schema
+                elif self._inputs.is_binary_array(sub, schema_uri):  # several files under one name
+                    binary.add(name)
+                    fields[name] = {"type": "array", "items": file_schema}
             properties.update(fields)
             if body_required:
                 required.extend(n for n in converted.get("required", ()) if n in fields)
@@ -277,7 +282,7 @@ class OperationBuilder:
                 fields=tuple(fields),
                 field_media_types=part_types,
                 extra_fields=converted.get("additionalProperties", False) is not False,
-                binary_fields=binary,
+                binary_fields=frozenset(binary),
                 required=body_required,
             )
         if kind in ("text", "binary") or schema is None:

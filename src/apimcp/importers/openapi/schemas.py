@@ -132,6 +132,11 @@ class SchemaConverter:
             return False
         return raw.get("format") in ("binary", "byte") or "contentMediaType" in raw or raw.get("type") == "file"
 
+    def is_binary_array(self, schema: Any, uri: str) -> bool:
+        """Whether a schema is an array of raw file contents."""
+        raw, raw_uri = self.resolve(schema, uri)
+        return isinstance(raw, dict) and raw.get("type") == "array" and self.is_binary(raw.get("items"), raw_uri)
+
     # --- conversion --------------------------------------------------------------------------
 
     def _convert(self, schema: Any, uri: str, pointer: str, refs: set[str], depth: int) -> Any:
