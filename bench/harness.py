@@ -164,18 +164,22 @@ def run_wrk(url: str, script: Path, duration: int, connections: int) -> tuple[fl
 
 
 def print_table(title: str, scenarios: Sequence[Scenario], baseline: Scenario, other: Scenario | None = None) -> None:
-    base = statistics.median(baseline.rps)
+    """Medians, and each row's ratio to `baseline` (and `other`): the median of the ratios of runs
+    made in the same round, which cancels the drift a noisy machine adds between rounds."""
+
+    def ratio(scenario: Scenario, to: Scenario) -> float:
+        return statistics.median(a / b for a, b in zip(scenario.rps, to.rps, strict=True))
+
     print(f"\n{title}")
     header = f"{'server':<52} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs ' + baseline.label.split(',')[0][:14]:>18}"
     if other is not None:
         header += f" {'vs ' + other.label.split(',')[0][:10]:>14}"
     print(header)
     for scenario in scenarios:
-        rps = statistics.median(scenario.rps)
         line = (
-            f"{scenario.label:<52} {rps:>9,.0f} {statistics.median(scenario.p50):>8.2f} "
-            f"{statistics.median(scenario.p99):>8.2f} {rps / base:>18.0%}"
+            f"{scenario.label:<52} {statistics.median(scenario.rps):>9,.0f} {statistics.median(scenario.p50):>8.2f} "
+            f"{statistics.median(scenario.p99):>8.2f} {ratio(scenario, baseline):>18.0%}"
         )
         if other is not None:
-            line += f" {rps / statistics.median(other.rps):>13.1f}x"
+            line += f" {ratio(scenario, other):>13.1f}x"
         print(line)

@@ -6,7 +6,6 @@ a backend called over HTTP, tools served to MCP clients of every revision.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 
 from apimcp.demo_api import spec_path, start
@@ -14,6 +13,7 @@ from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.config import CacheHintConfig, ExpositionConfig, GatewayConfig, ServerConfig, ServiceConfig
 from apimcp.gateway.plan import GatewayPlan, plan_gateway
 from apimcp.gateway.serve import serve_gateway
+from apimcp.serving import run_async
 
 INSTRUCTIONS = (
     "A bookshelf: list, search, add and update books, upload and read covers, read and write reviews, look up authors."
@@ -52,4 +52,4 @@ def run_demo(host: str, port: int, on_ready: Callable[[GatewayApp, str], Awaitab
         finally:
             await runner.cleanup()
 
-    asyncio.run(main())
+    run_async(main())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
@@ -14,6 +13,7 @@ from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config
 from apimcp.gateway.plan import GatewayPlan, plan_gateway
 from apimcp.gateway.serve import serve_gateway
+from apimcp.serving import run_async
 
 app = typer.Typer(
     name="apimcp",
@@ -61,7 +61,7 @@ def run_plan(plan: GatewayPlan, host: str, port: int, banner: str = "") -> None:
         typer.echo(client_hints(_public_base(host, port), gateway.index()))
         typer.echo("Press Ctrl-C to stop.")
 
-    asyncio.run(serve_gateway(plan, host=host, port=port, on_ready=ready))
+    run_async(serve_gateway(plan, host=host, port=port, on_ready=ready))
 
 
 def _slug(text: str) -> str:
