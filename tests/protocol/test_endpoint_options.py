@@ -92,3 +92,22 @@ def test_replicas_sharing_a_key_continue_each_others_round_trips() -> None:
         assert done.result["content"][0]["text"] == "Hello, Lin!"
         refused = on_stranger.modern("tools/call", retry, capabilities={"elicitation": {}})
         assert refused.error["code"] == -32602
+
+
+@pytest.mark.anyio
+async def test_lifespan_shutdown_ends_streams() -> None:
+    endpoint = McpEndpoint(Showcase())
+    ended: list[str] = []
+    endpoint.shutdown = lambda: ended.append("shutdown")  # type: ignore[method-assign]
+    incoming = iter([{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}])
+    sent: list[dict[str, object]] = []
+
+    async def receive() -> dict[str, object]:
+        return next(incoming)
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    await endpoint({"type": "lifespan"}, receive, send)  # type: ignore[arg-type]
+    assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+    assert ended == ["shutdown"]

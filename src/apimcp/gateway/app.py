@@ -11,7 +11,7 @@ from apimcp.backends.rest import RestBackend
 from apimcp.gateway.exposition import ExposedOperation, ExpositionHandler, ExpositionSettings
 from apimcp.gateway.plan import GatewayPlan, PlannedService
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint, RequestStateSealer, TransportSecurity
-from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
 
 MCP_PREFIX = "/mcp/"
 
@@ -28,14 +28,8 @@ class GatewayApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    self.shutdown()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            await run_lifespan(receive, send, self.shutdown)
+            return
         if scope["type"] != "http":
             return
         path: str = scope["path"]

@@ -14,7 +14,7 @@ import orjson
 
 from apimcp.protocol.dispatch import Dispatcher
 from apimcp.protocol.errors import INVALID_REQUEST, PARSE_ERROR
-from apimcp.protocol.exchange import AsgiMessage, Exchange, Receive, Scope, Send, parse_accept, read_body
+from apimcp.protocol.exchange import Exchange, Receive, Scope, Send, parse_accept, read_body, run_lifespan
 from apimcp.protocol.handler import McpHandler
 from apimcp.protocol.headers import MalformedHeader, decode_header_value
 from apimcp.protocol.jsonrpc import error_message
@@ -54,7 +54,7 @@ class McpEndpoint:
         if kind == "http":
             await self.handle(scope, receive, send)
         elif kind == "lifespan":
-            await self._lifespan(receive, send)
+            await run_lifespan(receive, send, self.shutdown)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers: dict[bytes, bytes] = {}
@@ -155,16 +155,6 @@ class McpEndpoint:
         # except a plain initialize, is a modern request to be told which versions exist.
         is_initialize = isinstance(payload, dict) and payload.get("method") == "initialize"
         return session_id is None and not is_initialize and find_revision(header_version) is None
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message: AsgiMessage = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                self.shutdown()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
 
 def _names_stateless_revision(header_version: str | None) -> bool:

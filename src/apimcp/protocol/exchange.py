@@ -161,3 +161,15 @@ async def wait_for_disconnect(receive: Receive) -> None:
     """Return once the client has gone away (call only after the body was read)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def run_lifespan(receive: Receive, send: Send, on_shutdown: Callable[[], None]) -> None:
+    """Answer an ASGI lifespan scope: nothing to start, `on_shutdown` to end long-lived streams."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            on_shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
