@@ -45,6 +45,16 @@ class McpEndpoint:
         self._sessions = SessionEra(endpoint_id, dispatcher, self.changes, self.options)
         self._stateless = StatelessEra(dispatcher, self.changes, self.options)
 
+    def replace_handler(self, handler: McpHandler) -> None:
+        """Serve `handler` from now on, keeping sessions and open streams; listeners hear that lists changed."""
+        dispatcher = Dispatcher(handler)
+        self.handler = handler
+        self._sessions.use(dispatcher)
+        self._stateless.use(dispatcher)
+        self.changes.tools_changed()
+        self.changes.prompts_changed()
+        self.changes.resources_changed()
+
     def shutdown(self) -> None:
         """End every long-lived stream (GET streams, subscriptions) so the server can stop."""
         self.changes.close_all()

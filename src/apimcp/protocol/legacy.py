@@ -71,8 +71,6 @@ class SessionEra:
 
     def __init__(self, endpoint_id: str, dispatcher: Dispatcher, hub: ChangeHub, options: EndpointOptions) -> None:
         self._endpoint_id = endpoint_id
-        self._dispatcher = dispatcher
-        self._handler = dispatcher.handler
         self._hub = hub
         self._options = options
         self._store = options.sessions
@@ -80,14 +78,19 @@ class SessionEra:
         self._inflight: dict[tuple[str, RequestId], asyncio.Task[Any]] = {}
         self._cancelled: set[tuple[str, RequestId]] = set()
         self._request_ids = itertools.count(1)  # ids of our requests to clients: never reused
-        self._methods: dict[str, Method] = dict(dispatcher.methods)
-        self._methods["ping"] = self._ping
-        features = self._handler.features
+        self.use(dispatcher)
+
+    def use(self, dispatcher: Dispatcher) -> None:
+        """Serve another handler from now on; sessions, streams and pending requests carry over."""
+        methods: dict[str, Method] = dict(dispatcher.methods)
+        methods["ping"] = self._ping
+        features = dispatcher.handler.features
         if features.logging:
-            self._methods["logging/setLevel"] = self._set_level
+            methods["logging/setLevel"] = self._set_level
         if features.resources_subscribe:
-            self._methods["resources/subscribe"] = self._subscribe
-            self._methods["resources/unsubscribe"] = self._unsubscribe
+            methods["resources/subscribe"] = self._subscribe
+            methods["resources/unsubscribe"] = self._unsubscribe
+        self._dispatcher, self._handler, self._methods = dispatcher, dispatcher.handler, methods
 
     # --- HTTP verbs --------------------------------------------------------------------------
 

@@ -108,15 +108,19 @@ class StatelessEra:
     """Serves 2026-07-28 traffic for one endpoint."""
 
     def __init__(self, dispatcher: Dispatcher, hub: ChangeHub, options: EndpointOptions) -> None:
-        self._dispatcher = dispatcher
-        self._handler = dispatcher.handler
         self._hub = hub
         self._options = options
         self._sealer = options.request_state
         self._supported = [r.version for r in STATELESS_REVISIONS]
         # Keyed by the Tool object, so a handler that swaps its tools never meets stale annotations.
         self._header_params: weakref.WeakKeyDictionary[Tool, tuple[HeaderParam, ...]] = weakref.WeakKeyDictionary()
-        self._server_info = {r.rank: dialects.implementation(self._handler.server_info, r) for r in STATELESS_REVISIONS}
+        self.use(dispatcher)
+
+    def use(self, dispatcher: Dispatcher) -> None:
+        """Serve another handler from now on (open listen streams carry over)."""
+        handler = dispatcher.handler
+        server_info = {r.rank: dialects.implementation(handler.server_info, r) for r in STATELESS_REVISIONS}
+        self._dispatcher, self._handler, self._server_info = dispatcher, handler, server_info
 
     async def post(
         self,
