@@ -19,6 +19,7 @@ import yarl
 
 from apimcp.backends.base import Backend, BackendResult, BinaryBody, EmptyBody, Failure, JsonBody, TextBody
 from apimcp.backends.credentials import Credentials, place
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
 from apimcp.backends.rest_request import InvalidArgument, PreparedRequest, build_request
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, Service
@@ -47,7 +48,7 @@ class RestBackend(Backend):
         session: aiohttp.ClientSession,
         *,
         base_url: str | None = None,
-        credentials: Credentials | None = None,
+        credentials: Credentials | ClientCredentials | None = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
@@ -56,7 +57,12 @@ class RestBackend(Backend):
         self._service = service
         self._session = session
         self._base_url = base_url
-        self._placement = place(credentials)
+        if isinstance(credentials, ClientCredentials):
+            self._tokens: ClientCredentialsTokens | None = ClientCredentialsTokens(session, credentials)
+            self._placement = place(None)
+        else:
+            self._tokens = None
+            self._placement = place(credentials)
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
@@ -72,8 +78,14 @@ class RestBackend(Backend):
         return url
 
     async def call(self, operation: Operation, arguments: Mapping[str, Any]) -> BackendResult:
+        placement = self._placement
+        if self._tokens is not None:
+            try:
+                placement = await self._tokens.placement()
+            except CredentialError as exc:
+                return Failure(f"Could not obtain backend credentials: {exc}")
         try:
-            request = build_request(operation.binding, arguments, self.base_url_for(operation), self._placement)
+            request = build_request(operation.binding, arguments, self.base_url_for(operation), placement)
         except InvalidArgument as exc:
             return Failure(f"Invalid arguments: {exc}")
         try:

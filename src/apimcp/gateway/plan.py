@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from apimcp.backends.credentials import Credentials
 from apimcp.catalog.model import Operation, Service
+from apimcp.catalog.selection import select, unmatched
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
-from apimcp.gateway.selection import select, unmatched
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi import import_openapi
 

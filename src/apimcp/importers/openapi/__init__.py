@@ -23,20 +23,22 @@ def import_openapi(
     tool_prefix: str = "",
     limits: FetchLimits | None = None,
     document: Mapping[str, Any] | None = None,
+    external_references: bool = True,
 ) -> Service:
     """Read an OpenAPI description (file path or http(s) URL) into a Service.
 
     `document` may hold the already-parsed main document (then `source` only names it and
-    anchors its relative references).
+    anchors its relative references). `external_references=False` refuses references to other
+    documents (for uploaded descriptions, which have no location to resolve them against).
     """
-    documents = DocumentSet(source, limits, document)
+    documents = DocumentSet(source, limits, document, external=external_references)
     main = documents.main()
     if not isinstance(main, dict):
         raise SpecError("an OpenAPI description must be an object", source=source)
     openapi_30 = True
     if main.get("swagger") is not None:
         main = convert_swagger2(main, source=source)
-        documents = DocumentSet(source, limits, main)
+        documents = DocumentSet(source, limits, main, external=external_references)
     else:
         declared = main.get("openapi")
         if not isinstance(declared, str) or not declared.startswith("3."):

@@ -102,9 +102,13 @@ def fetch(location: str, limits: FetchLimits) -> bytes:
 class DocumentSet:
     """The main description and every document its `$ref`s reach, each read once."""
 
-    def __init__(self, main: str, limits: FetchLimits | None = None, main_document: Any = None) -> None:
+    def __init__(
+        self, main: str, limits: FetchLimits | None = None, main_document: Any = None, *, external: bool = True
+    ) -> None:
         self._limits = limits or FetchLimits()
-        self.main_uri = main if is_url(main) else str(Path(main).resolve())
+        self._external = external
+        """Whether references may name other documents (not for uploads: they have no location)."""
+        self.main_uri = main if is_url(main) or not external else str(Path(main).resolve())
         self._documents: dict[str, Any] = {}
         if main_document is not None:
             self._documents[self.main_uri] = main_document
@@ -121,6 +125,11 @@ class DocumentSet:
         """The document a reference's file part names, relative to the document it appears in."""
         if not reference:
             return base_uri
+        if not self._external:
+            raise SpecError(
+                f"it references another document ({reference!r}); import it from a URL or a file instead",
+                source=base_uri,
+            )
         if is_url(base_uri):
             target = urllib.parse.urljoin(base_uri, reference)
             if not is_url(target):

@@ -1,0 +1,176 @@
+"""Services as JSON: how the control plane stores compiled services and ships them to gateways.
+
+The encoding is plain data (dicts, lists, strings) with a format version. Shared
+schema objects are written once per place they appear; decoding gives an
+equal Service, so a gateway never parses an API description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from apimcp.catalog.model import (
+    BodyBinding,
+    Operation,
+    ParameterBinding,
+    RestBinding,
+    ServerTemplate,
+    ServerVariable,
+    Service,
+    ToolHints,
+)
+
+FORMAT = 1
+
+
+class CodecError(ValueError):
+    pass
+
+
+def _servers(servers: tuple[ServerTemplate, ...]) -> list[dict[str, Any]]:
+    return [
+        {"url": s.url, "variables": {k: {"default": v.default, "enum": list(v.enum)} for k, v in s.variables.items()}}
+        for s in servers
+    ]
+
+
+def _servers_back(raw: list[dict[str, Any]]) -> tuple[ServerTemplate, ...]:
+    return tuple(
+        ServerTemplate(
+            url=s["url"],
+            variables={k: ServerVariable(v["default"], tuple(v["enum"])) for k, v in s["variables"].items()},
+        )
+        for s in raw
+    )
+
+
+def _operation(op: Operation) -> dict[str, Any]:
+    b = op.binding
+    body = b.body
+    return {
+        "tool": op.tool_name,
+        "input": op.input_schema,
+        "output": op.output_schema,
+        "title": op.title,
+        "description": op.description,
+        "hints": [op.hints.read_only, op.hints.destructive, op.hints.idempotent, op.hints.open_world],
+        "operation_id": op.operation_id,
+        "tags": list(op.tags),
+        "deprecated": op.deprecated,
+        "rest": {
+            "method": b.method,
+            "path": b.path,
+            "parameters": [
+                [p.argument, p.name, p.location, p.style, p.explode, p.allow_reserved, p.content_type]
+                for p in b.parameters
+            ],
+            "body": None
+            if body is None
+            else {
+                "media_type": body.media_type,
+                "kind": body.kind,
+                "argument": body.argument,
+                "fields": list(body.fields),
+                "extra_fields": body.extra_fields,
+                "binary_fields": sorted(body.binary_fields),
+                "field_media_types": dict(body.field_media_types),
+                "required": body.required,
+            },
+            "accept": list(b.accept),
+            "servers": _servers(b.servers),
+        },
+    }
+
+
+def _shared(schema: Any, pool: dict[bytes, Any]) -> Any:
+    """The schema with each `$defs` entry replaced by an equal one already seen (decoding shares again
+    what importing shared, so a thousand tools referring to `repository` hold one copy of it)."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+        return schema
+    definitions = {}
+    for name, definition in schema["$defs"].items():
+        key = orjson.dumps(definition, option=orjson.OPT_SORT_KEYS)
+        definitions[name] = pool.setdefault(key, definition)
+    return {**schema, "$defs": definitions}
+
+
+def _operation_back(raw: Mapping[str, Any], pool: dict[bytes, Any]) -> Operation:
+    rest = raw["rest"]
+    body = rest["body"]
+    read_only, destructive, idempotent, open_world = raw["hints"]
+    return Operation(
+        tool_name=raw["tool"],
+        input_schema=_shared(raw["input"], pool),
+        output_schema=_shared(raw["output"], pool),
+        title=raw["title"],
+        description=raw["description"],
+        hints=ToolHints(read_only, destructive, idempotent, open_world),
+        operation_id=raw["operation_id"],
+        tags=tuple(raw["tags"]),
+        deprecated=raw["deprecated"],
+        binding=RestBinding(
+            method=rest["method"],
+            path=rest["path"],
+            parameters=tuple(ParameterBinding(*p) for p in rest["parameters"]),
+            body=None
+            if body is None
+            else BodyBinding(
+                media_type=body["media_type"],
+                kind=body["kind"],
+                argument=body["argument"],
+                fields=tuple(body["fields"]),
+                extra_fields=body["extra_fields"],
+                binary_fields=frozenset(body["binary_fields"]),
+                field_media_types=body["field_media_types"],
+                required=body["required"],
+            ),
+            accept=tuple(rest["accept"]),
+            servers=_servers_back(rest["servers"]),
+        ),
+    )
+
+
+def encode_service(service: Service) -> bytes:
+    return orjson.dumps(
+        {
+            "format": FORMAT,
+            "name": service.name,
+            "version": service.version,
+            "description": service.description,
+            "servers": _servers(service.servers),
+            "source": service.source,
+            "operations": [_operation(op) for op in service.operations],
+        }
+    )
+
+
+def decode_service(data: bytes | Mapping[str, Any]) -> Service:
+    if isinstance(data, bytes):
+        try:
+            raw = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise CodecError(f"a compiled service is not valid JSON: {exc}") from exc
+    else:
+        raw = data
+    if not isinstance(raw, Mapping):
+        raise CodecError(f"a compiled service must be a JSON object, not {type(raw).__name__}")
+    found = raw.get("format")
+    if type(found) is not int or found != FORMAT:
+        raise CodecError(f"a compiled service must have format {FORMAT}, not {found!r}")
+    pool: dict[bytes, Any] = {}
+    try:
+        return Service(
+            name=raw["name"],
+            version=raw["version"],
+            description=raw["description"],
+            servers=_servers_back(raw["servers"]),
+            source=raw["source"],
+            operations=tuple(_operation_back(op, pool) for op in raw["operations"]),
+        )
+    except KeyError as exc:
+        raise CodecError(f"a compiled service is malformed: {exc.args[0]!r} is missing") from exc
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise CodecError(f"a compiled service is malformed: {exc}") from exc

@@ -1,0 +1,1 @@
+"""The control plane: configuration and secrets behind the gateway."""

@@ -1,0 +1,93 @@
+"""Secrets, tokens and organizations."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, status
+
+from apimcp.control.api.auth import DbSession, Plane, UserCaller, admin
+from apimcp.control.api.views import (
+    IssuedOrganization,
+    IssuedToken,
+    OrganizationInput,
+    OrganizationView,
+    SecretInput,
+    SecretRotation,
+    SecretView,
+    TokenInput,
+    TokenView,
+    view,
+)
+from apimcp.control.domain import orgs, secrets, tokens
+from apimcp.control.domain.common import get_owned
+from apimcp.control.models import Organization, Secret
+
+router = APIRouter()
+
+
+def secret_view(secret: Secret) -> SecretView:
+    return view(SecretView, secret, key_id=secrets.key_id(secret))
+
+
+@router.post("/secrets", response_model=SecretView, status_code=status.HTTP_201_CREATED, tags=["secrets"])
+def create_secret(body: SecretInput, caller: UserCaller, session: DbSession, plane: Plane) -> SecretView:
+    secret = secrets.create(
+        session, plane.keys, caller.organization_id, body.name, body.kind, body.fields, body.values, body.description
+    )
+    return secret_view(secret)
+
+
+@router.get("/secrets", response_model=list[SecretView], tags=["secrets"])
+def list_secrets(caller: UserCaller, session: DbSession) -> list[SecretView]:
+    return [secret_view(s) for s in secrets.listed(session, caller.organization_id)]
+
+
+@router.get("/secrets/{secret_id}", response_model=SecretView, tags=["secrets"])
+def get_secret(secret_id: str, caller: UserCaller, session: DbSession) -> SecretView:
+    return secret_view(get_owned(session, Secret, caller.organization_id, secret_id, "secret"))
+
+
+@router.put("/secrets/{secret_id}/values", response_model=SecretView, tags=["secrets"])
+def rotate_secret(
+    secret_id: str, body: SecretRotation, caller: UserCaller, session: DbSession, plane: Plane
+) -> SecretView:
+    """Replace the secret's values (its metadata stays); gateways use the new values at once."""
+    return secret_view(secrets.rotate(session, plane.keys, caller.organization_id, secret_id, body.values))
+
+
+@router.delete("/secrets/{secret_id}", status_code=204, tags=["secrets"])
+def delete_secret(secret_id: str, caller: UserCaller, session: DbSession) -> None:
+    secrets.delete(session, caller.organization_id, secret_id)
+
+
+@router.post("/tokens", response_model=IssuedToken, status_code=201, tags=["tokens"])
+def issue_token(body: TokenInput, caller: UserCaller, session: DbSession) -> IssuedToken:
+    record, value = tokens.issue(session, caller.organization_id, body.name, body.kind, body.valid_days)
+    return view(IssuedToken, record, token=value)
+
+
+@router.get("/tokens", response_model=list[TokenView], tags=["tokens"])
+def list_tokens(caller: UserCaller, session: DbSession) -> list[TokenView]:
+    return [TokenView.model_validate(t) for t in tokens.listed(session, caller.organization_id)]
+
+
+@router.delete("/tokens/{token_id}", response_model=TokenView, tags=["tokens"])
+def revoke_token(token_id: str, caller: UserCaller, session: DbSession) -> TokenView:
+    return TokenView.model_validate(tokens.revoke(session, caller.organization_id, token_id))
+
+
+@router.get("/organization", response_model=OrganizationView, tags=["organizations"])
+def current_organization(caller: UserCaller, session: DbSession) -> OrganizationView:
+    return OrganizationView.model_validate(session.get(Organization, caller.organization_id))
+
+
+@router.post(
+    "/organizations", response_model=IssuedOrganization, status_code=201, tags=["organizations"],
+    dependencies=[Depends(admin)],
+)  # fmt: skip
+def create_organization(body: OrganizationInput, session: DbSession) -> IssuedOrganization:
+    """Create an organization and its first user token (admin token required)."""
+    organization = orgs.create(session, body.name)
+    _, value = tokens.issue(session, organization.id, "owner", "user")
+    return IssuedOrganization.model_validate(
+        {**OrganizationView.model_validate(organization).model_dump(), "token": value}
+    )

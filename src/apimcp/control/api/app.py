@@ -1,0 +1,69 @@
+"""The control plane's HTTP application: /api/v1, errors as RFC 9457 problem details."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from apimcp import __version__
+from apimcp.control.api import access_routes, catalog_routes, exposure_routes, sync_routes
+from apimcp.control.errors import DomainError
+from apimcp.control.plane import ControlPlane
+
+log = logging.getLogger("apimcp.control")
+PROBLEM = "application/problem+json"
+
+
+def problem(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
+    body = {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
+    return JSONResponse(body, status_code=status, media_type=PROBLEM)
+
+
+def create_api(plane: ControlPlane) -> FastAPI:
+    app = FastAPI(
+        title="apimcp control plane",
+        version=__version__,
+        openapi_url="/api/v1/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+    )
+    app.state.plane = plane
+    for module in (catalog_routes, exposure_routes, access_routes, sync_routes):
+        app.include_router(module.router, prefix="/api/v1")
+
+    @app.exception_handler(DomainError)
+    async def domain_error(request: Request, exc: DomainError) -> JSONResponse:
+        extra = {"field": exc.field} if exc.field else {}
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        response = problem(exc.status, exc.title, exc.detail, **extra)
+        if headers:
+            response.headers.update(headers)
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {
+                "field": ".".join(str(p) for p in error["loc"] if p not in ("body", "query", "path")),
+                "message": error["msg"],
+            }
+            for error in exc.errors()
+        ]
+        first = errors[0] if errors else {"field": "", "message": "invalid request"}
+        detail = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
+        return problem(422, "Invalid value", detail, field=first["field"] or None, errors=errors)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("control plane error on %s %s", request.method, request.url.path, exc_info=exc)
+        return problem(500, "Internal error", "the control plane failed; see its log")
+
+    return app
+
+
+def _field(location: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in location if part not in ("body", "query", "path", "header"))

@@ -1,0 +1,65 @@
+"""Who may call: user tokens for the API, gateway tokens for sync, an admin token for organizations."""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from sqlalchemy.orm import Session
+
+from apimcp.control.domain import tokens
+from apimcp.control.domain.tokens import Caller
+from apimcp.control.errors import Forbidden, Unauthorized
+from apimcp.control.plane import ControlPlane
+
+ADMIN_TOKEN_VARIABLE = "APIMCP_ADMIN_TOKEN"
+
+
+def plane_of(request: Request) -> ControlPlane:
+    plane: ControlPlane = request.app.state.plane
+    return plane
+
+
+def session_of(plane: Annotated[ControlPlane, Depends(plane_of)]) -> Iterator[Session]:
+    with plane.session() as session:
+        yield session
+
+
+def _bearer(authorization: str | None) -> str:
+    if authorization is None or not authorization.lower().startswith("bearer "):
+        raise Unauthorized("send a token: Authorization: Bearer <token>")
+    return authorization[7:].strip()
+
+
+def user(
+    plane: Annotated[ControlPlane, Depends(plane_of)], authorization: Annotated[str | None, Header()] = None
+) -> Caller:
+    token = _bearer(authorization)
+    with plane.session() as session:
+        return tokens.authenticate(session, token, ("user",))
+
+
+def gateway(
+    plane: Annotated[ControlPlane, Depends(plane_of)], authorization: Annotated[str | None, Header()] = None
+) -> Caller:
+    token = _bearer(authorization)
+    with plane.session() as session:
+        return tokens.authenticate(session, token, ("gateway",))
+
+
+def admin(authorization: Annotated[str | None, Header()] = None) -> None:
+    expected = os.environ.get(ADMIN_TOKEN_VARIABLE)
+    if not expected:
+        raise Forbidden(f"organizations are managed with the admin token; set {ADMIN_TOKEN_VARIABLE} on the server")
+    if not hmac.compare_digest(_bearer(authorization).encode(), expected.encode()):
+        raise Unauthorized("not the admin token")
+
+
+UserCaller = Annotated[Caller, Depends(user)]
+GatewayCaller = Annotated[Caller, Depends(gateway)]
+# committed before the response is sent (not after: a client's next request must see the change)
+DbSession = Annotated[Session, Depends(session_of, scope="function")]
+Plane = Annotated[ControlPlane, Depends(plane_of)]

@@ -1,0 +1,123 @@
+"""Services and their artifacts."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, File, Form, Request, UploadFile, status
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile as FormFile
+
+from apimcp.catalog.codec import decode_service
+from apimcp.control.api.auth import DbSession, UserCaller
+from apimcp.control.api.views import (
+    ArtifactView,
+    ImportByUrl,
+    ImportedService,
+    OperationView,
+    ServiceDetail,
+    ServiceView,
+    view,
+)
+from apimcp.control.domain import services
+from apimcp.control.domain.common import get_owned
+from apimcp.control.errors import Invalid
+from apimcp.control.models import Service
+
+router = APIRouter(tags=["services"])
+
+
+@router.post("/services", response_model=ImportedService, status_code=status.HTTP_201_CREATED)
+async def import_service(request: Request, caller: UserCaller, session: DbSession) -> ImportedService:
+    """Import an OpenAPI description: multipart (`file`, optional `name`, `version`) or JSON `{url, name, version}`.
+
+    A service with the same name and version is updated in place.
+    """
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        async with request.form() as form:  # closes the uploaded files' spools
+            upload = form.get("file")
+            if not isinstance(upload, FormFile):  # request.form() gives Starlette's class, not FastAPI's subclass
+                raise Invalid("the form needs a `file` part", field="file")
+            content = await upload.read()
+            filename = upload.filename or "upload"
+            name, version = _text(form.get("name")), _text(form.get("version"))
+        # parsing (and fetching, below) blocks: off the event loop, so other requests go on meanwhile
+        imported = await run_in_threadpool(
+            services.import_service,
+            session,
+            caller.organization_id,
+            content=content,
+            filename=filename,
+            name=name,
+            version=version,
+        )
+    else:
+        try:
+            body = ImportByUrl.model_validate_json(await request.body())
+        except ValidationError as exc:  # a problem detail naming the field, not a 500
+            raise RequestValidationError(exc.errors(include_url=False)) from exc
+        imported = await run_in_threadpool(
+            services.import_service, session, caller.organization_id, url=body.url, name=body.name, version=body.version
+        )
+    return ImportedService.model_validate(
+        {**ServiceView.model_validate(imported.service).model_dump(), "created": imported.created}
+    )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@router.get("/services", response_model=list[ServiceView])
+def list_services(caller: UserCaller, session: DbSession) -> list[ServiceView]:
+    return [ServiceView.model_validate(s) for s in services.listed(session, caller.organization_id)]
+
+
+@router.get("/services/{service_id}", response_model=ServiceDetail)
+def get_service(service_id: str, caller: UserCaller, session: DbSession) -> ServiceDetail:
+    service = get_owned(session, Service, caller.organization_id, service_id, "service")
+    operations = [
+        OperationView(
+            tool_name=op.tool_name,
+            signature=op.signature,
+            operation_id=op.operation_id,
+            title=op.title,
+            tags=list(op.tags),
+        )
+        for op in decode_service(service.compiled).operations
+    ]
+    return view(ServiceDetail, service, operations=operations)
+
+
+@router.delete("/services/{service_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_service(service_id: str, caller: UserCaller, session: DbSession) -> None:
+    services.delete(session, caller.organization_id, service_id)
+
+
+@router.get("/services/{service_id}/artifacts", response_model=list[ArtifactView])
+def list_artifacts(service_id: str, caller: UserCaller, session: DbSession) -> list[ArtifactView]:
+    return [ArtifactView.model_validate(a) for a in services.artifacts(session, caller.organization_id, service_id)]
+
+
+@router.post("/services/{service_id}/artifacts", response_model=ArtifactView, status_code=status.HTTP_201_CREATED)
+async def attach_artifact(
+    service_id: str,
+    caller: UserCaller,
+    session: DbSession,
+    file: Annotated[UploadFile, File(description="a YAML or JSON artifact")],
+    name: Annotated[str | None, Form()] = None,
+) -> ArtifactView:
+    """Attach an artifact to a service (a same-named one is replaced)."""
+    content = await file.read()
+    artifact = services.attach(
+        session, caller.organization_id, service_id, name or file.filename or "artifact", content
+    )
+    return ArtifactView.model_validate(artifact)
+
+
+@router.delete("/artifacts/{artifact_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_artifact(artifact_id: str, caller: UserCaller, session: DbSession) -> None:
+    services.delete_artifact(session, caller.organization_id, artifact_id)

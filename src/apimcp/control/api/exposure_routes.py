@@ -1,0 +1,166 @@
+"""Plans, gateway groups, expositions and gateways."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, status
+
+from apimcp.control.api.auth import DbSession, UserCaller
+from apimcp.control.api.views import (
+    DuplicateInput,
+    ExpositionDuplicate,
+    ExpositionInput,
+    ExpositionUpdate,
+    ExpositionView,
+    GatewayView,
+    GroupInput,
+    GroupUpdate,
+    GroupView,
+    PlanFields,
+    PlanInput,
+    PlanResult,
+    PlanView,
+    view,
+)
+from apimcp.control.domain import expositions, gateways, groups, plans
+from apimcp.control.domain.common import get_owned
+from apimcp.control.models import Exposition, GatewayGroup, Plan, Service
+
+router = APIRouter()
+
+
+def plan_view(plan: Plan, api_key: str | None = None) -> PlanResult:
+    return view(PlanResult, plan, inbound_mode=plan.inbound.get("mode", "none"), api_key=api_key)
+
+
+def _plan_values(fields: PlanFields) -> dict[str, Any]:
+    values = fields.model_dump(exclude_unset=True, exclude={"name", "service_id"})
+    if "cache" in values and values["cache"] is not None:
+        values["cache"] = {m: dict(h) for m, h in values["cache"].items()}
+    return values
+
+
+@router.post("/plans", response_model=PlanResult, status_code=status.HTTP_201_CREATED, tags=["plans"])
+def create_plan(body: PlanInput, caller: UserCaller, session: DbSession) -> PlanResult:
+    plan, key = plans.create(session, caller.organization_id, body.service_id, body.name, _plan_values(body))
+    return plan_view(plan, key)
+
+
+@router.get("/plans", response_model=list[PlanView], tags=["plans"])
+def list_plans(caller: UserCaller, session: DbSession, service_id: str | None = None) -> list[PlanResult]:
+    return [plan_view(p) for p in plans.listed(session, caller.organization_id, service_id)]
+
+
+@router.get("/plans/{plan_id}", response_model=PlanView, tags=["plans"])
+def get_plan(plan_id: str, caller: UserCaller, session: DbSession) -> PlanResult:
+    return plan_view(get_owned(session, Plan, caller.organization_id, plan_id, "plan"))
+
+
+@router.patch("/plans/{plan_id}", response_model=PlanResult, tags=["plans"])
+def update_plan(plan_id: str, body: PlanFields, caller: UserCaller, session: DbSession) -> PlanResult:
+    plan, key = plans.update(session, caller.organization_id, plan_id, _plan_values(body))
+    return plan_view(plan, key)
+
+
+@router.post("/plans/{plan_id}/api-key", response_model=PlanResult, tags=["plans"])
+def renew_plan_api_key(plan_id: str, caller: UserCaller, session: DbSession) -> PlanResult:
+    plan, key = plans.update(session, caller.organization_id, plan_id, {"inbound_mode": "api_key"})
+    return plan_view(plan, key)
+
+
+@router.post("/plans/{plan_id}/duplicate", response_model=PlanResult, status_code=201, tags=["plans"])
+def duplicate_plan(plan_id: str, body: DuplicateInput, caller: UserCaller, session: DbSession) -> PlanResult:
+    plan, key = plans.duplicate(session, caller.organization_id, plan_id, body.name)
+    return plan_view(plan, key)
+
+
+@router.delete("/plans/{plan_id}", status_code=status.HTTP_204_NO_CONTENT, tags=["plans"])
+def delete_plan(plan_id: str, caller: UserCaller, session: DbSession) -> None:
+    plans.delete(session, caller.organization_id, plan_id)
+
+
+@router.post("/gateway-groups", response_model=GroupView, status_code=201, tags=["gateways"])
+def create_group(body: GroupInput, caller: UserCaller, session: DbSession) -> GroupView:
+    return GroupView.model_validate(groups.create(session, caller.organization_id, body.name, body.labels))
+
+
+@router.get("/gateway-groups", response_model=list[GroupView], tags=["gateways"])
+def list_groups(caller: UserCaller, session: DbSession) -> list[GroupView]:
+    return [GroupView.model_validate(g) for g in groups.listed(session, caller.organization_id)]
+
+
+@router.get("/gateway-groups/{group_id}", response_model=GroupView, tags=["gateways"])
+def get_group(group_id: str, caller: UserCaller, session: DbSession) -> GroupView:
+    return GroupView.model_validate(get_owned(session, GatewayGroup, caller.organization_id, group_id, "gateway group"))
+
+
+@router.patch("/gateway-groups/{group_id}", response_model=GroupView, tags=["gateways"])
+def update_group(group_id: str, body: GroupUpdate, caller: UserCaller, session: DbSession) -> GroupView:
+    return GroupView.model_validate(groups.update(session, caller.organization_id, group_id, body.labels))
+
+
+@router.delete("/gateway-groups/{group_id}", status_code=204, tags=["gateways"])
+def delete_group(group_id: str, caller: UserCaller, session: DbSession) -> None:
+    groups.delete(session, caller.organization_id, group_id)
+
+
+@router.get("/gateways", response_model=list[GatewayView], tags=["gateways"])
+def list_gateways(caller: UserCaller, session: DbSession) -> list[GatewayView]:
+    return [GatewayView.model_validate(g) for g in gateways.listed(session, caller.organization_id)]
+
+
+def exposition_view(session: DbSession, exposition: Exposition, organization: str) -> ExpositionView:
+    plan = session.get(Plan, exposition.plan_id)
+    service = session.get(Service, plan.service_id) if plan is not None else None
+    endpoints = [f"/mcp/{exposition.id}"]
+    if exposition.name is not None:
+        endpoints.insert(0, f"/mcp/{organization}/{exposition.name}")
+    if service is not None:
+        endpoints.append(f"/mcp/{organization}/{service.name.replace(' ', '+')}/{service.version}")
+    return ExpositionView.model_validate(
+        {**ExpositionView.model_validate(exposition).model_dump(), "endpoints": endpoints}
+    )
+
+
+@router.post("/expositions", response_model=ExpositionView, status_code=201, tags=["expositions"])
+def create_exposition(body: ExpositionInput, caller: UserCaller, session: DbSession) -> ExpositionView:
+    exposition = expositions.create(session, caller.organization_id, body.plan_id, body.group_id, body.name)
+    return exposition_view(session, exposition, caller.organization)
+
+
+@router.get("/expositions", response_model=list[ExpositionView], tags=["expositions"])
+def list_expositions(caller: UserCaller, session: DbSession) -> list[ExpositionView]:
+    return [
+        exposition_view(session, e, caller.organization) for e in expositions.listed(session, caller.organization_id)
+    ]
+
+
+@router.get("/expositions/{exposition_id}", response_model=ExpositionView, tags=["expositions"])
+def get_exposition(exposition_id: str, caller: UserCaller, session: DbSession) -> ExpositionView:
+    exposition = get_owned(session, Exposition, caller.organization_id, exposition_id, "exposition")
+    return exposition_view(session, exposition, caller.organization)
+
+
+@router.patch("/expositions/{exposition_id}", response_model=ExpositionView, tags=["expositions"])
+def update_exposition(
+    exposition_id: str, body: ExpositionUpdate, caller: UserCaller, session: DbSession
+) -> ExpositionView:
+    values = body.model_dump(exclude_unset=True)
+    exposition = expositions.update(session, caller.organization_id, exposition_id, values)
+    return exposition_view(session, exposition, caller.organization)
+
+
+@router.post(
+    "/expositions/{exposition_id}/duplicate", response_model=ExpositionView, status_code=201, tags=["expositions"]
+)
+def duplicate_exposition(
+    exposition_id: str, body: ExpositionDuplicate, caller: UserCaller, session: DbSession
+) -> ExpositionView:
+    exposition = expositions.duplicate(session, caller.organization_id, exposition_id, body.name)
+    return exposition_view(session, exposition, caller.organization)
+
+
+@router.delete("/expositions/{exposition_id}", status_code=204, tags=["expositions"])
+def delete_exposition(exposition_id: str, caller: UserCaller, session: DbSession) -> None:
+    expositions.delete(session, caller.organization_id, exposition_id)

@@ -1,0 +1,52 @@
+"""What gateways call: a snapshot of their expositions, and a long poll for the next revision."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from fastapi import APIRouter, Response
+
+from apimcp.control import changes, snapshot
+from apimcp.control.api.auth import GatewayCaller, Plane
+from apimcp.control.api.views import GatewayRegistration, Revision
+from apimcp.control.domain import gateways
+
+router = APIRouter(prefix="/gateway", tags=["gateway sync"])
+LONG_POLL_SECONDS = 25.0
+
+
+@router.post("/snapshot", responses={200: {"description": "the snapshot (JSON)"}})
+def fetch_snapshot(body: GatewayRegistration, caller: GatewayCaller, plane: Plane) -> Response:
+    """Register (or refresh) the calling gateway and return what it serves."""
+    with plane.session() as session:
+        gateways.register(session, caller.organization_id, body.name, body.labels, body.fqdns, body.version)
+        built = snapshot.build(
+            session,
+            plane.keys,
+            organization_id=caller.organization_id,
+            labels=body.labels,
+            known_services=body.known_services,
+        )
+    return Response(snapshot.to_json(built), media_type="application/json", headers={"Cache-Control": "no-store"})
+
+
+@router.get("/changes", response_model=Revision)
+async def wait_for_changes(since: int, caller: GatewayCaller, plane: Plane, name: str | None = None) -> Revision:
+    """Answer as soon as the organization's revision exceeds `since`, or after 25 s (or when the control plane
+    stops) with the current one."""
+    deadline = time.monotonic() + LONG_POLL_SECONDS
+    while True:
+        seen = plane.signal.generation
+        revision = await asyncio.to_thread(_latest, plane, caller.organization_id, name)
+        remaining = deadline - time.monotonic()
+        if revision > since or remaining <= 0 or plane.signal.closed:
+            return Revision(revision=revision)
+        await plane.signal.wait(min(changes.POLL_SECONDS, remaining), seen)
+
+
+def _latest(plane: Plane, organization_id: str, gateway_name: str | None) -> int:
+    with plane.session() as session:
+        if gateway_name is not None:
+            gateways.touch(session, organization_id, gateway_name)
+        return changes.latest(session, organization_id)

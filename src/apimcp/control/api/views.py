@@ -1,0 +1,259 @@
+"""What the API accepts and returns. Secret values never appear in any response model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite hands back naive datetimes; everything apimcp stores is UTC, and says so on the wire."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+Timestamp = Annotated[datetime, AfterValidator(_utc)]
+
+
+def view(model: type[M], source: object, **extra: Any) -> M:
+    """`model` filled from `source`'s attributes, plus fields the record does not have."""
+    values = {name: getattr(source, name) for name in model.model_fields if name not in extra and hasattr(source, name)}
+    return model.model_validate({**values, **extra})
+
+
+class View(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- organizations and tokens ------------------------------------------------------------------
+
+
+class OrganizationView(View):
+    id: str
+    name: str
+    created_at: Timestamp
+
+
+class OrganizationInput(Input):
+    name: str
+
+
+class TokenView(View):
+    id: str
+    name: str
+    kind: str
+    prefix: str
+    created_at: Timestamp
+    expires_at: Timestamp | None
+    revoked_at: Timestamp | None
+    last_used_at: Timestamp | None
+
+
+class TokenInput(Input):
+    name: str
+    kind: Literal["user", "gateway"] = "user"
+    valid_days: int | None = Field(default=None, ge=1, le=3650)
+
+
+class IssuedToken(TokenView):
+    token: str = Field(description="the token itself: shown this once, never again")
+
+
+class IssuedOrganization(OrganizationView):
+    token: str = Field(description="a first user token of the new organization, shown once")
+
+
+# --- services and artifacts --------------------------------------------------------------------
+
+
+class OperationView(BaseModel):
+    tool_name: str
+    signature: str
+    operation_id: str | None
+    title: str | None
+    tags: list[str]
+
+
+class ServiceView(View):
+    id: str
+    name: str
+    version: str
+    kind: str
+    description: str | None
+    operation_count: int
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class ServiceDetail(ServiceView):
+    operations: list[OperationView]
+
+
+class ImportedService(ServiceView):
+    created: bool
+
+
+class ImportByUrl(Input):
+    url: str
+    name: str | None = None
+    version: str | None = None
+
+
+class ArtifactView(View):
+    id: str
+    service_id: str
+    name: str
+    role: str
+    content_hash: str
+    source: str | None
+    created_at: Timestamp
+
+
+# --- secrets ----------------------------------------------------------------------------------------
+
+
+class SecretInput(Input):
+    name: str
+    kind: Literal["bearer", "basic", "api_key", "oauth_client_credentials"]
+    fields: dict[str, Any] = Field(default_factory=dict)
+    values: dict[str, str] = Field(description="secret values: stored sealed, never returned")
+    description: str | None = None
+
+
+class SecretRotation(Input):
+    values: dict[str, str]
+
+
+class SecretView(View):
+    id: str
+    name: str
+    kind: str
+    description: str | None
+    fields: dict[str, Any]
+    key_id: str
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+# --- plans, groups, expositions, gateways -----------------------------------------------------------
+
+
+class CacheHintInput(Input):
+    ttl_ms: int = Field(ge=0)
+    scope: Literal["public", "private"] = "private"
+
+
+class PlanFields(Input):
+    description: str | None = None
+    backend_endpoint: str | None = None
+    backend_timeout_ms: int | None = None
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    secret_id: str | None = None
+    inbound_mode: Literal["none", "api_key"] | None = None
+    cache: dict[str, CacheHintInput] | None = None
+    artifacts: list[str] | None = None
+    tool_prefix: str | None = None
+    output_schemas: bool | None = None
+
+
+class PlanInput(PlanFields):
+    name: str
+    service_id: str
+
+
+class PlanView(View):
+    id: str
+    service_id: str
+    name: str
+    description: str | None
+    backend_endpoint: str | None
+    backend_timeout_ms: int
+    include: list[str]
+    exclude: list[str]
+    secret_id: str | None
+    inbound_mode: str
+    cache: dict[str, Any]
+    artifacts: list[str]
+    tool_prefix: str
+    output_schemas: bool
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class PlanResult(PlanView):
+    api_key: str | None = Field(default=None, description="a new inbound API key: shown this once")
+
+
+class DuplicateInput(Input):
+    name: str
+
+
+class GroupInput(Input):
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class GroupUpdate(Input):
+    labels: dict[str, str]
+
+
+class GroupView(View):
+    id: str
+    name: str
+    labels: dict[str, str]
+    created_at: Timestamp
+
+
+class ExpositionInput(Input):
+    plan_id: str
+    group_id: str | None = None
+    name: str | None = None
+
+
+class ExpositionUpdate(Input):
+    plan_id: str | None = None
+    group_id: str | None = None
+    name: str | None = Field(default=None, description="a new name; null removes the name")
+
+
+class ExpositionDuplicate(Input):
+    name: str | None = None
+
+
+class ExpositionView(View):
+    id: str
+    plan_id: str
+    group_id: str
+    name: str | None
+    created_at: Timestamp
+    endpoints: list[str] = Field(default_factory=list)
+
+
+class GatewayView(View):
+    id: str
+    name: str
+    labels: dict[str, str]
+    fqdns: list[str]
+    version: str | None
+    started_at: Timestamp
+    last_seen: Timestamp
+
+
+class GatewayRegistration(Input):
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    fqdns: list[str] = Field(default_factory=list)
+    version: str | None = None
+    known_services: list[str] = Field(default_factory=list)
+
+
+class Revision(BaseModel):
+    revision: int

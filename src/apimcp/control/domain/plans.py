@@ -1,0 +1,193 @@
+"""Plans: which operations of a service are exposed, against which backend, with which credentials,
+behind which inbound security, and with which cache hints."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets as random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from apimcp.catalog.codec import decode_service
+from apimcp.catalog.selection import unmatched
+from apimcp.control import changes
+from apimcp.control.domain.common import check_name, get_owned
+from apimcp.control.errors import Conflict, Invalid
+from apimcp.control.models import Artifact, Exposition, Plan, Secret, Service
+
+CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
+             "resources/read")  # fmt: skip
+INBOUND_MODES = ("none", "api_key")
+_PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
+FIELDS = frozenset(
+    {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "inbound_mode",
+     "cache", "artifacts", "tool_prefix", "output_schemas"}
+)  # fmt: skip
+
+
+def api_key_hash(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _patterns(service: Service, include: Sequence[str], exclude: Sequence[str]) -> None:
+    if not include and not exclude:
+        return
+    operations = decode_service(service.compiled).operations
+    for field, patterns in (("include", include), ("exclude", exclude)):
+        for pattern in patterns:
+            if not isinstance(pattern, str) or not pattern:
+                raise Invalid("operation patterns are non-empty strings", field=field)
+        typos = unmatched(operations, patterns)
+        if typos:
+            raise Invalid(f"these patterns select no operation of {service.name}: {', '.join(typos)}", field=field)
+
+
+def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, Any]) -> str | None:
+    """Check and set plan fields; returns a newly generated inbound API key, if any."""
+    unknown = sorted(set(values) - FIELDS)
+    if unknown:
+        raise Invalid(f"plans have no field {unknown[0]!r}", field=unknown[0])
+    if "backend_endpoint" in values:
+        endpoint = values["backend_endpoint"]
+        if endpoint is not None and not re.match(r"^https?://[^\s/]+", str(endpoint)):
+            raise Invalid("the backend endpoint must be an http:// or https:// URL", field="backend_endpoint")
+        plan.backend_endpoint = endpoint
+    if "backend_timeout_ms" in values:
+        timeout = values["backend_timeout_ms"]
+        if not isinstance(timeout, int) or not 1 <= timeout <= 3_600_000:
+            raise Invalid("the backend timeout is 1 to 3600000 milliseconds", field="backend_timeout_ms")
+        plan.backend_timeout_ms = timeout
+    include = list(values.get("include", plan.include) or [])  # None clears
+    exclude = list(values.get("exclude", plan.exclude) or [])
+    if "include" in values or "exclude" in values:
+        _patterns(service, include, exclude)
+        plan.include, plan.exclude = include, exclude
+    if "secret_id" in values:
+        secret_id = values["secret_id"]
+        if secret_id is not None:
+            get_owned(session, Secret, plan.organization_id, secret_id, "secret")
+        plan.secret_id = secret_id
+    if "cache" in values:
+        plan.cache = _cache(values["cache"])
+    if "artifacts" in values:
+        names = list(values["artifacts"] or [])
+        known = set(session.scalars(select(Artifact.name).where(Artifact.service_id == service.id)))
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise Invalid(f"{service.name} has no attached artifact {missing[0]!r}", field="artifacts")
+        plan.artifacts = names
+    if "tool_prefix" in values:
+        if not _PREFIX.match(values["tool_prefix"] or ""):
+            raise Invalid("a tool prefix is at most 32 letters, digits, '_', '.' or '-'", field="tool_prefix")
+        plan.tool_prefix = values["tool_prefix"] or ""
+    if "output_schemas" in values:
+        plan.output_schemas = bool(values["output_schemas"])
+    if "description" in values:
+        plan.description = values["description"]
+    if plan.backend_endpoint is None and not decode_service(service.compiled).servers:
+        raise Invalid(
+            f"{service.name} declares no servers: the plan needs a backend endpoint", field="backend_endpoint"
+        )
+    mode = values.get("inbound_mode")
+    if mode is None:
+        return None
+    if mode not in INBOUND_MODES:
+        raise Invalid(f"inbound security is one of {', '.join(INBOUND_MODES)}", field="inbound_mode")
+    if mode == "none":
+        plan.inbound = {"mode": "none"}
+        return None
+    return renew_api_key(plan)
+
+
+def _cache(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise Invalid("cache hints map methods to {ttl_ms, scope}", field="cache")
+    hints = {}
+    for method, hint in raw.items():
+        if method not in CACHEABLE:
+            raise Invalid(f"{method} cannot be cached; cacheable results are {', '.join(CACHEABLE)}", field="cache")
+        if not isinstance(hint, Mapping):
+            raise Invalid(f"the cache hint of {method} is an object {{ttl_ms, scope}}", field="cache")
+        ttl, scope = hint.get("ttl_ms"), hint.get("scope", "private")
+        if not isinstance(ttl, int) or ttl < 0 or scope not in ("public", "private"):
+            raise Invalid(f"the cache hint of {method} needs ttl_ms >= 0 and scope public or private", field="cache")
+        hints[method] = {"ttl_ms": ttl, "scope": scope}
+    return hints
+
+
+def renew_api_key(plan: Plan) -> str:
+    """A new inbound API key for the plan (returned once; only its hash is kept)."""
+    value = "apimcp_key_" + random.token_urlsafe(24)
+    plan.inbound = {"mode": "api_key", "key_hash": api_key_hash(value), "prefix": value[:15]}
+    return value
+
+
+def create(
+    session: Session, organization_id: str, service_id: str, name: str, values: Mapping[str, Any]
+) -> tuple[Plan, str | None]:
+    service = get_owned(session, Service, organization_id, service_id, "service")
+    check_name(name)
+    if session.scalar(select(Plan).where(Plan.service_id == service.id, Plan.name == name)):
+        raise Conflict(f"{service.name} already has a plan {name!r}", field="name")
+    plan = Plan(
+        organization_id=organization_id,
+        service_id=service.id,
+        name=name,
+        include=[],
+        exclude=[],
+        inbound={"mode": "none"},
+        cache={},
+        artifacts=[],
+        backend_timeout_ms=30_000,
+        tool_prefix="",
+        output_schemas=True,
+    )
+    key = _apply(session, plan, service, {"backend_endpoint": None, **values})
+    session.add(plan)
+    session.flush()
+    return plan, key
+
+
+def update(session: Session, organization_id: str, plan_id: str, values: Mapping[str, Any]) -> tuple[Plan, str | None]:
+    plan = get_owned(session, Plan, organization_id, plan_id, "plan")
+    service = get_owned(session, Service, organization_id, plan.service_id, "service")
+    key = _apply(session, plan, service, values)
+    changes.record(session, organization_id, "plan", plan.id)
+    return plan, key
+
+
+def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -> tuple[Plan, str | None]:
+    source = get_owned(session, Plan, organization_id, plan_id, "plan")
+    values = {
+        "description": source.description,
+        "backend_endpoint": source.backend_endpoint,
+        "backend_timeout_ms": source.backend_timeout_ms,
+        "include": source.include,
+        "exclude": source.exclude,
+        "secret_id": source.secret_id,
+        "cache": source.cache,
+        "artifacts": source.artifacts,
+        "tool_prefix": source.tool_prefix,
+        "output_schemas": source.output_schemas,
+        "inbound_mode": source.inbound.get("mode", "none"),
+    }
+    return create(session, organization_id, source.service_id, name, values)
+
+
+def delete(session: Session, organization_id: str, plan_id: str) -> None:
+    plan = get_owned(session, Plan, organization_id, plan_id, "plan")
+    for exposition in session.scalars(select(Exposition).where(Exposition.plan_id == plan.id)):
+        session.delete(exposition)
+    session.delete(plan)
+    changes.record(session, organization_id, "plan", plan_id)
+
+
+def listed(session: Session, organization_id: str, service_id: str | None = None) -> list[Plan]:
+    query = select(Plan).where(Plan.organization_id == organization_id)
+    if service_id is not None:
+        query = query.where(Plan.service_id == service_id)
+    return list(session.scalars(query.order_by(Plan.id)))

@@ -1,0 +1,136 @@
+"""Backend secrets: named, typed, sealed with AES-GCM, and never shown again once stored.
+
+Each kind has public fields (kept in clear, shown by the API) and secret values
+(sealed, bound to their row so a sealed value copied elsewhere does not open).
+Only snapshot building opens them, to hand gateways what they call backends with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from apimcp.control import changes
+from apimcp.control.crypto import KeySet, token_key_id
+from apimcp.control.domain.common import check_name, get_owned
+from apimcp.control.errors import Conflict, Invalid
+from apimcp.control.ids import new_id
+from apimcp.control.models import Plan, Secret
+from apimcp.control.secret_kinds import KINDS, LOCATIONS
+
+
+def _associated(organization_id: str, secret_id: str) -> bytes:
+    return f"org:{organization_id}/secret:{secret_id}".encode()
+
+
+def _seal(keys: KeySet, organization_id: str, secret_id: str, values: Mapping[str, str]) -> bytes:
+    return keys.encrypt_text(orjson.dumps(values).decode(), associated_data=_associated(organization_id, secret_id))
+
+
+def _check(kind: str, fields: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    if kind not in KINDS:
+        raise Invalid(f"a secret kind is one of {', '.join(KINDS)}", field="kind")
+    public, secret = KINDS[kind]
+    for given, allowed, where in ((fields, public, "fields"), (values, secret, "values")):
+        unknown = sorted(set(given) - set(allowed))
+        if unknown:
+            raise Invalid(f"{kind} secrets have no {', '.join(unknown)}", field=f"{where}.{unknown[0]}")
+        for name, required in allowed.items():
+            if required and not given.get(name):
+                raise Invalid(f"{kind} secrets need {name}", field=f"{where}.{name}")
+    clean_fields = dict(fields)
+    if kind == "api_key":
+        clean_fields.setdefault("location", "header")
+        if clean_fields["location"] not in LOCATIONS:
+            raise Invalid(f"an API key goes in one of {', '.join(LOCATIONS)}", field="fields.location")
+    if kind == "oauth_client_credentials":
+        scopes = clean_fields.get("scopes", [])
+        if isinstance(scopes, str):
+            scopes = scopes.replace(",", " ").split()
+        if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
+            raise Invalid("scopes are a list of strings", field="fields.scopes")
+        clean_fields["scopes"] = scopes
+        if not str(clean_fields["token_url"]).startswith(("https://", "http://")):
+            raise Invalid("the token URL must be an http(s) URL", field="fields.token_url")
+    for name, value in values.items():
+        if not isinstance(value, str):
+            raise Invalid("secret values are strings", field=f"values.{name}")
+    return clean_fields, {k: str(v) for k, v in values.items()}
+
+
+def create(
+    session: Session,
+    keys: KeySet,
+    organization_id: str,
+    name: str,
+    kind: str,
+    fields: Mapping[str, Any],
+    values: Mapping[str, Any],
+    description: str | None = None,
+) -> Secret:
+    check_name(name)
+    if session.scalar(select(Secret).where(Secret.organization_id == organization_id, Secret.name == name)):
+        raise Conflict(f"secret {name!r} already exists", field="name")
+    clean_fields, clean_values = _check(kind, fields, values)
+    secret_id = new_id()
+    sealed = _seal(keys, organization_id, secret_id, clean_values)
+    secret = Secret(
+        id=secret_id,
+        organization_id=organization_id,
+        name=name,
+        kind=kind,
+        description=description,
+        fields=clean_fields,
+        sealed=sealed.decode("ascii"),
+    )
+    session.add(secret)
+    session.flush()
+    return secret
+
+
+def rotate(session: Session, keys: KeySet, organization_id: str, secret_id: str, values: Mapping[str, Any]) -> Secret:
+    """Replace a secret's values (e.g. a new token); plans using it pick it up on their next snapshot."""
+    secret = get_owned(session, Secret, organization_id, secret_id, "secret")
+    _, clean_values = _check(secret.kind, secret.fields, values)
+    sealed = _seal(keys, organization_id, secret.id, clean_values)
+    secret.sealed = sealed.decode("ascii")
+    changes.record(session, organization_id, "secret", secret.id)
+    return secret
+
+
+def reveal(keys: KeySet, secret: Secret) -> dict[str, str]:
+    """The secret values; for snapshot building only."""
+    plain = keys.decrypt_text(secret.sealed, associated_data=_associated(secret.organization_id, secret.id))
+    values: dict[str, str] = orjson.loads(plain)
+    return values
+
+
+def key_id(secret: Secret) -> str:
+    return token_key_id(secret.sealed)
+
+
+def reencrypt_all(session: Session, keys: KeySet) -> int:
+    """Seal every secret under the current key (after adding a key); returns how many changed."""
+    count = 0
+    for secret in session.scalars(select(Secret)):
+        if keys.needs_reencryption(secret.sealed):
+            associated = _associated(secret.organization_id, secret.id)
+            secret.sealed = keys.reencrypt(secret.sealed, associated_data=associated).decode("ascii")
+            count += 1
+    return count
+
+
+def delete(session: Session, organization_id: str, secret_id: str) -> None:
+    secret = get_owned(session, Secret, organization_id, secret_id, "secret")
+    users = list(session.scalars(select(Plan.name).where(Plan.secret_id == secret.id)))
+    if users:
+        raise Conflict(f"secret {secret.name!r} is used by plans {', '.join(sorted(users))}")
+    session.delete(secret)
+
+
+def listed(session: Session, organization_id: str) -> list[Secret]:
+    return list(session.scalars(select(Secret).where(Secret.organization_id == organization_id).order_by(Secret.name)))

@@ -1,0 +1,150 @@
+"""Services: imported from an upload or a URL, re-imported in place, with their artifacts."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from apimcp.catalog.codec import encode_service
+from apimcp.catalog.model import Service as CatalogService
+from apimcp.control import changes
+from apimcp.control.domain.common import get_owned
+from apimcp.control.errors import Conflict, Invalid
+from apimcp.control.models import Artifact, Exposition, Plan, Service
+from apimcp.importers.errors import SpecError
+from apimcp.importers.openapi import import_openapi
+from apimcp.importers.openapi.loading import FetchLimits, fetch, is_url, parse
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    service: Service
+    created: bool
+    catalog: CatalogService
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def import_service(
+    session: Session,
+    organization_id: str,
+    *,
+    content: bytes | None = None,
+    filename: str | None = None,
+    url: str | None = None,
+    name: str | None = None,
+    version: str | None = None,
+    limits: FetchLimits | None = None,
+) -> Imported:
+    """Import an OpenAPI description; a service of the same name and version is updated in place."""
+    if (content is None) == (url is None):
+        raise Invalid("give either a file or a URL", field="file")
+    limits = limits or FetchLimits()
+    try:
+        if url is not None:
+            if not is_url(url):
+                raise Invalid("only http:// and https:// URLs can be imported", field="url")
+            content = fetch(url, limits)
+            source = url
+        else:
+            assert content is not None
+            if len(content) > limits.max_bytes:
+                raise Invalid(f"the file is larger than the {limits.max_bytes} bytes allowed", field="file")
+            source = filename or "upload"
+        catalog = import_openapi(
+            source,
+            name=name,
+            version=version,
+            limits=limits,
+            document=parse(content, source),
+            external_references=url is not None,
+        )
+    except SpecError as exc:
+        raise Invalid(str(exc), field="url" if url is not None else "file") from exc
+    compiled = encode_service(catalog)
+    service = session.scalar(
+        select(Service).where(
+            Service.organization_id == organization_id,
+            Service.name == catalog.name,
+            Service.version == catalog.version,
+        )
+    )
+    created = service is None
+    if service is None:
+        service = Service(organization_id=organization_id, name=catalog.name, version=catalog.version)
+        session.add(service)
+    service.description = catalog.description
+    service.compiled = compiled
+    service.compiled_hash = _sha(compiled)
+    service.operation_count = len(catalog.operations)
+    session.flush()
+    main = session.scalar(select(Artifact).where(Artifact.service_id == service.id, Artifact.role == "main"))
+    if main is None:
+        main = Artifact(organization_id=organization_id, service_id=service.id, role="main")
+        session.add(main)
+    main.name = f"{service.name}-{service.version}-description"[:200]
+    main.content = content
+    main.content_hash = _sha(content)
+    main.source = source
+    changes.record(session, organization_id, "service", service.id)
+    return Imported(service, created, catalog)
+
+
+def attach(session: Session, organization_id: str, service_id: str, name: str, content: bytes) -> Artifact:
+    """Attach (or replace) a named artifact of a service; kinds are interpreted by later features."""
+    service = get_owned(session, Service, organization_id, service_id, "service")
+    try:
+        document = parse(content, name)
+    except SpecError as exc:
+        raise Invalid(str(exc), field="file") from exc
+    if not isinstance(document, dict):
+        raise Invalid("an attached artifact must be a YAML or JSON mapping", field="file")
+    artifact = session.scalar(select(Artifact).where(Artifact.service_id == service.id, Artifact.name == name))
+    if artifact is not None and artifact.role == "main":
+        raise Conflict(f"{name!r} is the service's main description", field="name")
+    if artifact is None:
+        artifact = Artifact(organization_id=organization_id, service_id=service.id, name=name, role="attached")
+        session.add(artifact)
+    artifact.content = content
+    artifact.content_hash = _sha(content)
+    session.flush()
+    changes.record(session, organization_id, "artifact", artifact.id)
+    return artifact
+
+
+def artifacts(session: Session, organization_id: str, service_id: str) -> list[Artifact]:
+    service = get_owned(session, Service, organization_id, service_id, "service")
+    return list(session.scalars(select(Artifact).where(Artifact.service_id == service.id).order_by(Artifact.id)))
+
+
+def delete_artifact(session: Session, organization_id: str, artifact_id: str) -> None:
+    artifact = get_owned(session, Artifact, organization_id, artifact_id, "artifact")
+    if artifact.role == "main":
+        raise Conflict("the main description cannot be detached; delete the service instead")
+    session.delete(artifact)
+    changes.record(session, organization_id, "artifact", artifact.id)
+
+
+def listed(session: Session, organization_id: str) -> list[Service]:
+    return list(
+        session.scalars(
+            select(Service).where(Service.organization_id == organization_id).order_by(Service.name, Service.version)
+        )
+    )
+
+
+def delete(session: Session, organization_id: str, service_id: str) -> None:
+    """Delete a service with its artifacts, plans and expositions."""
+    service = get_owned(session, Service, organization_id, service_id, "service")
+    plan_ids = list(session.scalars(select(Plan.id).where(Plan.service_id == service.id)))
+    for exposition in session.scalars(select(Exposition).where(Exposition.plan_id.in_(plan_ids))):
+        session.delete(exposition)
+    for plan in session.scalars(select(Plan).where(Plan.service_id == service.id)):
+        session.delete(plan)
+    session.delete(service)
+    changes.record(session, organization_id, "service", service_id)

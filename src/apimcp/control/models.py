@@ -1,0 +1,193 @@
+"""The control plane's tables (SQLAlchemy 2). The same schema runs on SQLite and PostgreSQL.
+
+Every object belongs to one organization, and every query filters on it: an
+organization never reads or changes another's objects. Each change appends a
+row to `changes`; its revision number is what gateways follow.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from apimcp.control.ids import new_id
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+def _id() -> Mapped[str]:
+    return mapped_column(String(13), primary_key=True, default=new_id)
+
+
+def _org() -> Mapped[str]:
+    return mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+
+
+def _created() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Organization(Base):
+    __tablename__ = "organizations"
+    id: Mapped[str] = _id()
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = _created()
+
+
+class ApiToken(Base):
+    """A bearer token for the API (kind "user") or for a gateway (kind "gateway"); only its hash is kept."""
+
+    __tablename__ = "api_tokens"
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(16))
+    prefix: Mapped[str] = mapped_column(String(24))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Service(Base):
+    """An imported API; `compiled` is its catalog form (JSON), built once at import."""
+
+    __tablename__ = "services"
+    __table_args__ = (UniqueConstraint("organization_id", "name", "version"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(200))
+    version: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(16), default="openapi")
+    description: Mapped[str | None] = mapped_column(Text)
+    compiled: Mapped[bytes] = mapped_column(LargeBinary)
+    compiled_hash: Mapped[str] = mapped_column(String(64))
+    operation_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class Artifact(Base):
+    """A file of a service: its main description, or an attached artifact."""
+
+    __tablename__ = "artifacts"
+    __table_args__ = (UniqueConstraint("service_id", "name"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    service_id: Mapped[str] = mapped_column(ForeignKey("services.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[bytes] = mapped_column(LargeBinary)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+
+
+class Secret(Base):
+    """Backend credentials: non-secret fields in clear, secret values sealed with AES-GCM."""
+
+    __tablename__ = "secrets"
+    __table_args__ = (UniqueConstraint("organization_id", "name"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    kind: Mapped[str] = mapped_column(String(32))
+    description: Mapped[str | None] = mapped_column(Text)
+    fields: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    sealed: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class Plan(Base):
+    """How a service is exposed: operations, backend, credentials, inbound security, hints."""
+
+    __tablename__ = "plans"
+    __table_args__ = (UniqueConstraint("service_id", "name"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    service_id: Mapped[str] = mapped_column(ForeignKey("services.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str | None] = mapped_column(Text)
+    backend_endpoint: Mapped[str | None] = mapped_column(Text)
+    backend_timeout_ms: Mapped[int] = mapped_column(Integer, default=30_000)
+    include: Mapped[list[Any]] = mapped_column(default=list)
+    exclude: Mapped[list[Any]] = mapped_column(default=list)
+    secret_id: Mapped[str | None] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"))
+    inbound: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    cache: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    artifacts: Mapped[list[Any]] = mapped_column(default=list)
+    tool_prefix: Mapped[str] = mapped_column(String(32), default="")
+    output_schemas: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class GatewayGroup(Base):
+    __tablename__ = "gateway_groups"
+    __table_args__ = (UniqueConstraint("organization_id", "name"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    labels: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = _created()
+
+
+class Exposition(Base):
+    """A plan published on a gateway group."""
+
+    __tablename__ = "expositions"
+    __table_args__ = (UniqueConstraint("organization_id", "name"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id", ondelete="CASCADE"), index=True)
+    group_id: Mapped[str] = mapped_column(ForeignKey("gateway_groups.id", ondelete="RESTRICT"), index=True)
+    name: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = _created()
+
+
+class Gateway(Base):
+    """A gateway that registered with the control plane (and when it was last seen)."""
+
+    __tablename__ = "gateways"
+    __table_args__ = (UniqueConstraint("organization_id", "name"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    labels: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    fqdns: Mapped[list[Any]] = mapped_column(default=list)
+    version: Mapped[str | None] = mapped_column(String(50))
+    started_at: Mapped[datetime] = _created()
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Change(Base):
+    """One change to what gateways serve; the revision orders them."""
+
+    __tablename__ = "changes"
+    revision: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    organization_id: Mapped[str] = mapped_column(String(13), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    object_id: Mapped[str] = mapped_column(String(13))
+    at: Mapped[datetime] = _created()

@@ -1,0 +1,92 @@
+"""What a gateway needs to serve: every exposition of the groups it belongs to, compiled.
+
+A snapshot carries, for each exposition, its plan (backend, selection, hints,
+inbound security, opened credentials) and a reference to its compiled service;
+compiled services travel once, by content hash, and not at all when the
+gateway says it has them already. Nothing in it needs parsing an API description.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import orjson
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from apimcp.control import changes
+from apimcp.control.crypto import KeySet
+from apimcp.control.domain import groups, secrets
+from apimcp.control.models import Exposition, GatewayGroup, Organization, Plan, Secret, Service
+
+FORMAT = 1
+
+
+def to_json(snapshot: Mapping[str, Any]) -> bytes:
+    """The snapshot on the wire: compiled services are embedded without re-encoding them."""
+    services = {digest: orjson.Fragment(compiled) for digest, compiled in snapshot["services"].items()}
+    return orjson.dumps({**snapshot, "services": services})
+
+
+def build(
+    session: Session,
+    keys: KeySet,
+    *,
+    organization_id: str | None,
+    labels: Mapping[str, str],
+    known_services: Collection[str] = (),
+) -> dict[str, Any]:
+    """The snapshot for a gateway of `organization_id` (None: every organization) with these labels."""
+    revision = changes.latest(session, organization_id)
+    query = (
+        select(Exposition, Plan, Service, GatewayGroup, Organization)
+        .join(Plan, Exposition.plan_id == Plan.id)
+        .join(Service, Plan.service_id == Service.id)
+        .join(GatewayGroup, Exposition.group_id == GatewayGroup.id)
+        .join(Organization, Exposition.organization_id == Organization.id)
+        .order_by(Exposition.id)
+    )
+    if organization_id is not None:
+        query = query.where(Exposition.organization_id == organization_id)
+    services: dict[str, Any] = {}
+    expositions = []
+    for exposition, plan, service, group, organization in session.execute(query):
+        if not groups.matches(group.labels, labels):
+            continue
+        if service.compiled_hash not in known_services and service.compiled_hash not in services:
+            services[service.compiled_hash] = service.compiled  # JSON bytes: sent as is, decoded by the gateway
+        expositions.append(
+            {
+                "id": exposition.id,
+                "name": exposition.name,
+                "organization": organization.name,
+                "created_at": exposition.created_at.isoformat(),
+                "title": f"{service.name} {service.version}",
+                "instructions": service.description,
+                "cache": plan.cache,
+                "output_schemas": plan.output_schemas,
+                "inbound": {k: v for k, v in plan.inbound.items() if k in ("mode", "key_hash")} or {"mode": "none"},
+                "members": [_member(session, keys, plan, service)],
+            }
+        )
+    return {"format": FORMAT, "revision": revision, "services": services, "expositions": expositions}
+
+
+def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dict[str, Any]:
+    """One service of an exposition, with how to call it."""
+    credentials = None
+    if plan.secret_id is not None:
+        secret = session.get(Secret, plan.secret_id)
+        if secret is not None:
+            credentials = {"kind": secret.kind, "fields": secret.fields, "values": secrets.reveal(keys, secret)}
+    return {
+        "service": {"id": service.id, "name": service.name, "version": service.version, "hash": service.compiled_hash},
+        "plan": plan.id,
+        "backend_endpoint": plan.backend_endpoint,
+        "backend_timeout_ms": plan.backend_timeout_ms,
+        "include": plan.include,
+        "exclude": plan.exclude,
+        "tool_prefix": plan.tool_prefix,
+        "credentials": credentials,
+    }
