@@ -13,7 +13,6 @@ from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.config import CacheHintConfig, ExpositionConfig, GatewayConfig, ServerConfig, ServiceConfig
 from apimcp.gateway.plan import GatewayPlan, plan_gateway
 from apimcp.gateway.serve import serve_gateway
-from apimcp.serving import run_async
 
 INSTRUCTIONS = (
     "A bookshelf: list, search, add and update books, upload and read covers, read and write reviews, look up authors."
@@ -37,19 +36,17 @@ def demo_plan(backend_url: str, host: str = "127.0.0.1", port: int = 8765) -> Ga
     return plan_gateway(config)
 
 
-def run_demo(host: str, port: int, on_ready: Callable[[GatewayApp, str], Awaitable[None] | None] | None = None) -> None:
+async def run_demo(
+    host: str, port: int, on_ready: Callable[[GatewayApp, str], Awaitable[None] | None] | None = None
+) -> None:
     """Start the demo API on a free loopback port, then serve it as MCP until interrupted."""
+    runner, api_port = await start("127.0.0.1", 0)
+    backend_url = f"http://127.0.0.1:{api_port}"
+    try:
 
-    async def main() -> None:
-        runner, api_port = await start("127.0.0.1", 0)
-        backend_url = f"http://127.0.0.1:{api_port}"
-        try:
+        def ready(app: GatewayApp) -> Awaitable[None] | None:
+            return on_ready(app, backend_url) if on_ready is not None else None
 
-            def ready(app: GatewayApp) -> Awaitable[None] | None:
-                return on_ready(app, backend_url) if on_ready is not None else None
-
-            await serve_gateway(demo_plan(backend_url, host, port), host=host, port=port, on_ready=ready)
-        finally:
-            await runner.cleanup()
-
-    run_async(main())
+        await serve_gateway(demo_plan(backend_url, host, port), host=host, port=port, on_ready=ready)
+    finally:
+        await runner.cleanup()

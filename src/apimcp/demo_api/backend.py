@@ -73,7 +73,13 @@ def create_app(seed: bool = True) -> web.Application:
     )
     for method, path, handler in routes:
         app.router.add_route(method, path, handler)
+    app.router.add_get("/openapi.yaml", _description)
     return app
+
+
+async def _description(_: web.Request) -> web.Response:
+    """The API's own OpenAPI description, so that it can be imported by URL."""
+    return web.Response(body=spec_path().read_bytes(), content_type="application/yaml")
 
 
 async def start(host: str = "127.0.0.1", port: int = 0) -> tuple[web.AppRunner, int]:

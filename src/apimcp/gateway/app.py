@@ -1,30 +1,57 @@
-"""The gateway's HTTP surface: one MCP endpoint per exposition at /mcp/{name}."""
+"""The gateway's HTTP surface: MCP endpoints by exposition id, by name, or by service coordinates.
+
+- `/mcp/{expositionId}`
+- `/mcp/{organization}/{expositionName}` (canonical when the exposition has a name)
+- `/mcp/{organization}/{service}/{version}`: the most recent exposition of that service; the
+  response names the canonical endpoint in `Link: <...>; rel="canonical"`.
+- `/mcp/{name}` also finds an exposition named so in the default organization.
+
+Plans with inbound API-key security require `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import hmac
+from collections.abc import Callable
+from urllib.parse import unquote
 
-import aiohttp
 import orjson
 
-from apimcp.backends.rest import RestBackend
-from apimcp.gateway.exposition import ExposedOperation, ExpositionHandler, ExpositionSettings
-from apimcp.gateway.plan import GatewayPlan, PlannedService
-from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint, RequestStateSealer, TransportSecurity
+from apimcp.gateway.runtime import GatewayRuntime, Route, Routes
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
 
 MCP_PREFIX = "/mcp/"
+DEFAULT_ORGANIZATION = "default"
+
+
+def resolve(routes: Routes, path: str) -> tuple[Route | None, bool]:
+    """The route a path names, and whether it is a service-coordinates path (non-canonical)."""
+    parts = [unquote(p) for p in path[len(MCP_PREFIX) :].strip("/").split("/")]
+    if len(parts) == 1:
+        return routes.by_id.get(parts[0]) or routes.by_name.get((DEFAULT_ORGANIZATION, parts[0])), False
+    if len(parts) == 2:
+        return routes.by_name.get((parts[0], parts[1])), False
+    if len(parts) == 3:
+        return routes.by_service.get((parts[0], parts[1].replace("+", " "), parts[2])), True
+    return None, False
 
 
 class GatewayApp:
-    """ASGI application routing /mcp/{name} to the exposition of that name."""
+    """ASGI application routing MCP requests to the current expositions."""
 
-    def __init__(self, endpoints: Mapping[str, McpEndpoint]) -> None:
-        self.endpoints = dict(endpoints)
+    def __init__(self, runtime: GatewayRuntime, on_shutdown: Callable[[], None] | None = None) -> None:
+        self.runtime = runtime
+        self._on_shutdown = on_shutdown
+
+    def endpoints(self) -> dict[str, str]:
+        """Each exposition served now, by name (or id), with its canonical path."""
+        return {route.name or route.exposition_id: route.canonical_path for route in self.runtime.routes.by_id.values()}
 
     def shutdown(self) -> None:
-        for endpoint in self.endpoints.values():
-            endpoint.shutdown()
+        self.runtime.shutdown()
+        if self._on_shutdown is not None:
+            self._on_shutdown()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -34,73 +61,63 @@ class GatewayApp:
             return
         path: str = scope["path"]
         if path.startswith(MCP_PREFIX):
-            endpoint = self.endpoints.get(path[len(MCP_PREFIX) :].rstrip("/"))
-            if endpoint is not None:
-                await endpoint.handle(scope, receive, send)
+            route, by_service = resolve(self.runtime.routes, path)
+            if route is None:
+                await json_response(send, 404, {"error": f"No exposition at {path}"})
                 return
-            await _json(send, 404, {"error": f"No exposition at {path}", "expositions": self.index()})
-        elif path in ("/", "/healthz"):
-            await _json(send, 200, {"status": "ok", "expositions": self.index()})
+            if route.api_key_hash is not None and not _key_ok(scope, route.api_key_hash):
+                await json_response(
+                    send,
+                    401,
+                    {"error": "This endpoint needs an API key: Authorization: Bearer <key> or X-API-Key: <key>"},
+                    [(b"www-authenticate", b'Bearer realm="apimcp"')],
+                )
+                return
+            if by_service:
+                send = _with_header(send, b"link", f'<{route.canonical_path}>; rel="canonical"'.encode())
+            await route.endpoint.handle(scope, receive, send)
+        elif path in ("/healthz", "/"):
+            body = {"status": "ok", "revision": self.runtime.routes.revision, "expositions": self.endpoints()}
+            await json_response(send, 200, body)
         else:
-            await _json(send, 404, {"error": f"Nothing at {path}", "expositions": self.index()})
-
-    def index(self) -> dict[str, str]:
-        return {name: MCP_PREFIX + name for name in self.endpoints}
+            await json_response(send, 404, {"error": f"Nothing at {path}"})
 
 
-async def _json(send: Send, status: int, body: object) -> None:
+def _key_ok(scope: Scope, expected_hash: str) -> bool:
+    for name, value in scope["headers"]:
+        if name == b"authorization" and value[:7].lower() == b"bearer ":
+            candidate = value[7:].strip()
+        elif name == b"x-api-key":
+            candidate = value.strip()
+        else:
+            continue
+        if hmac.compare_digest(hashlib.sha256(candidate).hexdigest(), expected_hash):
+            return True
+    return False
+
+
+def _with_header(send: Send, name: bytes, value: bytes) -> Send:
+    async def sending(message: dict) -> None:  # type: ignore[type-arg]
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (name, value)]}
+        await send(message)
+
+    return sending  # type: ignore[return-value]
+
+
+async def json_response(
+    send: Send, status: int, body: object, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
     payload = orjson.dumps(body)
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode()),
+                *(headers or []),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": payload})
-
-
-def endpoint_options(plan: GatewayPlan) -> EndpointOptions:
-    server = plan.config.server
-    keys = [ref.value().encode() for ref in server.request_state_keys]
-    return EndpointOptions(
-        security=TransportSecurity.for_hosts(server.allowed_hosts),
-        request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
-    )
-
-
-def build_app(plan: GatewayPlan, session: aiohttp.ClientSession, options: EndpointOptions | None = None) -> GatewayApp:
-    """The gateway for `plan`, calling backends through `session` (created in the serving loop)."""
-    options = options or endpoint_options(plan)
-    backends = {key: _backend(planned, session) for key, planned in plan.services.items()}
-    endpoints = {}
-    for exposition in plan.expositions:
-        config = exposition.config
-        settings = ExpositionSettings(
-            name=exposition.name,
-            title=config.title,
-            instructions=config.instructions,
-            cache_hints={m: CacheHint(ttl_ms=h.ttl_ms, scope=h.scope) for m, h in config.cache.items()},
-            output_schemas=config.output_schemas,
-        )
-        operations = [
-            ExposedOperation(operation, backends[member.key])
-            for member in exposition.services
-            for operation in member.operations
-        ]
-        endpoints[exposition.name] = McpEndpoint(
-            ExpositionHandler(settings, operations), options, endpoint_id=exposition.name
-        )
-    return GatewayApp(endpoints)
-
-
-def _backend(planned: PlannedService, session: aiohttp.ClientSession) -> RestBackend:
-    config = planned.config
-    return RestBackend(
-        planned.service,
-        session,
-        base_url=config.backend,
-        credentials=planned.credentials,
-        timeout_seconds=config.timeout,
-        max_response_bytes=config.max_response_bytes,
-    )

@@ -1,31 +1,76 @@
-"""Running a gateway: one aiohttp session for the backends, uvicorn for the clients."""
+"""Running a gateway: from a configuration file, or following a control plane.
+
+Either way one aiohttp session (created in the serving loop) calls the backends
+and uvicorn serves the clients.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 
 from apimcp.backends.rest import close_session, new_session
-from apimcp.gateway.app import GatewayApp, build_app
+from apimcp.gateway.app import GatewayApp
+from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.plan import GatewayPlan
+from apimcp.gateway.runtime import GatewayRuntime
+from apimcp.gateway.sync import GatewaySync, HttpSource
+from apimcp.protocol import EndpointOptions
 from apimcp.serving import server_for
+
+log = logging.getLogger("apimcp.gateway")
+OnReady = Callable[[GatewayApp], Awaitable[None] | None]
+
+
+async def _announce(on_ready: OnReady | None, app: GatewayApp) -> None:
+    if on_ready is not None:
+        outcome = on_ready(app)
+        if outcome is not None:
+            await outcome
 
 
 async def serve_gateway(
-    plan: GatewayPlan,
+    plan: GatewayPlan, *, host: str, port: int, log_level: str = "info", on_ready: OnReady | None = None
+) -> None:
+    """Serve a configuration's plan until interrupted."""
+    session = new_session()
+    try:
+        app = build_gateway(plan, session)
+        await _announce(on_ready, app)
+        await server_for(app, app.shutdown, host=host, port=port, log_level=log_level).serve()
+    finally:
+        await close_session(session)
+
+
+async def serve_connected_gateway(
+    control_plane: str,
+    token: str,
     *,
+    name: str,
+    labels: Mapping[str, str],
+    options: EndpointOptions,
     host: str,
     port: int,
     log_level: str = "info",
-    on_ready: Callable[[GatewayApp], Awaitable[None] | None] | None = None,
+    on_ready: OnReady | None = None,
 ) -> None:
-    """Serve `plan` until interrupted (the backend session lives in the serving loop)."""
+    """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
+
+    Serving starts once the first snapshot is applied; if the control plane cannot be reached
+    at start, the gateway keeps trying (and answers 404 until it has something to serve).
+    """
     session = new_session()
+    runtime = GatewayRuntime(session, options)
+    source = HttpSource(session, control_plane, token, name, labels)
+    follower = asyncio.create_task(GatewaySync(runtime, source).run())
     try:
-        app = build_app(plan, session)
-        if on_ready is not None:
-            outcome = on_ready(app)
-            if outcome is not None:
-                await outcome
+        app = GatewayApp(runtime)
+        await _announce(on_ready, app)
         await server_for(app, app.shutdown, host=host, port=port, log_level=log_level).serve()
     finally:
+        follower.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follower
         await close_session(session)

@@ -1,0 +1,134 @@
+"""`apimcp serve`: the control plane and a gateway in one process, on one port.
+
+`/api/...` is the control plane's REST API; everything else is the gateway.
+The gateway follows the store through the same sync loop a separate gateway
+uses, with a source that reads the database in-process and wakes on commits,
+so a change is served as soon as its transaction ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from apimcp import __version__
+from apimcp.backends.rest import close_session, new_session
+from apimcp.control import changes, snapshot
+from apimcp.control.api.app import create_api
+from apimcp.control.domain import gateways
+from apimcp.control.models import Organization
+from apimcp.control.plane import ControlPlane
+from apimcp.control.setup import bootstrap, open_plane
+from apimcp.gateway.app import GatewayApp
+from apimcp.gateway.runtime import GatewayRuntime
+from apimcp.gateway.sync import GatewaySync, SnapshotSource
+from apimcp.protocol import EndpointOptions
+from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.serving import AsgiApp, server_for
+
+EMBEDDED_GATEWAY = "embedded"
+
+
+class LocalSource(SnapshotSource):
+    """The control plane of this process: every organization, read straight from the store."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self._plane = plane
+
+    async def fetch(self, known_services: list[str]) -> Mapping[str, Any]:
+        return await asyncio.to_thread(self._build, known_services)
+
+    def _build(self, known_services: list[str]) -> Mapping[str, Any]:
+        with self._plane.session() as session:
+            for organization in session.query(Organization):
+                gateways.register(session, organization.id, EMBEDDED_GATEWAY, {}, version=__version__)
+            return snapshot.build(
+                session, self._plane.keys, organization_id=None, labels={}, known_services=known_services
+            )
+
+    async def wait_for_change(self, revision: int) -> None:
+        signal = self._plane.signal
+        while True:
+            seen = signal.generation
+            if await asyncio.to_thread(self._latest) > revision:
+                return
+            await signal.wait(changes.POLL_SECONDS, seen)
+
+    def _latest(self) -> int:
+        with self._plane.session() as session:
+            return changes.latest(session)
+
+
+class EmbeddedApp:
+    """`/api` to the control plane, the rest to the gateway."""
+
+    def __init__(self, api: AsgiApp, gateway: GatewayApp) -> None:
+        self.api = api
+        self.gateway = gateway
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] == "http" and (path == "/api" or path.startswith("/api/")):
+            await self.api(scope, receive, send)  # type: ignore[misc]
+        else:
+            await self.gateway(scope, receive, send)
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    app: EmbeddedApp
+    plane: ControlPlane
+    data_dir: Path
+    bootstrap_token: str | None
+    bootstrap_file: Path | None
+
+
+@asynccontextmanager
+async def embedded(data_dir: Path, *, database_url: str | None, options: EndpointOptions) -> AsyncIterator[Started]:
+    """The control plane opened and its gateway following it, in the running loop, until the block ends."""
+    plane = await asyncio.to_thread(open_plane, data_dir, database_url)
+    first = await asyncio.to_thread(bootstrap, plane, data_dir)
+    session = new_session()
+    runtime = GatewayRuntime(session, options)
+    sync = GatewaySync(runtime, LocalSource(plane))
+    follower = asyncio.create_task(sync.run())
+    try:
+        await asyncio.wait_for(sync.first_applied.wait(), 60)
+        token, file = first if first is not None else (None, None)
+        yield Started(EmbeddedApp(create_api(plane), GatewayApp(runtime)), plane, data_dir, token, file)
+    finally:
+        follower.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follower
+        runtime.shutdown()
+        await close_session(session)
+        plane.store.dispose()
+
+
+async def serve_embedded(
+    data_dir: Path,
+    *,
+    database_url: str | None,
+    options: EndpointOptions,
+    host: str,
+    port: int,
+    log_level: str = "info",
+    on_ready: Callable[[Started], Awaitable[None] | None] | None = None,
+) -> None:
+    """Open the control plane, serve it with its gateway until interrupted."""
+    async with embedded(data_dir, database_url=database_url, options=options) as started:
+        if on_ready is not None:
+            outcome = on_ready(started)
+            if outcome is not None:
+                await outcome
+
+        def stopping() -> None:
+            started.plane.signal.close()  # ends the REST API's long polls
+            started.app.gateway.shutdown()  # ends MCP streams
+
+        await server_for(started.app, stopping, host=host, port=port, log_level=log_level).serve()

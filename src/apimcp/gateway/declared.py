@@ -1,0 +1,96 @@
+"""A configuration file served through the same runtime as the control plane's snapshots.
+
+The YAML of `apimcp serve config.yaml` becomes one fixed snapshot: each
+configured exposition, in the `default` organization, has its name as id and is
+served at `/mcp/{name}` (and at `/mcp/default/{service}/{version}`). Services are
+handed over already imported; credentials are read from the environment when the
+file is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
+from apimcp.gateway.app import DEFAULT_ORGANIZATION, GatewayApp
+from apimcp.gateway.config import ServerConfig
+from apimcp.gateway.plan import GatewayPlan, PlannedService
+from apimcp.gateway.runtime import GatewayRuntime
+from apimcp.protocol import EndpointOptions, RequestStateSealer, TransportSecurity
+
+
+def endpoint_options(server: ServerConfig) -> EndpointOptions:
+    keys = [ref.value().encode() for ref in server.request_state_keys]
+    return EndpointOptions(
+        security=TransportSecurity.for_hosts(server.allowed_hosts),
+        request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
+    )
+
+
+def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
+    """The snapshot serving `plan`: one exposition per configured exposition."""
+    expositions = []
+    for exposition in plan.expositions:
+        config = exposition.config
+        expositions.append(
+            {
+                "id": exposition.name,
+                "name": None,  # so `/mcp/{name}` (the id) stays the canonical path, as in Step 2
+                "organization": DEFAULT_ORGANIZATION,
+                "created_at": "",
+                "title": config.title,
+                "instructions": config.instructions,
+                "cache": {m: {"ttl_ms": h.ttl_ms, "scope": h.scope} for m, h in config.cache.items()},
+                "output_schemas": config.output_schemas,
+                "inbound": {"mode": "none"},
+                "members": [_member(planned) for planned in exposition.services],
+            }
+        )
+    services = {planned.key: planned.service for planned in plan.services.values()}
+    return {"format": 1, "revision": 0, "services": services, "expositions": expositions}
+
+
+def _member(planned: PlannedService) -> dict[str, Any]:
+    config = planned.config
+    return {
+        "service": {
+            "id": planned.key,
+            "name": planned.service.name,
+            "version": planned.service.version,
+            "hash": planned.key,
+        },
+        "plan": planned.key,
+        "backend_endpoint": config.backend,
+        "backend_timeout_ms": round(config.timeout * 1000),
+        "max_response_bytes": config.max_response_bytes,
+        "include": list(config.include),
+        "exclude": list(config.exclude),
+        "tool_prefix": "",  # the importer already applied the configured prefix
+        "credentials": _credentials(planned.credentials),
+    }
+
+
+def _credentials(credentials: Credentials | None) -> dict[str, Any] | None:
+    if isinstance(credentials, Bearer):
+        return {"kind": "bearer", "fields": {}, "values": {"token": credentials.token}}
+    if isinstance(credentials, Basic):
+        return {
+            "kind": "basic",
+            "fields": {"username": credentials.username},
+            "values": {"password": credentials.password},
+        }
+    if isinstance(credentials, ApiKey):
+        fields = {"name": credentials.name, "location": credentials.location}
+        return {"kind": "api_key", "fields": fields, "values": {"value": credentials.value}}
+    return None
+
+
+def build_gateway(
+    plan: GatewayPlan, session: aiohttp.ClientSession, options: EndpointOptions | None = None
+) -> GatewayApp:
+    """The gateway serving `plan`, calling backends through `session` (created in the serving loop)."""
+    runtime = GatewayRuntime(session, options or endpoint_options(plan.config.server))
+    runtime.apply(snapshot_of(plan), strict=True)
+    return GatewayApp(runtime)

@@ -1,0 +1,183 @@
+"""The gateway's live state, rebuilt from each snapshot and swapped in one assignment.
+
+Applying a snapshot decodes the compiled services it does not hold yet (shared
+by every exposition of the same service), builds the expositions whose plan or
+service changed, keeps the others untouched, and replaces the routing table at
+once: a request sees the old table or the new one, never a mix. An exposition
+that changes keeps its endpoint, so sessions and open streams survive, and its
+listeners hear that the tool list changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import aiohttp
+import orjson
+
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
+from apimcp.backends.oauth_client import ClientCredentials
+from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
+from apimcp.catalog.codec import decode_service
+from apimcp.catalog.model import Service
+from apimcp.catalog.naming import fit
+from apimcp.catalog.selection import select
+from apimcp.gateway.exposition import ExposedOperation, ExpositionHandler, ExpositionSettings
+from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
+
+log = logging.getLogger("apimcp.gateway")
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    exposition_id: str
+    organization: str
+    name: str | None
+    service: str
+    version: str
+    endpoint: McpEndpoint
+    api_key_hash: str | None
+
+    @property
+    def canonical_path(self) -> str:
+        if self.name is not None:
+            return f"/mcp/{self.organization}/{self.name}"
+        return f"/mcp/{self.exposition_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Routes:
+    """Every way to reach an exposition; replaced whole, never mutated."""
+
+    revision: int = -1
+    by_id: Mapping[str, Route] = field(default_factory=dict)
+    by_name: Mapping[tuple[str, str], Route] = field(default_factory=dict)
+    by_service: Mapping[tuple[str, str, str], Route] = field(default_factory=dict)
+
+
+def credentials_of(raw: Mapping[str, Any] | None) -> Credentials | ClientCredentials | None:
+    if raw is None:
+        return None
+    kind, fields, values = raw["kind"], raw["fields"], raw["values"]
+    if kind == "bearer":
+        return Bearer(values["token"])
+    if kind == "basic":
+        return Basic(fields["username"], values["password"])
+    if kind == "api_key":
+        return ApiKey(fields["name"], values["value"], fields.get("location", "header"))
+    if kind == "oauth_client_credentials":
+        return ClientCredentials(
+            token_url=fields["token_url"],
+            client_id=fields["client_id"],
+            client_secret=values["client_secret"],
+            scopes=tuple(fields.get("scopes") or ()),
+            audience=fields.get("audience"),
+        )
+    raise ValueError(f"unknown credential kind {kind!r}")
+
+
+class GatewayRuntime:
+    """Builds expositions from snapshots and routes requests to them."""
+
+    def __init__(self, session: aiohttp.ClientSession, options: EndpointOptions) -> None:
+        self._session = session
+        self._options = options
+        self._services: dict[str, Service] = {}
+        self._built: dict[str, tuple[bytes, Route]] = {}
+        self.routes = Routes()
+
+    def known_services(self) -> list[str]:
+        return list(self._services)
+
+    def apply(self, snapshot: Mapping[str, Any], *, strict: bool = False) -> None:
+        """Serve `snapshot` from now on. An exposition that cannot be built is logged and skipped
+        (its previous version, if any, keeps serving); with `strict`, the error is raised instead."""
+        for digest, compiled in snapshot.get("services", {}).items():
+            if digest not in self._services:
+                self._services[digest] = compiled if isinstance(compiled, Service) else decode_service(compiled)
+        built: dict[str, tuple[bytes, Route]] = {}
+        for exposition in snapshot["expositions"]:
+            fingerprint = orjson.dumps(exposition, option=orjson.OPT_SORT_KEYS)
+            previous = self._built.get(exposition["id"])
+            if previous is not None and previous[0] == fingerprint:
+                built[exposition["id"]] = previous
+                continue
+            try:
+                route = self._route(exposition, previous[1] if previous is not None else None)
+            except Exception:
+                if strict:
+                    raise
+                log.exception("exposition %s could not be built; it is not served", exposition["id"])
+                if previous is not None:
+                    built[exposition["id"]] = previous  # keep serving what worked
+                continue
+            built[exposition["id"]] = (fingerprint, route)
+        for exposition_id, (_, route) in self._built.items():
+            if exposition_id not in built:
+                route.endpoint.shutdown()
+        self._built = built
+        used = {m["service"]["hash"] for exposition in snapshot["expositions"] for m in exposition["members"]}
+        self._services = {digest: service for digest, service in self._services.items() if digest in used}
+        self.routes = _index(snapshot.get("revision", 0), [route for _, route in built.values()], snapshot)
+
+    def _route(self, exposition: Mapping[str, Any], previous: Route | None) -> Route:
+        exposed: list[ExposedOperation] = []
+        for member in exposition["members"]:
+            service = self._services[member["service"]["hash"]]
+            backend = RestBackend(
+                service,
+                self._session,
+                base_url=member["backend_endpoint"],
+                credentials=credentials_of(member["credentials"]),
+                timeout_seconds=member["backend_timeout_ms"] / 1000,
+                max_response_bytes=member.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
+            )
+            operations = select(service.operations, member["include"], member["exclude"])
+            prefix = member["tool_prefix"]
+            if prefix:
+                operations = [replace(op, tool_name=fit(op.tool_name, prefix)) for op in operations]
+            exposed.extend(ExposedOperation(op, backend) for op in operations)
+        settings = ExpositionSettings(
+            name=exposition["name"] or exposition["id"],
+            title=exposition.get("title"),
+            instructions=exposition.get("instructions"),
+            cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
+            output_schemas=exposition["output_schemas"],
+        )
+        handler = ExpositionHandler(settings, exposed)
+        if previous is not None:
+            previous.endpoint.replace_handler(handler)
+            endpoint = previous.endpoint
+        else:
+            endpoint = McpEndpoint(handler, self._options, endpoint_id=exposition["id"])
+        inbound = exposition["inbound"]
+        first = exposition["members"][0]["service"]
+        return Route(
+            exposition_id=exposition["id"],
+            organization=exposition["organization"],
+            name=exposition["name"],
+            service=first["name"],
+            version=first["version"],
+            endpoint=endpoint,
+            api_key_hash=inbound.get("key_hash") if inbound.get("mode") == "api_key" else None,
+        )
+
+    def shutdown(self) -> None:
+        for _, route in self._built.values():
+            route.endpoint.shutdown()
+
+
+def _index(revision: int, routes: list[Route], snapshot: Mapping[str, Any]) -> Routes:
+    created = {e["id"]: e["created_at"] for e in snapshot["expositions"]}
+    by_service: dict[tuple[str, str, str], Route] = {}
+    for route in sorted(routes, key=lambda r: (created.get(r.exposition_id, ""), r.exposition_id)):
+        by_service[(route.organization, route.service, route.version)] = route  # the most recent wins
+    return Routes(
+        revision=revision,
+        by_id={route.exposition_id: route for route in routes},
+        by_name={(route.organization, route.name): route for route in routes if route.name is not None},
+        by_service=by_service,
+    )

@@ -1,0 +1,118 @@
+"""Keeping a gateway's expositions in step with the control plane.
+
+The gateway fetches a snapshot, applies it, then waits for a newer revision and
+fetches again. While the control plane cannot be reached it keeps serving the
+last snapshot it applied and retries with backoff (0.1 s doubling to 5 s); when
+the control plane returns, the next fetch brings it up to date. The source is
+the only seam: in `apimcp serve` it reads the store in the same process
+(`apimcp.embedded`), a separate gateway talks HTTP to `apimcp control-plane`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+import orjson
+
+from apimcp import __version__
+from apimcp.gateway.runtime import GatewayRuntime
+
+log = logging.getLogger("apimcp.gateway.sync")
+LONG_POLL_SECONDS = 25.0
+MAX_BACKOFF_SECONDS = 5.0
+
+
+class SnapshotSource(ABC):
+    @abstractmethod
+    async def fetch(self, known_services: list[str]) -> Mapping[str, Any]:
+        """The current snapshot (omitting the compiled services listed as known)."""
+
+    @abstractmethod
+    async def wait_for_change(self, revision: int) -> None:
+        """Return once a revision newer than `revision` may exist (or after a while, to check)."""
+
+
+class HttpSource(SnapshotSource):
+    """A control plane reached over HTTP with a gateway token."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        url: str,
+        token: str,
+        name: str,
+        labels: Mapping[str, str] | None = None,
+        fqdns: list[str] | None = None,
+    ) -> None:
+        self._session = session
+        self._url = url.rstrip("/")
+        self._headers = {"Authorization": f"Bearer {token}"}
+        self._name = name
+        self._registration: dict[str, Any] = {
+            "name": name,
+            "labels": dict(labels or {}),
+            "fqdns": fqdns or [],
+            "version": __version__,
+        }
+
+    async def fetch(self, known_services: list[str]) -> Mapping[str, Any]:
+        body = {**self._registration, "known_services": known_services}
+        async with self._session.post(
+            f"{self._url}/api/v1/gateway/snapshot",
+            data=orjson.dumps(body),
+            headers={**self._headers, "Content-Type": "application/json"},
+            timeout=aiohttp.ClientTimeout(total=60),
+        ) as response:
+            if response.status != 200:
+                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await response.text()}")
+            result: Mapping[str, Any] = orjson.loads(await response.read())
+            return result
+
+    async def wait_for_change(self, revision: int) -> None:
+        async with self._session.get(
+            f"{self._url}/api/v1/gateway/changes",
+            params={"since": str(revision), "name": self._name},
+            headers=self._headers,
+            timeout=aiohttp.ClientTimeout(total=LONG_POLL_SECONDS + 10),
+        ) as response:
+            if response.status != 200:
+                raise ConnectionError(f"the control plane answered HTTP {response.status}")
+            await response.read()
+
+
+class GatewaySync:
+    """Follows a source and applies its snapshots to a runtime."""
+
+    def __init__(self, runtime: GatewayRuntime, source: SnapshotSource) -> None:
+        self._runtime = runtime
+        self._source = source
+        self.first_applied = asyncio.Event()
+        self.connected = False
+
+    async def run(self) -> None:
+        backoff = 0.1
+        while True:
+            try:
+                current = await self._source.fetch(self._runtime.known_services())
+                if current["revision"] != self._runtime.routes.revision or not self.first_applied.is_set():
+                    self._runtime.apply(current)
+                    log.info("serving revision %s (%d expositions)", current["revision"], len(current["expositions"]))
+                self.first_applied.set()
+                self.connected = True
+                backoff = 0.1
+                await self._source.wait_for_change(current["revision"])
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self.connected:
+                    log.warning(
+                        "control plane unreachable (%s); still serving revision %s", exc, self._runtime.routes.revision
+                    )
+                self.connected = False
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
