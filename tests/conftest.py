@@ -4,3 +4,13 @@ import pytest
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _private_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the user's apimcp data or CLI context (subprocesses inherit this too)."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("APIMCP_HOME", str(home / "data"))
+    monkeypatch.setenv("APIMCP_CONFIG", str(home / "config" / "context.json"))
+    for variable in ("APIMCP_URL", "APIMCP_TOKEN", "APIMCP_SECRET_KEYS", "APIMCP_DATABASE_URL", "APIMCP_ADMIN_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)

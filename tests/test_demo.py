@@ -14,7 +14,8 @@ from apimcp.backends.rest import close_session, new_session
 from apimcp.demo import demo_plan
 from apimcp.demo_api import start
 from apimcp.demo_api.backend import make_png
-from apimcp.gateway.app import GatewayApp, build_app
+from apimcp.gateway.app import GatewayApp
+from apimcp.gateway.declared import build_gateway
 from tests.support.live_server import live_app
 
 pytestmark = pytest.mark.anyio
@@ -25,7 +26,7 @@ async def demo_gateway() -> AsyncIterator[GatewayApp]:
     runner, port = await start("127.0.0.1", 0)
     session = new_session()
     try:
-        app = build_app(demo_plan(f"http://127.0.0.1:{port}"), session)
+        app = build_gateway(demo_plan(f"http://127.0.0.1:{port}"), session)
         yield app
     finally:
         await close_session(session)

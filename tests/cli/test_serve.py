@@ -68,7 +68,7 @@ def test_one_liner_serves_a_description(bookshelf_api: str) -> None:
             result = mcp.modern("tools/call", {"name": "get_book", "arguments": {"bookId": 1}}).result
             assert result["structuredContent"]["id"] == 1
         missing = httpx2.post(f"http://localhost:{port}/mcp/nope", json={})
-        assert missing.status_code == 404 and missing.json()["expositions"] == {"bookshelf": "/mcp/bookshelf"}
+        assert missing.status_code == 404 and missing.json() == {"error": "No exposition at /mcp/nope"}
     finally:
         output = _stop(process)
     assert f"MCP endpoint http://localhost:{port}/mcp/bookshelf" in output
@@ -105,7 +105,8 @@ expositions:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ([], "give either a configuration file or --openapi"),
+        (["cfg.yaml", "--openapi", "x.yaml"], "give a configuration file or --openapi, not both"),
+        (["--backend", "http://x"], "--backend, --name, --include and --exclude go with --openapi"),
         (["--openapi", "missing.yaml"], "missing.yaml: could not read it"),
         (["--openapi", str(spec_path()), "--backend", "ftp://x"], "expected an http:// or https:// URL"),
         (["--openapi", str(spec_path()), "--include", "nothing*"], "these patterns select no operation: nothing*"),

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from apimcp.backends.rest import close_session, new_session
-from apimcp.gateway.app import GatewayApp, build_app
+from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.config import parse_config
+from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.plan import plan_gateway
 from tests.gateway.echo_backend import running_backend
 from tests.support.live_server import live_app
@@ -42,7 +43,7 @@ async def gateway_for(config_text: str | None = None) -> AsyncIterator[GatewayAp
         config = parse_config(text, "test.yaml", HERE)
         session = new_session()
         try:
-            app = build_app(plan_gateway(config), session)
+            app = build_gateway(plan_gateway(config), session)
             yield app
             app.shutdown()
         finally:

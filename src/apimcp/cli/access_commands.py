@@ -1,0 +1,224 @@
+"""`apimcp login`, `logout`, `secret`, `token` and `organization`: who may do what, with which credentials."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from apimcp.cli import context, output
+from apimcp.cli.client import ControlPlaneClient
+from apimcp.cli.common import EXIT_USAGE, client, fail, find, pairs, reporting
+from apimcp.cli.output import Format, OutputOption
+from apimcp.control.secret_kinds import KINDS
+
+secret_app = typer.Typer(help="Backend secrets: values are sealed and never shown again.", no_args_is_help=True)
+token_app = typer.Typer(help="API tokens of the organization (user and gateway tokens).", no_args_is_help=True)
+org_app = typer.Typer(help="Organizations (needs the control plane's admin token).", no_args_is_help=True)
+
+SECRET_COLUMNS: list[output.Column] = [
+    ("ID", "id"),
+    ("NAME", "name"),
+    ("KIND", "kind"),
+    ("FIELDS", "fields"),
+    ("KEY", "key_id"),
+    ("UPDATED", "updated_at"),
+]
+TOKEN_COLUMNS: list[output.Column] = [
+    ("ID", "id"),
+    ("NAME", "name"),
+    ("KIND", "kind"),
+    ("PREFIX", "prefix"),
+    ("EXPIRES", "expires_at"),
+    ("REVOKED", "revoked_at"),
+    ("LAST USED", "last_used_at"),
+]
+
+
+def login(
+    url: Annotated[str, typer.Argument(help="The control plane, e.g. http://127.0.0.1:8080.")] = context.DEFAULT_URL,
+    token: Annotated[
+        str | None, typer.Option(help="A user token (default: $APIMCP_TOKEN, else asked without echo).")
+    ] = None,
+) -> None:
+    """Check a token against a control plane and remember both for the next commands."""
+    value = token or os.environ.get(context.TOKEN_VARIABLE)
+    if not value:
+        if not sys.stdin.isatty():
+            fail("give --token or set APIMCP_TOKEN (no terminal to ask on)", EXIT_USAGE)
+        value = typer.prompt("Token", hide_input=True)
+    api = ControlPlaneClient(url, value)
+    with reporting():
+        organization = api.get("/organization")
+    path = context.save(context.Context(api.url, value, organization["name"]))
+    typer.echo(f"Logged in to {api.url} as organization {organization['name']} (context saved to {path})")
+
+
+def logout() -> None:
+    """Forget the saved context."""
+    typer.echo("Logged out." if context.forget() else "There was no saved context.")
+
+
+# --- secrets -----------------------------------------------------------------------------------------
+
+
+def _values(kind: str, given: list[str], from_env: list[str], required_only: bool = True) -> dict[str, str]:
+    """Sealed values from --value, --value-env, or asked without echo for the missing required ones."""
+    values = pairs(given, "--value")
+    for name, variable in pairs(from_env, "--value-env").items():
+        found = os.environ.get(variable)
+        if found is None:
+            fail(f"--value-env {name}={variable}: the environment variable {variable} is not set", EXIT_USAGE)
+        values[name] = found
+    for name, required in KINDS[kind][1].items():
+        if name not in values and (required or not required_only):
+            if not sys.stdin.isatty():
+                fail(
+                    f"{kind} secrets need {name}: give --value-env {name}=VARIABLE (or --value {name}=...)", EXIT_USAGE
+                )
+            values[name] = typer.prompt(name, hide_input=True)
+    return values
+
+
+def _secret_kind(kind: str) -> str:
+    if kind not in KINDS:
+        fail(f"--kind must be one of {', '.join(KINDS)}", EXIT_USAGE)
+    return kind
+
+
+Values = Annotated[list[str], typer.Option("--value", help="A secret value NAME=VALUE (visible in shell history).")]
+ValuesFromEnv = Annotated[
+    list[str], typer.Option("--value-env", help="A secret value read from an environment variable: NAME=VARIABLE.")
+]
+
+
+@secret_app.command("create")
+def create_secret(
+    name: Annotated[str, typer.Argument(help="Secret name, unique in the organization.")],
+    kind: Annotated[str, typer.Option(help=f"One of {', '.join(KINDS)}.")],
+    field: Annotated[list[str], typer.Option("--field", help="A public field NAME=VALUE (e.g. username=bob).")] = [],
+    value: Values = [],
+    value_env: ValuesFromEnv = [],
+    description: Annotated[str | None, typer.Option(help="What the secret is for.")] = None,
+    out: OutputOption = Format.table,
+) -> None:
+    """Store a backend secret. Missing values are asked for without echo.
+
+    Fields by kind: bearer (values: token); basic (fields: username; values: password);
+    api_key (fields: name, location=header|query|cookie; values: value);
+    oauth_client_credentials (fields: token_url, client_id, scopes, audience; values: client_secret).
+    """
+    kind = _secret_kind(kind)
+    api = client()
+    fields: dict[str, Any] = pairs(field, "--field")
+    body = {
+        "name": name,
+        "kind": kind,
+        "fields": fields,
+        "values": _values(kind, value, value_env),
+        "description": description,
+    }
+    with reporting():
+        secret = api.post("/secrets", body)
+    output.record(secret, out, title=f"Created secret {secret['name']} ({secret['id']})")
+
+
+@secret_app.command("list")
+def list_secrets(out: OutputOption = Format.table) -> None:
+    """The organization's secrets (metadata only: values are never shown)."""
+    api = client()
+    with reporting():
+        output.rows(
+            api.get("/secrets"), SECRET_COLUMNS, out, "No secrets yet: `apimcp secret create <name> --kind ...`."
+        )
+
+
+@secret_app.command("rotate")
+def rotate_secret(
+    secret: Annotated[str, typer.Argument(help="id or name")],
+    value: Values = [],
+    value_env: ValuesFromEnv = [],
+    out: OutputOption = Format.table,
+) -> None:
+    """Replace a secret's values; gateways use the new ones within a second."""
+    api = client()
+    with reporting():
+        found = find(api, "/secrets", secret, "secret")
+        rotated = api.put(f"/secrets/{found['id']}/values", {"values": _values(found["kind"], value, value_env)})
+    output.record(rotated, out, title=f"Rotated secret {rotated['name']}")
+
+
+@secret_app.command("delete")
+def delete_secret(secret: Annotated[str, typer.Argument(help="id or name")]) -> None:
+    """Delete a secret (refused while a plan uses it)."""
+    api = client()
+    with reporting():
+        found = find(api, "/secrets", secret, "secret")
+        api.delete(f"/secrets/{found['id']}")
+    typer.echo(f"Deleted secret {found['name']}")
+
+
+# --- tokens ------------------------------------------------------------------------------------------
+
+
+@token_app.command("create")
+def create_token(
+    name: Annotated[str, typer.Argument(help="What the token is for.")],
+    kind: Annotated[str, typer.Option(help="user (CLI and API) or gateway (for `apimcp gateway`).")] = "user",
+    days: Annotated[int | None, typer.Option(help="Expire after this many days (default: never).")] = None,
+    out: OutputOption = Format.table,
+) -> None:
+    """Issue a token; its value is shown this once."""
+    api = client()
+    with reporting():
+        issued = api.post("/tokens", {"name": name, "kind": kind, "valid_days": days})
+    if out is Format.json:
+        output.record(issued, out)
+        return
+    value = issued.pop("token")
+    output.record(issued, out, title=f"Created {issued['kind']} token {issued['name']} ({issued['id']})")
+    typer.echo(f"Token (shown once, keep it safe): {value}")
+
+
+@token_app.command("list")
+def list_tokens(out: OutputOption = Format.table) -> None:
+    api = client()
+    with reporting():
+        output.rows(api.get("/tokens"), TOKEN_COLUMNS, out, "No tokens.")
+
+
+@token_app.command("revoke")
+def revoke_token(token: Annotated[str, typer.Argument(help="id or name")]) -> None:
+    """Revoke a token at once."""
+    api = client()
+    with reporting():
+        found = find(api, "/tokens", token, "token", lambda t: t["name"] == token and t["revoked_at"] is None)
+        api.delete(f"/tokens/{found['id']}")
+    typer.echo(f"Revoked token {found['name']} ({found['id']})")
+
+
+# --- organizations -------------------------------------------------------------------------------------
+
+
+@org_app.command("create")
+def create_organization(
+    name: Annotated[str, typer.Argument(help="1-63 lower-case letters, digits or '-'.")],
+    url: Annotated[str | None, typer.Option(help="The control plane (default: the logged-in one).")] = None,
+    out: OutputOption = Format.table,
+) -> None:
+    """Create an organization with the admin token ($APIMCP_ADMIN_TOKEN); prints its first user token once."""
+    admin = os.environ.get("APIMCP_ADMIN_TOKEN")
+    if not admin:
+        fail("set APIMCP_ADMIN_TOKEN to the control plane's admin token", EXIT_USAGE)
+    target = url or client().url
+    with reporting():
+        created = ControlPlaneClient(target, admin).post("/organizations", {"name": name})
+    if out is Format.json:
+        output.record(created, out)
+        return
+    token = created.pop("token")
+    output.record(created, out, title=f"Created organization {created['name']}")
+    typer.echo(f"First user token (shown once): {token}")
+    typer.echo(f"Log in with: apimcp login {target} --token <token>")

@@ -1,0 +1,162 @@
+"""`apimcp import`, `attach` and `service`: API descriptions in the control plane."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from apimcp.cli import output
+from apimcp.cli.client import ApiError, ControlPlaneClient
+from apimcp.cli.common import client, fail, find_service, reporting
+from apimcp.cli.output import Format, OutputOption
+
+service_app = typer.Typer(help="Imported services: list, show, delete.", no_args_is_help=True)
+SERVICE_COLUMNS: list[output.Column] = [
+    ("ID", "id"),
+    ("NAME", "name"),
+    ("VERSION", "version"),
+    ("OPERATIONS", "operation_count"),
+    ("UPDATED", "updated_at"),
+]
+DEFAULT_PLAN = "default"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:100] or "api"
+
+
+def upload_description(api: ControlPlaneClient, source: str, name: str | None, version: str | None) -> dict[str, Any]:
+    if re.match(r"^https?://", source):
+        by_url: dict[str, Any] = api.post("/services", {"url": source, "name": name, "version": version})
+        return by_url
+    path = Path(source)
+    if not path.is_file():
+        fail(f"{source} is neither a file nor an http(s) URL")
+    uploaded: dict[str, Any] = api.upload("/services", path, {"name": name, "version": version})
+    return uploaded
+
+
+def import_command(
+    source: Annotated[str, typer.Argument(help="The OpenAPI description: a file or an http(s) URL.")],
+    name: Annotated[str | None, typer.Option(help="Service name (default: the description's title).")] = None,
+    version: Annotated[str | None, typer.Option(help="Service version (default: the description's).")] = None,
+    backend: Annotated[
+        str | None, typer.Option(help="The API's base URL: also creates a default plan and an exposition.")
+    ] = None,
+    include: Annotated[list[str], typer.Option(help="Expose only these operations (with a default plan).")] = [],
+    exclude: Annotated[list[str], typer.Option(help="Do not expose these operations (with a default plan).")] = [],
+    expose: Annotated[str | None, typer.Option(help="Name of the exposition (default: from the service name).")] = None,
+    out: OutputOption = Format.table,
+) -> None:
+    """Import (or re-import, updating in place) an API description as a service.
+
+    With --backend, --include, --exclude or --expose, the service is also exposed in one step:
+    a plan named 'default' (created or updated) and an exposition of it on the default gateway group.
+    """
+    api = client()
+    with reporting():
+        service = upload_description(api, source, name, version)
+        result: dict[str, Any] = {"service": service}
+        if backend or include or exclude or expose:
+            plan = _default_plan(api, service, backend, include, exclude)
+            result["plan"] = plan
+            result["exposition"] = _exposition_of(api, plan, expose or _slug(service["name"]))
+    if out is Format.json:
+        output.record(result, out)
+        return
+    verb = "Imported" if service["created"] else "Updated"
+    typer.echo(
+        f"{verb} service {service['name']} {service['version']} ({service['operation_count']} operations), "
+        f"id {service['id']}"
+    )
+    if "exposition" in result:
+        typer.echo(f"Plan {result['plan']['name']} ({result['plan']['id']}) exposed at:")
+        for endpoint in result["exposition"]["endpoints"]:
+            typer.echo(f"  {api.url}{endpoint}")
+
+
+def _default_plan(
+    api: ControlPlaneClient, service: dict[str, Any], backend: str | None, include: list[str], exclude: list[str]
+) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if backend is not None:
+        values["backend_endpoint"] = backend
+    if include:
+        values["include"] = include
+    if exclude:
+        values["exclude"] = exclude
+    existing = [p for p in api.get("/plans", service_id=service["id"]) if p["name"] == DEFAULT_PLAN]
+    if existing:
+        plan: dict[str, Any] = api.patch(f"/plans/{existing[0]['id']}", values)
+    else:
+        plan = api.post("/plans", {"name": DEFAULT_PLAN, "service_id": service["id"], **values})
+    return plan
+
+
+def _exposition_of(api: ControlPlaneClient, plan: dict[str, Any], name: str) -> dict[str, Any]:
+    """The plan's exposition: an existing one, else a new one named `name` (unnamed if that name is taken)."""
+    for exposition in api.get("/expositions"):
+        if exposition["plan_id"] == plan["id"]:
+            return dict(exposition)
+    try:
+        created: dict[str, Any] = api.post("/expositions", {"plan_id": plan["id"], "name": name})
+    except ApiError as exc:
+        if exc.status != 409:
+            raise
+        output.note(f"an exposition named {name!r} exists already; this one has no name (use `apimcp expo update`)")
+        created = api.post("/expositions", {"plan_id": plan["id"]})
+    return created
+
+
+def attach_command(
+    service: Annotated[str, typer.Argument(help="The service: id, name or name:version.")],
+    file: Annotated[Path, typer.Argument(help="The artifact file (YAML or JSON).", exists=True, dir_okay=False)],
+    name: Annotated[str | None, typer.Option(help="Artifact name (default: the file name).")] = None,
+    out: OutputOption = Format.table,
+) -> None:
+    """Attach an artifact to a service (an artifact of the same name is replaced)."""
+    api = client()
+    with reporting():
+        found = find_service(api, service)
+        artifact = api.upload(f"/services/{found['id']}/artifacts", file, {"name": name})
+    output.record(artifact, out, title=f"Attached {artifact['name']} to {found['name']} {found['version']}")
+
+
+@service_app.command("list")
+def list_services(out: OutputOption = Format.table) -> None:
+    """The organization's services."""
+    api = client()
+    with reporting():
+        output.rows(api.get("/services"), SERVICE_COLUMNS, out, "No services yet: `apimcp import <file or URL>`.")
+
+
+@service_app.command("show")
+def show_service(
+    service: Annotated[str, typer.Argument(help="id, name or name:version")], out: OutputOption = Format.table
+) -> None:
+    """A service, its operations and its artifacts."""
+    api = client()
+    with reporting():
+        detail = api.get(f"/services/{find_service(api, service)['id']}")
+        detail["artifacts"] = api.get(f"/services/{detail['id']}/artifacts")
+    if out is Format.json:
+        output.record(detail, out)
+        return
+    output.record(detail, out, title=f"Service {detail['name']} {detail['version']}")
+    operations = [("TOOL", "tool_name"), ("OPERATION", "signature"), ("TITLE", "title")]
+    output.rows(detail["operations"], operations, out, "No operations.")
+    if detail["artifacts"]:
+        output.rows(detail["artifacts"], [("ARTIFACT", "name"), ("ROLE", "role"), ("SHA-256", "content_hash")], out, "")
+
+
+@service_app.command("delete")
+def delete_service(service: Annotated[str, typer.Argument(help="id, name or name:version")]) -> None:
+    """Delete a service with its artifacts, plans and expositions."""
+    api = client()
+    with reporting():
+        found = find_service(api, service)
+        api.delete(f"/services/{found['id']}")
+    typer.echo(f"Deleted service {found['name']} {found['version']}")

@@ -1,0 +1,77 @@
+"""What the CLI prints: Rich tables and key/value panels for people, JSON for scripts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+Column = tuple[str, Callable[[dict[str, Any]], Any] | str]
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+
+
+OutputOption = Annotated[Format, typer.Option("--output", "-o", help="table (default) or json for scripts.")]
+
+
+def console() -> Console:
+    return Console(soft_wrap=True)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
+    if isinstance(value, str) and len(value) > 19 and value[4:5] == "-" and value[10:11] == "T":
+        return value[:19].replace("T", " ")  # timestamps to the second
+    return str(value)
+
+
+def _value(row: dict[str, Any], source: Callable[[dict[str, Any]], Any] | str) -> Any:
+    return row.get(source) if isinstance(source, str) else source(row)
+
+
+def rows(data: Sequence[dict[str, Any]], columns: Sequence[Column], output: Format, empty: str) -> None:
+    if output is Format.json:
+        typer.echo(json.dumps(list(data), indent=2))
+        return
+    if not data:
+        typer.echo(empty)
+        return
+    table = Table(show_edge=False, header_style="bold")
+    for header, _ in columns:
+        table.add_column(header, overflow="fold")
+    for row in data:
+        table.add_row(*(_cell(_value(row, source)) for _, source in columns))
+    console().print(table)
+
+
+def record(data: dict[str, Any], output: Format, title: str | None = None, hide: Sequence[str] = ()) -> None:
+    """One object: JSON as is, or one line per field."""
+    if output is Format.json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    out = console()
+    if title:
+        out.print(f"[bold]{title}[/bold]")
+    width = max((len(k) for k in data), default=0)
+    for key, value in data.items():
+        if key in hide or (isinstance(value, list) and value and isinstance(value[0], dict)):
+            continue
+        out.print(f"  {key.ljust(width)}  {_cell(value)}", highlight=False, markup=False)
+
+
+def note(message: str) -> None:
+    """A remark for people (stderr, so JSON on stdout stays clean)."""
+    typer.echo(message, err=True)

@@ -1,0 +1,312 @@
+"""`apimcp serve`, `control-plane`, `gateway` and `demo`: the processes apimcp runs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import re
+import socket
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from apimcp import __version__
+from apimcp.cli import context
+from apimcp.cli.common import EXIT_USAGE, fail, pairs
+from apimcp.gateway.app import GatewayApp
+from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config
+from apimcp.gateway.plan import GatewayPlan, plan_gateway
+from apimcp.protocol import EndpointOptions, RequestStateSealer, TransportSecurity
+from apimcp.serving import run_async
+
+REQUEST_STATE_KEYS_VARIABLE = "APIMCP_REQUEST_STATE_KEYS"
+GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
+
+Host = Annotated[str, typer.Option(help="Interface to listen on.")]
+AllowedHosts = Annotated[
+    list[str], typer.Option("--allowed-host", help="A host name clients use besides loopback (DNS-rebinding guard).")
+]
+DataDir = Annotated[
+    Path | None, typer.Option(help="Where the database and keys live (default: $APIMCP_HOME or ~/.local/share/apimcp).")
+]
+DatabaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        envvar="APIMCP_DATABASE_URL", help="A PostgreSQL URL, e.g. postgresql://user@host/db (default: SQLite)."
+    ),
+]
+
+
+def public_base(host: str, port: int) -> str:
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1") else host
+    return f"http://{shown}:{port}"
+
+
+def client_hints(base_url: str, endpoints: dict[str, str]) -> str:
+    """What to tell a user about reaching the endpoints, with a ready-to-paste client configuration."""
+    lines = [f"MCP endpoint {base_url}{path}" for path in endpoints.values()]
+    servers = {f"apimcp-{name}": {"type": "http", "url": base_url + path} for name, path in endpoints.items()}
+    lines.append("Speaks MCP 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (sessions) and 2026-07-28 (stateless).")
+    if servers:
+        lines.append("Client configuration (e.g. an MCP client's mcp.json):")
+        lines.append(json.dumps({"mcpServers": servers}, indent=2))
+    return "\n".join(lines)
+
+
+def endpoint_options(allowed_hosts: list[str]) -> EndpointOptions:
+    """Options for gateways that run from the command line; requestState keys come from the environment."""
+    raw = os.environ.get(REQUEST_STATE_KEYS_VARIABLE, "")
+    keys = [key.strip().encode() for key in raw.split(",") if key.strip()]
+    return EndpointOptions(
+        security=TransportSecurity.for_hosts(allowed_hosts),
+        request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
+    )
+
+
+def _log_to_stderr() -> None:
+    """apimcp's own messages (sync, errors) with time and level; uvicorn keeps its own format."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
+def _data_dir(data_dir: Path | None) -> Path:
+    from apimcp.control.store import default_data_dir  # noqa: PLC0415 - the database layer loads only when used
+
+    return data_dir or default_data_dir()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:64] or "api"
+
+
+def serve(
+    config: Annotated[Path | None, typer.Argument(help="A YAML configuration (see docs/configuration.md).")] = None,
+    openapi: Annotated[
+        str | None, typer.Option(help="Serve one OpenAPI description (path or URL), no database.")
+    ] = None,
+    backend: Annotated[str | None, typer.Option(help="The API's base URL (with --openapi).")] = None,
+    name: Annotated[
+        str | None, typer.Option(help="The exposition name (with --openapi; default: from the title).")
+    ] = None,
+    include: Annotated[list[str], typer.Option(help="With --openapi: only these operations.")] = [],
+    exclude: Annotated[list[str], typer.Option(help="With --openapi: not these operations.")] = [],
+    host: Annotated[str | None, typer.Option(help="Interface to listen on (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to listen on (default 8080).")] = None,
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+    allowed_host: AllowedHosts = [],
+) -> None:
+    """Run apimcp: control plane + gateway in one process (default), or a gateway for a config file.
+
+    Without arguments the control plane's API (/api/v1) and the gateway (/mcp/...) share one port and
+    keep their data in SQLite under the data directory; manage it with `apimcp import`, `plan`, `expo`.
+    With a configuration file or --openapi, the gateway serves just that, with no database.
+    """
+    if config is not None and openapi is not None:
+        fail("give a configuration file or --openapi, not both", EXIT_USAGE)
+    if config is None and openapi is None:
+        if backend or name or include or exclude:
+            fail("--backend, --name, --include and --exclude go with --openapi", EXIT_USAGE)
+        _serve_embedded(
+            host or "127.0.0.1", 8080 if port is None else port, _data_dir(data_dir), database_url, allowed_host
+        )
+        return
+    try:
+        if config is not None:
+            gateway_config = load_config(config)
+        else:
+            service = ServiceConfig(
+                openapi=openapi or "", backend=backend, include=tuple(include), exclude=tuple(exclude)
+            )
+            gateway_config = GatewayConfig(services={"api": service})
+        overrides: dict[str, object] = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+        if allowed_host:
+            overrides["allowed_hosts"] = (*gateway_config.server.allowed_hosts, *allowed_host)
+        if overrides:
+            server = gateway_config.server.model_copy(update=overrides)
+            gateway_config = gateway_config.model_copy(update={"server": server})
+        plan = plan_gateway(gateway_config)
+    except (ConfigError, ValueError) as exc:  # ValueError: pydantic validation of command-line values
+        fail(str(exc), EXIT_USAGE)
+    if openapi is not None:
+        plan = _renamed(plan, name or _slug(plan.services["api"].service.name))
+    run_plan(plan, gateway_config.server.host, gateway_config.server.port)
+
+
+def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
+    (only,) = plan.expositions
+    return GatewayPlan(plan.config, plan.services, (type(only)(name, only.config, only.services),))
+
+
+def run_plan(plan: GatewayPlan, host: str, port: int) -> None:
+    _log_to_stderr()
+    from apimcp.gateway.serve import serve_gateway  # noqa: PLC0415
+
+    def ready(gateway: GatewayApp) -> None:
+        typer.echo(client_hints(public_base(host, port), gateway.endpoints()))
+        typer.echo("Press Ctrl-C to stop.")
+
+    run_async(serve_gateway(plan, host=host, port=port, on_ready=ready))
+
+
+def _serve_embedded(host: str, port: int, data_dir: Path, database_url: str | None, allowed_hosts: list[str]) -> None:
+    _log_to_stderr()
+    from apimcp.embedded import Started, serve_embedded  # noqa: PLC0415 - loads the database layer
+
+    base = public_base(host, port)
+
+    def ready(started: Started) -> None:
+        typer.echo(f"apimcp {__version__}: control plane and gateway on {base} (data in {started.data_dir})")
+        typer.echo(f"  REST API {base}/api/v1 (OpenAPI at {base}/api/v1/openapi.json)")
+        if started.bootstrap_token is not None:
+            saved = _save_first_context(base, started.bootstrap_token)
+            typer.echo(f"  First start: organization 'default' created; its first token is in {started.bootstrap_file}")
+            if saved is not None:
+                typer.echo(
+                    f"  The CLI is logged in (context {saved}): try `apimcp import <openapi file> --backend <url>`"
+                )
+        typer.echo(client_hints(base, started.app.gateway.endpoints()))
+        typer.echo("Press Ctrl-C to stop.")
+
+    try:
+        run_async(
+            serve_embedded(
+                data_dir,
+                database_url=database_url,
+                options=endpoint_options(allowed_hosts),
+                host=host,
+                port=port,
+                on_ready=ready,
+            )
+        )
+    except ValueError as exc:  # bad key file or key variable
+        fail(str(exc))
+
+
+def _save_first_context(base: str, token: str) -> Path | None:
+    """Log the local CLI in with the first token, unless it already has a context."""
+    if context.context_path().exists():
+        return None
+    return context.save(context.Context(base, token, "default"))
+
+
+def control_plane(
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Run the control plane alone (REST API and gateway sync), for gateways started with `apimcp gateway`."""
+    from apimcp.control.serve import serve_control_plane  # noqa: PLC0415
+    from apimcp.control.setup import bootstrap, open_plane  # noqa: PLC0415
+
+    _log_to_stderr()
+    directory = _data_dir(data_dir)
+    try:
+        plane = open_plane(directory, database_url)
+    except ValueError as exc:
+        fail(str(exc))
+    first = bootstrap(plane, directory)
+    base = public_base(host, port)
+    typer.echo(f"apimcp {__version__} control plane on {base}/api/v1 ({_described(database_url, directory)})")
+    if first is not None:
+        typer.echo(f"  First start: organization 'default' created; its first token is in {first[1]}")
+        typer.echo(f'  apimcp login {base} --token "$(cat {first[1]})"')
+    run_async(serve_control_plane(plane, host=host, port=port))
+
+
+def _described(database_url: str | None, directory: Path) -> str:
+    if database_url is None:
+        return f"SQLite in {directory}"
+    return "database " + re.sub(r"//[^@/]*@", "//***@", database_url)  # no password in the output
+
+
+def gateway(
+    ctx: typer.Context,
+    control_plane_url: Annotated[
+        str | None, typer.Option("--control-plane", help="The control plane to follow, e.g. http://cp:8080.")
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option(help=f"A gateway token (default: ${GATEWAY_TOKEN_VARIABLE}).", show_default=False)
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="This gateway's name (default: the host name).")] = None,
+    label: Annotated[list[str], typer.Option("--label", help="A label NAME=VALUE selecting gateway groups.")] = [],
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
+    allowed_host: AllowedHosts = [],
+) -> None:
+    """Run a gateway that follows a control plane (`apimcp gateway list` lists the registered ones)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if control_plane_url is None:
+        fail("give --control-plane URL (or a subcommand: `apimcp gateway list`)", EXIT_USAGE)
+    value = token or os.environ.get(GATEWAY_TOKEN_VARIABLE)
+    if not value:
+        fail(
+            f"give a gateway token: --token or ${GATEWAY_TOKEN_VARIABLE} (`apimcp token create <name> --kind gateway`)",
+            EXIT_USAGE,
+        )
+    from apimcp.gateway.serve import serve_connected_gateway  # noqa: PLC0415
+
+    _log_to_stderr()
+    labels = pairs(label, "--label")
+    gateway_name = name or socket.gethostname()
+    base = public_base(host, port)
+
+    def ready(_: GatewayApp) -> None:
+        typer.echo(f"apimcp {__version__} gateway {gateway_name} on {base}, following {control_plane_url}")
+        typer.echo("  MCP endpoints: /mcp/{organization}/{exposition}, /mcp/{id}; GET /healthz shows the revision")
+
+    run_async(
+        serve_connected_gateway(
+            control_plane_url,
+            value,
+            name=gateway_name,
+            labels=labels,
+            options=endpoint_options(allowed_host),
+            host=host,
+            port=port,
+            on_ready=ready,
+        )
+    )
+
+
+def demo(
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+) -> None:
+    """Start a demo REST API with its OpenAPI description and expose it as an MCP server."""
+    from apimcp.demo import run_demo  # noqa: PLC0415 - the demo's backend is only loaded when asked for
+    from apimcp.demo_api import spec_path  # noqa: PLC0415
+
+    def ready(gateway: GatewayApp, backend_url: str) -> None:
+        typer.echo(f"apimcp {__version__} demo: the Bookshelf REST API runs at {backend_url}")
+        typer.echo(f"  described by {spec_path()}")
+        typer.echo(client_hints(public_base(host, port), gateway.endpoints()))
+        typer.echo("Press Ctrl-C to stop.")
+
+    run_async(run_demo(host, port, ready))
+
+
+def demo_api(
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 9000,
+) -> None:
+    """Run only the demo Bookshelf REST API (to import and expose it yourself); its description is at /openapi.yaml."""
+    from apimcp.demo_api import start  # noqa: PLC0415
+
+    async def main() -> None:
+        runner, bound = await start(host, port)
+        base = public_base(host, bound)
+        typer.echo(f"Bookshelf REST API on {base}, described at {base}/openapi.yaml. Press Ctrl-C to stop.")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        run_async(main())
