@@ -18,8 +18,17 @@ from apimcp.control.models import Change
 POLL_SECONDS = 0.5
 
 
+_RECORDED = "apimcp.change_recorded"
+
+
 def record(session: Session, organization_id: str, kind: str, object_id: str) -> None:
     session.add(Change(organization_id=organization_id, kind=kind, object_id=object_id))
+    session.info[_RECORDED] = True
+
+
+def recorded(session: Session) -> bool:
+    """Whether `session` recorded a change since this was last asked (so only those commits wake gateways)."""
+    return bool(session.info.pop(_RECORDED, False))
 
 
 def latest(session: Session, organization_id: str | None = None) -> int:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
+from apimcp.control import changes
 from apimcp.control.changes import ChangeSignal
 from apimcp.control.crypto import KeySet
 from apimcp.control.store import Store
@@ -21,7 +22,11 @@ class ControlPlane:
 
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.
-        self.store.on_commit(self.signal.notify)
+        self.store.on_commit(self._committed)
+
+    def _committed(self, session: Session) -> None:
+        if changes.recorded(session):  # reads and heartbeats commit too; they must not wake anyone
+            self.signal.notify()
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -70,9 +70,9 @@ class Store:
         with self._sessions.begin() as session:
             yield session
 
-    def on_commit(self, callback: Callable[[], None]) -> None:
-        """Call `callback` after each session commits (the data is visible to other connections then)."""
-        event.listen(self._sessions, "after_commit", lambda _session: callback())
+    def on_commit(self, callback: Callable[[Session], None]) -> None:
+        """Call `callback` with each session that commits (its data is visible to other connections then)."""
+        event.listen(self._sessions, "after_commit", callback)
 
     def dispose(self) -> None:
         self.engine.dispose()
