@@ -5,38 +5,38 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 import mcp_types as types
 import pytest
 from mcp import Client
 
-from apimcp.backends.rest import close_session, new_session
-from apimcp.demo import demo_plan
+from apimcp.demo import seed
 from apimcp.demo_api import start
 from apimcp.demo_api.backend import make_png
-from apimcp.gateway.app import GatewayApp
-from apimcp.gateway.declared import build_gateway
+from apimcp.embedded import EmbeddedApp, embedded
+from apimcp.protocol import EndpointOptions
 from tests.support.live_server import live_app
 
 pytestmark = pytest.mark.anyio
 
 
-@asynccontextmanager
-async def demo_gateway() -> AsyncIterator[GatewayApp]:
-    runner, port = await start("127.0.0.1", 0)
-    session = new_session()
-    try:
-        app = build_gateway(demo_plan(f"http://127.0.0.1:{port}"), session)
-        yield app
-    finally:
-        await close_session(session)
-        await runner.cleanup()
-
-
 @pytest.fixture(scope="module")
-def demo_url() -> Iterator[str]:
-    with live_app(demo_gateway) as base:
-        yield f"{base}/mcp/bookshelf"
+def demo_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    data_dir = tmp_path_factory.mktemp("demo")
+
+    @asynccontextmanager
+    async def demo() -> AsyncIterator[EmbeddedApp]:
+        runner, port = await start("127.0.0.1", 0)
+        try:
+            prepare = partial(seed, backend_url=f"http://127.0.0.1:{port}")
+            async with embedded(data_dir, database_url=None, options=EndpointOptions(), prepare=prepare) as started:
+                yield started.app
+        finally:
+            await runner.cleanup()
+
+    with live_app(demo) as base:
+        yield f"{base}/mcp/default/bookshelf"
 
 
 def text(result: types.CallToolResult) -> str:

@@ -1,52 +1,75 @@
-"""`apimcp demo`: the bundled Bookshelf REST API, started on loopback and exposed through the gateway.
+"""`apimcp demo`: `apimcp serve` with the bundled Bookshelf REST API started on loopback and exposed.
 
-Everything a newcomer sees is the real path: an OpenAPI description imported,
-a backend called over HTTP, tools served to MCP clients of every revision.
+Everything a newcomer sees is the real path: the description imported into the
+control plane, a plan and an exposition, the gateway following them, a backend
+called over HTTP, tools served to MCP clients of every revision. The CLI works
+against it as against any control plane (`apimcp plan update demo --exclude 'DELETE *'`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
+from apimcp.control.domain import expositions, orgs, plans, services
+from apimcp.control.plane import ControlPlane
 from apimcp.demo_api import spec_path, start
-from apimcp.gateway.app import GatewayApp
-from apimcp.gateway.config import CacheHintConfig, ExpositionConfig, GatewayConfig, ServerConfig, ServiceConfig
-from apimcp.gateway.plan import GatewayPlan, plan_gateway
-from apimcp.gateway.serve import serve_gateway
+from apimcp.embedded import Started, serve_embedded
+from apimcp.protocol import EndpointOptions
 
-INSTRUCTIONS = (
-    "A bookshelf: list, search, add and update books, upload and read covers, read and write reviews, look up authors."
-)
+EXPOSITION = "bookshelf"
+PLAN = "demo"
+CACHE = {"tools/list": {"ttl_ms": 60_000, "scope": "public"}}
 
 
-def demo_plan(backend_url: str, host: str = "127.0.0.1", port: int = 8765) -> GatewayPlan:
-    """The gateway plan exposing the Bookshelf API running at `backend_url`."""
-    config = GatewayConfig(
-        services={"bookshelf": ServiceConfig(openapi=str(spec_path()), backend=backend_url)},
-        expositions={
-            "bookshelf": ExpositionConfig(
-                services=("bookshelf",),
-                title="Bookshelf (apimcp demo)",
-                instructions=INSTRUCTIONS,
-                cache={"tools/list": CacheHintConfig(ttl_ms=60_000, scope="public")},
+def seed(plane: ControlPlane, backend_url: str) -> None:
+    """Import the Bookshelf description and expose it at /mcp/default/bookshelf, calling `backend_url`.
+
+    Run at every start: the service is refreshed, the plan follows the backend's new port, and
+    whatever else the user changed in the plan is kept.
+    """
+    with plane.session() as session:
+        organization = orgs.by_name(session, orgs.DEFAULT)
+        imported = services.import_service(
+            session, organization.id, content=spec_path().read_bytes(), filename="bookshelf.yaml", name=EXPOSITION
+        )
+        existing = [p for p in plans.listed(session, organization.id, imported.service.id) if p.name == PLAN]
+        if existing:
+            plan, _ = plans.update(session, organization.id, existing[0].id, {"backend_endpoint": backend_url})
+        else:
+            plan, _ = plans.create(
+                session, organization.id, imported.service.id, PLAN, {"backend_endpoint": backend_url, "cache": CACHE}
             )
-        },
-        server=ServerConfig(host=host, port=port),
-    )
-    return plan_gateway(config)
+        named = [e for e in expositions.listed(session, organization.id) if e.name == EXPOSITION]
+        if not named:
+            expositions.create(session, organization.id, plan.id, name=EXPOSITION)
+        elif named[0].plan_id != plan.id:
+            expositions.update(session, organization.id, named[0].id, {"plan_id": plan.id})
 
 
 async def run_demo(
-    host: str, port: int, on_ready: Callable[[GatewayApp, str], Awaitable[None] | None] | None = None
+    data_dir: Path,
+    *,
+    host: str,
+    port: int,
+    on_ready: Callable[[Started, str], Awaitable[None] | None] | None = None,
 ) -> None:
-    """Start the demo API on a free loopback port, then serve it as MCP until interrupted."""
+    """Start the demo API on a free loopback port, then serve the control plane and gateway until interrupted."""
     runner, api_port = await start("127.0.0.1", 0)
     backend_url = f"http://127.0.0.1:{api_port}"
     try:
 
-        def ready(app: GatewayApp) -> Awaitable[None] | None:
-            return on_ready(app, backend_url) if on_ready is not None else None
+        def ready(started: Started) -> Awaitable[None] | None:
+            return on_ready(started, backend_url) if on_ready is not None else None
 
-        await serve_gateway(demo_plan(backend_url, host, port), host=host, port=port, on_ready=ready)
+        await serve_embedded(
+            data_dir,
+            database_url=None,
+            options=EndpointOptions(),
+            host=host,
+            port=port,
+            prepare=lambda plane: seed(plane, backend_url),
+            on_ready=ready,
+        )
     finally:
         await runner.cleanup()

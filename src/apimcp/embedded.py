@@ -89,10 +89,21 @@ class Started:
 
 
 @asynccontextmanager
-async def embedded(data_dir: Path, *, database_url: str | None, options: EndpointOptions) -> AsyncIterator[Started]:
-    """The control plane opened and its gateway following it, in the running loop, until the block ends."""
+async def embedded(
+    data_dir: Path,
+    *,
+    database_url: str | None,
+    options: EndpointOptions,
+    prepare: Callable[[ControlPlane], None] | None = None,
+) -> AsyncIterator[Started]:
+    """The control plane opened and its gateway following it, in the running loop, until the block ends.
+
+    `prepare` runs on the control plane before the gateway's first snapshot (the demo seeds it).
+    """
     plane = await asyncio.to_thread(open_plane, data_dir, database_url)
     first = await asyncio.to_thread(bootstrap, plane, data_dir)
+    if prepare is not None:
+        await asyncio.to_thread(prepare, plane)
     session = new_session()
     runtime = GatewayRuntime(session, options)
     sync = GatewaySync(runtime, LocalSource(plane))
@@ -118,10 +129,11 @@ async def serve_embedded(
     host: str,
     port: int,
     log_level: str = "info",
+    prepare: Callable[[ControlPlane], None] | None = None,
     on_ready: Callable[[Started], Awaitable[None] | None] | None = None,
 ) -> None:
     """Open the control plane, serve it with its gateway until interrupted."""
-    async with embedded(data_dir, database_url=database_url, options=options) as started:
+    async with embedded(data_dir, database_url=database_url, options=options, prepare=prepare) as started:
         if on_ready is not None:
             outcome = on_ready(started)
             if outcome is not None:

@@ -36,7 +36,7 @@ def test_demo_serves_and_stops_on_interrupt() -> None:
         text=True,
     )
     try:
-        url = f"http://localhost:{port}/mcp/bookshelf"
+        url = f"http://localhost:{port}/mcp/default/bookshelf"
         deadline = time.monotonic() + 15
         reply = None
         while time.monotonic() < deadline:
@@ -62,5 +62,5 @@ def test_demo_serves_and_stops_on_interrupt() -> None:
         if process.poll() is None:
             process.kill()
     assert process.returncode in (0, 130)  # 130: uvicorn re-raises the SIGINT it handled, as shells expect
-    assert f"MCP endpoint http://localhost:{port}/mcp/bookshelf" in output
+    assert f"MCP endpoint http://localhost:{port}/mcp/default/bookshelf" in output
     assert '"url": "http://localhost:' in output

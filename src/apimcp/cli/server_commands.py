@@ -10,7 +10,7 @@ import os
 import re
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,6 +22,9 @@ from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, loa
 from apimcp.gateway.plan import GatewayPlan, plan_gateway
 from apimcp.protocol import EndpointOptions, RequestStateSealer, TransportSecurity
 from apimcp.serving import run_async
+
+if TYPE_CHECKING:
+    from apimcp.embedded import Started
 
 REQUEST_STATE_KEYS_VARIABLE = "APIMCP_REQUEST_STATE_KEYS"
 GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
@@ -153,25 +156,23 @@ def run_plan(plan: GatewayPlan, host: str, port: int) -> None:
     run_async(serve_gateway(plan, host=host, port=port, on_ready=ready))
 
 
+def _announce(started: Started, base: str) -> None:
+    typer.echo(f"apimcp {__version__}: control plane and gateway on {base} (data in {started.data_dir})")
+    typer.echo(f"  REST API {base}/api/v1 (OpenAPI at {base}/api/v1/openapi.json)")
+    if started.bootstrap_token is not None:
+        saved = _save_first_context(base, started.bootstrap_token)
+        typer.echo(f"  First start: organization 'default' created; its first token is in {started.bootstrap_file}")
+        if saved is not None:
+            typer.echo(f"  The CLI is logged in (context {saved}): try `apimcp import <openapi file> --backend <url>`")
+    typer.echo(client_hints(base, started.app.gateway.endpoints()))
+    typer.echo("Press Ctrl-C to stop.")
+
+
 def _serve_embedded(host: str, port: int, data_dir: Path, database_url: str | None, allowed_hosts: list[str]) -> None:
     _log_to_stderr()
-    from apimcp.embedded import Started, serve_embedded  # noqa: PLC0415 - loads the database layer
+    from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
 
     base = public_base(host, port)
-
-    def ready(started: Started) -> None:
-        typer.echo(f"apimcp {__version__}: control plane and gateway on {base} (data in {started.data_dir})")
-        typer.echo(f"  REST API {base}/api/v1 (OpenAPI at {base}/api/v1/openapi.json)")
-        if started.bootstrap_token is not None:
-            saved = _save_first_context(base, started.bootstrap_token)
-            typer.echo(f"  First start: organization 'default' created; its first token is in {started.bootstrap_file}")
-            if saved is not None:
-                typer.echo(
-                    f"  The CLI is logged in (context {saved}): try `apimcp import <openapi file> --backend <url>`"
-                )
-        typer.echo(client_hints(base, started.app.gateway.endpoints()))
-        typer.echo("Press Ctrl-C to stop.")
-
     try:
         run_async(
             serve_embedded(
@@ -180,7 +181,7 @@ def _serve_embedded(host: str, port: int, data_dir: Path, database_url: str | No
                 options=endpoint_options(allowed_hosts),
                 host=host,
                 port=port,
-                on_ready=ready,
+                on_ready=lambda started: _announce(started, base),
             )
         )
     except ValueError as exc:  # bad key file or key variable
@@ -277,19 +278,25 @@ def gateway(
 
 def demo(
     host: Host = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
+    data_dir: DataDir = None,
 ) -> None:
-    """Start a demo REST API with its OpenAPI description and expose it as an MCP server."""
+    """`apimcp serve` with a demo REST API (a bookshelf) imported and exposed at /mcp/default/bookshelf."""
+    _log_to_stderr()
     from apimcp.demo import run_demo  # noqa: PLC0415 - the demo's backend is only loaded when asked for
     from apimcp.demo_api import spec_path  # noqa: PLC0415
 
-    def ready(gateway: GatewayApp, backend_url: str) -> None:
-        typer.echo(f"apimcp {__version__} demo: the Bookshelf REST API runs at {backend_url}")
-        typer.echo(f"  described by {spec_path()}")
-        typer.echo(client_hints(public_base(host, port), gateway.endpoints()))
-        typer.echo("Press Ctrl-C to stop.")
+    base = public_base(host, port)
 
-    run_async(run_demo(host, port, ready))
+    def ready(started: Started, backend_url: str) -> None:
+        typer.echo(f"Demo: the Bookshelf REST API runs at {backend_url}, described by {spec_path()};")
+        typer.echo("  it is imported as service 'bookshelf', with plan 'demo' and exposition 'bookshelf'.")
+        _announce(started, base)
+
+    try:
+        run_async(run_demo(_data_dir(data_dir), host=host, port=port, on_ready=ready))
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def demo_api(

@@ -1,0 +1,87 @@
+"""A control plane with its gateway in one process (as `apimcp serve` runs them), and a REST client for it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from apimcp.embedded import EmbeddedApp, embedded
+from apimcp.protocol import EndpointOptions
+from tests.gateway.echo_backend import create_app as echo_app
+from tests.support.live_aiohttp import live_aiohttp
+from tests.support.live_server import live_app
+
+ECHO_SPEC = Path(__file__).parent.parent / "gateway" / "echo_api.yaml"
+
+
+class Api:
+    """The control plane's REST API, failing loudly on unexpected statuses."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.base = base
+        self.http = httpx2.Client(base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+    def call(self, method: str, path: str, expect: int = 200, **kwargs: Any) -> Any:
+        response = self.http.request(method, path, **kwargs)
+        assert response.status_code == expect, (response.status_code, response.text)
+        return response.json() if response.content else None
+
+    def import_echo(self, name: str = "echo", version: str = "2.1") -> dict[str, Any]:
+        files = {"file": ("echo_api.yaml", ECHO_SPEC.read_bytes(), "application/yaml")}
+        return dict(self.call("POST", "/services", 201, files=files, data={"name": name, "version": version}))
+
+    def expose(self, service_id: str, backend: str, name: str, **plan: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        created = self.call(
+            "POST", "/plans", 201, json={"name": name, "service_id": service_id, "backend_endpoint": backend, **plan}
+        )
+        exposition = self.call("POST", "/expositions", 201, json={"plan_id": created["id"], "name": name})
+        return created, exposition
+
+
+@dataclass
+class Deployment:
+    base: str
+    api: Api
+    backend: str
+    app: EmbeddedApp
+
+    def served(self, path: str) -> bool:
+        return httpx2.get(f"{self.base}/healthz").json()["expositions"].get(path.rsplit("/", 1)[-1]) == path
+
+    def revision(self) -> int:
+        return int(httpx2.get(f"{self.base}/healthz").json()["revision"])
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = 1.0) -> float:
+    """How long `condition` took to hold (polling every 5 ms); fails after `seconds`."""
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > seconds:
+            raise AssertionError(f"not within {seconds} s")
+        time.sleep(0.005)
+    return time.monotonic() - start
+
+
+@contextmanager
+def deployment(data_dir: Path) -> Iterator[Deployment]:
+    apps: list[EmbeddedApp] = []
+
+    @asynccontextmanager
+    async def make() -> AsyncIterator[EmbeddedApp]:
+        async with embedded(data_dir, database_url=None, options=EndpointOptions()) as started:
+            apps.append(started.app)
+            yield started.app
+
+    with live_aiohttp(echo_app) as backend, live_app(make) as base:
+        token = (data_dir / "bootstrap-token").read_text().strip()
+        api = Api(base, token)
+        try:
+            yield Deployment(base, api, f"{backend}/v1", apps[0])
+        finally:
+            api.http.close()

@@ -1,0 +1,142 @@
+"""The control plane and its gateway in one process: what the REST API changes, MCP clients see at once."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.deployment.harness import Deployment, deployment, wait_until
+from tests.support.mcp_http import McpHttp, sse_messages
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Deployment]:
+    with deployment(tmp_path / "data") as running:
+        yield running
+
+
+def _tools(url: str, **headers: str) -> set[str]:
+    with McpHttp(url) as mcp:
+        reply = mcp.modern("tools/list", headers=headers)
+        assert reply.status == 200, reply
+        return {tool["name"] for tool in reply.result["tools"]}
+
+
+def test_every_endpoint_form_reaches_the_exposition(live: Deployment) -> None:
+    service = live.api.import_echo()
+    _, exposition = live.api.expose(service["id"], live.backend, "echo", include=["get_item", "secured"])
+    assert exposition["endpoints"] == ["/mcp/default/echo", f"/mcp/{exposition['id']}", "/mcp/default/echo/2.1"]
+    wait_until(lambda: live.served("/mcp/default/echo"))
+
+    for path in exposition["endpoints"]:
+        assert _tools(live.base + path) == {"get_item", "secured"}
+    by_service = httpx2.post(f"{live.base}/mcp/default/echo/2.1", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert by_service.headers["link"] == '</mcp/default/echo>; rel="canonical"'
+    canonical = httpx2.post(f"{live.base}/mcp/default/echo", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert "link" not in canonical.headers
+
+    for missing in ("/mcp/default/nope", "/mcp/other/echo", "/mcp/default/echo/9.9", "/mcp/a/b/c/d", "/mcp/x"):
+        answer = httpx2.post(live.base + missing, json={})
+        assert answer.status_code == 404
+        assert answer.json() == {"error": f"No exposition at {missing}"}
+
+
+def test_the_newest_exposition_of_a_service_answers_its_coordinates(live: Deployment) -> None:
+    service = live.api.import_echo()
+    plan, first = live.api.expose(service["id"], live.backend, "first", include=["get_item"])
+    second = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "second"})
+    wait_until(lambda: live.served("/mcp/default/second"))
+    answer = httpx2.post(f"{live.base}/mcp/default/echo/2.1", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert answer.headers["link"] == '</mcp/default/second>; rel="canonical"'
+    live.api.call("DELETE", f"/expositions/{second['id']}", 204)
+    wait_until(lambda: not live.served("/mcp/default/second"))
+    answer = httpx2.post(f"{live.base}/mcp/default/echo/2.1", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert answer.headers["link"] == f'</mcp/default/{first["name"]}>; rel="canonical"'
+
+
+def test_a_plan_change_reaches_open_sessions_and_their_streams(live: Deployment) -> None:
+    service = live.api.import_echo()
+    plan, _ = live.api.expose(service["id"], live.backend, "echo", include=["get_item"])
+    url = f"{live.base}/mcp/default/echo"
+    wait_until(lambda: live.served("/mcp/default/echo"))
+    heard: list[Any] = []
+    listening = threading.Event()
+    with McpHttp(url) as mcp:
+        session = mcp.initialize("2025-06-18")
+        assert {t["name"] for t in session.request("tools/list").result["tools"]} == {"get_item"}
+
+        def listen() -> None:
+            headers = {"accept": "text/event-stream", **session.headers()}
+            with httpx2.Client(timeout=10) as client, client.stream("GET", url, headers=headers) as stream:
+                listening.set()
+                for message in sse_messages(stream.iter_lines()):
+                    heard.append(message)
+                    return
+
+        listener = threading.Thread(target=listen, daemon=True)
+        listener.start()
+        assert listening.wait(5)
+        live.api.call("PATCH", f"/plans/{plan['id']}", json={"include": ["get_item", "delete_item"]})
+        listener.join(timeout=1.0)  # the change reaches the open stream within a second
+        assert heard == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
+        tools = session.request("tools/list").result["tools"]  # the same session, still valid
+        assert {t["name"] for t in tools} == {"get_item", "delete_item"}
+
+
+def test_inbound_api_keys_guard_the_endpoint(live: Deployment) -> None:
+    service = live.api.import_echo()
+    plan, _ = live.api.expose(service["id"], live.backend, "echo", include=["get_item"], inbound_mode="api_key")
+    key = plan["api_key"]
+    url = f"{live.base}/mcp/default/echo"
+    wait_until(lambda: live.served("/mcp/default/echo"))
+    refused = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+    assert httpx2.post(url, json={}, headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert _tools(url, authorization=f"Bearer {key}") == {"get_item"}
+    assert _tools(url, **{"x-api-key": key}) == {"get_item"}
+
+    renewed = live.api.call("POST", f"/plans/{plan['id']}/api-key")["api_key"]
+    assert renewed != key
+    wait_until(lambda: httpx2.post(url, json={}, headers={"x-api-key": key}).status_code == 401)
+    assert _tools(url, authorization=f"Bearer {renewed}") == {"get_item"}
+
+
+def test_backend_secrets_are_used_and_rotated_without_restart(live: Deployment) -> None:
+    service = live.api.import_echo()
+    secret = live.api.call(
+        "POST",
+        "/secrets",
+        201,
+        json={
+            "name": "echo-key",
+            "kind": "api_key",
+            "fields": {"name": "X-Echo-Key"},
+            "values": {"value": "first-value"},
+        },
+    )
+    live.api.expose(service["id"], live.backend, "echo", include=["secured"], secret_id=secret["id"])
+    url = f"{live.base}/mcp/default/echo"
+    wait_until(lambda: live.served("/mcp/default/echo"))
+
+    def sent_key() -> str:
+        with McpHttp(url) as mcp:
+            result = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result
+            return str(result["structuredContent"]["headers"].get("X-Echo-Key"))
+
+    assert sent_key() == "first-value"
+    live.api.call("PUT", f"/secrets/{secret['id']}/values", json={"values": {"value": "second-value"}})
+    wait_until(lambda: sent_key() == "second-value")
+
+
+def test_deleting_an_exposition_stops_serving_it(live: Deployment) -> None:
+    service = live.api.import_echo()
+    _, exposition = live.api.expose(service["id"], live.backend, "echo", include=["get_item"])
+    wait_until(lambda: live.served("/mcp/default/echo"))
+    live.api.call("DELETE", f"/expositions/{exposition['id']}", 204)
+    wait_until(lambda: httpx2.post(f"{live.base}/mcp/default/echo", json={}).status_code == 404)
+    assert live.api.call("GET", "/gateways")[0]["name"] == "embedded"

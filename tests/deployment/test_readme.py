@@ -1,0 +1,56 @@
+"""The README's lifecycle walkthrough, run command by command (ports moved to free ones)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from tests.deployment.harness import wait_until
+from tests.support.processes import Background, cli, free_port
+
+README = Path(__file__).parents[2] / "README.md"
+MARKER = "<!-- walkthrough:"
+
+
+def walkthrough() -> list[list[str]]:
+    """The commands of the README's walkthrough block, as argument lists without the program."""
+    text = README.read_text()
+    block = text[text.index(MARKER) :]
+    block = block[block.index("```bash\n") + 8 :]
+    block = block[: block.index("```")]
+    return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith(".venv/bin/apimcp ")]
+
+
+def test_the_readme_walkthrough_works(tmp_path: Path) -> None:
+    commands = walkthrough()
+    assert [c[0] for c in commands] == ["serve", "demo-api", "import", "plan", "expo", "tools", "call", "plan"]
+    gateway_port, api_port = str(free_port()), str(free_port())
+
+    def moved(argument: str) -> str:
+        return re.sub(r":8080\b", f":{gateway_port}", re.sub(r":9000\b", f":{api_port}", argument))
+
+    serve, demo_api, *steps = [[moved(a).replace("9000", api_port) for a in command] for command in commands]
+    # the CLI context that `serve` saves on its first start is what the other commands use
+    server = Background(tmp_path / "serve.log", *serve, "--port", gateway_port)
+    api = Background(tmp_path / "api.log", *demo_api)
+    try:
+        server.wait_for_http(f"http://127.0.0.1:{gateway_port}/healthz")
+        api.wait_for_http(f"http://127.0.0.1:{api_port}/openapi.yaml")
+        outputs = []
+        for step in steps:
+            done = cli(*step)
+            assert done.returncode == 0, (step, done.stdout, done.stderr)
+            outputs.append(done.stdout)
+        imported, planned, exposed, tools, called, _ = outputs
+        assert "Imported service books 1.0.0 (11 operations)" in imported
+        assert "Created plan readers" in planned
+        assert f"http://localhost:{gateway_port}/mcp/default/library" in exposed
+        assert "get_book" in tools and "get_cover" in tools and "add_book" not in tools  # GET * only
+        assert '"title": "Pride and Prejudice"' in called
+        endpoint = f"http://localhost:{gateway_port}/mcp/default/library"
+        wait_until(lambda: "get_cover" not in cli("tools", endpoint).stdout, seconds=5)
+    finally:
+        api.stop()
+        server.stop()
+    assert "First start: organization 'default' created" in server.output()
