@@ -69,10 +69,11 @@ Description = Annotated[str | None, typer.Option(help="What the plan is for.")]
 
 def _cache(values: list[str]) -> dict[str, dict[str, Any]]:
     hints = {}
-    for method, raw in pairs(values, "--cache").items():
+    for item in values:
+        method, _, raw = item.partition("=")
         ttl, _, scope = raw.partition(":")
-        if not ttl.isdigit() or scope not in ("", "public", "private"):
-            fail(f"--cache expects METHOD=TTL_MS[:public|private], got {method}={raw}", EXIT_USAGE)
+        if not method or not ttl.isdigit() or scope not in ("", "public", "private"):
+            fail(f"--cache expects METHOD=TTL_MS[:public|private], got {item!r}", EXIT_USAGE)
         hints[method] = {"ttl_ms": int(ttl), "scope": scope or "private"}
     return hints
 

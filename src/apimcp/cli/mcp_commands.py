@@ -93,17 +93,36 @@ def tools(endpoint: Endpoint, api_key: ApiKey = None, out: OutputOption = Format
     )
 
 
-def _argument(value: str) -> Any:
+def _argument(value: str, schema: Any) -> Any:
+    """A command-line value as the tool expects it: text for string parameters, else JSON when it parses."""
+    types = schema.get("type") if isinstance(schema, dict) else None
+    if types == "string" or (isinstance(types, list) and "string" in types and len(types) == 1):
+        return value
     try:
         return json.loads(value)
     except ValueError:
         return value
 
 
+def _input_schema(endpoint: str, tool: str, api_key: str | None) -> dict[str, Any]:
+    cursor: str | None = None
+    while True:
+        page = request(endpoint, "tools/list", {"cursor": cursor} if cursor else {}, api_key)
+        for listed in page["tools"]:
+            if listed["name"] == tool:
+                schema: dict[str, Any] = listed.get("inputSchema") or {}
+                return schema
+        cursor = page.get("nextCursor")
+        if not cursor:
+            fail(f"{endpoint} has no tool {tool!r} (`apimcp tools {endpoint}` lists them)")
+
+
 def call(
     endpoint: Endpoint,
     tool: Annotated[str, typer.Argument(help="The tool to call.")],
-    arg: Annotated[list[str], typer.Option("--arg", help="An argument NAME=VALUE (VALUE read as JSON if it is).")] = [],
+    arg: Annotated[
+        list[str], typer.Option("--arg", help="An argument NAME=VALUE (read as JSON unless the parameter is a string).")
+    ] = [],
     arguments: Annotated[str | None, typer.Option("--json", help="All arguments as one JSON object.")] = None,
     api_key: ApiKey = None,
     out: OutputOption = Format.table,
@@ -117,11 +136,12 @@ def call(
             fail(f"--json is not valid JSON: {exc}", EXIT_USAGE)
         if not isinstance(values, dict):
             fail("--json must be a JSON object", EXIT_USAGE)
+    properties = _input_schema(endpoint, tool, api_key).get("properties", {}) if arg else {}
     for item in arg:
         key, sep, value = item.partition("=")
         if not sep:
             fail(f"--arg expects NAME=VALUE, got {item!r}", EXIT_USAGE)
-        values[key] = _argument(value)
+        values[key] = _argument(value, properties.get(key))
     result = request(endpoint, "tools/call", {"name": tool, "arguments": values}, api_key)
     if out is Format.json:
         typer.echo(json.dumps(result, indent=2))

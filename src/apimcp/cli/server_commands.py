@@ -17,14 +17,14 @@ import typer
 from apimcp import __version__
 from apimcp.cli import context
 from apimcp.cli.common import EXIT_USAGE, fail, pairs
-from apimcp.gateway.app import GatewayApp
-from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config
-from apimcp.gateway.plan import GatewayPlan, plan_gateway
-from apimcp.protocol import EndpointOptions, RequestStateSealer, TransportSecurity
-from apimcp.serving import run_async
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for the command that runs them
+    from collections.abc import Coroutine
+
     from apimcp.embedded import Started
+    from apimcp.gateway.app import GatewayApp
+    from apimcp.gateway.plan import GatewayPlan
+    from apimcp.protocol import EndpointOptions
 
 REQUEST_STATE_KEYS_VARIABLE = "APIMCP_REQUEST_STATE_KEYS"
 GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
@@ -60,8 +60,16 @@ def client_hints(base_url: str, endpoints: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def run_async(main: Coroutine[object, object, None]) -> None:
+    from apimcp.serving import run_async as run  # noqa: PLC0415
+
+    run(main)
+
+
 def endpoint_options(allowed_hosts: list[str]) -> EndpointOptions:
     """Options for gateways that run from the command line; requestState keys come from the environment."""
+    from apimcp.protocol import EndpointOptions, RequestStateSealer, TransportSecurity  # noqa: PLC0415
+
     raw = os.environ.get(REQUEST_STATE_KEYS_VARIABLE, "")
     keys = [key.strip().encode() for key in raw.split(",") if key.strip()]
     return EndpointOptions(
@@ -118,6 +126,9 @@ def serve(
             host or "127.0.0.1", 8080 if port is None else port, _data_dir(data_dir), database_url, allowed_host
         )
         return
+    from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config  # noqa: PLC0415
+    from apimcp.gateway.plan import plan_gateway  # noqa: PLC0415
+
     try:
         if config is not None:
             gateway_config = load_config(config)
@@ -141,6 +152,8 @@ def serve(
 
 
 def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
+    from apimcp.gateway.plan import GatewayPlan  # noqa: PLC0415
+
     (only,) = plan.expositions
     return GatewayPlan(plan.config, plan.services, (type(only)(name, only.config, only.services),))
 
