@@ -24,3 +24,29 @@ def test_the_protocol_engine_imports_nothing_else_from_apimcp() -> None:
     for module in modules:
         foreign = {m for m in _imports(module) if m.startswith("apimcp") and not m.startswith("apimcp.protocol")}
         assert not foreign, f"{module.name} imports {foreign}"
+
+
+def _foreign(package: str, forbidden: tuple[str, ...]) -> dict[str, set[str]]:
+    found = {}
+    for module in sorted((SRC / package).rglob("*.py")):
+        bad = {m for m in _imports(module) if m.startswith(forbidden)}
+        if bad:
+            found[str(module.relative_to(SRC))] = bad
+    return found
+
+
+def test_gateways_never_touch_the_database_or_parse_descriptions_while_serving() -> None:
+    # The gateway gets compiled services in snapshots; only plan.py, which reads a configuration file
+    # before serving starts, uses the importer.
+    assert _foreign("gateway", ("apimcp.control", "sqlalchemy")) == {}
+    importing = _foreign("gateway", ("apimcp.importers",))
+    assert set(importing) == {"gateway/plan.py"}
+
+
+def test_the_catalog_and_backends_know_nothing_of_control_or_gateways() -> None:
+    for package in ("catalog", "backends", "importers"):
+        assert _foreign(package, ("apimcp.control", "apimcp.gateway", "apimcp.cli", "sqlalchemy", "fastapi")) == {}
+
+
+def test_the_control_plane_does_not_import_the_gateway() -> None:
+    assert _foreign("control", ("apimcp.gateway", "apimcp.cli", "apimcp.embedded")) == {}
