@@ -19,7 +19,7 @@ from typing import Any
 
 def _apimcp(path: str) -> tuple[int, float]:
     from apimcp.backends.base import Backend  # noqa: PLC0415 - imports are measured separately
-    from apimcp.gateway.exposition import ExposedOperation, ExpositionHandler, ExpositionSettings  # noqa: PLC0415
+    from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet  # noqa: PLC0415
     from apimcp.importers.openapi import import_openapi  # noqa: PLC0415
     from apimcp.protocol import dialects  # noqa: PLC0415
     from apimcp.protocol.versions import LATEST_REVISION  # noqa: PLC0415
@@ -31,9 +31,7 @@ def _apimcp(path: str) -> tuple[int, float]:
     started = time.perf_counter()
     service = import_openapi(path)
     backend = _Unused()
-    handler = ExpositionHandler(
-        ExpositionSettings(name="bench"), [ExposedOperation(op, backend) for op in service.operations]
-    )
+    handler = ExpositionHandler(ExpositionSettings(name="bench"), [(ToolSet(service.operations), backend)])
     page = asyncio.run(handler.list_tools(None, None))  # type: ignore[arg-type]
     listed = dialects.tools_page(page, LATEST_REVISION)
     _ = listed["tools"]

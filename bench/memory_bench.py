@@ -3,9 +3,10 @@
     python -m bench.memory_bench [--expositions 100] [--spec PATH]
 
 A control plane and a separate gateway run as processes. The description is imported once; each
-exposition has its own plan. The gateway's resident memory (VmRSS, and its peak VmHWM) is read
-from /proc: with nothing to serve, once every exposition is served, and after one tools/list on
-each (which builds and caches each exposition's listed pages).
+exposition has its own plan. By default the plans select the same operations (expositions then share
+their tools); with --distinct, plan N excludes operation N, so that no two tool lists are alike. The
+gateway's resident memory (VmRSS, and its peak VmHWM) is read from /proc: with nothing to serve, once
+every exposition is served, and after one tools/list on each (which encodes and caches the list).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from bench.harness import ROOT, free_port, modern_request, post, stop, wait_for_port
 from bench.import_bench import DEFAULT_SPEC
@@ -31,7 +33,7 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
-def api(base: str, token: str, method: str, path: str, body: object = None) -> object:
+def api(base: str, token: str, method: str, path: str, body: object = None) -> Any:
     request = urllib.request.Request(
         f"{base}/api/v1{path}",
         method=method,
@@ -42,15 +44,16 @@ def api(base: str, token: str, method: str, path: str, body: object = None) -> o
         return json.loads(response.read() or b"null")
 
 
-def health(base: str) -> dict[str, object]:
+def health(base: str) -> Any:
     with urllib.request.urlopen(f"{base}/healthz", timeout=10) as response:
-        return json.loads(response.read())  # type: ignore[no-any-return]
+        return json.loads(response.read())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--expositions", type=int, default=100)
     parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    parser.add_argument("--distinct", action="store_true", help="give every exposition a different selection")
     args = parser.parse_args()
     if not args.spec.exists():
         raise SystemExit(f"{args.spec} not found (pass --spec)")
@@ -67,7 +70,7 @@ def main() -> None:
         )
         gateway = None
         try:
-            wait_for_port(plane_port, plane, "control plane")  # type: ignore[arg-type]
+            wait_for_port(plane_port, plane, "control plane")
             token = Path(f"{home}/data/bootstrap-token").read_text().strip()
             subprocess.run([*APIMCP, "login", plane_url, "--token", token], env=env, check=True, capture_output=True)
             began = time.perf_counter()
@@ -84,7 +87,7 @@ def main() -> None:
                 f"imported {imported['service']['operation_count']} operations in "
                 f"{time.perf_counter() - began:.1f} s (CLI upload and control plane import)"
             )
-            gateway_token = api(plane_url, token, "POST", "/tokens", {"name": "bench", "kind": "gateway"})["token"]  # type: ignore[index]
+            gateway_token = api(plane_url, token, "POST", "/tokens", {"name": "bench", "kind": "gateway"})["token"]
             gateway = subprocess.Popen(
                 [*APIMCP, "gateway", "--control-plane", plane_url, "--port", str(gateway_port)],
                 cwd=ROOT,
@@ -92,21 +95,27 @@ def main() -> None:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-            wait_for_port(gateway_port, gateway, "gateway")  # type: ignore[arg-type]
+            wait_for_port(gateway_port, gateway, "gateway")
             time.sleep(1)
             empty = memory_mb(gateway.pid)
             service_id = imported["service"]["id"]
+            operations: list[dict[str, str]] = api(plane_url, token, "GET", f"/services/{service_id}")["operations"]
             for number in range(args.expositions):
-                plan = api(
+                plan: dict[str, str] = api(
                     plane_url,
                     token,
                     "POST",
                     "/plans",
-                    {"name": f"plan-{number}", "service_id": service_id, "backend_endpoint": "https://api.github.com"},
+                    {
+                        "name": f"plan-{number}",
+                        "service_id": service_id,
+                        "backend_endpoint": "https://api.github.com",
+                        "exclude": [operations[number]["tool_name"]] if args.distinct else [],
+                    },
                 )
-                api(plane_url, token, "POST", "/expositions", {"plan_id": plan["id"], "name": f"github-{number}"})  # type: ignore[index]
+                api(plane_url, token, "POST", "/expositions", {"plan_id": plan["id"], "name": f"github-{number}"})
             created = time.perf_counter()
-            while len(health(gateway_url)["expositions"]) < args.expositions:  # type: ignore[arg-type]
+            while len(health(gateway_url)["expositions"]) < args.expositions:
                 time.sleep(0.05)
             print(
                 f"the gateway served all {args.expositions} expositions {time.perf_counter() - created:.1f} s "
@@ -121,9 +130,10 @@ def main() -> None:
             listed = memory_mb(gateway.pid)
         finally:
             if gateway is not None:
-                stop(gateway)  # type: ignore[arg-type]
-            stop(plane)  # type: ignore[arg-type]
-    print(f"\ngateway memory, {args.expositions} expositions of {args.spec.name} ({tools} tools each)")
+                stop(gateway)
+            stop(plane)
+    selections = "distinct selections" if args.distinct else "the same selection"
+    print(f"\ngateway memory, {args.expositions} expositions of {args.spec.name} ({tools} tools each, {selections})")
     print(f"{'state':<36} {'RSS MB':>8} {'peak MB':>8}")
     for label, (rss, peak) in (
         ("nothing to serve", empty),

@@ -3,6 +3,10 @@
 Everything a call needs is prepared when the exposition is built: tools, the
 operation and backend behind each tool name, validators. The request path
 looks things up, validates the arguments and calls the backend.
+
+Tools and validators depend only on the operations, not on the backend, so they
+live in a `ToolSet` that expositions of the same selection share (with the
+encoded tools/list page the engine caches for it).
 """
 
 from __future__ import annotations
@@ -31,19 +35,12 @@ from apimcp.protocol import (
 
 
 @dataclass(frozen=True, slots=True)
-class ExposedOperation:
-    operation: Operation
-    backend: Backend
-
-
-@dataclass(frozen=True, slots=True)
 class ExpositionSettings:
     name: str
     title: str | None = None
     instructions: str | None = None
     cache_hints: Mapping[str, CacheHint] = field(default_factory=dict)
     """ttlMs/cacheScope per cacheable method for 2026-07-28 clients."""
-    output_schemas: bool = True
 
 
 def tool_of(operation: Operation, *, output_schema: bool = True) -> Tool:
@@ -65,40 +62,50 @@ def tool_of(operation: Operation, *, output_schema: bool = True) -> Tool:
     )
 
 
-class _Entry:
-    __slots__ = ("backend", "input", "operation", "output", "tool")
+class _Prepared:
+    __slots__ = ("input", "operation", "output", "tool")
 
-    def __init__(self, exposed: ExposedOperation, output_schemas: bool) -> None:
-        self.operation = exposed.operation
-        self.backend = exposed.backend
-        self.tool = tool_of(exposed.operation, output_schema=output_schemas)
-        self.input = ArgumentValidator(exposed.operation.input_schema)
-        schema = exposed.operation.output_schema
+    def __init__(self, operation: Operation, output_schemas: bool) -> None:
+        self.operation = operation
+        self.tool = tool_of(operation, output_schema=output_schemas)
+        self.input = ArgumentValidator(operation.input_schema)
+        schema = operation.output_schema
         self.output = ArgumentValidator(schema) if schema is not None and output_schemas else None
 
 
+class ToolSet:
+    """The tools of some operations, with their validators and their one-page listing; immutable."""
+
+    def __init__(self, operations: Sequence[Operation], output_schemas: bool = True) -> None:
+        self.prepared = tuple(_Prepared(operation, output_schemas) for operation in operations)
+        self.page = Page(items=tuple(p.tool for p in self.prepared))
+
+
 class ExpositionHandler(McpHandler):
-    """Serves one exposition's tools."""
+    """Serves one exposition's tools: tool sets, each called through its backend."""
 
     features = ServerFeatures(tools=True, tools_list_changed=True, logging=False)
 
-    def __init__(self, settings: ExpositionSettings, operations: Sequence[ExposedOperation]) -> None:
-        names = [o.operation.tool_name for o in operations]
+    def __init__(self, settings: ExpositionSettings, members: Sequence[tuple[ToolSet, Backend]]) -> None:
+        names = [p.operation.tool_name for tools, _ in members for p in tools.prepared]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"exposition {settings.name!r} offers several tools named {', '.join(duplicates)}")
         self.settings = settings
         self.server_info = Implementation(name=settings.name, version=__version__, title=settings.title)
         self.instructions = settings.instructions
-        self._entries = {o.operation.tool_name: _Entry(o, settings.output_schemas) for o in operations}
-        self._page = Page(items=tuple(entry.tool for entry in self._entries.values()))
+        self._entries = {p.operation.tool_name: (p, backend) for tools, backend in members for p in tools.prepared}
+        if len(members) == 1:
+            self._page = members[0][0].page  # shared: its encoded form is cached once for every such exposition
+        else:
+            self._page = Page(items=tuple(p.tool for p, _ in self._entries.values()))
 
     def cache_hint(self, method: str) -> CacheHint:
         return self.settings.cache_hints.get(method) or super().cache_hint(method)
 
     def tool_definition(self, name: str) -> Tool | None:
         entry = self._entries.get(name)
-        return entry.tool if entry is not None else None
+        return entry[0].tool if entry is not None else None
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
         if cursor is not None:
@@ -109,8 +116,9 @@ class ExpositionHandler(McpHandler):
         entry = self._entries.get(name)
         if entry is None:
             raise invalid_params(f"Unknown tool: {name}", {"field": "name"})
-        problems = entry.input.problems(arguments)
+        prepared, backend = entry
+        problems = prepared.input.problems(arguments)
         if problems:
             return error_result(f"Invalid arguments for {name}: " + "; ".join(problems))
-        result = await entry.backend.call(entry.operation, arguments)
-        return tool_result(result, entry.output)
+        result = await backend.call(prepared.operation, arguments)
+        return tool_result(result, prepared.output)

@@ -25,7 +25,7 @@ from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Service
 from apimcp.catalog.naming import fit
 from apimcp.catalog.selection import select
-from apimcp.gateway.exposition import ExposedOperation, ExpositionHandler, ExpositionSettings
+from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 
 log = logging.getLogger("apimcp.gateway")
@@ -87,6 +87,7 @@ class GatewayRuntime:
         self._options = options
         self._services: dict[str, Service] = {}
         self._built: dict[str, tuple[bytes, Route]] = {}
+        self._tool_sets: dict[tuple[Any, ...], ToolSet] = {}
         self.routes = Routes()
 
     def known_services(self) -> list[str]:
@@ -121,10 +122,11 @@ class GatewayRuntime:
         self._built = built
         used = {m["service"]["hash"] for exposition in snapshot["expositions"] for m in exposition["members"]}
         self._services = {digest: service for digest, service in self._services.items() if digest in used}
+        self._tool_sets = {key: tools for key, tools in self._tool_sets.items() if key[0] in used}
         self.routes = _index(snapshot.get("revision", 0), [route for _, route in built.values()], snapshot)
 
     def _route(self, exposition: Mapping[str, Any], previous: Route | None) -> Route:
-        exposed: list[ExposedOperation] = []
+        members: list[tuple[ToolSet, RestBackend]] = []
         for member in exposition["members"]:
             service = self._services[member["service"]["hash"]]
             backend = RestBackend(
@@ -135,19 +137,14 @@ class GatewayRuntime:
                 timeout_seconds=member["backend_timeout_ms"] / 1000,
                 max_response_bytes=member.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
             )
-            operations = select(service.operations, member["include"], member["exclude"])
-            prefix = member["tool_prefix"]
-            if prefix:
-                operations = [replace(op, tool_name=fit(op.tool_name, prefix)) for op in operations]
-            exposed.extend(ExposedOperation(op, backend) for op in operations)
+            members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
         settings = ExpositionSettings(
             name=exposition["name"] or exposition["id"],
             title=exposition.get("title"),
             instructions=exposition.get("instructions"),
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
-            output_schemas=exposition["output_schemas"],
         )
-        handler = ExpositionHandler(settings, exposed)
+        handler = ExpositionHandler(settings, members)
         if previous is not None:
             previous.endpoint.replace_handler(handler)
             endpoint = previous.endpoint
@@ -164,6 +161,23 @@ class GatewayRuntime:
             endpoint=endpoint,
             api_key_hash=inbound.get("key_hash") if inbound.get("mode") == "api_key" else None,
         )
+
+    def _tool_set(self, service: Service, member: Mapping[str, Any], output_schemas: bool) -> ToolSet:
+        """The tools of a member's selection, shared with every exposition that selects the same."""
+        key = (
+            member["service"]["hash"],
+            tuple(member["include"]),
+            tuple(member["exclude"]),
+            member["tool_prefix"],
+            output_schemas,
+        )
+        tools = self._tool_sets.get(key)
+        if tools is None:
+            operations = select(service.operations, member["include"], member["exclude"])
+            if member["tool_prefix"]:
+                operations = [replace(op, tool_name=fit(op.tool_name, member["tool_prefix"])) for op in operations]
+            tools = self._tool_sets[key] = ToolSet(operations, output_schemas)
+        return tools
 
     def shutdown(self) -> None:
         for _, route in self._built.values():

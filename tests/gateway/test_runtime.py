@@ -1,0 +1,106 @@
+"""Applying snapshots: what is kept, rebuilt, shared, dropped, and what a broken exposition does."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from apimcp.backends.rest import close_session, new_session
+from apimcp.gateway.app import resolve
+from apimcp.gateway.runtime import GatewayRuntime
+from apimcp.importers.openapi import import_openapi
+from apimcp.protocol import EndpointOptions
+from tests.gateway.conftest import ECHO_SPEC
+
+pytestmark = pytest.mark.anyio
+SERVICE = import_openapi(str(ECHO_SPEC))
+
+
+def exposition(identifier: str, include: list[str], *, prefix: str = "", created: str = "2026-01-01") -> dict[str, Any]:
+    return {
+        "id": identifier,
+        "name": identifier,
+        "organization": "acme",
+        "created_at": created,
+        "title": None,
+        "instructions": None,
+        "cache": {},
+        "output_schemas": True,
+        "inbound": {"mode": "none"},
+        "members": [
+            {
+                "service": {"id": "s1", "name": "Echo API", "version": "2.1", "hash": "h1"},
+                "plan": "p",
+                "backend_endpoint": "http://127.0.0.1:9",
+                "backend_timeout_ms": 1000,
+                "include": include,
+                "exclude": [],
+                "tool_prefix": prefix,
+                "credentials": None,
+            }
+        ],
+    }
+
+
+def snapshot(revision: int, *expositions: dict[str, Any]) -> dict[str, Any]:
+    return {"format": 1, "revision": revision, "services": {"h1": SERVICE}, "expositions": list(expositions)}
+
+
+@pytest.fixture
+async def runtime() -> AsyncIterator[GatewayRuntime]:
+    session = new_session()
+    built = GatewayRuntime(session, EndpointOptions())
+    yield built
+    built.shutdown()
+    await close_session(session)
+
+
+async def tool_names(runtime: GatewayRuntime, identifier: str) -> list[str]:
+    page = await runtime.routes.by_id[identifier].endpoint.handler.list_tools(None, None)  # type: ignore[arg-type]
+    return [tool.name for tool in page.items]
+
+
+async def test_expositions_with_the_same_selection_share_their_tools(runtime: GatewayRuntime) -> None:
+    runtime.apply(snapshot(1, exposition("a", ["get_item"]), exposition("b", ["get_item"]), exposition("c", [])))
+    pages = {}
+    for identifier in ("a", "b", "c"):
+        pages[identifier] = await runtime.routes.by_id[identifier].endpoint.handler.list_tools(None, None)  # type: ignore[arg-type]
+    assert pages["a"] is pages["b"]
+    assert pages["a"] is not pages["c"] and len(pages["c"].items) == len(SERVICE.operations)
+
+
+async def test_unchanged_expositions_are_kept_changed_ones_keep_their_endpoint(runtime: GatewayRuntime) -> None:
+    runtime.apply(snapshot(1, exposition("a", ["get_item"]), exposition("b", ["get_item"])))
+    a, b = runtime.routes.by_id["a"], runtime.routes.by_id["b"]
+    handler_b = b.endpoint.handler
+    runtime.apply(snapshot(2, exposition("a", ["get_item"]), exposition("b", ["get_item", "delete_item"])))
+    assert runtime.routes.revision == 2
+    assert runtime.routes.by_id["a"] is a  # untouched
+    assert runtime.routes.by_id["b"].endpoint is b.endpoint  # same endpoint: sessions survive
+    assert runtime.routes.by_id["b"].endpoint.handler is not handler_b
+    assert await tool_names(runtime, "b") == ["get_item", "delete_item"]
+    runtime.apply(snapshot(3, exposition("b", ["get_item"], prefix="x_")))
+    assert set(runtime.routes.by_id) == {"b"}
+    assert await tool_names(runtime, "b") == ["x_get_item"]
+
+
+async def test_a_broken_exposition_is_skipped_and_its_previous_version_served(runtime: GatewayRuntime) -> None:
+    runtime.apply(snapshot(1, exposition("a", ["get_item"])))
+    broken = exposition("a", ["get_item", "delete_item"])
+    broken["members"][0]["credentials"] = {"kind": "mystery", "fields": {}, "values": {}}
+    runtime.apply(snapshot(2, broken, exposition("b", [])))
+    assert await tool_names(runtime, "a") == ["get_item"]  # the last version that worked
+    assert "b" in runtime.routes.by_id
+    with pytest.raises(ValueError, match="unknown credential kind 'mystery'"):
+        runtime.apply(snapshot(3, broken), strict=True)
+
+
+async def test_service_coordinates_name_the_most_recent_exposition(runtime: GatewayRuntime) -> None:
+    runtime.apply(snapshot(1, exposition("old", [], created="2026-01-01"), exposition("new", [], created="2026-02-01")))
+    route, by_service = resolve(runtime.routes, "/mcp/acme/Echo+API/2.1")
+    assert route is not None and route.exposition_id == "new" and by_service
+    assert resolve(runtime.routes, "/mcp/acme/old")[0] is runtime.routes.by_id["old"]
+    assert resolve(runtime.routes, "/mcp/other/old") == (None, False)
+    assert resolve(runtime.routes, "/mcp/a/b/c/d") == (None, False)
