@@ -200,6 +200,7 @@ INVALID_CACHE_HINTS: list[Any] = [
     {"tools/call": {"ttl_ms": 10}},
     {"tools/list": {"ttl_ms": -1}},
     {"tools/list": {"ttl_ms": "10"}},
+    {"tools/list": {"ttl_ms": True}},
     {"tools/list": {}},
     {"tools/list": {"ttl_ms": 10, "scope": "shared"}},
     {"tools/list": 10},
@@ -216,7 +217,7 @@ def test_invalid_cache_hints_are_refused(plane: ControlPlane, acme: str, echo: s
 
 
 def test_backend_timeout_bounds(plane: ControlPlane, acme: str, echo: str) -> None:
-    for timeout in (0, -5, 3_600_001, "100", None, 2.5):
+    for timeout in (0, -5, 3_600_001, "100", None, 2.5, True):
         refused = _refused(plane, Invalid, plans.create, acme, echo, "refused", {"backend_timeout_ms": timeout})
         assert refused.field == "backend_timeout_ms", timeout
     assert _count(plane, Plan) == 0

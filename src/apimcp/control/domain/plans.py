@@ -58,7 +58,7 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         plan.backend_endpoint = endpoint
     if "backend_timeout_ms" in values:
         timeout = values["backend_timeout_ms"]
-        if not isinstance(timeout, int) or not 1 <= timeout <= 3_600_000:
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= 3_600_000:
             raise Invalid("the backend timeout is 1 to 3600000 milliseconds", field="backend_timeout_ms")
         plan.backend_timeout_ms = timeout
     include = list(values.get("include", plan.include) or [])  # None clears
@@ -113,7 +113,7 @@ def _cache(raw: Any) -> dict[str, Any]:
         if not isinstance(hint, Mapping):
             raise Invalid(f"the cache hint of {method} is an object {{ttl_ms, scope}}", field="cache")
         ttl, scope = hint.get("ttl_ms"), hint.get("scope", "private")
-        if not isinstance(ttl, int) or ttl < 0 or scope not in ("public", "private"):
+        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 0 or scope not in ("public", "private"):
             raise Invalid(f"the cache hint of {method} needs ttl_ms >= 0 and scope public or private", field="cache")
         hints[method] = {"ttl_ms": ttl, "scope": scope}
     return hints
@@ -156,6 +156,7 @@ def update(session: Session, organization_id: str, plan_id: str, values: Mapping
     plan = get_owned(session, Plan, organization_id, plan_id, "plan")
     service = get_owned(session, Service, organization_id, plan.service_id, "service")
     key = _apply(session, plan, service, values)
+    session.flush()  # sets updated_at, so that the answer shows what a read will
     changes.record(session, organization_id, "plan", plan.id)
     return plan, key
 
