@@ -54,7 +54,7 @@ def api(plane: ControlPlane) -> Iterator[object]:
     from tests.support.live_server import live_server
 
     with live_server(create_api(plane)) as base:
-        harness = Api(plane, base)
+        harness = Api(plane, base.replace("//localhost:", "//127.0.0.1:"))
         try:
             yield harness
         finally:

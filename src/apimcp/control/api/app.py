@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from apimcp import __version__
 from apimcp.control.api import access_routes, catalog_routes, exposure_routes, sync_routes
@@ -42,6 +44,14 @@ def create_api(plane: ControlPlane) -> FastAPI:
         response = problem(exc.status, exc.title, exc.detail, **extra)
         if headers:
             response.headers.update(headers)
+        return response
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        """Routing refusals (unknown path, wrong method) as problem details too."""
+        response = problem(exc.status_code, HTTPStatus(exc.status_code).phrase, str(exc.detail))
+        if exc.headers:
+            response.headers.update(exc.headers)
         return response
 
     @app.exception_handler(RequestValidationError)

@@ -98,6 +98,7 @@ def rotate(session: Session, keys: KeySet, organization_id: str, secret_id: str,
     _, clean_values = _check(secret.kind, secret.fields, values)
     sealed = _seal(keys, organization_id, secret.id, clean_values)
     secret.sealed = sealed.decode("ascii")
+    session.flush()  # sets updated_at, so that the answer shows what a read will
     changes.record(session, organization_id, "secret", secret.id)
     return secret
 

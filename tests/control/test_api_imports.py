@@ -1,0 +1,216 @@
+"""Importing descriptions by URL and by upload, within the URL safety rules."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from tests.control.api_harness import ECHO_API, Api, created, ok, problem
+from tests.support.live_server import live_server
+
+SPLIT_MAIN = b"""
+openapi: 3.0.3
+info: {title: Split, version: "1"}
+servers: [{url: "https://split.example.com"}]
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses:
+        "200":
+          description: ok
+          content: {application/json: {schema: {$ref: "schemas.yaml#/Thing"}}}
+"""
+SPLIT_SCHEMAS = b"Thing: {type: object, properties: {id: {type: string}}}\n"
+
+
+def _document_with_ref(reference: str) -> bytes:
+    return SPLIT_MAIN.replace(b"schemas.yaml#/Thing", reference.encode())
+
+
+class Descriptions:
+    """A web server publishing descriptions, one of which waits until released."""
+
+    def __init__(self) -> None:
+        self.arrived = threading.Event()
+        self.release = threading.Event()
+
+    def app(self) -> Starlette:
+        async def echo(_: Request) -> Response:
+            return Response(ECHO_API.read_bytes(), media_type="application/yaml")
+
+        async def split(_: Request) -> Response:
+            return Response(SPLIT_MAIN, media_type="application/yaml")
+
+        async def schemas(_: Request) -> Response:
+            return Response(SPLIT_SCHEMAS, media_type="application/yaml")
+
+        async def file_ref(_: Request) -> Response:
+            return Response(_document_with_ref("file:///etc/passwd#/x"), media_type="application/yaml")
+
+        async def to_file(_: Request) -> Response:
+            return RedirectResponse("file:///etc/passwd", status_code=302)
+
+        async def missing(_: Request) -> Response:
+            return PlainTextResponse("no such thing", status_code=404)
+
+        async def slow(_: Request) -> Response:
+            self.arrived.set()
+            await asyncio.to_thread(self.release.wait, 20)
+            return Response(ECHO_API.read_bytes(), media_type="application/yaml")
+
+        return Starlette(
+            routes=[
+                Route("/echo.yaml", echo),
+                Route("/split/main.yaml", split),
+                Route("/split/schemas.yaml", schemas),
+                Route("/file-ref.yaml", file_ref),
+                Route("/to-file.yaml", to_file),
+                Route("/missing.yaml", missing),
+                Route("/slow.yaml", slow),
+            ]
+        )
+
+
+@pytest.fixture
+def descriptions() -> Iterator[tuple[Descriptions, str]]:
+    server = Descriptions()
+    try:
+        with live_server(server.app()) as base:
+            yield server, base.replace("localhost", "127.0.0.1")
+    finally:
+        server.release.set()
+
+
+def test_a_description_is_imported_from_a_url(api: Api, descriptions: tuple[Descriptions, str]) -> None:
+    _, base = descriptions
+    acme = api.org("acme")
+    url = f"{base}/echo.yaml"
+    service = created(acme.user.post("/services", json={"url": url, "name": "echo", "version": "7"}))
+    assert (service["name"], service["version"], service["created"]) == ("echo", "7", True)
+    assert service["operation_count"] == 16
+    [main] = ok(acme.user.get(f"/services/{service['id']}/artifacts"))
+    assert main["role"] == "main"
+    assert main["source"] == url
+    again = acme.user.post("/services", json={"url": url, "name": "echo", "version": "7"})
+    assert again.status_code in (200, 201)
+    assert again.json()["created"] is False
+    assert again.json()["id"] == service["id"]
+
+
+def test_a_description_from_a_url_may_reference_its_neighbours(
+    api: Api, descriptions: tuple[Descriptions, str]
+) -> None:
+    _, base = descriptions
+    acme = api.org("acme")
+    service = created(acme.user.post("/services", json={"url": f"{base}/split/main.yaml"}))
+    assert (service["name"], service["operation_count"]) == ("Split", 1)
+    detail = ok(acme.user.get(f"/services/{service['id']}"))
+    assert [op["tool_name"] for op in detail["operations"]] == ["list_things"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "/etc/passwd",
+        "../../etc/passwd",
+        "ftp://ftp.example.com/api.yaml",
+        "gopher://127.0.0.1:70/x",
+        "data:application/yaml,openapi: 3.0.0",
+        "",
+    ],
+)
+def test_only_http_urls_are_fetched(api: Api, url: str) -> None:
+    acme = api.org("acme")
+    answer = problem(acme.user.post("/services", json={"url": url}), 422, "url")
+    assert "http" in answer["detail"]
+    assert "root:" not in answer["detail"]
+    assert ok(acme.user.get("/services")) == []
+
+
+def test_a_description_from_a_url_may_not_reference_local_files(
+    api: Api, descriptions: tuple[Descriptions, str]
+) -> None:
+    _, base = descriptions
+    acme = api.org("acme")
+    answer = problem(acme.user.post("/services", json={"url": f"{base}/file-ref.yaml"}), 422, "url")
+    assert "file:///etc/passwd" in answer["detail"]
+    assert "root:" not in answer["detail"]
+    assert ok(acme.user.get("/services")) == []
+
+
+def test_a_redirect_to_a_local_file_is_refused(api: Api, descriptions: tuple[Descriptions, str]) -> None:
+    _, base = descriptions
+    acme = api.org("acme")
+    answer = problem(acme.user.post("/services", json={"url": f"{base}/to-file.yaml"}), 422, "url")
+    assert "redirect" in answer["detail"].lower()
+    assert "root:" not in answer["detail"]
+    assert ok(acme.user.get("/services")) == []
+
+
+def test_an_unreachable_description_is_a_clear_problem(api: Api, descriptions: tuple[Descriptions, str]) -> None:
+    _, base = descriptions
+    acme = api.org("acme")
+    assert "404" in problem(acme.user.post("/services", json={"url": f"{base}/missing.yaml"}), 422, "url")["detail"]
+    with live_server(Starlette()) as gone:
+        closed = gone.replace("localhost", "127.0.0.1")
+    answer = problem(acme.user.post("/services", json={"url": f"{closed}/echo.yaml"}), 422, "url")
+    assert "could not fetch" in answer["detail"]
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [
+        "schemas.yaml#/Thing",
+        "file:///etc/passwd#/x",
+        "/etc/passwd#/x",
+        "http://127.0.0.1:9/schemas.yaml#/Thing",
+    ],
+)
+def test_an_upload_may_not_reference_other_documents(api: Api, reference: str) -> None:
+    acme = api.org("acme")
+    response = acme.user.post(
+        "/services", files={"file": ("split.yaml", _document_with_ref(reference), "application/yaml")}
+    )
+    answer = problem(response, 422, "file")
+    assert "references another document" in answer["detail"]
+    assert "root:" not in answer["detail"]
+    assert ok(acme.user.get("/services")) == []
+
+
+def test_an_upload_may_use_references_within_itself(api: Api) -> None:
+    acme = api.org("acme")
+    document = _document_with_ref("#/components/schemas/Thing") + SPLIT_SCHEMAS.replace(
+        b"Thing:", b"components:\n  schemas:\n    Thing:"
+    )
+    service = created(acme.user.post("/services", files={"file": ("self.yaml", document, "application/yaml")}))
+    assert service["operation_count"] == 1
+
+
+def test_a_slow_url_import_does_not_hold_up_other_requests(api: Api, descriptions: tuple[Descriptions, str]) -> None:
+    server, base = descriptions
+    acme = api.org("acme")
+    outcome: list[httpx2.Response] = []
+    importer = threading.Thread(
+        target=lambda: outcome.append(acme.user.post("/services", json={"url": f"{base}/slow.yaml", "name": "slow"}))
+    )
+    importer.start()
+    try:
+        assert server.arrived.wait(10), "the control plane never fetched the description"
+        # while the control plane waits for the description, it still answers others
+        assert ok(api.client(acme.user_token).get("/organization", timeout=5))["name"] == "acme"
+        assert ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}, timeout=5))["expositions"] == []
+        assert importer.is_alive()
+    finally:
+        server.release.set()
+        importer.join(30)
+    assert created(outcome[0])["name"] == "slow"

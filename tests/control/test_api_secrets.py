@@ -1,0 +1,202 @@
+"""Secret values go in and never come out of the API (or its logs); only gateways receive them."""
+
+from __future__ import annotations
+
+import logging
+import secrets as random
+from datetime import datetime
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.control.api_harness import Api, Org, created, import_echo, ok, problem
+
+SECRET_VIEW_FIELDS = {"id", "name", "kind", "description", "fields", "key_id", "created_at", "updated_at"}
+
+
+def _capture_every_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every logger, at DEBUG, into caplog (including those that do not propagate, like uvicorn's)."""
+    caplog.set_level(logging.DEBUG)
+    for name, logger in list(logging.root.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger):
+            caplog.set_level(logging.DEBUG, logger=name)
+            monkeypatch.setattr(logger, "propagate", True)
+            monkeypatch.setattr(logger, "disabled", False)
+
+
+def _value(label: str) -> str:
+    return f"{label}-{random.token_hex(12)}"
+
+
+def _everything_readable(api: Api, org: Org) -> dict[str, httpx2.Response]:
+    """Every GET a user can make, by path."""
+    user = org.user
+    paths = ["/organization", "/services", "/plans", "/secrets", "/gateway-groups", "/expositions", "/tokens"]
+    paths += ["/gateways"]
+    responses = {path: user.get(path) for path in paths}
+    for service in responses["/services"].json():
+        for path in (f"/services/{service['id']}", f"/services/{service['id']}/artifacts"):
+            responses[path] = user.get(path)
+        responses[f"/plans?service_id={service['id']}"] = user.get("/plans", params={"service_id": service["id"]})
+    for kind in ("plans", "secrets", "gateway-groups", "expositions"):
+        for item in responses[f"/{kind}"].json():
+            responses[f"/{kind}/{item['id']}"] = user.get(f"/{kind}/{item['id']}")
+    responses["/api/v1/openapi.json"] = httpx2.get(f"{api.base}/api/v1/openapi.json")
+    responses["/api/docs"] = httpx2.get(f"{api.base}/api/docs")
+    for path, response in responses.items():
+        assert response.status_code == 200, (path, response.text)
+    return responses
+
+
+def test_secret_values_never_appear_in_responses_or_logs(
+    api: Api, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _capture_every_log(caplog, monkeypatch)
+    acme = api.org("acme")
+    user = acme.user
+    values = {
+        "bearer": _value("bearer"),
+        "basic": _value("basic"),
+        "api_key": _value("apikey"),
+        "oauth": _value("oauth"),
+        "rotated": _value("rotated"),
+        "refused": _value("refused"),
+    }
+    bodies: list[str] = []
+
+    def keep(response: httpx2.Response) -> Any:
+        bodies.append(response.text)
+        return response.json()
+
+    service = import_echo(user)
+    bearer = keep(user.post("/secrets", json={"name": "b", "kind": "bearer", "values": {"token": values["bearer"]}}))
+    keep(
+        user.post(
+            "/secrets",
+            json={"name": "u", "kind": "basic", "fields": {"username": "ann"}, "values": {"password": values["basic"]}},
+        )
+    )
+    keep(
+        user.post(
+            "/secrets",
+            json={"name": "k", "kind": "api_key", "fields": {"name": "X-Key"}, "values": {"value": values["api_key"]}},
+        )
+    )
+    oauth = keep(
+        user.post(
+            "/secrets",
+            json={
+                "name": "o",
+                "kind": "oauth_client_credentials",
+                "description": "the identity provider",
+                "fields": {"token_url": "https://idp.example.com/token", "client_id": "apimcp", "scopes": "read write"},
+                "values": {"client_secret": values["oauth"]},
+            },
+        )
+    )
+    assert oauth["fields"] == {
+        "token_url": "https://idp.example.com/token",
+        "client_id": "apimcp",
+        "scopes": ["read", "write"],
+    }
+    assert set(oauth) == SECRET_VIEW_FIELDS
+    # refused requests do not echo the values either
+    refusals = [
+        user.post("/secrets", json={"name": "b", "kind": "bearer", "values": {"token": values["refused"]}}),
+        user.post("/secrets", json={"name": "x", "kind": "bearer", "values": {"token": [values["refused"]]}}),
+        user.post("/secrets", json={"name": "x", "kind": "bearer", "values": {"tok": values["refused"]}}),
+        user.post("/secrets", json={"name": "x", "kind": "nope", "values": {"token": values["refused"]}}),
+        user.put(f"/secrets/{bearer['id']}/values", json={"values": {"token": 1, "x": values["refused"]}}),
+    ]
+    assert [r.status_code for r in refusals] == [409, 422, 422, 422, 422]
+    bodies += [r.text for r in refusals]
+
+    plan = keep(user.post("/plans", json={"service_id": service["id"], "name": "main", "secret_id": bearer["id"]}))
+    assert plan["secret_id"] == bearer["id"]
+    other = keep(user.post("/plans", json={"service_id": service["id"], "name": "other"}))
+    keep(user.patch(f"/plans/{other['id']}", json={"secret_id": oauth["id"]}))
+    keep(user.post(f"/plans/{plan['id']}/duplicate", json={"name": "copy"}))
+    keep(user.post("/expositions", json={"plan_id": plan["id"], "name": "shop"}))
+    keep(user.post("/expositions", json={"plan_id": other["id"]}))
+    keep(user.post("/tokens", json={"name": "ci"}))
+
+    # the gateway does receive the values: they are in the system, so their absence below means something
+    snapshot = acme.gateway.post("/gateway/snapshot", json={"name": "gw"})
+    assert values["bearer"] in snapshot.text
+    assert values["oauth"] in snapshot.text
+
+    rotated = keep(user.put(f"/secrets/{bearer['id']}/values", json={"values": {"token": values["rotated"]}}))
+    assert set(rotated) == SECRET_VIEW_FIELDS
+    assert values["rotated"] in acme.gateway.post("/gateway/snapshot", json={"name": "gw"}).text
+
+    bodies += [response.text for response in _everything_readable(api, acme).values()]
+    assert len(bodies) > 30
+    for label, value in values.items():
+        for body in bodies:
+            assert value not in body, label
+    assert any(record.name.startswith("sqlalchemy.engine") for record in caplog.records)  # the capture works
+    for label, value in values.items():
+        assert value not in caplog.text, label
+        for record in caplog.records:
+            assert value not in record.getMessage(), (label, record.name)
+
+
+def test_rotation_replaces_the_values_and_returns_metadata_only(api: Api) -> None:
+    acme = api.org("acme")
+    user = acme.user
+    old, new = _value("old"), _value("new")
+    secret = created(
+        user.post(
+            "/secrets",
+            json={
+                "name": "k",
+                "kind": "api_key",
+                "description": "backend key",
+                "fields": {"name": "X-Key", "location": "query"},
+                "values": {"value": old},
+            },
+        )
+    )
+    assert secret["fields"] == {"name": "X-Key", "location": "query"}
+    service = import_echo(user)
+    plan = created(user.post("/plans", json={"service_id": service["id"], "name": "main", "secret_id": secret["id"]}))
+    created(user.post("/expositions", json={"plan_id": plan["id"]}))
+
+    def credentials() -> Any:
+        snapshot = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))
+        return snapshot["expositions"][0]["members"][0]["credentials"]
+
+    expected = {"kind": "api_key", "fields": {"name": "X-Key", "location": "query"}, "values": {"value": old}}
+    assert credentials() == expected
+
+    response = user.put(f"/secrets/{secret['id']}/values", json={"values": {"value": new}})
+    rotated = ok(response)
+    assert set(rotated) == SECRET_VIEW_FIELDS
+    assert old not in response.text
+    assert new not in response.text
+    for key in ("id", "name", "kind", "description", "fields", "created_at"):
+        assert rotated[key] == secret[key], key
+    assert datetime.fromisoformat(rotated["updated_at"]) > datetime.fromisoformat(secret["updated_at"])
+    assert ok(user.get(f"/secrets/{secret['id']}")) == rotated
+    assert credentials()["values"] == {"value": new}
+
+    # the new values are checked like the first ones, and a refusal keeps the current values
+    problem(user.put(f"/secrets/{secret['id']}/values", json={"values": {}}), 422, "values.value")
+    problem(user.put(f"/secrets/{secret['id']}/values", json={"values": {"value": "v", "x": "y"}}), 422, "values.x")
+    problem(user.put(f"/secrets/{secret['id']}/values", json={"value": "v"}), 422)
+    assert credentials()["values"] == {"value": new}
+    problem(user.put("/secrets/0000000000000/values", json={"values": {"value": "v"}}), 404)
+
+
+def test_rotation_wakes_waiting_gateways(api: Api) -> None:
+    acme = api.org("acme")
+    secret = created(acme.user.post("/secrets", json={"name": "b", "kind": "bearer", "values": {"token": "one"}}))
+    service = import_echo(acme.user)
+    body = {"service_id": service["id"], "name": "main", "secret_id": secret["id"]}
+    plan = created(acme.user.post("/plans", json=body))
+    created(acme.user.post("/expositions", json={"plan_id": plan["id"]}))
+    before = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))["revision"]
+    ok(acme.user.put(f"/secrets/{secret['id']}/values", json={"values": {"token": "two"}}))
+    changed = ok(acme.gateway.get("/gateway/changes", params={"since": before}, timeout=30))
+    assert changed["revision"] > before
