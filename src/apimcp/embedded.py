@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from apimcp import __version__
 from apimcp.backends.rest import close_session, new_session
 from apimcp.control import changes, snapshot
@@ -45,7 +47,7 @@ class LocalSource(SnapshotSource):
 
     def _build(self, known_services: list[str]) -> Mapping[str, Any]:
         with self._plane.session() as session:
-            for organization in session.query(Organization):
+            for organization in session.scalars(select(Organization)):
                 gateways.register(session, organization.id, EMBEDDED_GATEWAY, {}, version=__version__)
             return snapshot.build(
                 session, self._plane.keys, organization_id=None, labels={}, known_services=known_services

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from apimcp.control import changes
 from apimcp.control.crypto import KeySet
 from apimcp.control.domain import groups, secrets
-from apimcp.control.models import Exposition, GatewayGroup, Organization, Plan, Secret, Service
+from apimcp.control.models import Exposition, GatewayGroup, Organization, Plan, Secret, Service, as_utc
 
 FORMAT = 1
 
@@ -61,7 +61,7 @@ def build(
                 "id": exposition.id,
                 "name": exposition.name,
                 "organization": organization.name,
-                "created_at": exposition.created_at.isoformat(),
+                "created_at": as_utc(exposition.created_at).isoformat(),
                 "title": f"{service.name} {service.version}",
                 "instructions": service.description,
                 "cache": plan.cache,

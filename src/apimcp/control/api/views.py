@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from apimcp.control.models import as_utc
+
 M = TypeVar("M", bound=BaseModel)
 
 
-def _utc(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; everything apimcp stores is UTC, and says so on the wire."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-Timestamp = Annotated[datetime, AfterValidator(_utc)]
+Timestamp = Annotated[datetime, AfterValidator(as_utc)]  # UTC, and said so on the wire
 
 
 def view(model: type[M], source: object, **extra: Any) -> M:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from apimcp.control.domain.common import check_name
 from apimcp.control.errors import Invalid
-from apimcp.control.models import Gateway, utcnow
+from apimcp.control.models import Gateway, as_utc, utcnow
 
 
 def register(
@@ -46,9 +45,5 @@ def listed(session: Session, organization_id: str) -> list[Gateway]:
 def touch(session: Session, organization_id: str, name: str) -> None:
     """Note that a registered gateway is still there (its long polls count as heartbeats)."""
     gateway = session.scalar(select(Gateway).where(Gateway.organization_id == organization_id, Gateway.name == name))
-    if gateway is not None and (utcnow() - _aware(gateway.last_seen)).total_seconds() > 5:
+    if gateway is not None and (utcnow() - as_utc(gateway.last_seen)).total_seconds() > 5:
         gateway.last_seen = utcnow()
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

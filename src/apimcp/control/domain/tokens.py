@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from apimcp.control.errors import Invalid, NotFound, Unauthorized
-from apimcp.control.models import ApiToken, Organization, utcnow
+from apimcp.control.models import ApiToken, Organization, as_utc, utcnow
 
 KINDS = ("user", "gateway")
 
@@ -64,13 +64,13 @@ def authenticate(session: Session, value: str, kinds: tuple[str, ...] = ("user",
     now = utcnow()
     if record is None or record.revoked_at is not None:
         raise Unauthorized("unknown or revoked token")
-    if record.expires_at is not None and _aware(record.expires_at) <= now:
+    if record.expires_at is not None and as_utc(record.expires_at) <= now:
         raise Unauthorized("the token has expired")
     if record.kind not in kinds:
         raise Unauthorized(f"a {record.kind} token cannot be used here")
     organization = session.get(Organization, record.organization_id)
     assert organization is not None
-    if record.last_used_at is None or now - _aware(record.last_used_at) > timedelta(minutes=1):
+    if record.last_used_at is None or now - as_utc(record.last_used_at) > timedelta(minutes=1):
         record.last_used_at = now  # coarse, so that busy tokens do not write on every request
     return Caller(organization.id, organization.name, record.id, record.kind)
 
@@ -88,8 +88,3 @@ def listed(session: Session, organization_id: str) -> list[ApiToken]:
     return list(
         session.scalars(select(ApiToken).where(ApiToken.organization_id == organization_id).order_by(ApiToken.id))
     )
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite returns naive datetimes; everything apimcp stores is UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
