@@ -165,3 +165,15 @@ def test_gateway_groups_and_gateways(logged_in: Deployment) -> None:
 
 def test_organizations_need_the_admin_token(logged_in: Deployment) -> None:
     assert "set APIMCP_ADMIN_TOKEN" in run("organization", "create", "acme", code=2).output
+
+
+def test_artifacts_are_attached_from_files_and_urls(logged_in: Deployment, tmp_path: Path) -> None:
+    run("import", str(ECHO_SPEC), "--name", "arts", "--version", "1")
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("overlay: 1.0.0\nactions: []\n")
+    assert "Attached overlay.yaml to arts 1" in run("attach", "arts", str(overlay)).output
+    by_url = json.loads(run("attach", "arts", f"{logged_in.backend}/items/hints", "-o", "json").output)
+    assert (by_url["name"], by_url["source"]) == ("hints", f"{logged_in.backend}/items/hints")
+    shown = json.loads(run("service", "show", "arts", "-o", "json").output)
+    assert sorted(a["name"] for a in shown["artifacts"]) == ["arts-1-description", "hints", "overlay.yaml"]
+    assert "is neither a file nor an http(s) URL" in run("attach", "arts", "nope.yaml", code=1).output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
 from collections.abc import Iterator
 
@@ -13,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from tests.control.api_harness import ECHO_API, Api, created, ok, problem
+from tests.control.api_harness import ECHO_API, Api, created, import_echo, ok, problem
 from tests.support.live_server import live_server
 
 SPLIT_MAIN = b"""
@@ -214,3 +215,26 @@ def test_a_slow_url_import_does_not_hold_up_other_requests(api: Api, description
         server.release.set()
         importer.join(30)
     assert created(outcome[0])["name"] == "slow"
+
+
+def test_artifacts_are_attached_from_a_url_within_the_same_rules(
+    api: Api, descriptions: tuple[Descriptions, str]
+) -> None:
+    _, base = descriptions
+    acme, other = api.org("acme"), api.org("other")
+    service = import_echo(acme.user)
+    url = f"{base}/split/schemas.yaml"
+    artifact = created(acme.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": url}))
+    assert (artifact["name"], artifact["role"], artifact["source"]) == ("schemas.yaml", "attached", url)
+    assert artifact["content_hash"] == hashlib.sha256(SPLIT_SCHEMAS).hexdigest()
+    renamed = created(
+        acme.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": url, "name": "overlay"})
+    )
+    assert renamed["name"] == "overlay"
+    for refused in ("file:///etc/passwd", f"{base}/to-file.yaml", f"{base}/missing.yaml"):
+        answer = problem(acme.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": refused}), 422)
+        assert answer["field"] == "url" and "root:" not in answer["detail"]
+    # another organization's service is not there, and nothing is fetched for it
+    problem(other.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": url}), 404)
+    names = sorted(a["name"] for a in ok(acme.user.get(f"/services/{service['id']}/artifacts")))
+    assert names == ["echo-1-description", "overlay", "schemas.yaml"]

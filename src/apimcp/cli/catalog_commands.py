@@ -113,7 +113,7 @@ def _exposition_of(api: ControlPlaneClient, plan: dict[str, Any], name: str) -> 
 
 def attach_command(
     service: Annotated[str, typer.Argument(help="The service: id, name or name:version.")],
-    file: Annotated[Path, typer.Argument(help="The artifact file (YAML or JSON).", exists=True, dir_okay=False)],
+    source: Annotated[str, typer.Argument(help="The artifact (YAML or JSON): a file or an http(s) URL.")],
     name: Annotated[str | None, typer.Option(help="Artifact name (default: the file name).")] = None,
     out: OutputOption = Format.table,
 ) -> None:
@@ -121,7 +121,13 @@ def attach_command(
     api = client()
     with reporting():
         found = find_service(api, service)
-        artifact = api.upload(f"/services/{found['id']}/artifacts", file, {"name": name})
+        if re.match(r"^https?://", source):
+            artifact = api.post(f"/services/{found['id']}/artifacts/from-url", {"url": source, "name": name})
+        else:
+            path = Path(source)
+            if not path.is_file():
+                fail(f"{source} is neither a file nor an http(s) URL")
+            artifact = api.upload(f"/services/{found['id']}/artifacts", path, {"name": name})
     output.record(artifact, out, title=f"Attached {artifact['name']} to {found['name']} {found['version']}")
 
 

@@ -13,6 +13,7 @@ from starlette.datastructures import UploadFile as FormFile
 from apimcp.catalog.codec import decode_service
 from apimcp.control.api.auth import DbSession, UserCaller
 from apimcp.control.api.views import (
+    ArtifactByUrl,
     ArtifactView,
     ImportByUrl,
     ImportedService,
@@ -115,6 +116,17 @@ async def attach_artifact(
     artifact = services.attach(
         session, caller.organization_id, service_id, name or file.filename or "artifact", content
     )
+    return ArtifactView.model_validate(artifact)
+
+
+@router.post(
+    "/services/{service_id}/artifacts/from-url", response_model=ArtifactView, status_code=status.HTTP_201_CREATED
+)
+def attach_artifact_from_url(
+    service_id: str, body: ArtifactByUrl, caller: UserCaller, session: DbSession
+) -> ArtifactView:
+    """Attach an artifact read from an http(s) URL (same rules as importing a description by URL)."""
+    artifact = services.attach_from_url(session, caller.organization_id, service_id, body.url, body.name)
     return ArtifactView.model_validate(artifact)
 
 

@@ -103,6 +103,11 @@ class ImportByUrl(Input):
     version: str | None = None
 
 
+class ArtifactByUrl(Input):
+    url: str
+    name: str | None = Field(default=None, description="default: the last segment of the URL's path")
+
+
 class ArtifactView(View):
     id: str
     service_id: str

@@ -95,7 +95,29 @@ def import_service(
     return Imported(service, created, catalog)
 
 
-def attach(session: Session, organization_id: str, service_id: str, name: str, content: bytes) -> Artifact:
+def attach_from_url(
+    session: Session,
+    organization_id: str,
+    service_id: str,
+    url: str,
+    name: str | None,
+    limits: FetchLimits | None = None,
+) -> Artifact:
+    """Attach what `url` holds, read with the importer's rules (http(s) only, size and time limits)."""
+    get_owned(session, Service, organization_id, service_id, "service")  # before fetching anything
+    if not is_url(url):
+        raise Invalid("only http:// and https:// URLs can be attached", field="url")
+    try:
+        content = fetch(url, limits or FetchLimits())
+    except SpecError as exc:
+        raise Invalid(str(exc), field="url") from exc
+    default = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "artifact"
+    return attach(session, organization_id, service_id, name or default, content, source=url)
+
+
+def attach(
+    session: Session, organization_id: str, service_id: str, name: str, content: bytes, source: str | None = None
+) -> Artifact:
     """Attach (or replace) a named artifact of a service; kinds are interpreted by later features."""
     service = get_owned(session, Service, organization_id, service_id, "service")
     try:
@@ -112,6 +134,7 @@ def attach(session: Session, organization_id: str, service_id: str, name: str, c
         session.add(artifact)
     artifact.content = content
     artifact.content_hash = _sha(content)
+    artifact.source = source
     session.flush()
     changes.record(session, organization_id, "artifact", artifact.id)
     return artifact
