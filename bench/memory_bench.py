@@ -115,7 +115,7 @@ def main() -> None:
                 )
                 api(plane_url, token, "POST", "/expositions", {"plan_id": plan["id"], "name": f"github-{number}"})
             created = time.perf_counter()
-            while len(health(gateway_url)["expositions"]) < args.expositions:
+            while health(gateway_url)["expositions"] < args.expositions:
                 time.sleep(0.05)
             print(
                 f"the gateway served all {args.expositions} expositions {time.perf_counter() - created:.1f} s "

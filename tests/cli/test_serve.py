@@ -61,7 +61,7 @@ def test_one_liner_serves_a_description(bookshelf_api: str) -> None:
     process, port = _serve("--openapi", str(spec_path()), "--backend", bookshelf_api, "--include", "tag:books")
     try:
         index = httpx2.get(f"http://localhost:{port}/").json()
-        assert index["expositions"] == {"bookshelf": "/mcp/bookshelf"}
+        assert index == {"status": "ok", "revision": 0, "expositions": 1}
         with McpHttp(f"http://localhost:{port}/mcp/bookshelf") as mcp:
             tools = {t["name"] for t in mcp.modern("tools/list").result["tools"]}
             assert "list_books" in tools and "get_author" not in tools  # tag:books only

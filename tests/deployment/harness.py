@@ -52,10 +52,8 @@ class Deployment:
     app: EmbeddedApp
 
     def served(self, path: str) -> bool:
-        return httpx2.get(f"{self.base}/healthz").json()["expositions"].get(path.rsplit("/", 1)[-1]) == path
-
-    def revision(self) -> int:
-        return int(httpx2.get(f"{self.base}/healthz").json()["revision"])
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        return httpx2.post(self.base + path, json=ping).status_code != 404
 
 
 def wait_until(condition: Callable[[], bool], seconds: float = 1.0) -> float:
