@@ -10,7 +10,14 @@ from __future__ import annotations
 import typer
 
 from apimcp import __version__
-from apimcp.cli import access_commands, catalog_commands, exposure_commands, mcp_commands, server_commands
+from apimcp.cli import (
+    access_commands,
+    apply_command,
+    catalog_commands,
+    exposure_commands,
+    mcp_commands,
+    server_commands,
+)
 
 app = typer.Typer(
     name="apimcp",
@@ -45,6 +52,7 @@ app.command()(access_commands.login)
 app.command()(access_commands.logout)
 app.command("import")(catalog_commands.import_command)
 app.command("attach")(catalog_commands.attach_command)
+app.command()(apply_command.apply)
 app.add_typer(catalog_commands.service_app, name="service")
 app.add_typer(exposure_commands.plan_app, name="plan")
 app.add_typer(exposure_commands.expo_app, name="expo")

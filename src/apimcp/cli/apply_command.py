@@ -1,0 +1,179 @@
+"""`apimcp apply FILE`: a gateway configuration file loaded into a control plane.
+
+The YAML of `apimcp serve FILE` describes services and expositions; applying it
+makes the same objects in the logged-in organization, and applying it again
+brings them up to date (nothing is deleted):
+
+- each service is imported (re-imported in place) and gets a plan named after its key, with its
+  backend, timeout, selection, tool prefix and credentials;
+- credentials become a secret `<key>-credentials`, created or rotated from the environment;
+- each exposition becomes an exposition of that plan on the default gateway group (or `--group`);
+  its cache hints and output-schema choice go to the plan. An exposition of several services has
+  no equivalent in the control plane (an exposition publishes one plan) and is refused.
+
+Include and exclude patterns that name tools are matched before the tool prefix in a control plane
+(the prefix is the plan's), while `apimcp serve FILE` matches them after it. Everything that can be
+refused is checked before the first write.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from apimcp.cli import output
+from apimcp.cli.catalog_commands import upload_description
+from apimcp.cli.client import ControlPlaneClient
+from apimcp.cli.common import EXIT_USAGE, client, fail, find, reporting
+from apimcp.cli.output import Format, OutputOption
+
+if TYPE_CHECKING:
+    from apimcp.gateway.config import ExpositionConfig, GatewayConfig, ServiceConfig
+
+
+def _secret_body(key: str, service: ServiceConfig) -> dict[str, Any] | None:
+    from apimcp.backends.credentials import ApiKey, Basic, Bearer  # noqa: PLC0415
+
+    credentials = service.resolved_credentials()  # reads the environment variables the file names
+    name = f"{key}-credentials"
+    if isinstance(credentials, Bearer):
+        return {"name": name, "kind": "bearer", "fields": {}, "values": {"token": credentials.token}}
+    if isinstance(credentials, Basic):
+        return {
+            "name": name,
+            "kind": "basic",
+            "fields": {"username": credentials.username},
+            "values": {"password": credentials.password},
+        }
+    if isinstance(credentials, ApiKey):
+        return {
+            "name": name,
+            "kind": "api_key",
+            "fields": {"name": credentials.name, "location": credentials.location},
+            "values": {"value": credentials.value},
+        }
+    return None
+
+
+def _secret(api: ControlPlaneClient, body: dict[str, Any]) -> tuple[str, str]:
+    existing = [s for s in api.get("/secrets") if s["name"] == body["name"]]
+    if existing and existing[0]["kind"] == body["kind"] and existing[0]["fields"] == body["fields"]:
+        api.put(f"/secrets/{existing[0]['id']}/values", {"values": body["values"]})
+        return existing[0]["id"], "rotated"
+    if existing:
+        fail(f"secret {body['name']!r} exists with another kind or fields; delete it or rename the service key")
+    return api.post("/secrets", body)["id"], "created"
+
+
+def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_id: str | None) -> dict[str, Any]:
+    return {
+        "backend_endpoint": service.backend,
+        "backend_timeout_ms": round(service.timeout * 1000),
+        "include": list(service.include),
+        "exclude": list(service.exclude),
+        "tool_prefix": service.tool_prefix,
+        "secret_id": secret_id,
+        **hints,
+    }
+
+
+def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dict[str, Any]:
+    """Cache hints and output-schema choice of the expositions of one service (they must agree)."""
+    chosen: dict[str, Any] | None = None
+    for name, exposition in expositions.items():
+        if key not in exposition.services:
+            continue
+        hints = {
+            "cache": {m: h.model_dump() for m, h in exposition.cache.items()},
+            "output_schemas": exposition.output_schemas,
+        }
+        if chosen is not None and hints != chosen:
+            fail(
+                f"expositions of service {key!r} set different cache hints or output_schemas; a plan has one "
+                f"setting (exposition {name!r})",
+                EXIT_USAGE,
+            )
+        chosen = hints
+    return chosen or {}
+
+
+def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) -> list[dict[str, str]]:
+    done: list[dict[str, str]] = []
+    expositions = config.exposition_map()
+    for name, exposition in expositions.items():
+        if len(exposition.services) != 1:
+            fail(
+                f"exposition {name!r} publishes several services; in a control plane an exposition publishes "
+                "one plan: split it, one exposition per service",
+                EXIT_USAGE,
+            )
+    # Everything that can be refused is checked before the first write.
+    hints = {key: _exposition_hints(key, expositions) for key in config.services}
+    secrets = {key: _secret_body(key, service) for key, service in config.services.items()}
+    group_id = find(api, "/gateway-groups", group, "gateway group")["id"] if group else None
+    plans: dict[str, str] = {}
+    for key, service in config.services.items():
+        imported = upload_description(api, config.description_location(service), service.name, service.version)
+        done.append(
+            {
+                "object": "service",
+                "name": f"{imported['name']} {imported['version']}",
+                "action": "created" if imported["created"] else "updated",
+            }
+        )
+        secret_id = None
+        body = secrets[key]
+        if body is not None:
+            secret_id, action = _secret(api, body)
+            done.append({"object": "secret", "name": body["name"], "action": action})
+        values = _plan_for(service, hints[key], secret_id)
+        existing = [p for p in api.get("/plans", service_id=imported["id"]) if p["name"] == key]
+        if existing:
+            plans[key] = api.patch(f"/plans/{existing[0]['id']}", values)["id"]
+        else:
+            plans[key] = api.post("/plans", {"name": key, "service_id": imported["id"], **values})["id"]
+        done.append({"object": "plan", "name": key, "action": "updated" if existing else "created"})
+    current = {e["name"]: e for e in api.get("/expositions") if e["name"]}
+    for name, exposition in expositions.items():
+        slug = re.sub(r"[^a-z0-9._-]+", "-", name.lower())
+        plan_id = plans[exposition.services[0]]
+        if slug in current:
+            body = {"plan_id": plan_id, **({"group_id": group_id} if group_id else {})}
+            endpoints = api.patch(f"/expositions/{current[slug]['id']}", body)["endpoints"]
+            action = "updated"
+        else:
+            body = {"plan_id": plan_id, "name": slug, **({"group_id": group_id} if group_id else {})}
+            endpoints = api.post("/expositions", body)["endpoints"]
+            action = "created"
+        done.append({"object": "exposition", "name": slug, "action": action, "endpoint": endpoints[0]})
+    return done
+
+
+def apply(
+    config: Annotated[Path, typer.Argument(help="A gateway configuration (the YAML of `apimcp serve FILE`).")],
+    group: Annotated[str | None, typer.Option(help="Gateway group of the expositions (default: 'default').")] = None,
+    out: OutputOption = Format.table,
+) -> None:
+    """Create or update, in the control plane, the services, plans, secrets and expositions a file describes."""
+    from apimcp.gateway.config import ConfigError, load_config  # noqa: PLC0415
+
+    try:
+        loaded = load_config(config)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+    api = client()
+    with reporting():
+        try:
+            done = _apply(api, loaded, group)
+        except ConfigError as exc:  # an environment variable the file names is not set
+            fail(str(exc), EXIT_USAGE)
+    columns: list[output.Column] = [
+        ("OBJECT", "object"),
+        ("NAME", "name"),
+        ("ACTION", "action"),
+        ("ENDPOINT", "endpoint"),
+    ]
+    output.rows(done, columns, out, "Nothing to apply.")

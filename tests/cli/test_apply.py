@@ -1,0 +1,87 @@
+"""`apimcp apply`: a configuration file loaded into the control plane, and applied again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from apimcp.cli.main import app
+from tests.deployment.harness import ECHO_SPEC, Deployment, deployment, wait_until
+from tests.support.mcp_http import McpHttp
+
+TOKEN = "applied-bearer-value-77"
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Deployment]:
+    with deployment(tmp_path / "data") as running:
+        token = running.api.http.headers["Authorization"].removeprefix("Bearer ")
+        assert CliRunner().invoke(app, ["login", running.base, "--token", token]).exit_code == 0
+        yield running
+
+
+def run(*args: str, code: int = 0, env: dict[str, str] | None = None) -> Result:
+    result = CliRunner().invoke(app, list(args), env=env)
+    assert result.exit_code == code, (args, result.output)
+    return result
+
+
+def config(tmp_path: Path, backend: str, expositions: str) -> Path:
+    path = tmp_path / "gateway.yaml"
+    path.write_text(f"""
+services:
+  echo:
+    openapi: {ECHO_SPEC}
+    name: applied
+    version: "3"
+    backend: {backend}
+    timeout: 2
+    include: [get_item, secured]
+    credentials: {{type: bearer, token: {{env: APPLY_TOKEN}}}}
+expositions:
+{expositions}
+""")
+    return path
+
+
+def test_a_file_becomes_services_plans_secrets_and_expositions(live: Deployment, tmp_path: Path) -> None:
+    path = config(tmp_path, live.backend, "  echo-api:\n    services: [echo]\n    cache: {tools/list: {ttl_ms: 5000}}")
+    first = run("apply", str(path), env={"APPLY_TOKEN": TOKEN}).output
+    for line in ("service", "applied 3", "secret", "echo-credentials", "plan", "exposition", "echo-api"):
+        assert line in first
+    assert "created" in first and TOKEN not in first
+    [plan] = [p for p in live.api.call("GET", "/plans") if p["name"] == "echo"]
+    assert (plan["backend_timeout_ms"], plan["include"], plan["cache"]) == (
+        2000,
+        ["get_item", "secured"],
+        {"tools/list": {"ttl_ms": 5000, "scope": "private"}},
+    )
+    url = f"{live.base}/mcp/default/echo-api"
+    wait_until(lambda: live.served("/mcp/default/echo-api"))
+    with McpHttp(url) as mcp:
+        sent = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result["structuredContent"]
+        assert sent["headers"]["Authorization"] == f"Bearer {TOKEN}"
+
+    again = run("apply", str(path), env={"APPLY_TOKEN": TOKEN + "-2"}).output
+    assert "updated" in again and "rotated" in again and "created" not in again
+    assert len([e for e in live.api.call("GET", "/expositions") if e["name"] == "echo-api"]) == 1
+
+    def sent_token() -> str:
+        with McpHttp(url) as mcp:
+            result = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result
+            return str(result["structuredContent"]["headers"]["Authorization"])
+
+    wait_until(lambda: sent_token() == f"Bearer {TOKEN}-2")
+
+
+def test_what_cannot_be_applied_is_refused_before_anything_changes(live: Deployment, tmp_path: Path) -> None:
+    path = config(tmp_path, live.backend, "  both:\n    services: [echo, echo]")
+    refused = run("apply", str(path), env={"APPLY_TOKEN": TOKEN}, code=2).output
+    assert "exposition 'both' publishes several services" in refused
+    missing = run("apply", str(config(tmp_path, live.backend, "  one:\n    services: [echo]")), code=2).output
+    assert "APPLY_TOKEN is not set" in missing
+    assert live.api.call("GET", "/services") == []
+    assert "gateway.yaml:" in run("apply", str(config(tmp_path, "ftp://x", "")), code=2).output
