@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,8 @@ class JsonBody:
     value: Any
     text: str
     status: int = 200
+    notes: tuple[str, ...] = ()
+    """Remarks the client should see beside the value (a GraphQL answer's errors next to partial data)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +52,18 @@ class Failure:
 
 BackendResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure
 
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+"""Reports progress of a long call to the client: (progress, total or None, message or None)."""
+
 
 class Backend(ABC):
     """Calls the operations of one service."""
 
     @abstractmethod
-    async def call(self, operation: Operation, arguments: Mapping[str, Any]) -> BackendResult: ...
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+    ) -> BackendResult:
+        """Call `operation`; `progress` is given only when the client asked to hear about progress."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most backends share their connections
         """Release connections (the default holds none)."""

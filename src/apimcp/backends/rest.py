@@ -17,12 +17,21 @@ import aiohttp
 import orjson
 import yarl
 
-from apimcp.backends.base import Backend, BackendResult, BinaryBody, EmptyBody, Failure, JsonBody, TextBody
+from apimcp.backends.base import (
+    Backend,
+    BackendResult,
+    BinaryBody,
+    EmptyBody,
+    Failure,
+    JsonBody,
+    Progress,
+    TextBody,
+)
 from apimcp.backends.credentials import Credentials, place
 from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
 from apimcp.backends.rest_request import InvalidArgument, PreparedRequest, build_request
 from apimcp.catalog.media import media_kind
-from apimcp.catalog.model import Operation, Service
+from apimcp.catalog.model import Operation, RestBinding, Service
 
 log = logging.getLogger("apimcp.backends.rest")
 
@@ -71,13 +80,19 @@ class RestBackend(Backend):
         """The configured backend URL, else the operation's own servers, else the service's."""
         if self._base_url is not None:
             return self._base_url
-        servers = operation.binding.servers or self._service.servers
+        own = operation.binding.servers if isinstance(operation.binding, RestBinding) else ()
+        servers = own or self._service.servers
         url = servers[0].resolve()
-        if url.startswith("/") and self._service.servers and servers is operation.binding.servers:
+        if url.startswith("/") and self._service.servers and servers is own:
             return self._service.servers[0].resolve().rstrip("/") + url
         return url
 
-    async def call(self, operation: Operation, arguments: Mapping[str, Any]) -> BackendResult:
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+    ) -> BackendResult:
+        binding = operation.binding
+        if not isinstance(binding, RestBinding):
+            return Failure(f"{operation.tool_name} is not a REST operation")
         placement = self._placement
         if self._tokens is not None:
             try:
@@ -85,7 +100,7 @@ class RestBackend(Backend):
             except CredentialError as exc:
                 return Failure(f"Could not obtain backend credentials: {exc}")
         try:
-            request = build_request(operation.binding, arguments, self.base_url_for(operation), placement)
+            request = build_request(binding, arguments, self.base_url_for(operation), placement)
         except InvalidArgument as exc:
             return Failure(f"Invalid arguments: {exc}")
         try:

@@ -7,13 +7,17 @@ equal Service, so a gateway never parses an API description.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from apimcp.catalog.model import (
+    Binding,
     BodyBinding,
+    GraphQLBinding,
+    GrpcBinding,
     Operation,
     ParameterBinding,
     RestBinding,
@@ -47,19 +51,21 @@ def _servers_back(raw: list[dict[str, Any]]) -> tuple[ServerTemplate, ...]:
     )
 
 
-def _operation(op: Operation) -> dict[str, Any]:
-    b = op.binding
+def _binding(b: Binding) -> dict[str, Any]:
+    if isinstance(b, GraphQLBinding):
+        return {
+            "graphql": {
+                "type": b.operation_type,
+                "field": b.root_field,
+                "document": b.document,
+                "operation_name": b.operation_name,
+                "variables": dict(b.variables),
+            }
+        }
+    if isinstance(b, GrpcBinding):
+        return {"grpc": [b.service, b.method, b.input_type, b.output_type, b.client_streaming, b.server_streaming]}
     body = b.body
     return {
-        "tool": op.tool_name,
-        "input": op.input_schema,
-        "output": op.output_schema,
-        "title": op.title,
-        "description": op.description,
-        "hints": [op.hints.read_only, op.hints.destructive, op.hints.idempotent, op.hints.open_world],
-        "operation_id": op.operation_id,
-        "tags": list(op.tags),
-        "deprecated": op.deprecated,
         "rest": {
             "method": b.method,
             "path": b.path,
@@ -81,7 +87,22 @@ def _operation(op: Operation) -> dict[str, Any]:
             },
             "accept": list(b.accept),
             "servers": _servers(b.servers),
-        },
+        }
+    }
+
+
+def _operation(op: Operation) -> dict[str, Any]:
+    return {
+        "tool": op.tool_name,
+        "input": op.input_schema,
+        "output": op.output_schema,
+        "title": op.title,
+        "description": op.description,
+        "hints": [op.hints.read_only, op.hints.destructive, op.hints.idempotent, op.hints.open_world],
+        "operation_id": op.operation_id,
+        "tags": list(op.tags),
+        "deprecated": op.deprecated,
+        **_binding(op.binding),
     }
 
 
@@ -97,9 +118,43 @@ def _shared(schema: Any, pool: dict[bytes, Any]) -> Any:
     return {**schema, "$defs": definitions}
 
 
-def _operation_back(raw: Mapping[str, Any], pool: dict[bytes, Any]) -> Operation:
+def _binding_back(raw: Mapping[str, Any]) -> Binding:
+    if "graphql" in raw:
+        g = raw["graphql"]
+        return GraphQLBinding(
+            operation_type=g["type"],
+            root_field=g["field"],
+            document=g["document"],
+            operation_name=g["operation_name"],
+            variables=g["variables"],
+        )
+    if "grpc" in raw:
+        service, method, input_type, output_type, client_streaming, server_streaming = raw["grpc"]
+        return GrpcBinding(service, method, input_type, output_type, client_streaming, server_streaming)
     rest = raw["rest"]
     body = rest["body"]
+    return RestBinding(
+        method=rest["method"],
+        path=rest["path"],
+        parameters=tuple(ParameterBinding(*p) for p in rest["parameters"]),
+        body=None
+        if body is None
+        else BodyBinding(
+            media_type=body["media_type"],
+            kind=body["kind"],
+            argument=body["argument"],
+            fields=tuple(body["fields"]),
+            extra_fields=body["extra_fields"],
+            binary_fields=frozenset(body["binary_fields"]),
+            field_media_types=body["field_media_types"],
+            required=body["required"],
+        ),
+        accept=tuple(rest["accept"]),
+        servers=_servers_back(rest["servers"]),
+    )
+
+
+def _operation_back(raw: Mapping[str, Any], pool: dict[bytes, Any]) -> Operation:
     read_only, destructive, idempotent, open_world = raw["hints"]
     return Operation(
         tool_name=raw["tool"],
@@ -111,25 +166,7 @@ def _operation_back(raw: Mapping[str, Any], pool: dict[bytes, Any]) -> Operation
         operation_id=raw["operation_id"],
         tags=tuple(raw["tags"]),
         deprecated=raw["deprecated"],
-        binding=RestBinding(
-            method=rest["method"],
-            path=rest["path"],
-            parameters=tuple(ParameterBinding(*p) for p in rest["parameters"]),
-            body=None
-            if body is None
-            else BodyBinding(
-                media_type=body["media_type"],
-                kind=body["kind"],
-                argument=body["argument"],
-                fields=tuple(body["fields"]),
-                extra_fields=body["extra_fields"],
-                binary_fields=frozenset(body["binary_fields"]),
-                field_media_types=body["field_media_types"],
-                required=body["required"],
-            ),
-            accept=tuple(rest["accept"]),
-            servers=_servers_back(rest["servers"]),
-        ),
+        binding=_binding_back(raw),
     )
 
 
@@ -142,6 +179,8 @@ def encode_service(service: Service) -> bytes:
             "description": service.description,
             "servers": _servers(service.servers),
             "source": service.source,
+            "kind": service.kind,
+            "descriptors": None if service.descriptors is None else base64.b64encode(service.descriptors).decode(),
             "operations": [_operation(op) for op in service.operations],
         }
     )
@@ -162,6 +201,7 @@ def decode_service(data: bytes | Mapping[str, Any]) -> Service:
         raise CodecError(f"a compiled service must have format {FORMAT}, not {found!r}")
     pool: dict[bytes, Any] = {}
     try:
+        descriptors = raw.get("descriptors")
         return Service(
             name=raw["name"],
             version=raw["version"],
@@ -169,6 +209,8 @@ def decode_service(data: bytes | Mapping[str, Any]) -> Service:
             servers=_servers_back(raw["servers"]),
             source=raw["source"],
             operations=tuple(_operation_back(op, pool) for op in raw["operations"]),
+            kind=raw.get("kind", "rest"),  # encodings written before GraphQL and gRPC were all REST
+            descriptors=None if descriptors is None else base64.b64decode(descriptors, validate=True),
         )
     except KeyError as exc:
         raise CodecError(f"a compiled service is malformed: {exc.args[0]!r} is missing") from exc

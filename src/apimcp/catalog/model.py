@@ -15,6 +15,8 @@ from typing import Any, Literal
 ParameterLocation = Literal["path", "query", "header", "cookie"]
 ParameterStyle = Literal["matrix", "label", "simple", "form", "spaceDelimited", "pipeDelimited", "deepObject"]
 BodyKind = Literal["json", "form", "multipart", "text", "binary"]
+ServiceKind = Literal["rest", "graphql", "grpc"]
+GraphQLOperationType = Literal["query", "mutation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,45 @@ class RestBinding:
 
 
 @dataclass(frozen=True, slots=True)
+class GraphQLBinding:
+    """One root field of a GraphQL schema, called with a document generated at import time.
+
+    Tool arguments are the field's arguments and are always sent as variables of
+    that document, never written into its text.
+    """
+
+    operation_type: GraphQLOperationType
+    root_field: str
+    """The root field, which is also the key of its value in the response's `data`."""
+    document: str
+    operation_name: str
+    variables: Mapping[str, str] = field(default_factory=dict)
+    """GraphQL type of each variable (`String!`, `[ID!]`...), by argument name."""
+
+
+@dataclass(frozen=True, slots=True)
+class GrpcBinding:
+    """One method of a gRPC service; message types are named in the service's descriptor set."""
+
+    service: str
+    """The service's full name, `package.Service`."""
+    method: str
+    input_type: str
+    """Full name of the request message."""
+    output_type: str
+    client_streaming: bool = False
+    server_streaming: bool = False
+
+    @property
+    def path(self) -> str:
+        """The method as it appears on the wire: `/package.Service/Method`."""
+        return f"/{self.service}/{self.method}"
+
+
+Binding = RestBinding | GraphQLBinding | GrpcBinding
+
+
+@dataclass(frozen=True, slots=True)
 class ToolHints:
     """MCP tool annotations derived from the operation."""
 
@@ -98,7 +139,7 @@ class ToolHints:
 class Operation:
     tool_name: str
     input_schema: Mapping[str, Any]
-    binding: RestBinding
+    binding: Binding
     title: str | None = None
     description: str | None = None
     output_schema: Mapping[str, Any] | None = None
@@ -109,8 +150,14 @@ class Operation:
 
     @property
     def signature(self) -> str:
-        """`METHOD /path`: how users may refer to an operation besides its tool name."""
-        return f"{self.binding.method} {self.binding.path}"
+        """How users may refer to an operation besides its tool name: `METHOD /path` for REST,
+        `query field` or `mutation field` for GraphQL, `package.Service/Method` for gRPC."""
+        binding = self.binding
+        if isinstance(binding, RestBinding):
+            return f"{binding.method} {binding.path}"
+        if isinstance(binding, GraphQLBinding):
+            return f"{binding.operation_type} {binding.root_field}"
+        return f"{binding.service}/{binding.method}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +169,11 @@ class Service:
     servers: tuple[ServerTemplate, ...] = ()
     source: str | None = None
     """Where the description came from (path or URL), for messages."""
+    kind: ServiceKind = "rest"
+    """Which backend calls the operations (every binding is of the matching type)."""
+    descriptors: bytes | None = None
+    """For gRPC: a serialized `google.protobuf.FileDescriptorSet` holding every message type the
+    operations name, from which the gateway builds its message classes."""
 
     def operation(self, tool_name: str) -> Operation | None:
         return next((op for op in self.operations if op.tool_name == tool_name), None)

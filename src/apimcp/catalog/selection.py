@@ -1,6 +1,7 @@
 """Choosing which operations an exposition offers.
 
-A pattern matches an operation by tool name, operationId, `METHOD /path` or,
+A pattern matches an operation by tool name, operationId, signature
+(`METHOD /path`, `query field`, `mutation field`, `package.Service/Method`) or,
 written `tag:NAME`, by tag. `*` and `?` are wildcards (`get_*`, `GET /pets/*`,
 `tag:admin*`). An operation is offered when it matches an include pattern (or
 there are none) and no exclude pattern.
@@ -18,13 +19,19 @@ def matches(operation: Operation, pattern: str) -> bool:
     if pattern.startswith("tag:"):
         wanted = pattern[4:]
         return any(fnmatch.fnmatchcase(tag, wanted) for tag in operation.tags)
-    candidates = [operation.tool_name, operation.signature]
+    candidates = [operation.tool_name, _first_word_lowered(operation.signature)]
     if operation.operation_id:
         candidates.append(operation.operation_id)
-    if " " in pattern:  # METHOD /path: the method is case-insensitive
-        method, _, path = pattern.partition(" ")
-        pattern = f"{method.upper()} {path}"
+    pattern = _first_word_lowered(pattern)
     return any(fnmatch.fnmatchcase(candidate, pattern) for candidate in candidates)
+
+
+def _first_word_lowered(text: str) -> str:
+    """`GET /pets` and `get /pets`, `Query user` and `query user` are the same signature."""
+    if " " not in text:
+        return text
+    head, _, rest = text.partition(" ")
+    return f"{head.lower()} {rest}"
 
 
 def select(operations: Sequence[Operation], include: Sequence[str], exclude: Sequence[str]) -> list[Operation]:

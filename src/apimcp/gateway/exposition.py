@@ -120,5 +120,6 @@ class ExpositionHandler(McpHandler):
         problems = prepared.input.problems(arguments)
         if problems:
             return error_result(f"Invalid arguments for {name}: " + "; ".join(problems))
-        result = await backend.call(prepared.operation, arguments)
+        progress = ctx.progress if ctx.progress_token is not None else None
+        result = await backend.call(prepared.operation, arguments, progress)
         return tool_result(result, prepared.output)

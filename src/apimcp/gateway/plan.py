@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from apimcp.backends.credentials import Credentials
-from apimcp.catalog.model import Operation, Service
+from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.catalog.selection import select, unmatched
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
 from apimcp.importers.errors import SpecError
@@ -41,6 +41,10 @@ class GatewayPlan:
     expositions: tuple[PlannedExposition, ...]
 
 
+def _own_servers(operation: Operation) -> bool:
+    return isinstance(operation.binding, RestBinding) and bool(operation.binding.servers)
+
+
 def plan_service(key: str, config: ServiceConfig, location: str) -> PlannedService:
     try:
         service = import_openapi(location, name=config.name, version=config.version, tool_prefix=config.tool_prefix)
@@ -52,7 +56,7 @@ def plan_service(key: str, config: ServiceConfig, location: str) -> PlannedServi
     operations = tuple(select(service.operations, config.include, config.exclude))
     if not operations:
         raise ConfigError(f"service {key!r}: include/exclude leave no operation to expose")
-    if config.backend is None and not service.servers and any(not op.binding.servers for op in operations):
+    if config.backend is None and not service.servers and any(not _own_servers(op) for op in operations):
         raise ConfigError(f"service {key!r}: the description declares no servers; set 'backend' to the API's URL")
     try:
         credentials = config.resolved_credentials()

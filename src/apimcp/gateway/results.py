@@ -31,7 +31,8 @@ def tool_result(result: BackendResult, output: ArgumentValidator | None = None) 
                     + "; ".join(problems)
                     + f"). Its answer: {result.text}"
                 )
-        return CallToolResult(content=(TextContent(text=result.text),), structured_content=result.value)
+        notes = tuple(TextContent(text=note) for note in result.notes)
+        return CallToolResult(content=(TextContent(text=result.text), *notes), structured_content=result.value)
     if isinstance(result, TextBody):
         return CallToolResult(content=(TextContent(text=result.text),))
     if isinstance(result, BinaryBody):
