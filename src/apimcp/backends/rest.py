@@ -8,8 +8,6 @@ connection or an unresolvable host becomes a `Failure` that names the cause
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,16 +26,20 @@ from apimcp.backends.base import (
     TextBody,
 )
 from apimcp.backends.credentials import Credentials, place
+from apimcp.backends.http_common import (
+    CALL_ERRORS,
+    exception_failure,
+    read_limited,
+    status_failure,
+    too_large,
+)
 from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
 from apimcp.backends.rest_request import InvalidArgument, PreparedRequest, build_request
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
 
-log = logging.getLogger("apimcp.backends.rest")
-
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-ERROR_BODY_CHARS = 2000
 
 
 def new_session(limit: int = 256) -> aiohttp.ClientSession:
@@ -105,19 +107,8 @@ class RestBackend(Backend):
             return Failure(f"Invalid arguments: {exc}")
         try:
             return await self._send(request)
-        except TimeoutError:
-            return Failure(f"The backend did not answer within {self._timeout_seconds:g} s ({_origin(request)})")
-        except aiohttp.ClientConnectorDNSError:
-            return Failure(f"Could not resolve the backend host {yarl.URL(request.public_url).host!r}")
-        except aiohttp.ClientConnectorError as exc:
-            errno = exc.os_error.errno
-            reason = os.strerror(errno) if errno else type(exc.os_error).__name__
-            return Failure(f"Could not connect to the backend at {_origin(request)}: {reason.lower()}")
-        except aiohttp.InvalidURL:
-            return Failure(f"The backend URL is not valid: {request.public_url}")
-        except aiohttp.ClientError as exc:
-            log.warning("backend call to %s failed: %s", _origin(request), type(exc).__name__)
-            return Failure(f"The backend call failed: {type(exc).__name__} ({_origin(request)})")
+        except CALL_ERRORS as exc:
+            return exception_failure(exc, request.public_url, self._timeout_seconds)
 
     async def _send(self, request: PreparedRequest) -> BackendResult:
         async with self._session.request(
@@ -127,31 +118,14 @@ class RestBackend(Backend):
             data=request.body,
             timeout=self._timeout,
         ) as response:
-            body = await self._read(response)
+            body = await read_limited(response, self._max_bytes)
             if body is None:
-                return Failure(f"The backend's response is larger than the {self._max_bytes} bytes allowed")
+                return too_large(self._max_bytes)
             status = response.status
             media_type = response.headers.get("Content-Type", "application/octet-stream")
             if status >= 400:
-                text = body.decode("utf-8", "replace")
-                excerpt = text[:ERROR_BODY_CHARS] + ("…" if len(text) > ERROR_BODY_CHARS else "")
-                reason = response.reason or ""
-                return Failure(f"HTTP {status} {reason}".strip() + (f": {excerpt}" if excerpt else ""), status)
+                return status_failure(status, response.reason, body)
             return _body(body, media_type, status, request.public_url)
-
-    async def _read(self, response: aiohttp.ClientResponse) -> bytes | None:
-        """The whole body, or None as soon as it exceeds the size limit."""
-        length = response.content_length
-        if length is not None:
-            return await response.read() if length <= self._max_bytes else None
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.content.iter_chunked(64 * 1024):
-            size += len(chunk)
-            if size > self._max_bytes:
-                return None
-            chunks.append(chunk)
-        return b"".join(chunks)
 
 
 def _body(body: bytes, media_type: str, status: int, uri: str) -> BackendResult:
@@ -170,11 +144,6 @@ def _body(body: bytes, media_type: str, status: int, uri: str) -> BackendResult:
     if kind == "text" or base == "application/x-ndjson":
         return TextBody(body.decode("utf-8", "replace"), base, status)
     return BinaryBody(body, base, uri, status)
-
-
-def _origin(request: PreparedRequest) -> str:
-    url = yarl.URL(request.public_url, encoded=True)
-    return f"{url.host}:{url.port}" if url.port else str(url.host)
 
 
 async def close_session(session: aiohttp.ClientSession) -> None:

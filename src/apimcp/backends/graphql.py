@@ -1,0 +1,152 @@
+"""Calling GraphQL operations: one POST of the document generated at import time, arguments as variables.
+
+The tool arguments are never written into the query text, so a string argument
+is data whatever it holds. An answer's `errors` make a Failure when there is no
+`data`, and notes beside the data when there is (a partial answer). HTTP
+failures read as they do for REST backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import aiohttp
+import orjson
+import yarl
+
+from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Progress
+from apimcp.backends.credentials import Credentials, Placement, place
+from apimcp.backends.http_common import (
+    CALL_ERRORS,
+    exception_failure,
+    excerpt,
+    read_limited,
+    status_failure,
+    too_large,
+)
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
+from apimcp.catalog.model import GraphQLBinding, Operation, Service
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+MAX_REPORTED_ERRORS = 10
+ACCEPT = "application/graphql-response+json, application/json"
+
+
+class GraphQLBackend(Backend):
+    """Calls the operations of one GraphQL service at one endpoint."""
+
+    def __init__(
+        self,
+        service: Service,
+        session: aiohttp.ClientSession,
+        *,
+        endpoint: str | None = None,
+        credentials: Credentials | ClientCredentials | None = None,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        if endpoint is None:
+            if not service.servers:
+                raise ValueError(f"service {service.name!r} has no endpoint: a GraphQL endpoint URL is needed")
+            endpoint = service.servers[0].resolve()
+        self._service = service
+        self._session = session
+        self._endpoint = endpoint
+        self._extra_headers = dict(headers or {})
+        if isinstance(credentials, ClientCredentials):
+            self._tokens: ClientCredentialsTokens | None = ClientCredentialsTokens(session, credentials)
+            self._static: tuple[yarl.URL, dict[str, str]] | None = None
+        else:
+            self._tokens = None
+            self._static = self._target(place(credentials))
+        self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+        self._timeout_seconds = timeout_seconds
+        self._max_bytes = max_response_bytes
+
+    def _target(self, placement: Placement) -> tuple[yarl.URL, dict[str, str]]:
+        """The URL (with any query API key) and headers of every request made with `placement`."""
+        url = yarl.URL(self._endpoint)
+        if placement.query:
+            url = url.extend_query(placement.query)
+        headers = {**self._extra_headers, **placement.headers}
+        if placement.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in placement.cookies.items())
+        headers["Content-Type"] = "application/json"
+        headers["Accept"] = ACCEPT
+        return url, headers
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+    ) -> BackendResult:
+        binding = operation.binding
+        if not isinstance(binding, GraphQLBinding):
+            return Failure(f"{operation.tool_name} is not a GraphQL operation")
+        target = self._static
+        if target is None:
+            assert self._tokens is not None
+            try:
+                target = self._target(await self._tokens.placement())
+            except CredentialError as exc:
+                return Failure(f"Could not obtain backend credentials: {exc}")
+        url, headers = target
+        variables = {name: value for name, value in arguments.items() if name in binding.variables}
+        payload = orjson.dumps(
+            {"query": binding.document, "variables": variables, "operationName": binding.operation_name}
+        )
+        try:
+            async with self._session.post(url, data=payload, headers=headers, timeout=self._timeout) as response:
+                body = await read_limited(response, self._max_bytes)
+                if body is None:
+                    return too_large(self._max_bytes)
+                return _result(response.status, response.reason, body)
+        except CALL_ERRORS as exc:
+            return exception_failure(exc, self._endpoint, self._timeout_seconds)
+
+
+def _result(status: int, reason: str | None, body: bytes) -> BackendResult:
+    answer = _graphql_answer(body)
+    if answer is None:
+        if status >= 400:
+            return status_failure(status, reason, body)
+        return Failure(f"The backend's answer is not a GraphQL response: {excerpt(body) or '(empty)'}", status)
+    data = answer.get("data")
+    errors = _error_messages(answer.get("errors"))
+    if data is None:
+        detail = errors or "the answer holds neither data nor errors"
+        return Failure(f"GraphQL errors: {detail}", status if status >= 400 else None)
+    notes = (f"GraphQL errors: {errors}",) if errors else ()
+    return JsonBody(value=data, text=orjson.dumps(data).decode(), status=status, notes=notes)
+
+
+def _graphql_answer(body: bytes) -> dict[str, Any] | None:
+    """The response object when `body` is a GraphQL response (JSON with `data` or `errors`)."""
+    try:
+        answer = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(answer, dict) and ("data" in answer or "errors" in answer):
+        return answer
+    return None
+
+
+def _error_messages(errors: Any) -> str:
+    """`msg1 (at path a.0.b); msg2`: each error's message and where in the data it happened."""
+    if not isinstance(errors, list) or not errors:
+        return ""
+    parts = []
+    for error in errors[:MAX_REPORTED_ERRORS]:
+        if not isinstance(error, dict):
+            parts.append(str(error))
+            continue
+        message = str(error.get("message") or "unknown error")
+        path = error.get("path")
+        if isinstance(path, list) and path:
+            message += f" (at path {'.'.join(str(p) for p in path)})"
+        parts.append(message)
+    if len(errors) > MAX_REPORTED_ERRORS:
+        parts.append(f"and {len(errors) - MAX_REPORTED_ERRORS} more")
+    return "; ".join(parts)

@@ -1,0 +1,76 @@
+"""What the HTTP backends (REST, GraphQL) share: size-limited reads and failure messages.
+
+Messages name the backend's host, never the credentials (query API keys stay
+out: callers pass the public URL).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import aiohttp
+import yarl
+
+from apimcp.backends.base import Failure
+
+log = logging.getLogger("apimcp.backends")
+
+ERROR_BODY_CHARS = 2000
+_CHUNK_BYTES = 64 * 1024
+
+
+async def read_limited(response: aiohttp.ClientResponse, max_bytes: int) -> bytes | None:
+    """The whole body, or None as soon as it exceeds `max_bytes`."""
+    length = response.content_length
+    if length is not None:
+        return await response.read() if length <= max_bytes else None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
+        size += len(chunk)
+        if size > max_bytes:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def too_large(max_bytes: int) -> Failure:
+    return Failure(f"The backend's response is larger than the {max_bytes} bytes allowed")
+
+
+def status_failure(status: int, reason: str | None, body: bytes) -> Failure:
+    """`HTTP 502 Bad Gateway: <the start of the body>`."""
+    text = excerpt(body)
+    return Failure(f"HTTP {status} {reason or ''}".strip() + (f": {text}" if text else ""), status)
+
+
+def excerpt(body: bytes) -> str:
+    """The start of a body, as text."""
+    text = body.decode("utf-8", "replace")
+    return text[:ERROR_BODY_CHARS] + ("…" if len(text) > ERROR_BODY_CHARS else "")
+
+
+def origin(public_url: str) -> str:
+    url = yarl.URL(public_url, encoded=True)
+    return f"{url.host}:{url.port}" if url.port else str(url.host)
+
+
+def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -> Failure:
+    """The Failure for an exception raised while calling the backend at `public_url`."""
+    if isinstance(exc, TimeoutError):
+        return Failure(f"The backend did not answer within {timeout_seconds:g} s ({origin(public_url)})")
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}")
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        errno = exc.os_error.errno
+        reason = os.strerror(errno) if errno else type(exc.os_error).__name__
+        return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}")
+    if isinstance(exc, aiohttp.InvalidURL):
+        return Failure(f"The backend URL is not valid: {public_url}")
+    log.warning("backend call to %s failed: %s", origin(public_url), type(exc).__name__)
+    return Failure(f"The backend call failed: {type(exc).__name__} ({origin(public_url)})")
+
+
+CALL_ERRORS = (TimeoutError, aiohttp.ClientError)
+"""The exceptions `exception_failure` turns into Failures."""
