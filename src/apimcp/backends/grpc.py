@@ -1,0 +1,215 @@
+"""Calling gRPC methods through shared grpc.aio channels, without generated code.
+
+Message classes come from the service's descriptor set, built once when the
+backend is made; on the request path arguments become request bytes, bytes go
+over the channel (no serializers on the channel: the payloads are bytes both
+ways), and answers become JSON. Unary and client-streaming methods answer with
+the response message; server-streaming and bidirectional ones with
+`{"messages": [...]}`, collected up to a limit. A status other than OK becomes
+a `Failure` naming the code, the message and the rich error details.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+import grpc
+import grpc.aio
+import orjson
+
+from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Progress
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, place
+from apimcp.backends.grpc_channels import GrpcChannels, GrpcTls, parse_target
+from apimcp.backends.grpc_messages import ArgumentError, Messages, Method
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
+from apimcp.catalog.model import GrpcBinding, Operation, Service
+
+__all__ = ["GrpcBackend", "GrpcChannels", "GrpcTls"]
+
+log = logging.getLogger("apimcp.backends.grpc")
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_MAX_STREAM_MESSAGES = 1000
+DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+_METADATA_KEY = re.compile(r"^[0-9a-z_.-]+$")
+
+Metadata = tuple[tuple[str, str], ...]
+
+
+class GrpcBackend(Backend):
+    """Calls the methods of one gRPC service.
+
+    `target` is `host:port` or `grpc://host:port` (plaintext), `grpcs://host:port` (TLS with the system roots,
+    or `tls.ca_pem`), or None for the service's own server (a service imported by reflection has one). A
+    configured `tls` makes any target TLS. Credentials travel as metadata: `authorization` for Bearer, Basic
+    and OAuth client credentials (fetched with `oauth_session`), the lower-cased name for a header API key.
+    """
+
+    def __init__(
+        self,
+        service: Service,
+        channels: GrpcChannels,
+        *,
+        target: str | None = None,
+        tls: GrpcTls | None = None,
+        credentials: Credentials | ClientCredentials | None = None,
+        oauth_session: aiohttp.ClientSession | None = None,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        if target is None:
+            if not service.servers:
+                raise ValueError(f"service {service.name!r} declares no server: a gRPC target (host:port) is needed")
+            target = service.servers[0].resolve()
+        self._target = parse_target(target, tls)
+        self._tls = tls
+        self._channels = channels
+        self._tokens: ClientCredentialsTokens | None = None
+        if isinstance(credentials, ClientCredentials):
+            if oauth_session is None:
+                raise ValueError("OAuth client credentials need an HTTP session to fetch tokens with")
+            self._tokens = ClientCredentialsTokens(oauth_session, credentials)
+            self._metadata: Metadata = ()
+            self._secrets: tuple[str, ...] = ()
+        else:
+            self._metadata = _metadata(credentials)
+            self._secrets = _secrets(credentials, self._metadata)
+        self._timeout = timeout_seconds
+        self._max_messages = max_stream_messages
+        self._max_bytes = max_response_bytes
+        self._messages = Messages(service)
+        self._callables: dict[str, tuple[grpc.aio.Channel, Any]] = {}
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+    ) -> BackendResult:
+        binding = operation.binding
+        method = self._messages.methods.get(binding.path) if isinstance(binding, GrpcBinding) else None
+        if method is None:
+            return Failure(f"{operation.tool_name} is not a method of this gRPC service")
+        try:
+            requests = self._messages.requests(method, arguments)
+        except ArgumentError as exc:
+            return Failure(f"Invalid arguments: {exc}")
+        metadata = self._metadata
+        secrets = self._secrets
+        if self._tokens is not None:
+            try:
+                headers = (await self._tokens.placement()).headers
+            except CredentialError as exc:
+                return Failure(f"Could not obtain backend credentials: {exc}")
+            metadata = tuple((name.lower(), value) for name, value in headers.items())
+            secrets = _secrets(None, metadata)
+        try:
+            return await self._call(method, requests, metadata, progress)
+        except grpc.aio.AioRpcError as exc:
+            return Failure(_scrub(self._explain(exc), secrets))
+        except ValueError as exc:  # an answer that is not the declared message, or has no JSON form
+            return Failure(_scrub(str(exc), secrets))
+
+    async def _call(
+        self, method: Method, requests: list[bytes], metadata: Metadata, progress: Progress | None
+    ) -> BackendResult:
+        request: Any = iter(requests) if method.client_streaming else requests[0]
+        call = self._callable(method)(request, timeout=self._timeout, metadata=metadata)
+        if method.server_streaming:
+            return await self._collect(method, call, progress)
+        data: bytes = await call
+        if len(data) > self._max_bytes:
+            return Failure(f"The backend's response is larger than the {self._max_bytes} bytes allowed")
+        value = self._messages.response(method, data)
+        return JsonBody(value, orjson.dumps(value).decode())
+
+    async def _collect(self, method: Method, call: Any, progress: Progress | None) -> BackendResult:
+        """Streamed answers gathered into `{"messages": [...]}`, stopping (and saying so) at the limits."""
+        messages: list[Any] = []
+        size = 0
+        note: str | None = None
+        try:
+            async for data in call:
+                size += len(data)
+                if size > self._max_bytes:
+                    note = (
+                        f"The stream was stopped at {len(messages)} messages: the next one went past the "
+                        f"{self._max_bytes} bytes allowed."
+                    )
+                    break
+                messages.append(self._messages.response(method, data))
+                if progress is not None:
+                    await progress(float(len(messages)), None, f"{len(messages)} messages")
+                if len(messages) >= self._max_messages:
+                    note = f"The stream was stopped after {len(messages)} messages, the limit: more may have followed."
+                    break
+        finally:
+            if not call.done():  # stopped at a limit, by a bad message, or the client gave up: end the RPC too
+                call.cancel()
+        value = {"messages": messages}
+        return JsonBody(value, orjson.dumps(value).decode(), notes=(note,) if note else ())
+
+    def _callable(self, method: Method) -> Any:
+        """The channel's multicallable for the method, made once per channel (bytes in, bytes out)."""
+        channel = self._channels.get(self._target, self._tls)
+        cached = self._callables.get(method.path)
+        if cached is not None and cached[0] is channel:
+            return cached[1]
+        made: Any
+        if method.client_streaming:
+            made = channel.stream_stream(method.path) if method.server_streaming else channel.stream_unary(method.path)
+        else:
+            made = channel.unary_stream(method.path) if method.server_streaming else channel.unary_unary(method.path)
+        self._callables[method.path] = (channel, made)
+        return made
+
+    def _explain(self, error: grpc.aio.AioRpcError) -> str:
+        code = error.code()
+        details = error.details() or ""
+        address = self._target.address
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return f"gRPC DEADLINE_EXCEEDED: the backend did not answer within {self._timeout:g} s ({address})"
+        if code == grpc.StatusCode.UNAVAILABLE and "connection refused" in details.lower():
+            return f"gRPC UNAVAILABLE: could not connect to the backend at {address}: connection refused"
+        message = f"gRPC {code.name}: {details}" if details else f"gRPC {code.name}"
+        extra = self._messages.status_details(error.trailing_metadata())
+        if extra:
+            message += " — details: " + orjson.dumps(extra).decode()
+        return message
+
+
+def _metadata(credentials: Credentials | None) -> Metadata:
+    if isinstance(credentials, ApiKey):
+        if credentials.location != "header":
+            raise ValueError(
+                f"gRPC carries credentials in metadata only: an API key in the {credentials.location} cannot be sent"
+            )
+        name = credentials.name.lower()
+        if not _METADATA_KEY.match(name) or name.endswith("-bin") or name.startswith("grpc-"):
+            raise ValueError(
+                f"{credentials.name!r} cannot be a gRPC metadata key (letters, digits, '-', '_', '.'; "
+                "not grpc-* nor *-bin)"
+            )
+        return ((name, credentials.value),)
+    return tuple((name.lower(), value) for name, value in place(credentials).headers.items())
+
+
+def _secrets(credentials: Credentials | None, metadata: Metadata) -> tuple[str, ...]:
+    """Values that must never appear in a message, even when a server echoes them back."""
+    values = [value for _, value in metadata]
+    values += [value.split(" ", 1)[1] for value in values if " " in value]
+    if isinstance(credentials, Bearer):
+        values.append(credentials.token)
+    elif isinstance(credentials, Basic):
+        values.append(credentials.password)
+    elif isinstance(credentials, ApiKey):
+        values.append(credentials.value)
+    return tuple(sorted({v for v in values if len(v) >= 4}, key=len, reverse=True))
+
+
+def _scrub(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text

@@ -1,0 +1,90 @@
+"""grpc.aio channels, shared by every gRPC backend of a gateway: one per target and TLS setting.
+
+A channel multiplexes any number of concurrent calls over HTTP/2, so opening
+one per call (as reShapr does) only adds handshakes. Channels are created on
+first use, inside the event loop that will use them.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import dataclass, field
+
+import grpc
+import grpc.aio
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class GrpcTls:
+    """TLS towards a backend: a CA to trust instead of the system roots, and a client certificate for mutual TLS."""
+
+    ca_pem: bytes | None = None
+    client_cert_pem: bytes | None = None
+    client_key_pem: bytes | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if (self.client_cert_pem is None) != (self.client_key_pem is None):
+            raise ValueError("a client certificate for gRPC TLS needs both the certificate and its private key")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    address: str
+    """What grpc dials: host:port (or any grpc target name such as dns:///host:port)."""
+    secure: bool
+
+
+def parse_target(target: str, tls: GrpcTls | None = None) -> Target:
+    """`host:port` and `grpc://host:port` are plaintext, `grpcs://host:port` is TLS; any of them is TLS when
+    `tls` is configured (a CA or a client certificate only makes sense over TLS)."""
+    scheme, _, rest = target.partition("://")
+    if not rest:
+        address, secure = target, False
+    elif scheme in ("grpc", "grpcs"):
+        address, secure = urllib.parse.urlsplit(target).netloc, scheme == "grpcs"
+    elif scheme in ("dns", "unix", "ipv4", "ipv6"):
+        address, secure = target, False
+    else:
+        raise ValueError(f"a gRPC target looks like host:port, grpc://host:port or grpcs://host:port, not {target!r}")
+    if not address:
+        raise ValueError(f"the gRPC target {target!r} names no host")
+    return Target(address, secure or tls is not None)
+
+
+class GrpcChannels:
+    """The channels of one gateway, by (address, TLS); `close()` closes them all."""
+
+    def __init__(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        self._options = (
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+        )
+        self._channels: dict[tuple[Target, GrpcTls | None], grpc.aio.Channel] = {}
+
+    def get(self, target: Target, tls: GrpcTls | None = None) -> grpc.aio.Channel:
+        key = (target, tls if target.secure else None)
+        channel = self._channels.get(key)
+        if channel is None:
+            channel = self._open(target, tls)
+            self._channels[key] = channel
+        return channel
+
+    def _open(self, target: Target, tls: GrpcTls | None) -> grpc.aio.Channel:
+        if not target.secure:
+            return grpc.aio.insecure_channel(target.address, options=self._options)
+        tls = tls or GrpcTls()
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=tls.ca_pem, private_key=tls.client_key_pem, certificate_chain=tls.client_cert_pem
+        )
+        return grpc.aio.secure_channel(target.address, credentials, options=self._options)
+
+    def __len__(self) -> int:
+        return len(self._channels)
+
+    async def close(self) -> None:
+        channels = list(self._channels.values())
+        self._channels.clear()
+        for channel in channels:
+            await channel.close()

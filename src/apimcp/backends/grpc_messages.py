@@ -1,0 +1,126 @@
+"""Message classes of a gRPC service, built once from its descriptor set, and JSON both ways.
+
+JSON follows the proto3 mapping. Responses print every field without presence,
+zeros and empty lists included, so an agent can tell "0" from "not sent"; field
+names are json names (lowerCamel), as in the tool schemas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+from google.protobuf.message import DecodeError, Message
+from google.rpc import error_details_pb2, status_pb2
+
+from apimcp.catalog.model import GrpcBinding, Service
+
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+_ = error_details_pb2  # registers google.rpc.BadRequest, ErrorInfo... in the default pool, to decode error details
+
+
+class ArgumentError(Exception):
+    """Tool arguments that do not make a request message."""
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    path: str
+    request: type[Message]
+    response: type[Message]
+    client_streaming: bool
+    server_streaming: bool
+
+
+class Messages:
+    """The service's types in a private pool (never the process-wide default one, where names may clash)."""
+
+    def __init__(self, service: Service) -> None:
+        if not service.descriptors:
+            raise ValueError(f"service {service.name!r} has no protobuf descriptors: import it again")
+        files = descriptor_pb2.FileDescriptorSet.FromString(service.descriptors)
+        self.pool = descriptor_pool.DescriptorPool()
+        for file in files.file:  # importers write imports first
+            self.pool.Add(file)
+        self.methods: dict[str, Method] = {}
+        for operation in service.operations:
+            binding = operation.binding
+            if isinstance(binding, GrpcBinding):
+                self.methods[binding.path] = Method(
+                    binding.path,
+                    self._class(binding.input_type),
+                    self._class(binding.output_type),
+                    binding.client_streaming,
+                    binding.server_streaming,
+                )
+
+    def _class(self, name: str) -> type[Message]:
+        try:
+            return message_factory.GetMessageClass(self.pool.FindMessageTypeByName(name))
+        except KeyError as exc:
+            raise ValueError(f"the service's descriptors lack the message type {name}") from exc
+
+    def requests(self, method: Method, arguments: Mapping[str, Any]) -> list[bytes]:
+        """Serialized request messages: one, or for client streaming the list in `messages`."""
+        if not method.client_streaming:
+            return [self._request(method, arguments, "")]
+        items = arguments.get("messages")
+        if not isinstance(items, list):
+            raise ArgumentError("'messages' must be a list of request messages")
+        return [self._request(method, item, f"messages[{i}]: ") for i, item in enumerate(items)]
+
+    def _request(self, method: Method, value: Any, where: str) -> bytes:
+        if not isinstance(value, Mapping):
+            raise ArgumentError(f"{where}a request message must be a JSON object")
+        try:
+            message = json_format.ParseDict(dict(value), method.request(), descriptor_pool=self.pool)
+        except json_format.ParseError as exc:
+            raise ArgumentError(f"{where}{exc}") from exc
+        return message.SerializeToString()
+
+    def response(self, method: Method, data: bytes) -> Any:
+        """The JSON form of one serialized response message."""
+        try:
+            message = method.response.FromString(data)
+        except DecodeError as exc:
+            raise ValueError(f"the backend's answer is not a valid {method.response.DESCRIPTOR.full_name}") from exc
+        return self.to_json(message)
+
+    def to_json(self, message: Message) -> Any:
+        try:
+            return json_format.MessageToDict(
+                message, always_print_fields_with_no_presence=True, descriptor_pool=self.pool
+            )
+        except (TypeError, ValueError, json_format.Error) as exc:  # e.g. an Any of a type no descriptor describes
+            raise ValueError(f"the backend's answer cannot be shown as JSON: {exc}") from exc
+
+    def status_details(self, trailing: Iterable[tuple[str, Any]] | None) -> list[Any]:
+        """The rich error details of a failed call (google.rpc.Status in `grpc-status-details-bin`), as JSON:
+        known detail types decoded, others named by their type URL."""
+        raw = next((value for key, value in trailing or () if key == STATUS_DETAILS_KEY), None)
+        if not isinstance(raw, bytes):
+            return []
+        try:
+            status = status_pb2.Status.FromString(raw)
+        except DecodeError:
+            return []
+        return [self._detail(detail.type_url, detail.value) for detail in status.details]
+
+    def _detail(self, type_url: str, value: bytes) -> Any:
+        name = type_url.rsplit("/", 1)[-1]
+        for pool in (self.pool, descriptor_pool.Default()):
+            try:
+                descriptor = pool.FindMessageTypeByName(name)
+            except KeyError:
+                continue
+            try:
+                message = message_factory.GetMessageClass(descriptor).FromString(value)
+                decoded = json_format.MessageToDict(message, descriptor_pool=pool)
+            except (DecodeError, TypeError, ValueError, json_format.Error):
+                break
+            return (
+                {"@type": type_url, **decoded} if isinstance(decoded, dict) else {"@type": type_url, "value": decoded}
+            )
+        return {"@type": type_url}

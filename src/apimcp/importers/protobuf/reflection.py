@@ -1,0 +1,122 @@
+"""Descriptors of a live server, by gRPC server reflection (v1, else v1alpha).
+
+The reflection protocol is the same in both versions, only the method path
+differs, so the v1alpha messages bundled with grpcio-reflection serve for both.
+Files come back with some of their imports; missing imports are asked for by
+name until the set is complete. Reflection carries no source comments, so tools
+imported this way have no descriptions from comments.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.parse
+from collections.abc import Iterable
+
+import grpc
+from google.protobuf import descriptor_pb2
+from grpc_reflection.v1alpha import reflection_pb2 as pb
+
+from apimcp.importers.errors import SpecError
+
+_PATHS = (
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+)
+_INTERNAL = ("grpc.reflection.", "grpc.health.")
+_MAX_ROUNDS = 64
+
+
+def is_reflection_url(source: str) -> bool:
+    return urllib.parse.urlsplit(source).scheme in ("grpc", "grpcs")
+
+
+def internal_service(full_name: str) -> bool:
+    """Services every server may offer beside its API (reflection, health), never imported as tools."""
+    return full_name.startswith(_INTERNAL)
+
+
+def reflect(url: str, timeout_seconds: float) -> tuple[descriptor_pb2.FileDescriptorSet, list[str]]:
+    """The descriptors of every service `url` (grpc://host:port or grpcs://host:port) offers, with their imports,
+    and the full names of those services."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.netloc:
+        raise SpecError("a reflection URL looks like grpc://host:port or grpcs://host:port", source=url)
+    address = parts.netloc
+    channel = (
+        grpc.secure_channel(address, grpc.ssl_channel_credentials())
+        if parts.scheme == "grpcs"
+        else grpc.insecure_channel(address)
+    )
+    deadline = time.monotonic() + timeout_seconds
+    with channel:
+        for path in _PATHS:
+            try:
+                return _Session(channel, path, deadline, url).run()
+            except grpc.RpcError as exc:
+                code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNKNOWN
+                if code == grpc.StatusCode.UNIMPLEMENTED and path != _PATHS[-1]:
+                    continue
+                raise SpecError(_explain(code, exc, address, timeout_seconds), source=url) from exc
+    raise AssertionError("unreachable")
+
+
+def _explain(code: grpc.StatusCode, exc: grpc.RpcError, address: str, timeout: float) -> str:
+    details = exc.details() if isinstance(exc, grpc.Call) else str(exc)
+    if code == grpc.StatusCode.UNIMPLEMENTED:
+        return "the server does not offer server reflection (grpc.reflection.v1 or v1alpha)"
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return f"the server at {address} did not answer reflection within {timeout:g} s"
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return f"could not reach a gRPC server at {address}: {details}"
+    return f"server reflection failed: gRPC {code.name}: {details}"
+
+
+class _Session:
+    def __init__(self, channel: grpc.Channel, path: str, deadline: float, url: str) -> None:
+        self._url = url
+        self._call = channel.stream_stream(
+            path,
+            request_serializer=pb.ServerReflectionRequest.SerializeToString,
+            response_deserializer=pb.ServerReflectionResponse.FromString,
+        )
+        self._deadline = deadline
+        self.files: dict[str, descriptor_pb2.FileDescriptorProto] = {}
+
+    def _ask(self, requests: list[pb.ServerReflectionRequest]) -> list[pb.ServerReflectionResponse]:
+        timeout = max(0.001, self._deadline - time.monotonic())
+        responses: Iterable[pb.ServerReflectionResponse] = self._call(iter(requests), timeout=timeout)
+        return list(responses)
+
+    def run(self) -> tuple[descriptor_pb2.FileDescriptorSet, list[str]]:
+        (listing,) = self._ask([pb.ServerReflectionRequest(list_services="")])
+        self._check(listing)
+        services = [s.name for s in listing.list_services_response.service if not internal_service(s.name)]
+        if services:
+            self._absorb(self._ask([pb.ServerReflectionRequest(file_containing_symbol=s) for s in services]))
+        for _ in range(_MAX_ROUNDS):
+            missing = sorted({d for f in self.files.values() for d in f.dependency} - set(self.files))
+            if not missing:
+                break
+            self._absorb(self._ask([pb.ServerReflectionRequest(file_by_filename=name) for name in missing]))
+        result = descriptor_pb2.FileDescriptorSet()
+        result.file.extend(self.files.values())
+        return result, services
+
+    def _absorb(self, responses: list[pb.ServerReflectionResponse]) -> None:
+        for response in responses:
+            self._check(response)
+            for raw in response.file_descriptor_response.file_descriptor_proto:
+                file = descriptor_pb2.FileDescriptorProto.FromString(raw)
+                self.files.setdefault(file.name, file)
+
+    def _check(self, response: pb.ServerReflectionResponse) -> None:
+        if response.HasField("error_response"):
+            error = response.error_response
+            asked = response.original_request
+            what = asked.file_containing_symbol or asked.file_by_filename or "the service list"
+            name = grpc.StatusCode.UNKNOWN.name
+            for code in grpc.StatusCode:
+                if code.value[0] == error.error_code:
+                    name = code.name
+            raise SpecError(f"server reflection could not give {what}: {name}: {error.error_message}", source=self._url)
