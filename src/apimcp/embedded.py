@@ -118,7 +118,7 @@ async def embedded(
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await follower
-        runtime.shutdown()
+        await runtime.close()
         await close_session(session)
         plane.store.dispose()
 

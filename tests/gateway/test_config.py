@@ -59,7 +59,10 @@ services:
     ("text", "expected"),
     [
         ("services: {}\n", "gw.yaml:1:11: services: "),
-        ("services:\n  echo:\n    backend: http://x\n", "gw.yaml:3:5: services.echo.openapi: this key is required"),
+        (
+            "services:\n  echo:\n    backend: http://x\n",
+            "gw.yaml:3:5: services.echo: give exactly one of openapi, graphql or grpc",
+        ),
         (
             f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    timout: 3\n",
             "gw.yaml:4:5: services.echo.timout: unknown key",

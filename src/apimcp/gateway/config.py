@@ -9,6 +9,17 @@ services:
     include: ["GET /pets*", "tag:store"]
     exclude: [delete_pet]
     credentials: {type: bearer, token: {env: PETSTORE_TOKEN}}
+  library:
+    graphql: ./library.graphql        # SDL or introspection JSON; or a live endpoint with `introspect: true`
+    name: library                     # GraphQL schemas name no service: name and version are required
+    version: "1"
+    backend: http://127.0.0.1:4000/graphql
+    selections: {book: "{ id title }"}
+  shop:
+    grpc: ./protos/shop/v1/shop.proto # a .proto, a descriptor set, or grpc://host:port (server reflection)
+    include_paths: [./protos]
+    backend: grpcs://shop.internal:443
+    tls: {ca_file: ./ca.pem}
 expositions:
   pets:                               # served at /mcp/pets
     services: [petstore]
@@ -29,9 +40,18 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
+from apimcp.backends.targets import endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -85,8 +105,37 @@ class ApiKeyConfig(_Strict):
 CredentialsConfig = Annotated[BearerConfig | BasicConfig | ApiKeyConfig, Field(discriminator="type")]
 
 
+class TlsConfig(_Strict):
+    """TLS towards a gRPC backend: a CA to trust instead of the system's, and a client certificate."""
+
+    ca_file: str | None = None
+    certificate_file: str | None = None
+    key_file: str | None = None
+
+    @model_validator(mode="after")
+    def _pair(self) -> TlsConfig:
+        if (self.certificate_file is None) != (self.key_file is None):
+            raise ValueError("a client certificate needs both certificate_file and key_file")
+        return self
+
+
+ServiceKind = Literal["openapi", "graphql", "grpc"]
+
+
+_KIND_ONLY: dict[str, tuple[str, ...]] = {
+    "introspect": ("graphql",),
+    "depth": ("graphql",),
+    "selections": ("graphql",),
+    "include_paths": ("grpc",),
+    "service": ("grpc",),
+    "tls": ("grpc",),
+}
+
+
 class ServiceConfig(_Strict):
-    openapi: str = Field(min_length=1, description="path or http(s) URL of the OpenAPI description")
+    openapi: str | None = Field(default=None, min_length=1, description="path or http(s) URL of an OpenAPI description")
+    graphql: str | None = Field(default=None, min_length=1, description="SDL or introspection JSON, or an endpoint")
+    grpc: str | None = Field(default=None, min_length=1, description="a .proto, a descriptor set, or grpc(s)://")
     name: str | None = None
     version: str | None = None
     backend: str | None = Field(default=None, description="the API's base URL (http or https)")
@@ -96,13 +145,50 @@ class ServiceConfig(_Strict):
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     credentials: CredentialsConfig | None = None
+    introspect: bool = False
+    """GraphQL: `graphql` is a live endpoint, asked for its schema by introspection."""
+    depth: int = Field(default=3, ge=1, le=10)
+    """GraphQL: how deep generated selection sets reach into object fields."""
+    selections: dict[str, str] = Field(default_factory=dict)
+    """GraphQL: selection sets to use instead of the generated ones, by tool name."""
+    include_paths: tuple[str, ...] = ()
+    """gRPC: folders where the .proto's imports are found (relative to this file)."""
+    service: str | None = None
+    """gRPC: which service of the file, when it declares several (`package.Service` or `Service`)."""
+    tls: TlsConfig | None = None
 
     @field_validator("backend")
     @classmethod
-    def _backend(cls, value: str | None) -> str | None:
-        if value is not None and not re.match(r"^https?://[^\s/]+", value):
-            raise ValueError("expected an http:// or https:// URL")
+    def _backend(cls, value: str | None, info: ValidationInfo) -> str | None:
+        kind = "grpc" if info.data.get("grpc") else "openapi"  # the kinds are fields above this one
+        problem = endpoint_problem(kind, value) if value is not None else None
+        if problem is not None:
+            raise ValueError(problem)
         return value
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ServiceConfig:
+        given = [kind for kind in ("openapi", "graphql", "grpc") if getattr(self, kind) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of openapi, graphql or grpc: where the service's description is")
+        kind = given[0]
+        if kind == "graphql" and (not self.name or not self.version):
+            raise ValueError("a GraphQL schema names no service: give name and version")
+        for key, kinds in _KIND_ONLY.items():
+            if kind not in kinds and key in self.model_fields_set:
+                raise ValueError(f"{key} only applies to {' or '.join(kinds)} services")
+        return self
+
+    @property
+    def kind(self) -> ServiceKind:
+        return "graphql" if self.graphql is not None else "grpc" if self.grpc is not None else "openapi"
+
+    @property
+    def source(self) -> str:
+        """Where the description is, as written."""
+        source = self.openapi or self.graphql or self.grpc
+        assert source is not None  # one of them is set (checked above)
+        return source
 
     @field_validator("tool_prefix")
     @classmethod
@@ -185,9 +271,13 @@ class GatewayConfig(_Strict):
         return dict(self.expositions) or {name: ExpositionConfig(services=(name,)) for name in self.services}
 
     def description_location(self, service: ServiceConfig) -> str:
-        location = service.openapi
-        if re.match(r"^https?://", location):
+        location = service.source
+        if re.match(r"^(https?|grpcs?)://", location):
             return location
+        return self.path(location)
+
+    def path(self, location: str) -> str:
+        """A path of the file, resolved against the file's folder."""
         return str((self.base_dir / location).resolve())
 
 

@@ -69,6 +69,7 @@ def _member(planned: PlannedService) -> dict[str, Any]:
         "exclude": list(config.exclude),
         "tool_prefix": "",  # the importer already applied the configured prefix
         "credentials": _credentials(planned.credentials),
+        "backend_tls": planned.tls,
     }
 
 

@@ -8,14 +8,17 @@ credentials are read from the environment.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from apimcp.backends.credentials import Credentials
 from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.catalog.selection import select, unmatched
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
 from apimcp.importers.errors import SpecError
+from apimcp.importers.graphql import import_graphql
 from apimcp.importers.openapi import import_openapi
+from apimcp.importers.protobuf import import_protobuf
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,8 @@ class PlannedService:
     service: Service
     operations: tuple[Operation, ...]
     credentials: Credentials | None
+    tls: dict[str, str] | None = None
+    """PEM texts for a gRPC backend: `ca`, `certificate`, `private_key`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +50,48 @@ def _own_servers(operation: Operation) -> bool:
     return isinstance(operation.binding, RestBinding) and bool(operation.binding.servers)
 
 
-def plan_service(key: str, config: ServiceConfig, location: str) -> PlannedService:
+def import_described(config: ServiceConfig, location: str, include_paths: tuple[str, ...] = ()) -> Service:
+    """The service a configuration describes, imported by the importer of its kind."""
+    if config.kind == "graphql":
+        return import_graphql(
+            location,
+            name=config.name or "",  # both required for GraphQL by the configuration's checks
+            version=config.version or "",
+            introspect=config.introspect,
+            depth=config.depth,
+            selections=config.selections,
+            tool_prefix=config.tool_prefix,
+        )
+    if config.kind == "grpc":
+        return import_protobuf(
+            location,
+            include_paths=include_paths,
+            service=config.service,
+            name=config.name,
+            version=config.version,
+            tool_prefix=config.tool_prefix,
+        )
+    return import_openapi(location, name=config.name, version=config.version, tool_prefix=config.tool_prefix)
+
+
+def _read_tls(key: str, config: ServiceConfig, gateway: GatewayConfig) -> dict[str, str] | None:
+    if config.tls is None:
+        return None
+    files = {"ca": config.tls.ca_file, "certificate": config.tls.certificate_file, "private_key": config.tls.key_file}
+    texts = {}
+    for role, file in files.items():
+        if file is None:
+            continue
+        try:
+            texts[role] = Path(gateway.path(file)).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"service {key!r}: tls: cannot read {file}: {exc}") from exc
+    return texts
+
+
+def plan_service(key: str, config: ServiceConfig, location: str, include_paths: tuple[str, ...] = ()) -> PlannedService:
     try:
-        service = import_openapi(location, name=config.name, version=config.version, tool_prefix=config.tool_prefix)
+        service = import_described(config, location, include_paths)
     except SpecError as exc:
         raise ConfigError(f"service {key!r}: {exc}") from exc
     typos = unmatched(service.operations, [*config.include, *config.exclude])
@@ -57,7 +101,8 @@ def plan_service(key: str, config: ServiceConfig, location: str) -> PlannedServi
     if not operations:
         raise ConfigError(f"service {key!r}: include/exclude leave no operation to expose")
     if config.backend is None and not service.servers and any(not _own_servers(op) for op in operations):
-        raise ConfigError(f"service {key!r}: the description declares no servers; set 'backend' to the API's URL")
+        where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
+        raise ConfigError(f"service {key!r}: the description declares no servers; set 'backend' to {where}")
     try:
         credentials = config.resolved_credentials()
     except ConfigError as exc:
@@ -66,7 +111,11 @@ def plan_service(key: str, config: ServiceConfig, location: str) -> PlannedServi
 
 
 def plan_gateway(config: GatewayConfig) -> GatewayPlan:
-    services = {key: plan_service(key, c, config.description_location(c)) for key, c in config.services.items()}
+    services = {}
+    for key, service in config.services.items():
+        include_paths = tuple(config.path(p) for p in service.include_paths)
+        planned = plan_service(key, service, config.description_location(service), include_paths)
+        services[key] = replace(planned, tls=_read_tls(key, service, config))
     expositions = []
     for name, exposition in config.exposition_map().items():
         members = tuple(services[key] for key in exposition.services)

@@ -18,13 +18,12 @@ from typing import Any
 import aiohttp
 import orjson
 
-from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
-from apimcp.backends.oauth_client import ClientCredentials
-from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
+from apimcp.backends.base import Backend
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Service
 from apimcp.catalog.naming import fit
 from apimcp.catalog.selection import select
+from apimcp.gateway.backends import BackendFactory
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 
@@ -58,32 +57,11 @@ class Routes:
     by_service: Mapping[tuple[str, str, str], Route] = field(default_factory=dict)
 
 
-def credentials_of(raw: Mapping[str, Any] | None) -> Credentials | ClientCredentials | None:
-    if raw is None:
-        return None
-    kind, fields, values = raw["kind"], raw["fields"], raw["values"]
-    if kind == "bearer":
-        return Bearer(values["token"])
-    if kind == "basic":
-        return Basic(fields["username"], values["password"])
-    if kind == "api_key":
-        return ApiKey(fields["name"], values["value"], fields.get("location", "header"))
-    if kind == "oauth_client_credentials":
-        return ClientCredentials(
-            token_url=fields["token_url"],
-            client_id=fields["client_id"],
-            client_secret=values["client_secret"],
-            scopes=tuple(fields.get("scopes") or ()),
-            audience=fields.get("audience"),
-        )
-    raise ValueError(f"unknown credential kind {kind!r}")
-
-
 class GatewayRuntime:
     """Builds expositions from snapshots and routes requests to them."""
 
     def __init__(self, session: aiohttp.ClientSession, options: EndpointOptions) -> None:
-        self._session = session
+        self._backends = BackendFactory(session)
         self._options = options
         self._services: dict[str, Service] = {}
         self._built: dict[str, tuple[bytes, Route]] = {}
@@ -126,17 +104,10 @@ class GatewayRuntime:
         self.routes = _index(snapshot.get("revision", 0), [route for _, route in built.values()], snapshot)
 
     def _route(self, exposition: Mapping[str, Any], previous: Route | None) -> Route:
-        members: list[tuple[ToolSet, RestBackend]] = []
+        members: list[tuple[ToolSet, Backend]] = []
         for member in exposition["members"]:
             service = self._services[member["service"]["hash"]]
-            backend = RestBackend(
-                service,
-                self._session,
-                base_url=member["backend_endpoint"],
-                credentials=credentials_of(member["credentials"]),
-                timeout_seconds=member["backend_timeout_ms"] / 1000,
-                max_response_bytes=member.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES),
-            )
+            backend = self._backends.build(service, member)
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
         settings = ExpositionSettings(
             name=exposition["name"] or exposition["id"],
@@ -182,6 +153,11 @@ class GatewayRuntime:
     def shutdown(self) -> None:
         for _, route in self._built.values():
             route.endpoint.shutdown()
+
+    async def close(self) -> None:
+        """End every stream, then close the connections backends hold."""
+        self.shutdown()
+        await self._backends.close()
 
 
 def _index(revision: int, routes: list[Route], snapshot: Mapping[str, Any]) -> Routes:

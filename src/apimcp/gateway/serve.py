@@ -38,8 +38,11 @@ async def serve_gateway(
     session = new_session()
     try:
         app = build_gateway(plan, session)
-        await _announce(on_ready, app)
-        await server_for(app, app.shutdown, host=host, port=port, log_level=log_level).serve()
+        try:
+            await _announce(on_ready, app)
+            await server_for(app, app.shutdown, host=host, port=port, log_level=log_level).serve()
+        finally:
+            await app.runtime.close()
     finally:
         await close_session(session)
 
@@ -73,4 +76,5 @@ async def serve_connected_gateway(
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await follower
+        await runtime.close()
         await close_session(session)

@@ -1,0 +1,107 @@
+"""From a snapshot member to the backend that calls its service: REST, GraphQL or gRPC.
+
+This is the one place the gateway looks at a service's kind. The connections
+backends share live here too: the aiohttp session (REST, GraphQL, OAuth token
+requests) and the gRPC channels, opened on first use and closed with the gateway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from apimcp.backends.base import Backend
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
+from apimcp.backends.graphql import GraphQLBackend
+from apimcp.backends.grpc import GrpcBackend, GrpcChannels, GrpcTls
+from apimcp.backends.oauth_client import ClientCredentials
+from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
+from apimcp.catalog.model import Service
+
+
+def credentials_of(raw: Mapping[str, Any] | None) -> Credentials | ClientCredentials | None:
+    if raw is None:
+        return None
+    kind, fields, values = raw["kind"], raw["fields"], raw["values"]
+    if kind == "bearer":
+        return Bearer(values["token"])
+    if kind == "basic":
+        return Basic(fields["username"], values["password"])
+    if kind == "api_key":
+        return ApiKey(fields["name"], values["value"], fields.get("location", "header"))
+    if kind == "oauth_client_credentials":
+        return ClientCredentials(
+            token_url=fields["token_url"],
+            client_id=fields["client_id"],
+            client_secret=values["client_secret"],
+            scopes=tuple(fields.get("scopes") or ()),
+            audience=fields.get("audience"),
+        )
+    raise ValueError(f"unknown credential kind {kind!r}")
+
+
+def tls_of(raw: Mapping[str, Any] | None) -> GrpcTls | None:
+    """TLS settings of a member (PEM texts); None when the member has none."""
+    if not raw:
+        return None
+
+    def pem(key: str) -> bytes | None:
+        value = raw.get(key)
+        return value.encode() if isinstance(value, str) and value else None
+
+    return GrpcTls(ca_pem=pem("ca"), client_cert_pem=pem("certificate"), client_key_pem=pem("private_key"))
+
+
+class BackendFactory:
+    """Builds backends for snapshot members, over connections shared by the whole gateway."""
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self._session = session
+        self._channels: GrpcChannels | None = None
+
+    def build(self, service: Service, member: Mapping[str, Any]) -> Backend:
+        credentials = credentials_of(member["credentials"])
+        timeout = member["backend_timeout_ms"] / 1000
+        max_bytes = member.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+        endpoint = member["backend_endpoint"]
+        tls = tls_of(member.get("backend_tls"))
+        if tls is not None and service.kind != "grpc":
+            raise ValueError(f"service {service.name!r} is {service.kind}: TLS settings apply to gRPC backends only")
+        if service.kind == "grpc":
+            if self._channels is None:
+                self._channels = GrpcChannels()
+            return GrpcBackend(
+                service,
+                self._channels,
+                target=endpoint,
+                tls=tls,
+                credentials=credentials,
+                oauth_session=self._session,
+                timeout_seconds=timeout,
+                max_response_bytes=max_bytes,
+            )
+        if service.kind == "graphql":
+            return GraphQLBackend(
+                service,
+                self._session,
+                endpoint=endpoint,
+                credentials=credentials,
+                timeout_seconds=timeout,
+                max_response_bytes=max_bytes,
+            )
+        return RestBackend(
+            service,
+            self._session,
+            base_url=endpoint,
+            credentials=credentials,
+            timeout_seconds=timeout,
+            max_response_bytes=max_bytes,
+        )
+
+    async def close(self) -> None:
+        """Close the gRPC channels (the aiohttp session belongs to whoever created it)."""
+        if self._channels is not None:
+            channels, self._channels = self._channels, None
+            await channels.close()
