@@ -31,7 +31,11 @@ def seed(plane: ControlPlane, backend_url: str) -> None:
     with plane.session() as session:
         organization = orgs.by_name(session, orgs.DEFAULT)
         imported = services.import_service(
-            session, organization.id, content=spec_path().read_bytes(), filename="bookshelf.yaml", name=EXPOSITION
+            session,
+            organization.id,
+            content=spec_path().read_bytes(),
+            filename="bookshelf.yaml",
+            options=services.ImportOptions(name=EXPOSITION),
         )
         existing = [p for p in plans.listed(session, organization.id, imported.service.id) if p.name == PLAN]
         if existing:

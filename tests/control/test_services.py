@@ -64,7 +64,11 @@ def test_name_and_version_can_be_given(plane: ControlPlane) -> None:
     organization_id = new_org(plane, "acme")
     with plane.session() as session:
         imported = services.import_service(
-            session, organization_id, content=spec(), filename="pets.json", name="pets", version="7"
+            session,
+            organization_id,
+            content=spec(),
+            filename="pets.json",
+            options=services.ImportOptions(name="pets", version="7"),
         )
     assert (imported.service.name, imported.service.version) == ("pets", "7")
 

@@ -139,6 +139,7 @@ class Plan(Base):
     include: Mapped[list[Any]] = mapped_column(default=list)
     exclude: Mapped[list[Any]] = mapped_column(default=list)
     secret_id: Mapped[str | None] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"))
+    tls_secret_id: Mapped[str | None] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"))
     inbound: Mapped[dict[str, Any]] = mapped_column(default=dict)
     cache: Mapped[dict[str, Any]] = mapped_column(default=dict)
     artifacts: Mapped[list[Any]] = mapped_column(default=list)

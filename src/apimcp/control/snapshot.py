@@ -80,6 +80,11 @@ def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dic
         secret = session.get(Secret, plan.secret_id)
         if secret is not None:
             credentials = {"kind": secret.kind, "fields": secret.fields, "values": secrets.reveal(keys, secret)}
+    tls = None
+    if plan.tls_secret_id is not None:
+        secret = session.get(Secret, plan.tls_secret_id)
+        if secret is not None:
+            tls = {**secret.fields, **secrets.reveal(keys, secret)}  # ca, certificate, private_key (PEM)
     return {
         "service": {"id": service.id, "name": service.name, "version": service.version, "hash": service.compiled_hash},
         "plan": plan.id,
@@ -89,4 +94,5 @@ def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dic
         "exclude": plan.exclude,
         "tool_prefix": plan.tool_prefix,
         "credentials": credentials,
+        "backend_tls": tls,
     }

@@ -17,6 +17,7 @@ from apimcp.control.api.views import (
     ArtifactView,
     ImportByUrl,
     ImportedService,
+    ImportOptionsForm,
     OperationView,
     ServiceDetail,
     ServiceView,
@@ -32,8 +33,12 @@ router = APIRouter(tags=["services"])
 
 @router.post("/services", response_model=ImportedService, status_code=status.HTTP_201_CREATED)
 async def import_service(request: Request, caller: UserCaller, session: DbSession) -> ImportedService:
-    """Import an OpenAPI description: multipart (`file`, optional `name`, `version`) or JSON `{url, name, version}`.
+    """Import an API description: multipart (`file`, optional `name`, `version`, `kind`, `grpc_service`,
+    `graphql_depth`) or JSON `{url, ...the same, introspect}`.
 
+    The kind (openapi, graphql or grpc) is detected when not given: OpenAPI 2/3 in JSON or YAML,
+    GraphQL SDL or introspection JSON, a .proto file or a binary FileDescriptorSet; a grpc:// or
+    grpcs:// URL asks the server by reflection, and `introspect` asks a live GraphQL endpoint.
     A service with the same name and version is updated in place.
     """
     content_type = request.headers.get("content-type", "")
@@ -44,7 +49,11 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
                 raise Invalid("the form needs a `file` part", field="file")
             content = await upload.read()
             filename = upload.filename or "upload"
-            name, version = _text(form.get("name")), _text(form.get("version"))
+            fields = {key: value for key in _FORM_FIELDS if isinstance(value := form.get(key), str) and value}
+        try:
+            body = ImportOptionsForm.model_validate(fields)
+        except ValidationError as exc:
+            raise RequestValidationError(exc.errors(include_url=False)) from exc
         # parsing (and fetching, below) blocks: off the event loop, so other requests go on meanwhile
         imported = await run_in_threadpool(
             services.import_service,
@@ -52,8 +61,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
             caller.organization_id,
             content=content,
             filename=filename,
-            name=name,
-            version=version,
+            options=body.options(),
         )
     else:
         try:
@@ -61,15 +69,14 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
         except ValidationError as exc:  # a problem detail naming the field, not a 500
             raise RequestValidationError(exc.errors(include_url=False)) from exc
         imported = await run_in_threadpool(
-            services.import_service, session, caller.organization_id, url=body.url, name=body.name, version=body.version
+            services.import_service, session, caller.organization_id, url=body.url, options=body.options()
         )
     return ImportedService.model_validate(
         {**ServiceView.model_validate(imported.service).model_dump(), "created": imported.created}
     )
 
 
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+_FORM_FIELDS = ("name", "version", "kind", "grpc_service", "graphql_depth")
 
 
 @router.get("/services", response_model=list[ServiceView])

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from apimcp.control.domain.services import ImportOptions
 from apimcp.control.models import as_utc
 
 M = TypeVar("M", bound=BaseModel)
@@ -97,10 +99,33 @@ class ImportedService(ServiceView):
     created: bool
 
 
-class ImportByUrl(Input):
+class ImportOptionsForm(Input):
+    """How to read a description (every field optional)."""
+
+    name: str | None = Field(default=None, description="the service's name (default: the description's)")
+    version: str | None = Field(default=None, description="the service's version (default: the description's)")
+    kind: Literal["openapi", "graphql", "grpc"] | None = Field(
+        default=None, description="the description's kind (default: detected from the content)"
+    )
+    grpc_service: str | None = Field(default=None, description="gRPC: the service to import when there are several")
+    graphql_depth: int | None = Field(default=None, ge=1, le=10, description="GraphQL: selection set depth")
+
+    def options(self) -> ImportOptions:
+        return ImportOptions(
+            kind=self.kind,
+            name=self.name,
+            version=self.version,
+            grpc_service=self.grpc_service,
+            graphql_depth=self.graphql_depth,
+        )
+
+
+class ImportByUrl(ImportOptionsForm):
     url: str
-    name: str | None = None
-    version: str | None = None
+    introspect: bool = Field(default=False, description="GraphQL: the URL is a live endpoint, asked its schema")
+
+    def options(self) -> ImportOptions:
+        return replace(super().options(), introspect=self.introspect)
 
 
 class ArtifactByUrl(Input):
@@ -123,9 +148,9 @@ class ArtifactView(View):
 
 class SecretInput(Input):
     name: str
-    kind: Literal["bearer", "basic", "api_key", "oauth_client_credentials"]
+    kind: Literal["bearer", "basic", "api_key", "oauth_client_credentials", "tls"]
     fields: dict[str, Any] = Field(default_factory=dict)
-    values: dict[str, str] = Field(description="secret values: stored sealed, never returned")
+    values: dict[str, str] = Field(default_factory=dict, description="secret values: stored sealed, never returned")
     description: str | None = None
 
 
@@ -159,6 +184,7 @@ class PlanFields(Input):
     include: list[str] | None = None
     exclude: list[str] | None = None
     secret_id: str | None = None
+    tls_secret_id: str | None = Field(default=None, description="gRPC: a secret of kind tls (CA, client certificate)")
     inbound_mode: Literal["none", "api_key"] | None = None
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
@@ -181,6 +207,7 @@ class PlanView(View):
     include: list[str]
     exclude: list[str]
     secret_id: str | None
+    tls_secret_id: str | None
     inbound_mode: str
     cache: dict[str, Any]
     artifacts: list[str]

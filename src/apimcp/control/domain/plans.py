@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from apimcp.backends.targets import endpoint_problem
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.selection import unmatched
 from apimcp.control import changes
@@ -24,7 +25,8 @@ CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", 
 INBOUND_MODES = ("none", "api_key")
 _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
-    {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "inbound_mode",
+    {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "tls_secret_id",
+     "inbound_mode",
      "cache", "artifacts", "tool_prefix", "output_schemas"}
 )  # fmt: skip
 
@@ -53,8 +55,9 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         raise Invalid(f"plans have no field {unknown[0]!r}", field=unknown[0])
     if "backend_endpoint" in values:
         endpoint = values["backend_endpoint"]
-        if endpoint is not None and not re.match(r"^https?://[^\s/]+", str(endpoint)):
-            raise Invalid("the backend endpoint must be an http:// or https:// URL", field="backend_endpoint")
+        problem = endpoint_problem(service.kind, str(endpoint)) if endpoint is not None else None
+        if problem is not None:
+            raise Invalid(problem, field="backend_endpoint")
         plan.backend_endpoint = endpoint
     if "backend_timeout_ms" in values:
         timeout = values["backend_timeout_ms"]
@@ -69,8 +72,19 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
     if "secret_id" in values:
         secret_id = values["secret_id"]
         if secret_id is not None:
-            get_owned(session, Secret, plan.organization_id, secret_id, "secret")
+            secret = get_owned(session, Secret, plan.organization_id, secret_id, "secret")
+            if secret.kind == "tls":
+                raise Invalid("a tls secret goes in tls_secret_id, not secret_id", field="secret_id")
         plan.secret_id = secret_id
+    if "tls_secret_id" in values:
+        tls_id = values["tls_secret_id"]
+        if tls_id is not None:
+            secret = get_owned(session, Secret, plan.organization_id, tls_id, "secret")
+            if secret.kind != "tls":
+                raise Invalid(f"the TLS secret must be of kind tls, not {secret.kind}", field="tls_secret_id")
+            if service.kind != "grpc":
+                raise Invalid("TLS settings apply to gRPC backends only", field="tls_secret_id")
+        plan.tls_secret_id = tls_id
     if "cache" in values:
         plan.cache = _cache(values["cache"])
     if "artifacts" in values:
@@ -170,6 +184,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "include": source.include,
         "exclude": source.exclude,
         "secret_id": source.secret_id,
+        "tls_secret_id": source.tls_secret_id,
         "cache": source.cache,
         "artifacts": source.artifacts,
         "tool_prefix": source.tool_prefix,

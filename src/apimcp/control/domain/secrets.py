@@ -56,10 +56,24 @@ def _check(kind: str, fields: Mapping[str, Any], values: Mapping[str, Any]) -> t
         clean_fields["scopes"] = scopes
         if not str(clean_fields["token_url"]).startswith(("https://", "http://")):
             raise Invalid("the token URL must be an http(s) URL", field="fields.token_url")
+    if kind == "tls":
+        _check_tls(clean_fields, values)
     for name, value in values.items():
         if not isinstance(value, str):
             raise Invalid("secret values are strings", field=f"values.{name}")
     return clean_fields, {k: str(v) for k, v in values.items()}
+
+
+def _check_tls(fields: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+    if not fields.get("ca") and not values.get("certificate"):
+        raise Invalid("tls secrets need a ca, a certificate (with its private_key), or both", field="fields.ca")
+    if bool(values.get("certificate")) != bool(values.get("private_key")):
+        raise Invalid("a client certificate needs its private_key, and a private_key its certificate",
+                      field="values.private_key" if values.get("certificate") else "values.certificate")  # fmt: skip
+    for where, given in (("fields", fields), ("values", values)):
+        for name, value in given.items():
+            if value and (not isinstance(value, str) or "-----BEGIN " not in value):
+                raise Invalid(f"{name} must be PEM text (-----BEGIN ...)", field=f"{where}.{name}")
 
 
 def create(
@@ -127,7 +141,9 @@ def reencrypt_all(session: Session, keys: KeySet) -> int:
 
 def delete(session: Session, organization_id: str, secret_id: str) -> None:
     secret = get_owned(session, Secret, organization_id, secret_id, "secret")
-    users = list(session.scalars(select(Plan.name).where(Plan.secret_id == secret.id)))
+    users = list(
+        session.scalars(select(Plan.name).where((Plan.secret_id == secret.id) | (Plan.tls_secret_id == secret.id)))
+    )
     if users:
         raise Conflict(f"secret {secret.name!r} is used by plans {', '.join(sorted(users))}")
     session.delete(secret)

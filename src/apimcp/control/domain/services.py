@@ -14,9 +14,12 @@ from apimcp.control import changes
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, Service
+from apimcp.importers.detection import KINDS, DescriptionKind, detect_kind, kind_of_url
 from apimcp.importers.errors import SpecError
+from apimcp.importers.graphql import DEFAULT_DEPTH, import_graphql
 from apimcp.importers.openapi import import_openapi
 from apimcp.importers.openapi.loading import FetchLimits, fetch, is_url, parse
+from apimcp.importers.protobuf import import_protobuf
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +33,21 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class ImportOptions:
+    """How to read a description, besides the description itself."""
+
+    kind: DescriptionKind | None = None
+    """openapi, graphql or grpc; detected from the content (or a grpc:// URL) when None."""
+    name: str | None = None
+    version: str | None = None
+    introspect: bool = False
+    """GraphQL: the URL is a live endpoint, asked for its schema."""
+    grpc_service: str | None = None
+    """gRPC: which service, when the description declares several."""
+    graphql_depth: int | None = None
+
+
 def import_service(
     session: Session,
     organization_id: str,
@@ -37,35 +55,29 @@ def import_service(
     content: bytes | None = None,
     filename: str | None = None,
     url: str | None = None,
-    name: str | None = None,
-    version: str | None = None,
+    options: ImportOptions | None = None,
     limits: FetchLimits | None = None,
 ) -> Imported:
-    """Import an OpenAPI description; a service of the same name and version is updated in place."""
+    """Import an API description; a service of the same name and version is updated in place."""
     if (content is None) == (url is None):
         raise Invalid("give either a file or a URL", field="file")
+    options = options or ImportOptions()
+    if options.kind is not None and options.kind not in KINDS:
+        raise Invalid(f"kind must be one of {', '.join(KINDS)}", field="kind")
     limits = limits or FetchLimits()
+    field = "url" if url is not None else "file"
     try:
         if url is not None:
-            if not is_url(url):
-                raise Invalid("only http:// and https:// URLs can be imported", field="url")
-            content = fetch(url, limits)
-            source = url
+            content, source, kind = _read_url(url, options, limits)
         else:
             assert content is not None
             if len(content) > limits.max_bytes:
                 raise Invalid(f"the file is larger than the {limits.max_bytes} bytes allowed", field="file")
             source = filename or "upload"
-        catalog = import_openapi(
-            source,
-            name=name,
-            version=version,
-            limits=limits,
-            document=parse(content, source),
-            external_references=url is not None,
-        )
+            kind = options.kind or detect_kind(content)
+        catalog = _catalog(kind, content, source, url is not None, options, limits)
     except SpecError as exc:
-        raise Invalid(str(exc), field="url" if url is not None else "file") from exc
+        raise Invalid(str(exc), field=field) from exc
     compiled = encode_service(catalog)
     service = session.scalar(
         select(Service).where(
@@ -78,6 +90,7 @@ def import_service(
     if service is None:
         service = Service(organization_id=organization_id, name=catalog.name, version=catalog.version)
         session.add(service)
+    service.kind = kind
     service.description = catalog.description
     service.compiled = compiled
     service.compiled_hash = _sha(compiled)
@@ -93,6 +106,64 @@ def import_service(
     main.source = source
     changes.record(session, organization_id, "service", service.id)
     return Imported(service, created, catalog)
+
+
+def _read_url(url: str, options: ImportOptions, limits: FetchLimits) -> tuple[bytes, str, DescriptionKind]:
+    """The description at `url`, and its kind. A live GraphQL endpoint or a gRPC server (reflection)
+    is asked by the importer itself; the content kept is then what it answered with."""
+    kind = options.kind or kind_of_url(url)
+    if kind == "grpc" and kind_of_url(url):
+        return b"", url, "grpc"
+    if not is_url(url):
+        raise Invalid("only http:// and https:// URLs (or grpc:// and grpcs:// for reflection) can be imported",
+                      field="url")  # fmt: skip
+    if options.introspect:
+        if kind not in (None, "graphql"):
+            raise Invalid("introspect applies to GraphQL endpoints", field="introspect")
+        return b"", url, "graphql"
+    content = fetch(url, limits)
+    return content, url, kind or detect_kind(content)
+
+
+def _catalog(
+    kind: DescriptionKind,
+    content: bytes,
+    source: str,
+    from_url: bool,
+    options: ImportOptions,
+    limits: FetchLimits,
+) -> CatalogService:
+    if kind == "graphql":
+        if not options.name or not options.version:
+            raise Invalid("a GraphQL schema names no service: give its name and version", field="name")
+        live = options.introspect
+        return import_graphql(
+            source,
+            name=options.name,
+            version=options.version,
+            content=None if live else content,
+            introspect=live,
+            limits=limits,
+            depth=options.graphql_depth or DEFAULT_DEPTH,
+        )
+    if kind == "grpc":
+        reflected = not content
+        return import_protobuf(
+            source,
+            content=None if reflected else content,
+            service=options.grpc_service,
+            name=options.name,
+            version=options.version,
+            timeout_seconds=limits.timeout_seconds,
+        )
+    return import_openapi(
+        source,
+        name=options.name,
+        version=options.version,
+        limits=limits,
+        document=parse(content, source),
+        external_references=from_url,
+    )
 
 
 def attach_from_url(
