@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -64,9 +65,22 @@ def logout() -> None:
 # --- secrets -----------------------------------------------------------------------------------------
 
 
-def _values(kind: str, given: list[str], from_env: list[str], required_only: bool = True) -> dict[str, str]:
-    """Sealed values from --value, --value-env, or asked without echo for the missing required ones."""
-    values = pairs(given, "--value")
+def _files(given: list[str], option: str) -> dict[str, str]:
+    """NAME=PATH pairs read as text (PEM certificates and keys)."""
+    texts = {}
+    for name, path in pairs(given, option).items():
+        try:
+            texts[name] = Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"{option} {name}={path}: cannot read the file: {exc}", EXIT_USAGE)
+    return texts
+
+
+def _values(
+    kind: str, given: list[str], from_env: list[str], required_only: bool = True, from_files: list[str] = []
+) -> dict[str, str]:
+    """Sealed values from --value, --value-env, --value-file, or asked without echo for the missing required ones."""
+    values = {**pairs(given, "--value"), **_files(from_files, "--value-file")}
     for name, variable in pairs(from_env, "--value-env").items():
         found = os.environ.get(variable)
         if found is None:
@@ -92,6 +106,9 @@ Values = Annotated[list[str], typer.Option("--value", help="A secret value NAME=
 ValuesFromEnv = Annotated[
     list[str], typer.Option("--value-env", help="A secret value read from an environment variable: NAME=VARIABLE.")
 ]
+ValuesFromFiles = Annotated[
+    list[str], typer.Option("--value-file", help="A secret value read from a file: NAME=PATH (a PEM key).")
+]
 
 
 @secret_app.command("create")
@@ -99,8 +116,12 @@ def create_secret(
     name: Annotated[str, typer.Argument(help="Secret name, unique in the organization.")],
     kind: Annotated[str, typer.Option(help=f"One of {', '.join(KINDS)}.")],
     field: Annotated[list[str], typer.Option("--field", help="A public field NAME=VALUE (e.g. username=bob).")] = [],
+    field_file: Annotated[
+        list[str], typer.Option("--field-file", help="A public field read from a file: NAME=PATH (a PEM certificate).")
+    ] = [],
     value: Values = [],
     value_env: ValuesFromEnv = [],
+    value_file: ValuesFromFiles = [],
     description: Annotated[str | None, typer.Option(help="What the secret is for.")] = None,
     out: OutputOption = Format.table,
 ) -> None:
@@ -108,16 +129,18 @@ def create_secret(
 
     Fields by kind: bearer (values: token); basic (fields: username; values: password);
     api_key (fields: name, location=header|query|cookie; values: value);
-    oauth_client_credentials (fields: token_url, client_id, scopes, audience; values: client_secret).
+    oauth_client_credentials (fields: token_url, client_id, scopes, audience; values: client_secret);
+    tls, for gRPC backends (fields: ca; values: certificate, private_key; all PEM, e.g.
+    --field-file ca=ca.pem --value-file certificate=client.pem --value-file private_key=client-key.pem).
     """
     kind = _secret_kind(kind)
     api = client()
-    fields: dict[str, Any] = pairs(field, "--field")
+    fields: dict[str, Any] = {**pairs(field, "--field"), **_files(field_file, "--field-file")}
     body = {
         "name": name,
         "kind": kind,
         "fields": fields,
-        "values": _values(kind, value, value_env),
+        "values": _values(kind, value, value_env, from_files=value_file),
         "description": description,
     }
     with reporting():
@@ -140,13 +163,15 @@ def rotate_secret(
     secret: Annotated[str, typer.Argument(help="id or name")],
     value: Values = [],
     value_env: ValuesFromEnv = [],
+    value_file: ValuesFromFiles = [],
     out: OutputOption = Format.table,
 ) -> None:
     """Replace a secret's values; gateways use the new ones within a second."""
     api = client()
     with reporting():
         found = find(api, "/secrets", secret, "secret")
-        rotated = api.put(f"/secrets/{found['id']}/values", {"values": _values(found["kind"], value, value_env)})
+        values = _values(found["kind"], value, value_env, from_files=value_file)
+        rotated = api.put(f"/secrets/{found['id']}/values", {"values": values})
     output.record(rotated, out, title=f"Rotated secret {rotated['name']}")
 
 

@@ -58,6 +58,17 @@ def _secret_body(key: str, service: ServiceConfig) -> dict[str, Any] | None:
     return None
 
 
+def _import_options(service: ServiceConfig) -> dict[str, Any]:
+    return {
+        "name": service.name,
+        "version": service.version,
+        "kind": service.kind,
+        "grpc_service": service.service,
+        "graphql_depth": service.depth if service.kind == "graphql" else None,
+        "introspect": service.introspect,
+    }
+
+
 def _secret(api: ControlPlaneClient, body: dict[str, Any]) -> tuple[str, str]:
     existing = [s for s in api.get("/secrets") if s["name"] == body["name"]]
     if existing and existing[0]["kind"] == body["kind"] and existing[0]["fields"] == body["fields"]:
@@ -110,13 +121,22 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
                 "one plan: split it, one exposition per service",
                 EXIT_USAGE,
             )
+    for key, service in config.services.items():
+        unsupported = [option for option in ("selections", "tls") if option in service.model_fields_set]
+        if unsupported:
+            fail(
+                f"service {key!r}: {unsupported[0]} cannot be loaded into a control plane yet; "
+                "serve this file with `apimcp serve FILE`",
+                EXIT_USAGE,
+            )
     # Everything that can be refused is checked before the first write.
     hints = {key: _exposition_hints(key, expositions) for key in config.services}
     secrets = {key: _secret_body(key, service) for key, service in config.services.items()}
     group_id = find(api, "/gateway-groups", group, "gateway group")["id"] if group else None
     plans: dict[str, str] = {}
     for key, service in config.services.items():
-        imported = upload_description(api, config.description_location(service), service.name, service.version)
+        imported = upload_description(api, config.description_location(service), _import_options(service),
+                                      [config.path(p) for p in service.include_paths])  # fmt: skip
         done.append(
             {
                 "object": "service",

@@ -10,7 +10,7 @@ import typer
 
 from apimcp.cli import output
 from apimcp.cli.client import ApiError, ControlPlaneClient
-from apimcp.cli.common import client, fail, find_service, reporting
+from apimcp.cli.common import EXIT_USAGE, client, fail, find_service, reporting
 from apimcp.cli.output import Format, OutputOption
 
 service_app = typer.Typer(help="Imported services: list, show, delete.", no_args_is_help=True)
@@ -28,21 +28,69 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:100] or "api"
 
 
-def upload_description(api: ControlPlaneClient, source: str, name: str | None, version: str | None) -> dict[str, Any]:
-    if re.match(r"^https?://", source):
-        by_url: dict[str, Any] = api.post("/services", {"url": source, "name": name, "version": version})
+def upload_description(
+    api: ControlPlaneClient,
+    source: str,
+    options: dict[str, Any],
+    include_paths: list[str] | tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Import `source` (a file, an http(s) URL, or a grpc(s):// server) with the import `options`
+    (name, version, kind, grpc_service, graphql_depth, introspect). A .proto file is compiled here, with
+    its imports found in `include_paths`, and sent as a descriptor set: the control plane cannot see them."""
+    given = {key: value for key, value in options.items() if value not in (None, False)}
+    if re.match(r"^(https?|grpcs?)://", source):
+        by_url: dict[str, Any] = api.post("/services", {"url": source, **given})
         return by_url
+    if given.get("introspect"):
+        fail("--introspect asks a live GraphQL endpoint: give its http(s) URL", EXIT_USAGE)
     path = Path(source)
     if not path.is_file():
-        fail(f"{source} is neither a file nor an http(s) URL")
-    uploaded: dict[str, Any] = api.upload("/services", path, {"name": name, "version": version})
+        fail(f"{source} is neither a file nor a URL (http, https, grpc or grpcs)")
+    fields = {key: str(value) for key, value in given.items()}
+    if path.suffix == ".proto" and given.get("kind") in (None, "grpc"):
+        from apimcp.importers.errors import SpecError  # noqa: PLC0415 - the protobuf compiler loads only when used
+        from apimcp.importers.protobuf import compile_protos  # noqa: PLC0415
+
+        try:
+            descriptors = compile_protos([str(path)], [*include_paths, str(path.parent)])  # first match names it
+        except SpecError as exc:
+            fail(str(exc))
+        compiled: dict[str, Any] = api.upload(
+            "/services", path.with_suffix(".protoset"), {**fields, "kind": "grpc"}, descriptors
+        )
+        return compiled
+    if include_paths:
+        fail("--proto-path goes with a .proto file", EXIT_USAGE)
+    uploaded: dict[str, Any] = api.upload("/services", path, fields)
     return uploaded
 
 
 def import_command(
-    source: Annotated[str, typer.Argument(help="The OpenAPI description: a file or an http(s) URL.")],
+    source: Annotated[
+        str,
+        typer.Argument(
+            help="The API description: a file or http(s) URL (OpenAPI, GraphQL SDL or introspection JSON, "
+            ".proto or descriptor set), a live GraphQL endpoint (with --introspect) or grpc(s)://host:port "
+            "(server reflection)."
+        ),
+    ],
     name: Annotated[str | None, typer.Option(help="Service name (default: the description's title).")] = None,
     version: Annotated[str | None, typer.Option(help="Service version (default: the description's).")] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="openapi, graphql or grpc (default: detected from the description).")
+    ] = None,
+    proto_path: Annotated[
+        list[str], typer.Option("--proto-path", "-I", help="A folder where a .proto's imports are found.")
+    ] = [],
+    grpc_service: Annotated[
+        str | None, typer.Option(help="gRPC: the service to import when the file declares several.")
+    ] = None,
+    introspect: Annotated[
+        bool, typer.Option(help="GraphQL: SOURCE is a live endpoint; ask it for its schema.")
+    ] = False,
+    depth: Annotated[
+        int | None, typer.Option(min=1, max=10, help="GraphQL: how deep generated selection sets go.")
+    ] = None,
     backend: Annotated[
         str | None, typer.Option(help="The API's base URL: also creates a default plan and an exposition.")
     ] = None,
@@ -58,7 +106,15 @@ def import_command(
     """
     api = client()
     with reporting():
-        service = upload_description(api, source, name, version)
+        options = {
+            "name": name,
+            "version": version,
+            "kind": kind,
+            "grpc_service": grpc_service,
+            "graphql_depth": depth,
+            "introspect": introspect,
+        }
+        service = upload_description(api, source, options, proto_path)
         result: dict[str, Any] = {"service": service}
         if backend or include or exclude or expose:
             plan = _default_plan(api, service, backend, include, exclude)

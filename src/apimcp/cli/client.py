@@ -52,12 +52,13 @@ class ControlPlaneClient:
     def delete(self, path: str) -> Any:
         return self._call("DELETE", path)
 
-    def upload(self, path: str, file: Path, fields: Mapping[str, str | None]) -> Any:
-        """POST `file` as multipart/form-data with the non-empty `fields`."""
-        try:
-            content = file.read_bytes()
-        except OSError as exc:
-            raise ApiError(f"cannot read {file}: {exc.strerror}") from None
+    def upload(self, path: str, file: Path, fields: Mapping[str, str | None], content: bytes | None = None) -> Any:
+        """POST `file` (or `content` under its name) as multipart/form-data with the non-empty `fields`."""
+        if content is None:
+            try:
+                content = file.read_bytes()
+            except OSError as exc:
+                raise ApiError(f"cannot read {file}: {exc.strerror}") from None
         boundary = "apimcp-" + secrets.token_hex(12)
         parts = []
         for name, value in fields.items():

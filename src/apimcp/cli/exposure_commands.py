@@ -55,6 +55,9 @@ Include = Annotated[
 ]
 Exclude = Annotated[list[str], typer.Option(help="Do not expose these operations (same patterns).")]
 Secret = Annotated[str | None, typer.Option(help="Backend secret (id or name); '' removes it.")]
+TlsSecret = Annotated[
+    str | None, typer.Option(help="gRPC: a secret of kind tls (CA, client certificate); '' removes it.")
+]
 Inbound = Annotated[str | None, typer.Option(help="Client authentication: none, or api_key (a key is shown once).")]
 Cache = Annotated[list[str], typer.Option(help="Cache hint METHOD=TTL_MS[:public|private], e.g. tools/list=60000.")]
 Prefix = Annotated[str | None, typer.Option("--tool-prefix", help="Prefix of every tool name of this plan.")]
@@ -91,6 +94,7 @@ def _plan_values(
     artifacts: list[str],
     schemas: bool | None,
     description: str | None,
+    tls_secret: str | None,
 ) -> dict[str, Any]:
     """The plan fields given on the command line (only those: an update changes nothing else)."""
     scalars = (
@@ -107,8 +111,9 @@ def _plan_values(
             values[key] = [] if items == [""] else items
     if cache:
         values["cache"] = {} if cache == [""] else _cache(cache)
-    if secret is not None:
-        values["secret_id"] = find(api, "/secrets", secret, "secret")["id"] if secret else None
+    for key, chosen in (("secret_id", secret), ("tls_secret_id", tls_secret)):
+        if chosen is not None:
+            values[key] = find(api, "/secrets", chosen, "secret")["id"] if chosen else None
     return values
 
 
@@ -133,6 +138,7 @@ def create_plan(
     include: Include = [],
     exclude: Exclude = [],
     secret: Secret = None,
+    tls_secret: TlsSecret = None,
     inbound: Inbound = None,
     cache: Cache = [],
     tool_prefix: Prefix = None,
@@ -158,6 +164,7 @@ def create_plan(
             artifact,
             output_schemas,
             description,
+            tls_secret,
         )
         plan = api.post("/plans", {"name": name, "service_id": found["id"], **values})
     _show_plan(plan, out, f"Created plan {plan['name']} ({plan['id']})")
@@ -192,6 +199,7 @@ def update_plan(
     include: Include = [],
     exclude: Exclude = [],
     secret: Secret = None,
+    tls_secret: TlsSecret = None,
     inbound: Inbound = None,
     cache: Cache = [],
     tool_prefix: Prefix = None,
@@ -217,6 +225,7 @@ def update_plan(
             artifact,
             output_schemas,
             description,
+            tls_secret,
         )
         if not values:
             fail("nothing to change: give at least one option (see --help)", EXIT_USAGE)

@@ -7,6 +7,8 @@ live in their own modules; this one assembles them.
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from apimcp import __version__
@@ -65,4 +67,6 @@ app.command()(mcp_commands.call)
 
 
 def main() -> None:
+    # gRPC's core logs at INFO (a line per GOAWAY when a backend restarts); keep it to errors unless asked.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     app()
