@@ -108,7 +108,10 @@ expositions:
         (["cfg.yaml", "--openapi", "x.yaml"], "give a configuration file or --openapi, not both"),
         (["--backend", "http://x"], "--backend, --name, --include and --exclude go with --openapi"),
         (["--openapi", "missing.yaml"], "missing.yaml: could not read it"),
-        (["--openapi", str(spec_path()), "--backend", "ftp://x"], "expected an http:// or https:// URL"),
+        (
+            ["--openapi", str(spec_path()), "--backend", "ftp://x"],
+            "the backend endpoint must be an http:// or https:// URL",
+        ),
         (["--openapi", str(spec_path()), "--include", "nothing*"], "these patterns select no operation: nothing*"),
         (["no-such-config.yaml"], "cannot read the configuration"),
     ],

@@ -50,6 +50,18 @@ async def gateway_for(config_text: str | None = None) -> AsyncIterator[GatewayAp
             await close_session(session)
 
 
+@asynccontextmanager
+async def gateway_of(config_text: str, base_dir: Path) -> AsyncIterator[GatewayApp]:
+    """The gateway a configuration text describes (paths in it relative to `base_dir`), in the current loop."""
+    session = new_session()
+    try:
+        app = build_gateway(plan_gateway(parse_config(config_text, "gateway.yaml", base_dir)), session)
+        yield app
+        await app.runtime.close()
+    finally:
+        await close_session(session)
+
+
 @contextmanager
 def live_gateway(config_text: str | None = None) -> Iterator[McpHttp]:
     """A raw MCP client of the `echo` exposition of a gateway built from `config_text`."""

@@ -4,34 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import mcp_types as types
 import pytest
 from mcp import Client
 
-from apimcp.backends.rest import close_session, new_session
-from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.config import ConfigError, parse_config
-from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.plan import plan_gateway
+from tests.gateway.conftest import gateway_of
 from tests.support.graphql_server import SDL, graphql_server
 from tests.support.live_server import live_app
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "2026-07-28"]
-
-
-@asynccontextmanager
-async def gateway_of(config_text: str, base_dir: Path) -> AsyncIterator[GatewayApp]:
-    session = new_session()
-    try:
-        app = build_gateway(plan_gateway(parse_config(config_text, "gateway.yaml", base_dir)), session)
-        yield app
-        await app.runtime.close()
-    finally:
-        await close_session(session)
 
 
 @pytest.fixture(scope="module")
