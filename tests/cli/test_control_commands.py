@@ -113,7 +113,7 @@ def test_errors_name_what_is_wrong(logged_in: Deployment) -> None:
     run("plan", "create", "errs:2", "--name", "p")
     ambiguous = run("plan", "show", "p", code=1).output
     assert "2 plans are named 'p'; give one of their ids" in ambiguous
-    assert "is neither a file nor an http(s) URL" in run("import", "missing.yaml", code=1).output
+    assert "is neither a file nor a URL (http, https, grpc or grpcs)" in run("import", "missing.yaml", code=1).output
     assert "--label expects NAME=VALUE" in run("gateway-group", "create", "g", "--label", "zone", code=2).output
 
 

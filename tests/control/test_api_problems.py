@@ -24,7 +24,7 @@ def _with_plan(api: Api) -> tuple[Org, dict[str, Any], dict[str, Any]]:
         ("/gateway-groups", {"name": "g", "labels": {"zone": 3}}, "labels.zone"),
         ("/secrets", {"name": "s", "kind": "password", "values": {"token": "t"}}, "kind"),
         ("/secrets", {"kind": "bearer", "values": {"token": "t"}}, "name"),
-        ("/secrets", {"name": "s", "kind": "bearer"}, "values"),
+        ("/secrets", {"name": "s", "kind": "bearer"}, "values.token"),  # values may be omitted, not the token
         ("/secrets", {"name": "s", "kind": "bearer", "values": {}}, "values.token"),
         ("/secrets", {"name": "s", "kind": "bearer", "values": {"token": "t", "extra": "x"}}, "values.extra"),
         ("/secrets", {"name": "s", "kind": "basic", "values": {"password": "p"}}, "fields.username"),
@@ -59,7 +59,7 @@ def test_request_validation_lists_every_error(api: Api) -> None:
     acme = api.org("acme")
     answer = problem(acme.user.post("/secrets", json={"kind": "password"}), 422)
     fields = {error["field"] for error in answer["errors"]}
-    assert fields == {"name", "kind", "values"}
+    assert fields == {"name", "kind"}
     assert answer["field"] in fields
     assert answer["detail"].startswith(f"{answer['field']}: ")
 
