@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import aiohttp
+import grpc
 import pytest
 from aiohttp import web
 
@@ -365,3 +366,18 @@ async def test_channels_are_shared_per_target_and_closed_together(server: Runnin
     assert ok(await call(first, "OldPing", {})) == {}
     assert channels.get(target) is not channel
     await channels.close()
+
+
+async def test_channels_no_backend_uses_are_closed_after_a_grace(server: RunningServer) -> None:
+    channels = GrpcChannels()
+    first, second = parse_target(server.address), parse_target(f"localhost:{server.port}")
+    kept = channels.get(first)
+    retired = channels.get(second)
+    channels.retain({GrpcChannels.key(first, None)}, grace_seconds=0.01)
+    assert len(channels) == 1
+    assert channels.get(first) is kept
+    assert channels.get(second) is not retired  # a new one when asked again
+    await channels.close()  # also waits for the retired one's closing
+    assert len(channels) == 0
+    assert retired.get_state() == grpc.ChannelConnectivity.SHUTDOWN
+    assert kept.get_state() == grpc.ChannelConnectivity.SHUTDOWN

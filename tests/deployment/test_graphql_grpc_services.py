@@ -157,3 +157,40 @@ def test_plan_mistakes_name_the_field(live: Deployment) -> None:
     assert live.api.call("POST", "/secrets", 422, json=bad_pem)["field"] == "fields.ca"
     half = {"name": "half", "kind": "tls", "values": {"certificate": pki.client.cert_pem.decode()}}
     assert live.api.call("POST", "/secrets", 422, json=half)["field"] == "values.private_key"
+
+
+def test_an_upload_is_never_read_from_the_control_planes_disk(live: Deployment) -> None:
+    local = str(PROTOS / SHOP_PROTO)  # a file the control plane could read, named as the upload
+    empty = live.api.call("POST", "/services", 422, files={"file": (local, b"", "text/plain")}, data={"kind": "grpc"})
+    assert empty["detail"] == "the file is empty"
+    junk = live.api.call(
+        "POST", "/services", 422, files={"file": (local, b"junk", "text/plain")}, data={"kind": "grpc"}
+    )
+    assert "neither .proto source nor" in junk["detail"]
+
+
+def test_a_reimport_cannot_change_the_kind_under_plans(live: Deployment) -> None:
+    rest = live.api.import_echo(name="turncoat", version="1")
+    live.api.call("POST", "/plans", 201, json={"name": "p", "service_id": rest["id"], "backend_endpoint": "http://x"})
+    files = {"file": ("shop.protoset", descriptor_set(), "application/octet-stream")}
+    refused = live.api.call("POST", "/services", 409, files=files, data={"name": "turncoat", "version": "1"})
+    assert "cannot become a grpc service" in refused["detail"]
+
+
+def test_an_api_key_a_grpc_backend_cannot_carry_is_refused(live: Deployment) -> None:
+    files = {"file": ("shop.protoset", descriptor_set(), "application/octet-stream")}
+    service = live.api.call("POST", "/services", 201, files=files, data={"name": "keyed-shop"})
+    secret = live.api.call(
+        "POST",
+        "/secrets",
+        201,
+        json={
+            "name": "query-key",
+            "kind": "api_key",
+            "fields": {"name": "key", "location": "query"},
+            "values": {"value": "v"},
+        },
+    )
+    body = {"name": "p", "service_id": service["id"], "backend_endpoint": "127.0.0.1:1", "secret_id": secret["id"]}
+    problem = live.api.call("POST", "/plans", 422, json=body)
+    assert problem["field"] == "secret_id" and "in the query cannot be sent" in problem["detail"]

@@ -358,3 +358,11 @@ def test_github_schema(capsys: pytest.CaptureFixture[str]) -> None:
             f"output schemas {outputs} chars, imported in {elapsed:.1f} s"
         )
     assert documents < 1_000_000
+
+
+def test_a_type_with_nothing_selectable_still_gets_a_valid_selection() -> None:
+    sdl = b"type Query { me: User } type User { followers(first: Int!): [User!]! }"
+    service = import_graphql("me.graphql", name="me", version="1", content=sdl)
+    binding = service.operations[0].binding
+    assert isinstance(binding, GraphQLBinding)
+    assert binding.document == "query Me { me { __typename } }"

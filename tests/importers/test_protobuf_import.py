@@ -424,3 +424,25 @@ def test_a_compiled_descriptor_set_offers_the_services_of_its_own_files_first() 
     publisher = import_protobuf("pubsub.protoset", content=content, service="google.pubsub.v1.Publisher")
     create = publisher.operation("CreateTopic")
     assert create is not None and create.input_schema["required"] == ["name"]
+
+
+def test_a_descriptor_set_whose_comments_look_like_proto_source_is_read_as_binary(tmp_path: Path) -> None:
+    messages = "\n".join(f"message Example{i} {{ string name = 1; }}" for i in range(200))
+    proto = tmp_path / "commented.proto"
+    proto.write_text(
+        f'syntax = "proto3";\npackage demo.v1;\n{messages}\nmessage Echo {{}}\n'
+        "// Answers, as in:\n// message Answer { string text = 1; }\n"
+        "service Pinger { rpc Ping(Echo) returns (Echo); }\n"
+    )
+    descriptors = compile_protos([str(proto)], [str(tmp_path)])
+    assert looks_like_protobuf(descriptors)  # no NUL early on, and a comment line that reads like source
+    service = import_protobuf("commented.protoset", content=descriptors)
+    assert [op.tool_name for op in service.operations] == ["Ping"]
+
+
+def test_protoc_lines_are_kept_and_other_output_goes_back_to_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    from apimcp.importers.protobuf.compile import _protoc_lines
+
+    captured = b'a.proto:3:1: Expected ";".\nINFO: another request, with its headers\nb.proto: File not found.\n'
+    assert _protoc_lines(captured) == 'a.proto:3:1: Expected ";".\nb.proto: File not found.'
+    assert capfd.readouterr().err == "INFO: another request, with its headers\n"

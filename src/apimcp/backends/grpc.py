@@ -12,7 +12,6 @@ a `Failure` naming the code, the message and the rich error details.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,9 +22,10 @@ import orjson
 
 from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Progress
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, place
-from apimcp.backends.grpc_channels import GrpcChannels, GrpcTls, parse_target
+from apimcp.backends.grpc_channels import ChannelKey, GrpcChannels, GrpcTls, parse_target
 from apimcp.backends.grpc_messages import ArgumentError, Messages, Method
 from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
+from apimcp.backends.targets import api_key_problem
 from apimcp.catalog.model import GrpcBinding, Operation, Service
 
 __all__ = ["GrpcBackend", "GrpcChannels", "GrpcTls"]
@@ -35,7 +35,6 @@ log = logging.getLogger("apimcp.backends.grpc")
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_STREAM_MESSAGES = 1000
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-_METADATA_KEY = re.compile(r"^[0-9a-z_.-]+$")
 
 Metadata = tuple[tuple[str, str], ...]
 
@@ -84,6 +83,11 @@ class GrpcBackend(Backend):
         self._max_bytes = max_response_bytes
         self._messages = Messages(service)
         self._callables: dict[str, tuple[grpc.aio.Channel, Any]] = {}
+
+    @property
+    def channel_key(self) -> ChannelKey:
+        """The shared channel this backend calls through."""
+        return GrpcChannels.key(self._target, self._tls)
 
     async def call(
         self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
@@ -182,17 +186,10 @@ class GrpcBackend(Backend):
 
 def _metadata(credentials: Credentials | None) -> Metadata:
     if isinstance(credentials, ApiKey):
-        if credentials.location != "header":
-            raise ValueError(
-                f"gRPC carries credentials in metadata only: an API key in the {credentials.location} cannot be sent"
-            )
-        name = credentials.name.lower()
-        if not _METADATA_KEY.match(name) or name.endswith("-bin") or name.startswith("grpc-"):
-            raise ValueError(
-                f"{credentials.name!r} cannot be a gRPC metadata key (letters, digits, '-', '_', '.'; "
-                "not grpc-* nor *-bin)"
-            )
-        return ((name, credentials.value),)
+        problem = api_key_problem("grpc", credentials.name, credentials.location)
+        if problem is not None:
+            raise ValueError(problem)
+        return ((credentials.name.lower(), credentials.value),)
     return tuple((name.lower(), value) for name, value in place(credentials).headers.items())
 
 

@@ -7,6 +7,7 @@ first use, inside the event loop that will use them.
 
 from __future__ import annotations
 
+import asyncio
 import urllib.parse
 from dataclasses import dataclass, field
 
@@ -14,6 +15,7 @@ import grpc
 import grpc.aio
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+RETIRED_GRACE_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +55,9 @@ def parse_target(target: str, tls: GrpcTls | None = None) -> Target:
     return Target(address, secure or tls is not None)
 
 
+ChannelKey = tuple[Target, GrpcTls | None]
+
+
 class GrpcChannels:
     """The channels of one gateway, by (address, TLS); `close()` closes them all."""
 
@@ -61,10 +66,15 @@ class GrpcChannels:
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
         )
-        self._channels: dict[tuple[Target, GrpcTls | None], grpc.aio.Channel] = {}
+        self._channels: dict[ChannelKey, grpc.aio.Channel] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+
+    @staticmethod
+    def key(target: Target, tls: GrpcTls | None) -> ChannelKey:
+        return (target, tls if target.secure else None)
 
     def get(self, target: Target, tls: GrpcTls | None = None) -> grpc.aio.Channel:
-        key = (target, tls if target.secure else None)
+        key = self.key(target, tls)
         channel = self._channels.get(key)
         if channel is None:
             channel = self._open(target, tls)
@@ -83,8 +93,26 @@ class GrpcChannels:
     def __len__(self) -> int:
         return len(self._channels)
 
+    def retain(self, used: set[ChannelKey], grace_seconds: float = RETIRED_GRACE_SECONDS) -> None:
+        """Close, in the background, the channels no backend uses any more (a changed target or a rotated
+        certificate); calls still running on them get `grace_seconds` to finish."""
+        retired = [key for key in self._channels if key not in used]
+        if not retired:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # not serving (yet): nothing can be running on them, and close() will get them
+        for key in retired:
+            channel = self._channels.pop(key)
+            task = loop.create_task(channel.close(grace=grace_seconds))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
     async def close(self) -> None:
         channels = list(self._channels.values())
         self._channels.clear()
         for channel in channels:
             await channel.close()
+        for task in list(self._closing):
+            await task

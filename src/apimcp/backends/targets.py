@@ -1,7 +1,10 @@
-"""What a backend endpoint may look like, per kind of service.
+"""What a backend endpoint and its credentials may look like, per kind of service.
 
 REST and GraphQL backends are http(s) URLs; a gRPC backend is `host:port`,
-`grpc://host:port` (plaintext) or `grpcs://host:port` (TLS).
+`grpc://host:port` (plaintext) or `grpcs://host:port` (TLS), and takes its
+credentials as metadata, so an API key can only be a header with a valid
+metadata name. Checked where plans and configurations are written, so that a
+gateway is never handed something it cannot call.
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 import re
 
 _HTTP = re.compile(r"^https?://[^\s/]+")
-_GRPC = re.compile(r"^(grpcs?://)?[^\s/:]+(:\d+)?/?$")
+_HOST_PORT = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):\d{1,5}"
+_GRPC = re.compile(rf"^((grpcs?://)?{_HOST_PORT}|(dns|ipv4|ipv6|unix):\S+)$")
+_METADATA_KEY = re.compile(r"^[0-9a-z_.-]+$")
 
 
 def endpoint_problem(kind: str, endpoint: str) -> str | None:
@@ -20,4 +25,16 @@ def endpoint_problem(kind: str, endpoint: str) -> str | None:
         return None
     if not _HTTP.match(endpoint):
         return "the backend endpoint must be an http:// or https:// URL"
+    return None
+
+
+def api_key_problem(kind: str, name: str, location: str) -> str | None:
+    """Why an API key `name` in `location` cannot reach a backend of `kind`, or None."""
+    if kind != "grpc":
+        return None
+    if location != "header":
+        return f"gRPC carries credentials in metadata only: an API key in the {location} cannot be sent"
+    key = name.lower()
+    if not _METADATA_KEY.match(key) or key.endswith("-bin") or key.startswith("grpc-"):
+        return f"{name!r} cannot be a gRPC metadata key (letters, digits, '-', '_', '.'; not grpc-* nor *-bin)"
     return None

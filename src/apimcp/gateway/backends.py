@@ -7,7 +7,7 @@ requests) and the gRPC channels, opened on first use and closed with the gateway
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import aiohttp
@@ -99,6 +99,11 @@ class BackendFactory:
             timeout_seconds=timeout,
             max_response_bytes=max_bytes,
         )
+
+    def retain(self, backends: Iterable[Backend]) -> None:
+        """Let go of the connections that none of `backends` (everything now served) uses."""
+        if self._channels is not None:
+            self._channels.retain({b.channel_key for b in backends if isinstance(b, GrpcBackend)})
 
     async def close(self) -> None:
         """Close the gRPC channels (the aiohttp session belongs to whoever created it)."""

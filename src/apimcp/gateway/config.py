@@ -51,7 +51,7 @@ from pydantic import (
 )
 
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
-from apimcp.backends.targets import endpoint_problem
+from apimcp.backends.targets import api_key_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -172,6 +172,10 @@ class ServiceConfig(_Strict):
         if len(given) != 1:
             raise ValueError("give exactly one of openapi, graphql or grpc: where the service's description is")
         kind = given[0]
+        if isinstance(self.credentials, ApiKeyConfig):
+            problem = api_key_problem(kind, self.credentials.name, self.credentials.location)
+            if problem is not None:
+                raise ValueError(f"credentials: {problem}")
         if kind == "graphql" and (not self.name or not self.version):
             raise ValueError("a GraphQL schema names no service: give name and version")
         for key, kinds in _KIND_ONLY.items():

@@ -98,6 +98,12 @@ class GatewayRuntime:
             if exposition_id not in built:
                 route.endpoint.shutdown()
         self._built = built
+        self._backends.retain(
+            backend
+            for _, route in built.values()
+            if isinstance(route.endpoint.handler, ExpositionHandler)
+            for backend in route.endpoint.handler.backends
+        )
         used = {m["service"]["hash"] for exposition in snapshot["expositions"] for m in exposition["members"]}
         self._services = {digest: service for digest, service in self._services.items() if digest in used}
         self._tool_sets = {key: tools for key, tools in self._tool_sets.items() if key[0] in used}

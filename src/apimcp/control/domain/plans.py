@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from apimcp.backends.targets import endpoint_problem
+from apimcp.backends.targets import api_key_problem, endpoint_problem
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.selection import unmatched
 from apimcp.control import changes
@@ -75,6 +75,10 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             secret = get_owned(session, Secret, plan.organization_id, secret_id, "secret")
             if secret.kind == "tls":
                 raise Invalid("a tls secret goes in tls_secret_id, not secret_id", field="secret_id")
+            if secret.kind == "api_key":
+                problem = api_key_problem(service.kind, secret.fields["name"], secret.fields.get("location", "header"))
+                if problem is not None:
+                    raise Invalid(problem, field="secret_id")
         plan.secret_id = secret_id
     if "tls_secret_id" in values:
         tls_id = values["tls_secret_id"]

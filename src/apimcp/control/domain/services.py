@@ -73,6 +73,8 @@ def import_service(
             assert content is not None
             if len(content) > limits.max_bytes:
                 raise Invalid(f"the file is larger than the {limits.max_bytes} bytes allowed", field="file")
+            if not content:
+                raise Invalid("the file is empty", field="file")
             source = filename or "upload"
             kind = options.kind or detect_kind(content)
         catalog = _catalog(kind, content, source, url is not None, options, limits)
@@ -87,6 +89,13 @@ def import_service(
         )
     )
     created = service is None
+    if service is not None and service.kind != kind:
+        used = session.scalar(select(Plan.id).where(Plan.service_id == service.id).limit(1))
+        if used is not None:
+            raise Conflict(
+                f"{service.name} {service.version} is a {service.kind} service with plans; it cannot become a "
+                f"{kind} service: import it under another name or version"
+            )
     if service is None:
         service = Service(organization_id=organization_id, name=catalog.name, version=catalog.version)
         session.add(service)
@@ -110,7 +119,7 @@ def import_service(
 
 def _read_url(url: str, options: ImportOptions, limits: FetchLimits) -> tuple[bytes, str, DescriptionKind]:
     """The description at `url`, and its kind. A live GraphQL endpoint or a gRPC server (reflection)
-    is asked by the importer itself; the content kept is then what it answered with."""
+    is asked by the importer itself: there is then no content to keep (the main artifact is empty)."""
     kind = options.kind or kind_of_url(url)
     if kind == "grpc" and kind_of_url(url):
         return b"", url, "grpc"
@@ -147,10 +156,10 @@ def _catalog(
             depth=options.graphql_depth or DEFAULT_DEPTH,
         )
     if kind == "grpc":
-        reflected = not content
+        reflected = from_url and kind_of_url(source) is not None
         return import_protobuf(
             source,
-            content=None if reflected else content,
+            content=None if reflected else content,  # an upload is never read from disk, whatever its name
             service=options.grpc_service,
             name=options.name,
             version=options.version,

@@ -57,7 +57,9 @@ def generate_selection(
             break  # a deeper pass would select the same fields
     if best is None:
         best = _braces(_Generator(schema, max_fields, strict=False).select(type_, 1, frozenset({type_.name})))
-    return best
+    # The grammar wants at least one selection (graphql-core lets `{ }` pass, other servers do not): when
+    # nothing else can be selected, the type's name still tells the client what came back.
+    return "{ __typename }" if best.strip("{} ") == "" else best
 
 
 class _Generator:

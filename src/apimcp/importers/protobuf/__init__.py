@@ -7,6 +7,7 @@ the gRPC backend builds its message classes.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -72,12 +73,12 @@ def import_protobuf(
         servers = (ServerTemplate(source),)
     else:
         data = content if content is not None else _read(source)
-        if looks_like_protobuf(data):
-            files, main = _compile(source, data, content is not None, include_paths, extra_files or {})
-            declared = [f"{_prefix(f.package)}{s.name}" for f in files.file if f.name == main for s in f.service]
-        elif looks_like_descriptor_set(data):
+        if looks_like_descriptor_set(data):  # first: a descriptor set's source info may hold .proto-like lines
             files = parse_descriptor_set(data, source)
             declared = _declared_in_roots(files)
+        elif looks_like_protobuf(data):
+            files, main = _compile(source, data, content is not None, include_paths, extra_files or {})
+            declared = [f"{_prefix(f.package)}{s.name}" for f in files.file if f.name == main for s in f.service]
         else:
             raise SpecError("neither .proto source nor a binary protobuf FileDescriptorSet", source=source)
     pool = build_pool(files, source)
@@ -143,7 +144,11 @@ def _compile(
         paths = [folder, *(str(Path(p).resolve()) for p in include_paths)]
         if not uploaded:
             paths.append(str(Path(source).resolve().parent))
-        return parse_descriptor_set(compile_protos([main], paths), source), main
+        try:
+            compiled = compile_protos([main], paths)
+        except SpecError as exc:  # the scratch folder is ours, not the user's: keep it out of the message
+            raise SpecError(exc.message.replace(folder + os.sep, "").replace(folder, "."), source=source) from None
+        return parse_descriptor_set(compiled, source), main
 
 
 def _upload_name(source: str) -> str:

@@ -10,6 +10,7 @@ call; a lock keeps two compilations (or two threads' stderr) from mixing.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -21,6 +22,8 @@ from grpc_tools import protoc
 
 from apimcp.importers.errors import SpecError
 
+# What protoc writes names a .proto file (`a.proto:3:1: ...`, `a.proto: File not found.`, `Import "a.proto" ...`).
+_PROTOC_LINE = re.compile(r"\.proto\b")
 _LOCK = threading.Lock()
 _MAX_ERROR_CHARS = 4000
 
@@ -57,7 +60,7 @@ def compile_protos(files: Sequence[str], include_paths: Sequence[str]) -> bytes:
         args += [f"--descriptor_set_out={out}", "--include_imports", "--include_source_info", *files]
         with _LOCK:
             status = _run_capturing_stderr(args, errors)
-        text = errors.read_text("utf-8", "replace").strip()
+        text = _protoc_lines(errors.read_bytes())
         if status != 0 or not out.exists():
             source = files[0] if len(files) == 1 else ", ".join(files)
             message = _tidy(text, scratch) or f"protoc failed with status {status}"
@@ -77,6 +80,19 @@ def _run_capturing_stderr(args: list[str], errors: Path) -> int:
                 os.dup2(saved, 2)
     finally:
         os.close(saved)
+
+
+def _protoc_lines(captured: bytes) -> str:
+    """protoc's messages among what fd 2 received while it ran. The redirection is process-wide, so other
+    threads may have written there too (logs of other requests): their lines go back to the real stderr,
+    never into an error message."""
+    mine: list[str] = []
+    others: list[str] = []
+    for line in captured.decode("utf-8", "replace").splitlines(keepends=True):
+        (mine if _PROTOC_LINE.search(line) else others).append(line)
+    if others:
+        os.write(2, "".join(others).encode())
+    return "".join(mine).strip()
 
 
 def _tidy(text: str, scratch: str) -> str:

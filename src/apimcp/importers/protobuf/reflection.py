@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 import grpc
 from google.protobuf import descriptor_pb2
+from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection_pb2 as pb
 
 from apimcp.importers.errors import SpecError
@@ -89,7 +90,10 @@ class _Session:
         return list(responses)
 
     def run(self) -> tuple[descriptor_pb2.FileDescriptorSet, list[str]]:
-        (listing,) = self._ask([pb.ServerReflectionRequest(list_services="")])
+        answers = self._ask([pb.ServerReflectionRequest(list_services="")])
+        if len(answers) != 1:
+            raise SpecError(f"server reflection answered {len(answers)} messages to one question", source=self._url)
+        listing = answers[0]
         self._check(listing)
         services = [s.name for s in listing.list_services_response.service if not internal_service(s.name)]
         if services:
@@ -107,7 +111,11 @@ class _Session:
         for response in responses:
             self._check(response)
             for raw in response.file_descriptor_response.file_descriptor_proto:
-                file = descriptor_pb2.FileDescriptorProto.FromString(raw)
+                try:
+                    file = descriptor_pb2.FileDescriptorProto.FromString(raw)
+                except DecodeError as exc:
+                    raise SpecError(f"server reflection sent a file descriptor that does not parse: {exc}",
+                                    source=self._url) from exc  # fmt: skip
                 self.files.setdefault(file.name, file)
 
     def _check(self, response: pb.ServerReflectionResponse) -> None:
