@@ -138,7 +138,7 @@ class ServiceConfig(_Strict):
     grpc: str | None = Field(default=None, min_length=1, description="a .proto, a descriptor set, or grpc(s)://")
     name: str | None = None
     version: str | None = None
-    backend: str | None = Field(default=None, description="the API's base URL (http or https)")
+    backend: str | None = Field(default=None, description="the API's base URL (http or https); gRPC: host:port")
     timeout: float = Field(default=30.0, gt=0, le=3600)
     max_response_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
     tool_prefix: str = ""
