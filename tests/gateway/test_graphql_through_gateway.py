@@ -8,12 +8,15 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
+from aiohttp import web
+from aiohttp.typedefs import Handler
 from mcp import Client
 
 from apimcp.gateway.config import ConfigError, parse_config
 from apimcp.gateway.plan import plan_gateway
 from tests.gateway.conftest import gateway_of
-from tests.support.graphql_server import SDL, graphql_server
+from tests.support.graphql_server import SDL, graphql_server, make_app
+from tests.support.live_aiohttp import live_aiohttp
 from tests.support.live_server import live_app
 
 pytestmark = pytest.mark.anyio
@@ -141,3 +144,42 @@ def test_a_bad_selection_override_is_refused_before_serving(tmp_path: Path) -> N
     )
     with pytest.raises(ConfigError, match="book"):
         plan_gateway(parse_config(config, "gateway.yaml", tmp_path))
+
+
+def guarded_library() -> web.Application:
+    """The library API, answering only requests that carry its token (introspection included)."""
+
+    @web.middleware
+    async def require_token(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.headers.get("Authorization") != "Bearer library-token":
+            return web.json_response({"errors": [{"message": "who are you?"}]}, status=401)
+        return await handler(request)
+
+    app = make_app()
+    app.middlewares.append(require_token)
+    return app
+
+
+async def test_a_live_endpoint_is_introspected_with_the_services_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LIBRARY_TOKEN", "library-token")
+    with live_aiohttp(guarded_library) as base:
+        lines = [
+            "services:",
+            "  library:",
+            f"    graphql: {base}/graphql",
+            "    introspect: true",
+            "    name: l",
+            "    version: '3'",
+            "    credentials: {type: bearer, token: {env: LIBRARY_TOKEN}}",
+        ]
+        config = "\n".join(lines) + "\n"
+        with live_app(lambda: gateway_of(config, tmp_path)) as gateway:
+            async with Client(f"{gateway}/mcp/library", mode="2026-07-28") as connected:
+                result = await connected.call_tool("echo", {"text": "hello"})
+        monkeypatch.delenv("LIBRARY_TOKEN")
+        monkeypatch.setenv("LIBRARY_TOKEN", "wrong")
+        with pytest.raises(ConfigError, match="introspection failed: HTTP 401"):
+            plan_gateway(parse_config(config, "gateway.yaml", tmp_path))
+    assert result.structured_content == {"echo": "hello"}

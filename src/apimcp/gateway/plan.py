@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from apimcp.backends.credentials import Credentials
+from apimcp.backends.credentials import Credentials, place
 from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.catalog.selection import select, unmatched
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
@@ -50,14 +50,21 @@ def _own_servers(operation: Operation) -> bool:
     return isinstance(operation.binding, RestBinding) and bool(operation.binding.servers)
 
 
-def import_described(config: ServiceConfig, location: str, include_paths: tuple[str, ...] = ()) -> Service:
-    """The service a configuration describes, imported by the importer of its kind."""
+def import_described(
+    config: ServiceConfig,
+    location: str,
+    include_paths: tuple[str, ...] = (),
+    credentials: Credentials | None = None,
+) -> Service:
+    """The service a configuration describes, imported by the importer of its kind. A live GraphQL endpoint
+    is introspected with the service's credentials (those that travel in headers)."""
     if config.kind == "graphql":
         return import_graphql(
             location,
             name=config.name or "",  # both required for GraphQL by the configuration's checks
             version=config.version or "",
             introspect=config.introspect,
+            headers=_introspection_headers(credentials) if config.introspect else None,
             depth=config.depth,
             selections=config.selections,
             tool_prefix=config.tool_prefix,
@@ -72,6 +79,14 @@ def import_described(config: ServiceConfig, location: str, include_paths: tuple[
             tool_prefix=config.tool_prefix,
         )
     return import_openapi(location, name=config.name, version=config.version, tool_prefix=config.tool_prefix)
+
+
+def _introspection_headers(credentials: Credentials | None) -> dict[str, str]:
+    placement = place(credentials)
+    headers = dict(placement.headers)
+    if placement.cookies:
+        headers["Cookie"] = "; ".join(f"{name}={value}" for name, value in placement.cookies.items())
+    return headers  # an API key in the query is not added: the endpoint URL becomes the service's server
 
 
 def _read_tls(key: str, config: ServiceConfig, gateway: GatewayConfig) -> dict[str, str] | None:
@@ -91,7 +106,11 @@ def _read_tls(key: str, config: ServiceConfig, gateway: GatewayConfig) -> dict[s
 
 def plan_service(key: str, config: ServiceConfig, location: str, include_paths: tuple[str, ...] = ()) -> PlannedService:
     try:
-        service = import_described(config, location, include_paths)
+        credentials = config.resolved_credentials()
+    except ConfigError as exc:
+        raise ConfigError(f"service {key!r}: credentials: {exc}") from exc
+    try:
+        service = import_described(config, location, include_paths, credentials)
     except SpecError as exc:
         raise ConfigError(f"service {key!r}: {exc}") from exc
     typos = unmatched(service.operations, [*config.include, *config.exclude])
@@ -103,10 +122,6 @@ def plan_service(key: str, config: ServiceConfig, location: str, include_paths: 
     if config.backend is None and not service.servers and any(not _own_servers(op) for op in operations):
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
         raise ConfigError(f"service {key!r}: the description declares no servers; set 'backend' to {where}")
-    try:
-        credentials = config.resolved_credentials()
-    except ConfigError as exc:
-        raise ConfigError(f"service {key!r}: credentials: {exc}") from exc
     return PlannedService(key, config, service, operations, credentials)
 
 
