@@ -60,7 +60,9 @@ class GrpcBackend(Backend):
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        messages: Messages | None = None,
     ) -> None:
+        """`messages` may be shared by every backend of the same service (it is read-only once built)."""
         if target is None:
             if not service.servers:
                 raise ValueError(f"service {service.name!r} declares no server: a gRPC target (host:port) is needed")
@@ -81,7 +83,7 @@ class GrpcBackend(Backend):
         self._timeout = timeout_seconds
         self._max_messages = max_stream_messages
         self._max_bytes = max_response_bytes
-        self._messages = Messages(service)
+        self.messages = messages or Messages(service)
         self._callables: dict[str, tuple[grpc.aio.Channel, Any]] = {}
 
     @property
@@ -93,11 +95,11 @@ class GrpcBackend(Backend):
         self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
     ) -> BackendResult:
         binding = operation.binding
-        method = self._messages.methods.get(binding.path) if isinstance(binding, GrpcBinding) else None
+        method = self.messages.methods.get(binding.path) if isinstance(binding, GrpcBinding) else None
         if method is None:
             return Failure(f"{operation.tool_name} is not a method of this gRPC service")
         try:
-            requests = self._messages.requests(method, arguments)
+            requests = self.messages.requests(method, arguments)
         except ArgumentError as exc:
             return Failure(f"Invalid arguments: {exc}")
         metadata = self._metadata
@@ -126,7 +128,7 @@ class GrpcBackend(Backend):
         data: bytes = await call
         if len(data) > self._max_bytes:
             return Failure(f"The backend's response is larger than the {self._max_bytes} bytes allowed")
-        value = self._messages.response(method, data)
+        value = self.messages.response(method, data)
         return JsonBody(value, orjson.dumps(value).decode())
 
     async def _collect(self, method: Method, call: Any, progress: Progress | None) -> BackendResult:
@@ -143,7 +145,7 @@ class GrpcBackend(Backend):
                         f"{self._max_bytes} bytes allowed."
                     )
                     break
-                messages.append(self._messages.response(method, data))
+                messages.append(self.messages.response(method, data))
                 if progress is not None:
                     await progress(float(len(messages)), None, f"{len(messages)} messages")
                 if len(messages) >= self._max_messages:
@@ -178,7 +180,7 @@ class GrpcBackend(Backend):
         if code == grpc.StatusCode.UNAVAILABLE and "connection refused" in details.lower():
             return f"gRPC UNAVAILABLE: could not connect to the backend at {address}: connection refused"
         message = f"gRPC {code.name}: {details}" if details else f"gRPC {code.name}"
-        extra = self._messages.status_details(error.trailing_metadata())
+        extra = self.messages.status_details(error.trailing_metadata())
         if extra:
             message += " — details: " + orjson.dumps(extra).decode()
         return message

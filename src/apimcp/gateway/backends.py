@@ -16,6 +16,7 @@ from apimcp.backends.base import Backend
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.backends.graphql import GraphQLBackend
 from apimcp.backends.grpc import GrpcBackend, GrpcChannels, GrpcTls
+from apimcp.backends.grpc_messages import Messages
 from apimcp.backends.oauth_client import ClientCredentials
 from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
 from apimcp.catalog.model import Service
@@ -60,6 +61,8 @@ class BackendFactory:
     def __init__(self, session: aiohttp.ClientSession) -> None:
         self._session = session
         self._channels: GrpcChannels | None = None
+        self._messages: dict[int, tuple[Service, Messages]] = {}
+        """Message classes per gRPC service (by identity: the runtime decodes each service once)."""
 
     def build(self, service: Service, member: Mapping[str, Any]) -> Backend:
         credentials = credentials_of(member["credentials"])
@@ -75,6 +78,7 @@ class BackendFactory:
             return GrpcBackend(
                 service,
                 self._channels,
+                messages=self._messages_of(service),
                 target=endpoint,
                 tls=tls,
                 credentials=credentials,
@@ -100,10 +104,19 @@ class BackendFactory:
             max_response_bytes=max_bytes,
         )
 
+    def _messages_of(self, service: Service) -> Messages:
+        entry = self._messages.get(id(service))
+        if entry is None or entry[0] is not service:
+            entry = self._messages[id(service)] = (service, Messages(service))
+        return entry[1]
+
     def retain(self, backends: Iterable[Backend]) -> None:
-        """Let go of the connections that none of `backends` (everything now served) uses."""
+        """Let go of what none of `backends` (everything now served) uses: connections, message classes."""
+        grpc_backends = [b for b in backends if isinstance(b, GrpcBackend)]
         if self._channels is not None:
-            self._channels.retain({b.channel_key for b in backends if isinstance(b, GrpcBackend)})
+            self._channels.retain({b.channel_key for b in grpc_backends})
+        used = {id(b.messages) for b in grpc_backends}
+        self._messages = {key: entry for key, entry in self._messages.items() if id(entry[1]) in used}
 
     async def close(self) -> None:
         """Close the gRPC channels (the aiohttp session belongs to whoever created it)."""

@@ -1,0 +1,61 @@
+"""The gateway's backend factory: one backend kind per service kind, shared connections and message classes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from apimcp.backends.graphql import GraphQLBackend
+from apimcp.backends.grpc import GrpcBackend
+from apimcp.backends.rest import RestBackend, close_session, new_session
+from apimcp.gateway.backends import BackendFactory
+from apimcp.importers.graphql import import_graphql
+from apimcp.importers.openapi import import_openapi
+from apimcp.importers.protobuf import import_protobuf
+from tests.gateway.conftest import ECHO_SPEC
+from tests.support.graphql_server import SDL
+from tests.support.grpc_server import descriptor_set
+
+pytestmark = pytest.mark.anyio
+
+
+def member(endpoint: str, tls: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "credentials": None,
+        "backend_timeout_ms": 1000,
+        "backend_endpoint": endpoint,
+        "backend_tls": tls,
+    }
+
+
+async def test_each_kind_gets_its_backend_and_grpc_services_share_their_message_classes() -> None:
+    session = new_session()
+    factory = BackendFactory(session)
+    try:
+        rest = import_openapi(str(ECHO_SPEC))
+        graphql = import_graphql("l.graphql", name="l", version="1", content=SDL.encode())
+        shop = import_protobuf("shop.protoset", content=descriptor_set())
+        assert isinstance(factory.build(rest, member("http://127.0.0.1:1")), RestBackend)
+        assert isinstance(factory.build(graphql, member("http://127.0.0.1:1/graphql")), GraphQLBackend)
+        first = factory.build(shop, member("127.0.0.1:1"))
+        second = factory.build(shop, member("127.0.0.1:2"))
+        assert isinstance(first, GrpcBackend) and isinstance(second, GrpcBackend)
+        assert first.messages is second.messages  # built once per service, whatever the exposition
+        factory.retain([first])
+        assert factory.build(shop, member("127.0.0.1:1")).messages is first.messages
+        factory.retain([])  # nothing served any more: let go
+        assert factory.build(shop, member("127.0.0.1:1")).messages is not first.messages
+    finally:
+        await factory.close()
+        await close_session(session)
+
+
+async def test_tls_settings_are_refused_for_http_backends() -> None:
+    session = new_session()
+    try:
+        rest = import_openapi(str(ECHO_SPEC))
+        with pytest.raises(ValueError, match="TLS settings apply to gRPC backends only"):
+            BackendFactory(session).build(rest, member("http://127.0.0.1:1", {"ca": "-----BEGIN CERTIFICATE-----"}))
+    finally:
+        await close_session(session)
