@@ -18,6 +18,7 @@ SERVICE_COLUMNS: list[output.Column] = [
     ("ID", "id"),
     ("NAME", "name"),
     ("VERSION", "version"),
+    ("KIND", "kind"),
     ("OPERATIONS", "operation_count"),
     ("UPDATED", "updated_at"),
 ]
