@@ -194,3 +194,14 @@ def test_an_api_key_a_grpc_backend_cannot_carry_is_refused(live: Deployment) -> 
     body = {"name": "p", "service_id": service["id"], "backend_endpoint": "127.0.0.1:1", "secret_id": secret["id"]}
     problem = live.api.call("POST", "/plans", 422, json=body)
     assert problem["field"] == "secret_id" and "in the query cannot be sent" in problem["detail"]
+
+
+def test_the_cli_reads_a_url_with_a_secret_and_refuses_one_for_a_file(logged_in: Deployment, shop: str) -> None:
+    run("secret", "create", "shop-reader", "--kind", "bearer", "--value", "token=reflection-token")
+    imported = json.loads(
+        run("import", f"grpc://{shop}", "--name", "read-with-secret", "--secret", "shop-reader", "-o", "json").output
+    )
+    assert imported["service"]["kind"] == "grpc"
+    assert "reflection-token" not in json.dumps(imported)
+    refused = run("import", str(PROTOS / SHOP_PROTO), "--secret", "shop-reader", code=2).output
+    assert "--secret authenticates reading a URL" in refused

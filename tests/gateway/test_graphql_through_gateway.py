@@ -8,14 +8,12 @@ from pathlib import Path
 
 import mcp_types as types
 import pytest
-from aiohttp import web
-from aiohttp.typedefs import Handler
 from mcp import Client
 
 from apimcp.gateway.config import ConfigError, parse_config
 from apimcp.gateway.plan import plan_gateway
 from tests.gateway.conftest import gateway_of
-from tests.support.graphql_server import SDL, graphql_server, make_app
+from tests.support.graphql_server import SDL, graphql_server, guarded_app
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.live_server import live_app
 
@@ -146,25 +144,11 @@ def test_a_bad_selection_override_is_refused_before_serving(tmp_path: Path) -> N
         plan_gateway(parse_config(config, "gateway.yaml", tmp_path))
 
 
-def guarded_library() -> web.Application:
-    """The library API, answering only requests that carry its token (introspection included)."""
-
-    @web.middleware
-    async def require_token(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.headers.get("Authorization") != "Bearer library-token":
-            return web.json_response({"errors": [{"message": "who are you?"}]}, status=401)
-        return await handler(request)
-
-    app = make_app()
-    app.middlewares.append(require_token)
-    return app
-
-
 async def test_a_live_endpoint_is_introspected_with_the_services_credentials(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LIBRARY_TOKEN", "library-token")
-    with live_aiohttp(guarded_library) as base:
+    with live_aiohttp(lambda: guarded_app("library-token")) as base:
         lines = [
             "services:",
             "  library:",

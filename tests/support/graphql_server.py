@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Handler
 from graphql import (
     DocumentNode,
     ExecutionResult,
@@ -339,6 +340,20 @@ def make_app() -> web.Application:
     app = web.Application()
     app.router.add_post("/graphql", graphql_endpoint)
     app.router.add_route("*", "/status/{code}", status_endpoint)
+    return app
+
+
+def guarded_app(token: str) -> web.Application:
+    """The library API answering only requests that carry `Authorization: Bearer <token>` (introspection too)."""
+
+    @web.middleware
+    async def require_token(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"Bearer {token}":
+            return web.json_response({"errors": [{"message": "who are you?"}]}, status=401)
+        return await handler(request)
+
+    app = make_app()
+    app.middlewares.append(require_token)
     return app
 
 

@@ -10,7 +10,7 @@ import typer
 
 from apimcp.cli import output
 from apimcp.cli.client import ApiError, ControlPlaneClient
-from apimcp.cli.common import EXIT_USAGE, client, fail, find_service, reporting
+from apimcp.cli.common import EXIT_USAGE, client, fail, find, find_service, reporting
 from apimcp.cli.output import Format, OutputOption
 
 service_app = typer.Typer(help="Imported services: list, show, delete.", no_args_is_help=True)
@@ -36,12 +36,18 @@ def upload_description(
     include_paths: list[str] | tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Import `source` (a file, an http(s) URL, or a grpc(s):// server) with the import `options`
-    (name, version, kind, grpc_service, graphql_depth, introspect). A .proto file is compiled here, with
-    its imports found in `include_paths`, and sent as a descriptor set: the control plane cannot see them."""
+    (name, version, kind, grpc_service, graphql_depth, introspect, secret). A .proto file is compiled here,
+    with its imports found in `include_paths`, and sent as a descriptor set: the control plane cannot see them.
+    `secret` (id or name) authenticates the control plane when it reads a URL."""
     given = {key: value for key, value in options.items() if value not in (None, False)}
+    secret = given.pop("secret", None)
     if re.match(r"^(https?|grpcs?)://", source):
+        if secret:
+            given["secret_id"] = find(api, "/secrets", secret, "secret")["id"]
         by_url: dict[str, Any] = api.post("/services", {"url": source, **given})
         return by_url
+    if secret:
+        fail("--secret authenticates reading a URL; a file is sent as it is", EXIT_USAGE)
     if given.get("introspect"):
         fail("--introspect asks a live GraphQL endpoint: give its http(s) URL", EXIT_USAGE)
     path = Path(source)
@@ -92,6 +98,10 @@ def import_command(
     depth: Annotated[
         int | None, typer.Option(min=1, max=10, help="GraphQL: how deep generated selection sets go.")
     ] = None,
+    secret: Annotated[
+        str | None,
+        typer.Option(help="A secret (id or name) the control plane sends to read the URL (bearer, basic, api_key)."),
+    ] = None,
     backend: Annotated[
         str | None, typer.Option(help="The API's base URL: also creates a default plan and an exposition.")
     ] = None,
@@ -114,6 +124,7 @@ def import_command(
             "grpc_service": grpc_service,
             "graphql_depth": depth,
             "introspect": introspect,
+            "secret": secret,
         }
         service = upload_description(api, source, options, proto_path)
         result: dict[str, Any] = {"service": service}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Request, UploadFile, status
@@ -11,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile as FormFile
 
 from apimcp.catalog.codec import decode_service
-from apimcp.control.api.auth import DbSession, UserCaller
+from apimcp.control.api.auth import DbSession, Plane, UserCaller
 from apimcp.control.api.views import (
     ArtifactByUrl,
     ArtifactView,
@@ -23,7 +24,7 @@ from apimcp.control.api.views import (
     ServiceView,
     view,
 )
-from apimcp.control.domain import services
+from apimcp.control.domain import secrets, services
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Invalid
 from apimcp.control.models import Service
@@ -32,7 +33,7 @@ router = APIRouter(tags=["services"])
 
 
 @router.post("/services", response_model=ImportedService, status_code=status.HTTP_201_CREATED)
-async def import_service(request: Request, caller: UserCaller, session: DbSession) -> ImportedService:
+async def import_service(request: Request, caller: UserCaller, session: DbSession, plane: Plane) -> ImportedService:
     """Import an API description: multipart (`file`, optional `name`, `version`, `kind`, `grpc_service`,
     `graphql_depth`) or JSON `{url, ...the same, introspect}`.
 
@@ -68,8 +69,12 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
             body = ImportByUrl.model_validate_json(await request.body())
         except ValidationError as exc:  # a problem detail naming the field, not a 500
             raise RequestValidationError(exc.errors(include_url=False)) from exc
+        options = body.options()
+        if body.secret_id is not None:
+            headers = secrets.import_headers(session, plane.keys, caller.organization_id, body.secret_id)
+            options = replace(options, headers=headers)
         imported = await run_in_threadpool(
-            services.import_service, session, caller.organization_id, url=body.url, options=body.options()
+            services.import_service, session, caller.organization_id, url=body.url, options=options
         )
     return ImportedService.model_validate(
         {**ServiceView.model_validate(imported.service).model_dump(), "created": imported.created}

@@ -123,6 +123,10 @@ class ImportOptionsForm(Input):
 class ImportByUrl(ImportOptionsForm):
     url: str
     introspect: bool = Field(default=False, description="GraphQL: the URL is a live endpoint, asked its schema")
+    secret_id: str | None = Field(
+        default=None,
+        description="a bearer, basic or api_key (header or cookie) secret sent to read the URL; never stored",
+    )
 
     def options(self) -> ImportOptions:
         return replace(super().options(), introspect=self.introspect)

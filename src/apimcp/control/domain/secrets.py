@@ -7,6 +7,7 @@ Only snapshot building opens them, to hand gateways what they call backends with
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 
@@ -122,6 +123,26 @@ def reveal(keys: KeySet, secret: Secret) -> dict[str, str]:
     plain = keys.decrypt_text(secret.sealed, associated_data=_associated(secret.organization_id, secret.id))
     values: dict[str, str] = orjson.loads(plain)
     return values
+
+
+def import_headers(session: Session, keys: KeySet, organization_id: str, secret_id: str) -> dict[str, str]:
+    """The request headers a secret stands for, to read a description behind authentication."""
+    secret = get_owned(session, Secret, organization_id, secret_id, "secret")
+    values = reveal(keys, secret)
+    if secret.kind == "bearer":
+        return {"Authorization": f"Bearer {values['token']}"}
+    if secret.kind == "basic":
+        pair = f"{secret.fields['username']}:{values['password']}".encode()
+        return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+    if secret.kind == "api_key" and secret.fields.get("location", "header") != "query":
+        if secret.fields.get("location") == "cookie":
+            return {"Cookie": f"{secret.fields['name']}={values['value']}"}
+        return {secret.fields["name"]: values["value"]}
+    raise Invalid(
+        f"a {secret.kind} secret{' in the query' if secret.kind == 'api_key' else ''} cannot be used to read a "
+        "description: use a bearer, basic, or header or cookie api_key secret",
+        field="secret_id",
+    )
 
 
 def key_id(secret: Secret) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -46,6 +47,8 @@ class ImportOptions:
     grpc_service: str | None = None
     """gRPC: which service, when the description declares several."""
     graphql_depth: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """Credentials for reading a URL (fetch, introspection, reflection), from a secret; never stored."""
 
 
 def import_service(
@@ -130,7 +133,7 @@ def _read_url(url: str, options: ImportOptions, limits: FetchLimits) -> tuple[by
         if kind not in (None, "graphql"):
             raise Invalid("introspect applies to GraphQL endpoints", field="introspect")
         return b"", url, "graphql"
-    content = fetch(url, limits)
+    content = fetch(url, limits, options.headers)
     return content, url, kind or detect_kind(content)
 
 
@@ -152,6 +155,7 @@ def _catalog(
             version=options.version,
             content=None if live else content,
             introspect=live,
+            headers=options.headers,
             limits=limits,
             depth=options.graphql_depth or DEFAULT_DEPTH,
         )
@@ -164,6 +168,7 @@ def _catalog(
             name=options.name,
             version=options.version,
             timeout_seconds=limits.timeout_seconds,
+            metadata=[(name.lower(), value) for name, value in options.headers.items()],
         )
     return import_openapi(
         source,
@@ -172,6 +177,7 @@ def _catalog(
         limits=limits,
         document=parse(content, source),
         external_references=from_url,
+        headers=options.headers,
     )
 
 

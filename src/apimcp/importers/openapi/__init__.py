@@ -24,21 +24,23 @@ def import_openapi(
     limits: FetchLimits | None = None,
     document: Mapping[str, Any] | None = None,
     external_references: bool = True,
+    headers: Mapping[str, str] | None = None,
 ) -> Service:
     """Read an OpenAPI description (file path or http(s) URL) into a Service.
 
     `document` may hold the already-parsed main document (then `source` only names it and
     anchors its relative references). `external_references=False` refuses references to other
-    documents (for uploaded descriptions, which have no location to resolve them against).
+    documents (for uploaded descriptions, which have no location to resolve them against). `headers`
+    (credentials) are sent for documents of the main document's origin only.
     """
-    documents = DocumentSet(source, limits, document, external=external_references)
+    documents = DocumentSet(source, limits, document, external=external_references, headers=headers)
     main = documents.main()
     if not isinstance(main, dict):
         raise SpecError("an OpenAPI description must be an object", source=source)
     openapi_30 = True
     if main.get("swagger") is not None:
         main = convert_swagger2(main, source=source)
-        documents = DocumentSet(source, limits, main, external=external_references)
+        documents = DocumentSet(source, limits, main, external=external_references, headers=headers)
     else:
         declared = main.get("openapi")
         if not isinstance(declared, str) or not declared.startswith("3."):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,11 +73,15 @@ class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
 _opener = urllib.request.build_opener(_HttpOnlyRedirects)
 
 
-def fetch(location: str, limits: FetchLimits) -> bytes:
-    """The bytes at a local path or an http(s) URL, refusing anything larger than the limit."""
+def fetch(location: str, limits: FetchLimits, headers: Mapping[str, str] | None = None) -> bytes:
+    """The bytes at a local path or an http(s) URL, refusing anything larger than the limit.
+
+    `headers` (credentials) go to `location` only: a redirect does not carry them elsewhere."""
     scheme = urllib.parse.urlsplit(location).scheme
     if scheme in ("http", "https"):
         request = urllib.request.Request(location, headers={"Accept": "application/json, application/yaml, */*"})
+        for name, value in (headers or {}).items():
+            request.add_unredirected_header(name, value)
         try:
             with _opener.open(request, timeout=limits.timeout_seconds) as response:
                 content: bytes = response.read(limits.max_bytes + 1)
@@ -103,11 +108,19 @@ class DocumentSet:
     """The main description and every document its `$ref`s reach, each read once."""
 
     def __init__(
-        self, main: str, limits: FetchLimits | None = None, main_document: Any = None, *, external: bool = True
+        self,
+        main: str,
+        limits: FetchLimits | None = None,
+        main_document: Any = None,
+        *,
+        external: bool = True,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self._limits = limits or FetchLimits()
         self._external = external
         """Whether references may name other documents (not for uploads: they have no location)."""
+        self._headers = dict(headers or {})
+        """Credentials for the main document's origin, and only for it."""
         self.main_uri = main if is_url(main) or not external else str(Path(main).resolve())
         self._documents: dict[str, Any] = {}
         if main_document is not None:
@@ -115,7 +128,8 @@ class DocumentSet:
 
     def document(self, uri: str) -> Any:
         if uri not in self._documents:
-            self._documents[uri] = parse(fetch(uri, self._limits), uri)
+            headers = self._headers if _origin(uri) == _origin(self.main_uri) else None
+            self._documents[uri] = parse(fetch(uri, self._limits, headers), uri)
         return self._documents[uri]
 
     def main(self) -> Any:
@@ -140,6 +154,11 @@ class DocumentSet:
         if urllib.parse.urlsplit(reference).scheme:
             raise SpecError(f"unsupported reference {reference!r}", source=base_uri)
         return str((Path(base_uri).parent / urllib.parse.unquote(reference)).resolve())
+
+
+def _origin(uri: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(uri)
+    return parts.scheme, parts.hostname or "", parts.port
 
 
 def pointer_get(document: Any, pointer: str, source: str) -> Any:

@@ -61,6 +61,7 @@ def import_protobuf(
     version: str | None = None,
     tool_prefix: str = "",
     timeout_seconds: float = 30.0,
+    metadata: Sequence[tuple[str, str]] = (),
 ) -> Service:
     """A gRPC service from `source`: a .proto file, a descriptor set file, or grpc(s)://host:port for reflection.
 
@@ -69,7 +70,7 @@ def import_protobuf(
     """
     servers: tuple[ServerTemplate, ...] = ()
     if content is None and is_reflection_url(source):
-        files, declared = reflect(source, timeout_seconds)
+        files, declared = reflect(source, timeout_seconds, metadata)
         servers = (ServerTemplate(source),)
     else:
         data = content if content is not None else _read(source)

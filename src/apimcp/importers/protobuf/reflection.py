@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import grpc
 from google.protobuf import descriptor_pb2
@@ -37,9 +37,11 @@ def internal_service(full_name: str) -> bool:
     return full_name.startswith(_INTERNAL)
 
 
-def reflect(url: str, timeout_seconds: float) -> tuple[descriptor_pb2.FileDescriptorSet, list[str]]:
+def reflect(
+    url: str, timeout_seconds: float, metadata: Sequence[tuple[str, str]] = ()
+) -> tuple[descriptor_pb2.FileDescriptorSet, list[str]]:
     """The descriptors of every service `url` (grpc://host:port or grpcs://host:port) offers, with their imports,
-    and the full names of those services."""
+    and the full names of those services; `metadata` (credentials) goes with every reflection call."""
     parts = urllib.parse.urlsplit(url)
     if not parts.netloc:
         raise SpecError("a reflection URL looks like grpc://host:port or grpcs://host:port", source=url)
@@ -53,12 +55,15 @@ def reflect(url: str, timeout_seconds: float) -> tuple[descriptor_pb2.FileDescri
     with channel:
         for path in _PATHS:
             try:
-                return _Session(channel, path, deadline, url).run()
+                return _Session(channel, path, deadline, url, tuple(metadata)).run()
             except grpc.RpcError as exc:
                 code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNKNOWN
                 if code == grpc.StatusCode.UNIMPLEMENTED and path != _PATHS[-1]:
                     continue
-                raise SpecError(_explain(code, exc, address, timeout_seconds), source=url) from exc
+                message = _explain(code, exc, address, timeout_seconds)
+                for _, value in metadata:  # a server may echo what it was sent
+                    message = message.replace(value, "***")
+                raise SpecError(message, source=url) from exc
     raise AssertionError("unreachable")
 
 
@@ -74,7 +79,10 @@ def _explain(code: grpc.StatusCode, exc: grpc.RpcError, address: str, timeout: f
 
 
 class _Session:
-    def __init__(self, channel: grpc.Channel, path: str, deadline: float, url: str) -> None:
+    def __init__(
+        self, channel: grpc.Channel, path: str, deadline: float, url: str, metadata: tuple[tuple[str, str], ...]
+    ) -> None:
+        self._metadata = metadata
         self._url = url
         self._call = channel.stream_stream(
             path,
@@ -86,7 +94,9 @@ class _Session:
 
     def _ask(self, requests: list[pb.ServerReflectionRequest]) -> list[pb.ServerReflectionResponse]:
         timeout = max(0.001, self._deadline - time.monotonic())
-        responses: Iterable[pb.ServerReflectionResponse] = self._call(iter(requests), timeout=timeout)
+        responses: Iterable[pb.ServerReflectionResponse] = self._call(
+            iter(requests), timeout=timeout, metadata=self._metadata
+        )
         return list(responses)
 
     def run(self) -> tuple[descriptor_pb2.FileDescriptorSet, list[str]]:
