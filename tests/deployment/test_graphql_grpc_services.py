@@ -145,9 +145,12 @@ def test_plan_mistakes_name_the_field(live: Deployment) -> None:
     ca_only = live.api.call(
         "POST", "/secrets", 201, json={"name": "ca-only", "kind": "tls", "fields": {"ca": pki.ca.cert_pem.decode()}}
     )
+    bearer = live.api.call(
+        "POST", "/secrets", 201, json={"name": "not-tls", "kind": "bearer", "values": {"token": "t-1234"}}
+    )
     cases: list[tuple[dict[str, Any], str, str]] = [
         ({"service_id": grpc_service["id"], "backend_endpoint": "http://x"}, "backend_endpoint", "host:port"),
-        ({"service_id": rest_service["id"], "tls_secret_id": ca_only["id"]}, "tls_secret_id", "gRPC backends"),
+        ({"service_id": rest_service["id"], "tls_secret_id": bearer["id"]}, "tls_secret_id", "of kind tls"),
         ({"service_id": grpc_service["id"], "secret_id": ca_only["id"]}, "secret_id", "tls_secret_id"),
     ]
     for body, field, words in cases:

@@ -15,9 +15,15 @@ from apimcp.importers.openapi import import_openapi
 from apimcp.importers.protobuf import import_protobuf
 from tests.gateway.conftest import ECHO_SPEC
 from tests.support.graphql_server import SDL
+from tests.support.grpc_certs import Pki, make_pki
 from tests.support.grpc_server import descriptor_set
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def pki() -> Pki:
+    return make_pki()
 
 
 def member(endpoint: str, tls: dict[str, str] | None = None) -> dict[str, Any]:
@@ -51,11 +57,14 @@ async def test_each_kind_gets_its_backend_and_grpc_services_share_their_message_
         await close_session(session)
 
 
-async def test_tls_settings_are_refused_for_http_backends() -> None:
+async def test_http_backends_take_tls_settings_and_name_a_bad_ca(pki: Pki) -> None:
     session = new_session()
     try:
         rest = import_openapi(str(ECHO_SPEC))
-        with pytest.raises(ValueError, match="TLS settings apply to gRPC backends only"):
-            BackendFactory(session).build(rest, member("http://127.0.0.1:1", {"ca": "-----BEGIN CERTIFICATE-----"}))
+        factory = BackendFactory(session)
+        good = factory.build(rest, member("https://127.0.0.1:1", {"ca": pki.ca.cert_pem.decode()}))
+        assert isinstance(good, RestBackend)
+        with pytest.raises(ValueError, match="the TLS CA is not a usable PEM certificate"):
+            factory.build(rest, member("https://127.0.0.1:1", {"ca": "-----BEGIN CERTIFICATE-----\nx\n"}))
     finally:
         await close_session(session)

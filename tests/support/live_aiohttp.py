@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,8 +12,8 @@ from aiohttp import web
 
 
 @contextmanager
-def live_aiohttp(make_app: Callable[[], web.Application]) -> Iterator[str]:
-    """Yield http://127.0.0.1:PORT while the app serves."""
+def live_aiohttp(make_app: Callable[[], web.Application], tls: ssl.SSLContext | None = None) -> Iterator[str]:
+    """Yield http://127.0.0.1:PORT (https:// with `tls`) while the app serves."""
     loop = asyncio.new_event_loop()
     started = threading.Event()
     state: dict[str, object] = {}
@@ -20,7 +21,7 @@ def live_aiohttp(make_app: Callable[[], web.Application]) -> Iterator[str]:
     async def setup() -> None:
         runner = web.AppRunner(make_app())
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
+        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=tls)
         await site.start()
         state["runner"] = runner
         state["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
@@ -36,7 +37,7 @@ def live_aiohttp(make_app: Callable[[], web.Application]) -> Iterator[str]:
     if not started.wait(10):
         raise RuntimeError("the test backend did not start")
     try:
-        yield f"http://127.0.0.1:{state['port']}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{state['port']}"
     finally:
         runner = state["runner"]
         asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ failures read as they do for REST backends.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +28,7 @@ from apimcp.backends.http_common import (
     too_large,
 )
 from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
+from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -47,6 +49,7 @@ class GraphQLBackend(Backend):
         credentials: Credentials | ClientCredentials | None = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        tls: TlsSettings | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
         if endpoint is None:
@@ -66,6 +69,8 @@ class GraphQLBackend(Backend):
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
+        # aiohttp's `ssl=True` is its default verification; a context carries a private CA or a client certificate.
+        self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
 
     def _target(self, placement: Placement) -> tuple[yarl.URL, dict[str, str]]:
         """The URL (with any query API key) and headers of every request made with `placement`."""
@@ -98,7 +103,9 @@ class GraphQLBackend(Backend):
             {"query": binding.document, "variables": variables, "operationName": binding.operation_name}
         )
         try:
-            async with self._session.post(url, data=payload, headers=headers, timeout=self._timeout) as response:
+            async with self._session.post(
+                url, data=payload, headers=headers, timeout=self._timeout, ssl=self._ssl
+            ) as response:
                 body = await read_limited(response, self._max_bytes)
                 if body is None:
                     return too_large(self._max_bytes)

@@ -9,26 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import grpc
 import grpc.aio
+
+from apimcp.backends.tls import TlsSettings
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 RETIRED_GRACE_SECONDS = 30.0
 
 
-@dataclass(frozen=True, slots=True)
-class GrpcTls:
-    """TLS towards a backend: a CA to trust instead of the system roots, and a client certificate for mutual TLS."""
-
-    ca_pem: bytes | None = None
-    client_cert_pem: bytes | None = None
-    client_key_pem: bytes | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        if (self.client_cert_pem is None) != (self.client_key_pem is None):
-            raise ValueError("a client certificate for gRPC TLS needs both the certificate and its private key")
+GrpcTls = TlsSettings  # the backends' TLS settings, as gRPC channels take them
 
 
 @dataclass(frozen=True, slots=True)

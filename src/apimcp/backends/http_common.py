@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import ssl
 
 import aiohttp
 import yarl
@@ -62,10 +63,24 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
         return Failure(f"The backend did not answer within {timeout_seconds:g} s ({origin(public_url)})")
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}")
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        reason = getattr(exc.certificate_error, "verify_message", None) or type(exc.certificate_error).__name__
+        return Failure(f"The backend's TLS certificate is not trusted ({origin(public_url)}): {reason}")
+    if isinstance(exc, aiohttp.ClientConnectorSSLError):
+        reason = getattr(exc.os_error, "reason", None) or type(exc.os_error).__name__
+        return Failure(f"The TLS handshake with the backend failed ({origin(public_url)}): {reason}")
     if isinstance(exc, aiohttp.ClientConnectorError):
         errno = exc.os_error.errno
         reason = os.strerror(errno) if errno else type(exc.os_error).__name__
         return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}")
+    if isinstance(exc, aiohttp.ClientOSError) and isinstance(exc.__cause__, ssl.SSLError):
+        reason = exc.__cause__.reason or type(exc.__cause__).__name__  # e.g. TLSV13_ALERT_CERTIFICATE_REQUIRED
+        return Failure(f"The TLS connection with the backend failed ({origin(public_url)}): {reason}")
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        hint = ""
+        if yarl.URL(public_url, encoded=True).scheme == "https":
+            hint = " (over TLS, a server that requires a client certificate does so when it gets none)"
+        return Failure(f"The backend closed the connection without answering ({origin(public_url)}){hint}")
     if isinstance(exc, aiohttp.InvalidURL):
         return Failure(f"The backend URL is not valid: {public_url}")
     log.warning("backend call to %s failed: %s", origin(public_url), type(exc).__name__)

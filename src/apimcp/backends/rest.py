@@ -8,6 +8,7 @@ connection or an unresolvable host becomes a `Failure` that names the cause
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +36,7 @@ from apimcp.backends.http_common import (
 )
 from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
 from apimcp.backends.rest_request import InvalidArgument, PreparedRequest, build_request
+from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
 
@@ -62,6 +64,7 @@ class RestBackend(Backend):
         credentials: Credentials | ClientCredentials | None = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        tls: TlsSettings | None = None,
     ) -> None:
         if base_url is None and not service.servers:
             raise ValueError(f"service {service.name!r} declares no servers: a backend URL is needed")
@@ -77,6 +80,8 @@ class RestBackend(Backend):
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
+        # aiohttp's `ssl=True` is its default verification; a context carries a private CA or a client certificate.
+        self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
 
     def base_url_for(self, operation: Operation) -> str:
         """The configured backend URL, else the operation's own servers, else the service's."""
@@ -117,6 +122,7 @@ class RestBackend(Backend):
             headers=request.headers,
             data=request.body,
             timeout=self._timeout,
+            ssl=self._ssl,
         ) as response:
             body = await read_limited(response, self._max_bytes)
             if body is None:

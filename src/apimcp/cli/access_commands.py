@@ -130,7 +130,7 @@ def create_secret(
     Fields by kind: bearer (values: token); basic (fields: username; values: password);
     api_key (fields: name, location=header|query|cookie; values: value);
     oauth_client_credentials (fields: token_url, client_id, scopes, audience; values: client_secret);
-    tls, for gRPC backends (fields: ca; values: certificate, private_key; all PEM, e.g.
+    tls, for the backend connection (fields: ca; values: certificate, private_key; all PEM, e.g.
     --field-file ca=ca.pem --value-file certificate=client.pem --value-file private_key=client-key.pem).
     """
     kind = _secret_kind(kind)

@@ -56,7 +56,7 @@ Include = Annotated[
 Exclude = Annotated[list[str], typer.Option(help="Do not expose these operations (same patterns).")]
 Secret = Annotated[str | None, typer.Option(help="Backend secret (id or name); '' removes it.")]
 TlsSecret = Annotated[
-    str | None, typer.Option(help="gRPC: a secret of kind tls (CA, client certificate); '' removes it.")
+    str | None, typer.Option(help="A secret of kind tls (CA, client certificate) for the backend; '' removes it.")
 ]
 Inbound = Annotated[str | None, typer.Option(help="Client authentication: none, or api_key (a key is shown once).")]
 Cache = Annotated[list[str], typer.Option(help="Cache hint METHOD=TTL_MS[:public|private], e.g. tools/list=60000.")]

@@ -15,7 +15,7 @@ KINDS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
         {"token_url": True, "client_id": True, "scopes": False, "audience": False},
         {"client_secret": True},
     ),
-    # TLS towards a gRPC backend: a CA to trust and/or a client certificate with its key (PEM). The
+    # TLS towards a backend: a CA to trust and/or a client certificate with its key (PEM). The
     # certificate is sealed with its key so that both are rotated together.
     "tls": ({"ca": False}, {"certificate": False, "private_key": False}),
 }

@@ -15,10 +15,11 @@ import aiohttp
 from apimcp.backends.base import Backend
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.backends.graphql import GraphQLBackend
-from apimcp.backends.grpc import GrpcBackend, GrpcChannels, GrpcTls
+from apimcp.backends.grpc import GrpcBackend, GrpcChannels
 from apimcp.backends.grpc_messages import Messages
 from apimcp.backends.oauth_client import ClientCredentials
 from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
+from apimcp.backends.tls import TlsSettings
 from apimcp.catalog.model import Service
 
 
@@ -43,7 +44,7 @@ def credentials_of(raw: Mapping[str, Any] | None) -> Credentials | ClientCredent
     raise ValueError(f"unknown credential kind {kind!r}")
 
 
-def tls_of(raw: Mapping[str, Any] | None) -> GrpcTls | None:
+def tls_of(raw: Mapping[str, Any] | None) -> TlsSettings | None:
     """TLS settings of a member (PEM texts); None when the member has none."""
     if not raw:
         return None
@@ -52,7 +53,7 @@ def tls_of(raw: Mapping[str, Any] | None) -> GrpcTls | None:
         value = raw.get(key)
         return value.encode() if isinstance(value, str) and value else None
 
-    return GrpcTls(ca_pem=pem("ca"), client_cert_pem=pem("certificate"), client_key_pem=pem("private_key"))
+    return TlsSettings(ca_pem=pem("ca"), client_cert_pem=pem("certificate"), client_key_pem=pem("private_key"))
 
 
 class BackendFactory:
@@ -70,8 +71,6 @@ class BackendFactory:
         max_bytes = member.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
         endpoint = member["backend_endpoint"]
         tls = tls_of(member.get("backend_tls"))
-        if tls is not None and service.kind != "grpc":
-            raise ValueError(f"service {service.name!r} is {service.kind}: TLS settings apply to gRPC backends only")
         if service.kind == "grpc":
             if self._channels is None:
                 self._channels = GrpcChannels()
@@ -94,6 +93,7 @@ class BackendFactory:
                 credentials=credentials,
                 timeout_seconds=timeout,
                 max_response_bytes=max_bytes,
+                tls=tls,
             )
         return RestBackend(
             service,
@@ -102,6 +102,7 @@ class BackendFactory:
             credentials=credentials,
             timeout_seconds=timeout,
             max_response_bytes=max_bytes,
+            tls=tls,
         )
 
     def _messages_of(self, service: Service) -> Messages:

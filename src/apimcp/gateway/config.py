@@ -106,7 +106,7 @@ CredentialsConfig = Annotated[BearerConfig | BasicConfig | ApiKeyConfig, Field(d
 
 
 class TlsConfig(_Strict):
-    """TLS towards a gRPC backend: a CA to trust instead of the system's, and a client certificate."""
+    """TLS towards the backend: a CA to trust instead of the system's, and a client certificate."""
 
     ca_file: str | None = None
     certificate_file: str | None = None
@@ -128,7 +128,6 @@ _KIND_ONLY: dict[str, tuple[str, ...]] = {
     "selections": ("graphql",),
     "include_paths": ("grpc",),
     "service": ("grpc",),
-    "tls": ("grpc",),
 }
 
 

@@ -188,7 +188,7 @@ class PlanFields(Input):
     include: list[str] | None = None
     exclude: list[str] | None = None
     secret_id: str | None = None
-    tls_secret_id: str | None = Field(default=None, description="gRPC: a secret of kind tls (CA, client certificate)")
+    tls_secret_id: str | None = Field(default=None, description="a tls secret (CA, client certificate) for the backend")
     inbound_mode: Literal["none", "api_key"] | None = None
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None

@@ -86,8 +86,6 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             secret = get_owned(session, Secret, plan.organization_id, tls_id, "secret")
             if secret.kind != "tls":
                 raise Invalid(f"the TLS secret must be of kind tls, not {secret.kind}", field="tls_secret_id")
-            if service.kind != "grpc":
-                raise Invalid("TLS settings apply to gRPC backends only", field="tls_secret_id")
         plan.tls_secret_id = tls_id
     if "cache" in values:
         plan.cache = _cache(values["cache"])

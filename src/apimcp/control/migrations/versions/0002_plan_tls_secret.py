@@ -1,4 +1,4 @@
-"""plans.tls_secret_id: TLS settings (CA, client certificate) for gRPC backends
+"""plans.tls_secret_id: TLS settings (CA, client certificate) for the backend
 
 Revision ID: 0002
 Revises: 0001
