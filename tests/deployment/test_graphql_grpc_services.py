@@ -160,6 +160,15 @@ def test_plan_mistakes_name_the_field(live: Deployment) -> None:
     assert live.api.call("POST", "/secrets", 422, json=bad_pem)["field"] == "fields.ca"
     half = {"name": "half", "kind": "tls", "values": {"certificate": pki.client.cert_pem.decode()}}
     assert live.api.call("POST", "/secrets", 422, json=half)["field"] == "values.private_key"
+    broken_ca = {
+        "name": "b",
+        "kind": "tls",
+        "fields": {"ca": "-----BEGIN CERTIFICATE-----\nnot\n-----END CERTIFICATE-----"},
+    }
+    assert live.api.call("POST", "/secrets", 422, json=broken_ca)["field"] == "fields.ca"
+    mismatched = {"certificate": pki.client.cert_pem.decode(), "private_key": pki.server.key_pem.decode()}
+    problem = live.api.call("POST", "/secrets", 422, json={"name": "m", "kind": "tls", "values": mismatched})
+    assert problem["field"] == "values.certificate" and "do not load" in problem["detail"]
 
 
 def test_an_upload_is_never_read_from_the_control_planes_disk(live: Deployment) -> None:

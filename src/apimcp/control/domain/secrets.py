@@ -15,6 +15,7 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.control import changes
 from apimcp.control.crypto import KeySet, token_key_id
 from apimcp.control.domain.common import check_name, get_owned
@@ -75,6 +76,12 @@ def _check_tls(fields: Mapping[str, Any], values: Mapping[str, Any]) -> None:
         for name, value in given.items():
             if value and (not isinstance(value, str) or "-----BEGIN " not in value):
                 raise Invalid(f"{name} must be PEM text (-----BEGIN ...)", field=f"{where}.{name}")
+    ca, certificate, key = fields.get("ca"), values.get("certificate"), values.get("private_key")
+    try:  # what a gateway will do with them, so that a bad certificate is refused here, not there
+        client_context(TlsSettings(ca.encode() if ca else None, certificate.encode() if certificate else None,
+                                   key.encode() if key else None))  # fmt: skip
+    except ValueError as exc:
+        raise Invalid(str(exc), field="fields.ca" if "CA" in str(exc) else "values.certificate") from exc
 
 
 def create(
