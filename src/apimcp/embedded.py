@@ -9,7 +9,6 @@ so a change is served as soon as its transaction ends.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from apimcp.control.plane import ControlPlane
 from apimcp.control.setup import bootstrap, open_plane
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.runtime import GatewayRuntime
-from apimcp.gateway.sync import GatewaySync, SnapshotSource
+from apimcp.gateway.sync import SnapshotSource, following
 from apimcp.protocol import EndpointOptions
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.serving import AsgiApp, server_for
@@ -108,17 +107,12 @@ async def embedded(
         await asyncio.to_thread(prepare, plane)
     session = new_session()
     runtime = GatewayRuntime(session, options)
-    sync = GatewaySync(runtime, LocalSource(plane))
-    follower = asyncio.create_task(sync.run())
     try:
-        await asyncio.wait_for(sync.first_applied.wait(), 60)
-        token, file = first if first is not None else (None, None)
-        yield Started(EmbeddedApp(create_api(plane), GatewayApp(runtime)), plane, data_dir, token, file)
+        async with following(runtime, LocalSource(plane)) as sync:
+            await asyncio.wait_for(sync.first_applied.wait(), 60)
+            token, file = first if first is not None else (None, None)
+            yield Started(EmbeddedApp(create_api(plane), GatewayApp(runtime)), plane, data_dir, token, file)
     finally:
-        follower.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await follower
-        await runtime.close()
         await close_session(session)
         plane.store.dispose()
 

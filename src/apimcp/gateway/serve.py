@@ -6,8 +6,6 @@ and uvicorn serves the clients.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
@@ -16,7 +14,7 @@ from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.plan import GatewayPlan
 from apimcp.gateway.runtime import GatewayRuntime
-from apimcp.gateway.sync import GatewaySync, HttpSource
+from apimcp.gateway.sync import HttpSource, following
 from apimcp.protocol import EndpointOptions
 from apimcp.serving import server_for
 
@@ -66,15 +64,10 @@ async def serve_connected_gateway(
     """
     session = new_session()
     runtime = GatewayRuntime(session, options)
-    source = HttpSource(session, control_plane, token, name, labels)
-    follower = asyncio.create_task(GatewaySync(runtime, source).run())
     try:
-        app = GatewayApp(runtime)
-        await _announce(on_ready, app)
-        await server_for(app, app.shutdown, host=host, port=port, log_level=log_level).serve()
+        async with following(runtime, HttpSource(session, control_plane, token, name, labels)):
+            app = GatewayApp(runtime)
+            await _announce(on_ready, app)
+            await server_for(app, app.shutdown, host=host, port=port, log_level=log_level).serve()
     finally:
-        follower.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await follower
-        await runtime.close()
         await close_session(session)

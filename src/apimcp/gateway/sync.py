@@ -11,9 +11,11 @@ the only seam: in `apimcp serve` it reads the store in the same process
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -116,3 +118,18 @@ class GatewaySync:
                 self.connected = False
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+
+
+@asynccontextmanager
+async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIterator[GatewaySync]:
+    """`runtime` kept in step with `source` while the block runs; afterwards the follower stops and the
+    runtime ends its streams and closes its backend connections."""
+    sync = GatewaySync(runtime, source)
+    follower = asyncio.create_task(sync.run())
+    try:
+        yield sync
+    finally:
+        follower.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follower
+        await runtime.close()
