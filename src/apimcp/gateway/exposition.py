@@ -100,11 +100,6 @@ class ExpositionHandler(McpHandler):
         else:
             self._page = Page(items=tuple(p.tool for p, _ in self._entries.values()))
 
-    @property
-    def backends(self) -> list[Backend]:
-        """The backends this exposition calls (one per member)."""
-        return list({id(backend): backend for _, backend in self._entries.values()}.values())
-
     def cache_hint(self, method: str) -> CacheHint:
         return self.settings.cache_hints.get(method) or super().cache_hint(method)
 

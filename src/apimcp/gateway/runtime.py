@@ -39,6 +39,8 @@ class Route:
     version: str
     endpoint: McpEndpoint
     api_key_hash: str | None
+    backends: tuple[Backend, ...] = ()
+    """What the exposition calls (the gateway lets go of the connections no route uses)."""
 
     @property
     def canonical_path(self) -> str:
@@ -98,12 +100,7 @@ class GatewayRuntime:
             if exposition_id not in built:
                 route.endpoint.shutdown()
         self._built = built
-        self._backends.retain(
-            backend
-            for _, route in built.values()
-            if isinstance(route.endpoint.handler, ExpositionHandler)
-            for backend in route.endpoint.handler.backends
-        )
+        self._backends.retain(backend for _, route in built.values() for backend in route.backends)
         used = {m["service"]["hash"] for exposition in snapshot["expositions"] for m in exposition["members"]}
         self._services = {digest: service for digest, service in self._services.items() if digest in used}
         self._tool_sets = {key: tools for key, tools in self._tool_sets.items() if key[0] in used}
@@ -137,6 +134,7 @@ class GatewayRuntime:
             version=first["version"],
             endpoint=endpoint,
             api_key_hash=inbound.get("key_hash") if inbound.get("mode") == "api_key" else None,
+            backends=tuple(backend for _, backend in members),
         )
 
     def _tool_set(self, service: Service, member: Mapping[str, Any], output_schemas: bool) -> ToolSet:
