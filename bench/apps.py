@@ -33,6 +33,7 @@ from apimcp.protocol import (
     invalid_params,
 )
 from apimcp.protocol.options import EndpointOptions
+from bench.proxy_app import read_body
 
 TOOL_NAME = "greet"
 TOOL_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
@@ -44,13 +45,7 @@ TOOL_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "re
 async def raw_echo(scope: Any, receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
-    body = b""
-    more = True
-    while more:
-        message = await receive()
-        body += message.get("body", b"")
-        more = message.get("more_body", False)
-    request = orjson.loads(body)
+    request = orjson.loads(await read_body(receive))
     name = request["params"]["arguments"]["name"]
     response = orjson.dumps(
         {

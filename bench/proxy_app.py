@@ -17,17 +17,22 @@ BACKEND = os.environ.get("BACKEND", "http://127.0.0.1:8081")
 _session: aiohttp.ClientSession | None = None
 
 
-async def app(scope: Any, receive: Any, send: Any) -> None:
-    global _session  # noqa: PLW0603 - one session per process, created inside its loop
-    if scope["type"] != "http":
-        return
+async def read_body(receive: Any) -> bytes:
+    """The whole body of an ASGI request (the benchmark apps' only parsing step)."""
     body = b""
     more = True
     while more:
         message = await receive()
         body += message.get("body", b"")
         more = message.get("more_body", False)
-    request = orjson.loads(body)
+    return body
+
+
+async def app(scope: Any, receive: Any, send: Any) -> None:
+    global _session  # noqa: PLW0603 - one session per process, created inside its loop
+    if scope["type"] != "http":
+        return
+    request = orjson.loads(await read_body(receive))
     if _session is None:
         _session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256))
     item = request["params"]["arguments"]["itemId"]
