@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import quote
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,13 @@ class Placement:
     headers: dict[str, str] = field(default_factory=dict)
     query: list[tuple[str, str]] = field(default_factory=list)
     cookies: dict[str, str] = field(default_factory=dict)
+
+    def headers_with_cookies(self) -> dict[str, str]:
+        """The headers, with the cookies folded into one `Cookie` header (values percent-encoded)."""
+        if not self.cookies:
+            return dict(self.headers)
+        cookie = "; ".join(f"{name}={quote(value, safe='')}" for name, value in self.cookies.items())
+        return {**self.headers, "Cookie": cookie}
 
 
 def place(credentials: Credentials | None) -> Placement:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ssl
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
 
 import aiohttp
 import orjson
@@ -77,9 +76,7 @@ class GraphQLBackend(Backend):
         url = yarl.URL(self._endpoint)
         if placement.query:
             url = url.extend_query(placement.query)
-        headers = {**self._extra_headers, **placement.headers}
-        if placement.cookies:
-            headers["Cookie"] = "; ".join(f"{k}={quote(v, safe='')}" for k, v in placement.cookies.items())
+        headers = {**self._extra_headers, **placement.headers_with_cookies()}
         headers["Content-Type"] = "application/json"
         headers["Accept"] = ACCEPT
         return url, headers

@@ -82,11 +82,8 @@ def import_described(
 
 
 def _introspection_headers(credentials: Credentials | None) -> dict[str, str]:
-    placement = place(credentials)
-    headers = dict(placement.headers)
-    if placement.cookies:
-        headers["Cookie"] = "; ".join(f"{name}={value}" for name, value in placement.cookies.items())
-    return headers  # an API key in the query is not added: the endpoint URL becomes the service's server
+    # An API key in the query is not added: the endpoint URL becomes the service's server.
+    return place(credentials).headers_with_cookies()
 
 
 def _read_tls(key: str, config: ServiceConfig, gateway: GatewayConfig) -> dict[str, str] | None:

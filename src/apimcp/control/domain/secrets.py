@@ -7,7 +7,6 @@ Only snapshot building opens them, to hand gateways what they call backends with
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +14,7 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, place
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.control import changes
 from apimcp.control.crypto import KeySet, token_key_id
@@ -136,15 +136,15 @@ def import_headers(session: Session, keys: KeySet, organization_id: str, secret_
     """The request headers a secret stands for, to read a description behind authentication."""
     secret = get_owned(session, Secret, organization_id, secret_id, "secret")
     values = reveal(keys, secret)
+    credentials: Credentials | None = None
     if secret.kind == "bearer":
-        return {"Authorization": f"Bearer {values['token']}"}
-    if secret.kind == "basic":
-        pair = f"{secret.fields['username']}:{values['password']}".encode()
-        return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
-    if secret.kind == "api_key" and secret.fields.get("location", "header") != "query":
-        if secret.fields.get("location") == "cookie":
-            return {"Cookie": f"{secret.fields['name']}={values['value']}"}
-        return {secret.fields["name"]: values["value"]}
+        credentials = Bearer(values["token"])
+    elif secret.kind == "basic":
+        credentials = Basic(secret.fields["username"], values["password"])
+    elif secret.kind == "api_key" and secret.fields.get("location", "header") != "query":
+        credentials = ApiKey(secret.fields["name"], values["value"], secret.fields.get("location", "header"))
+    if credentials is not None:
+        return place(credentials).headers_with_cookies()
     raise Invalid(
         f"a {secret.kind} secret{' in the query' if secret.kind == 'api_key' else ''} cannot be used to read a "
         "description: use a bearer, basic, or header or cookie api_key secret",
