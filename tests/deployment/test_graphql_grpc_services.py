@@ -217,3 +217,32 @@ def test_the_cli_reads_a_url_with_a_secret_and_refuses_one_for_a_file(logged_in:
     assert "reflection-token" not in json.dumps(imported)
     refused = run("import", str(PROTOS / SHOP_PROTO), "--secret", "shop-reader", code=2).output
     assert "--secret authenticates reading a URL" in refused
+
+
+def test_plan_tls_secret_by_cli(logged_in: Deployment, tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_bytes(make_pki().ca.cert_pem)
+    run("secret", "create", "cli-ca", "--kind", "tls", "--field-file", f"ca={ca}")
+    files = {"file": ("shop.protoset", descriptor_set(), "application/octet-stream")}
+    service = logged_in.api.call("POST", "/services", 201, files=files, data={"name": "cli-tls-shop"})
+    created = json.loads(
+        run(
+            "plan",
+            "create",
+            service["id"],
+            "--name",
+            "tls-plan",
+            "--backend",
+            "grpcs://localhost:1",
+            "--tls-secret",
+            "cli-ca",
+            "--timeout-ms",
+            "1500",
+            "-o",
+            "json",
+        ).output
+    )
+    assert created["tls_secret_id"] is not None and created["backend_timeout_ms"] == 1500
+    cleared = json.loads(run("plan", "update", created["id"], "--tls-secret", "", "-o", "json").output)
+    assert cleared["tls_secret_id"] is None
+    assert cleared["backend_timeout_ms"] == 1500  # what was not given is kept

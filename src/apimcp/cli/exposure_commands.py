@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -81,37 +82,24 @@ def _cache(values: list[str]) -> dict[str, dict[str, Any]]:
     return hints
 
 
-def _plan_values(
-    api: ControlPlaneClient,
-    backend: str | None,
-    timeout_ms: int | None,
-    include: list[str],
-    exclude: list[str],
-    secret: str | None,
-    inbound: str | None,
-    cache: list[str],
-    prefix: str | None,
-    artifacts: list[str],
-    schemas: bool | None,
-    description: str | None,
-    tls_secret: str | None,
-) -> dict[str, Any]:
-    """The plan fields given on the command line (only those: an update changes nothing else)."""
+def _plan_values(api: ControlPlaneClient, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan fields given on the command line (only those: an update changes nothing else). `given` holds
+    the plan options of `plan create` and `plan update` by parameter name (both commands pass their locals)."""
     scalars = (
-        ("backend_endpoint", backend),
-        ("backend_timeout_ms", timeout_ms),
-        ("inbound_mode", inbound),
-        ("tool_prefix", prefix),
-        ("output_schemas", schemas),
-        ("description", description),
+        ("backend_endpoint", "backend"),
+        ("backend_timeout_ms", "timeout_ms"),
+        ("inbound_mode", "inbound"),
+        ("tool_prefix", "tool_prefix"),
+        ("output_schemas", "output_schemas"),
+        ("description", "description"),
     )
-    values: dict[str, Any] = {key: value for key, value in scalars if value is not None}
-    for key, items in (("include", include), ("exclude", exclude), ("artifacts", artifacts)):
-        if items:
-            values[key] = [] if items == [""] else items
-    if cache:
-        values["cache"] = {} if cache == [""] else _cache(cache)
-    for key, chosen in (("secret_id", secret), ("tls_secret_id", tls_secret)):
+    values: dict[str, Any] = {key: given[option] for key, option in scalars if given[option] is not None}
+    for key, option in (("include", "include"), ("exclude", "exclude"), ("artifacts", "artifact")):
+        if given[option]:
+            values[key] = [] if given[option] == [""] else given[option]
+    if given["cache"]:
+        values["cache"] = {} if given["cache"] == [""] else _cache(given["cache"])
+    for key, chosen in (("secret_id", given["secret"]), ("tls_secret_id", given["tls_secret"])):
         if chosen is not None:
             values[key] = find(api, "/secrets", chosen, "secret")["id"] if chosen else None
     return values
@@ -151,21 +139,7 @@ def create_plan(
     api = client()
     with reporting():
         found = find_service(api, service)
-        values = _plan_values(
-            api,
-            backend,
-            timeout_ms,
-            include,
-            exclude,
-            secret,
-            inbound,
-            cache,
-            tool_prefix,
-            artifact,
-            output_schemas,
-            description,
-            tls_secret,
-        )
+        values = _plan_values(api, locals())
         plan = api.post("/plans", {"name": name, "service_id": found["id"], **values})
     _show_plan(plan, out, f"Created plan {plan['name']} ({plan['id']})")
 
@@ -212,21 +186,7 @@ def update_plan(
     api = client()
     with reporting():
         found = find(api, "/plans", plan, "plan")
-        values = _plan_values(
-            api,
-            backend,
-            timeout_ms,
-            include,
-            exclude,
-            secret,
-            inbound,
-            cache,
-            tool_prefix,
-            artifact,
-            output_schemas,
-            description,
-            tls_secret,
-        )
+        values = _plan_values(api, locals())
         if not values:
             fail("nothing to change: give at least one option (see --help)", EXIT_USAGE)
         updated = api.patch(f"/plans/{found['id']}", values)
