@@ -11,6 +11,7 @@ encoded tools/list page the engine caches for it).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,7 +89,7 @@ class ExpositionHandler(McpHandler):
 
     def __init__(self, settings: ExpositionSettings, members: Sequence[tuple[ToolSet, Backend]]) -> None:
         names = [p.operation.tool_name for tools, _ in members for p in tools.prepared]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
+        duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
             raise ValueError(f"exposition {settings.name!r} offers several tools named {', '.join(duplicates)}")
         self.settings = settings
