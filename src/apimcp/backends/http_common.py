@@ -73,18 +73,29 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
         errno = exc.os_error.errno
         reason = os.strerror(errno) if errno else type(exc.os_error).__name__
         return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}")
-    if isinstance(exc, aiohttp.ClientOSError) and isinstance(exc.__cause__, ssl.SSLError):
-        reason = exc.__cause__.reason or type(exc.__cause__).__name__  # e.g. TLSV13_ALERT_CERTIFICATE_REQUIRED
-        return Failure(f"The TLS connection with the backend failed ({origin(public_url)}): {reason}")
+    if isinstance(exc, aiohttp.ClientOSError):
+        if isinstance(exc.__cause__, ssl.SSLError):  # e.g. TLSV13_ALERT_CERTIFICATE_REQUIRED
+            reason = exc.__cause__.reason or type(exc.__cause__).__name__
+            return Failure(f"The TLS connection with the backend failed ({origin(public_url)}): {reason}")
+        reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
+        return Failure(
+            f"The connection to the backend failed ({origin(public_url)}): {reason.lower()}{_tls_hint(public_url)}"
+        )
     if isinstance(exc, aiohttp.ServerDisconnectedError):
-        hint = ""
-        if yarl.URL(public_url, encoded=True).scheme == "https":
-            hint = " (over TLS, a server that requires a client certificate does so when it gets none)"
-        return Failure(f"The backend closed the connection without answering ({origin(public_url)}){hint}")
+        return Failure(
+            f"The backend closed the connection without answering ({origin(public_url)}){_tls_hint(public_url)}"
+        )
     if isinstance(exc, aiohttp.InvalidURL):
         return Failure(f"The backend URL is not valid: {public_url}")
     log.warning("backend call to %s failed: %s", origin(public_url), type(exc).__name__)
     return Failure(f"The backend call failed: {type(exc).__name__} ({origin(public_url)})")
+
+
+def _tls_hint(public_url: str) -> str:
+    # TLS 1.3 servers refuse a missing client certificate after the handshake: an alert, a reset or a close.
+    if yarl.URL(public_url, encoded=True).scheme != "https":
+        return ""
+    return " (over TLS, a server that requires a client certificate does this when it gets none)"
 
 
 CALL_ERRORS = (TimeoutError, aiohttp.ClientError)
