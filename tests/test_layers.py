@@ -26,6 +26,22 @@ def test_the_protocol_engine_imports_nothing_else_from_apimcp() -> None:
         assert not foreign, f"{module.name} imports {foreign}"
 
 
+def test_the_safety_rules_import_nothing_else_from_apimcp() -> None:
+    modules = sorted((SRC / "safety").glob("*.py"))
+    assert {m.name for m in modules} >= {"addresses.py", "fetch.py", "resolver.py", "yaml_loading.py"}
+    for module in modules:
+        foreign = {m for m in _imports(module) if m.startswith("apimcp") and not m.startswith("apimcp.safety")}
+        assert not foreign, f"{module.name} imports {foreign}"
+
+
+def test_nothing_in_safety_or_the_importers_reads_the_environment() -> None:
+    """Limits and policies are given to them; only the command line and the settings read variables."""
+    for package in ("safety", "importers"):
+        for module in sorted((SRC / package).rglob("*.py")):
+            text = module.read_text()
+            assert "os.environ" not in text and "getenv" not in text, module.relative_to(SRC)
+
+
 def _foreign(package: str, forbidden: tuple[str, ...]) -> dict[str, set[str]]:
     found = {}
     for module in sorted((SRC / package).rglob("*.py")):
