@@ -1,4 +1,5 @@
-"""The control plane's parts wired together: the store, the secret keys, the change signal."""
+"""The control plane's parts wired together: the store, the secret keys, the change signal, and how
+imports fetch."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from apimcp.control import changes
 from apimcp.control.changes import ChangeSignal
 from apimcp.control.crypto import KeySet
 from apimcp.control.store import Store
+from apimcp.safety.addresses import AddressPolicy
+from apimcp.safety.fetch import Fetcher, FetchLimits
+from apimcp.safety.yaml_loading import YamlLimits
 
 
 @dataclass
@@ -19,6 +23,10 @@ class ControlPlane:
     store: Store
     keys: KeySet
     signal: ChangeSignal = field(default_factory=ChangeSignal)
+    fetch_policy: AddressPolicy = field(default_factory=AddressPolicy)
+    """Which addresses imports and attachments by URL may reach: public ones, plus the allow-list's."""
+    fetch_limits: FetchLimits = field(default_factory=FetchLimits)
+    yaml_limits: YamlLimits = field(default_factory=YamlLimits)
 
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.
@@ -27,6 +35,10 @@ class ControlPlane:
     def _committed(self, session: Session) -> None:
         if changes.recorded(session):  # reads and heartbeats commit too; they must not wake anyone
             self.signal.notify()
+
+    @property
+    def fetcher(self) -> Fetcher:
+        return Fetcher(self.fetch_policy, self.fetch_limits)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
