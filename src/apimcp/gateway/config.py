@@ -29,6 +29,11 @@ expositions:
 Secrets are never written in the file: credentials name environment variables
 (`{env: NAME}`). Every mistake is reported with the file, line and column and
 what was expected, and nothing starts until the whole file is right.
+
+Descriptions named by URL (and the URLs they reference) are fetched like any fetch on
+someone's behalf: public addresses only, unless `server.fetch_allow` names the host
+(`[descriptions.corp.example, "*.corp.example", 10.20.0.0/16]`). A public description
+could reference an internal URL; paths of local files are not fetches.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from pydantic import (
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.backends.targets import api_key_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
+from apimcp.safety.addresses import AddressPolicy
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
@@ -245,6 +251,18 @@ class ServerConfig(_Strict):
     """Host names (besides loopback) clients may use to reach the gateway (DNS-rebinding protection)."""
     request_state_keys: tuple[EnvRef, ...] = ()
     """Keys sealing 2026-07-28 requestState; every replica needs the same (the first one seals)."""
+    fetch_allow: tuple[str, ...] = ()
+    """Host names, `*.suffix` patterns and CIDR networks that fetches on someone's behalf (descriptions by URL,
+    OAuth token endpoints) may reach besides public addresses."""
+
+    @field_validator("fetch_allow")
+    @classmethod
+    def _fetch_allow(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        AddressPolicy.allowing(value)  # a ValueError names the entry that is wrong
+        return value
+
+    def fetch_policy(self) -> AddressPolicy:
+        return AddressPolicy.allowing(self.fetch_allow)
 
 
 class GatewayConfig(_Strict):
