@@ -30,6 +30,7 @@ from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import SnapshotSource, following
 from apimcp.protocol import EndpointOptions
 from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.safety.addresses import AddressPolicy
 from apimcp.serving import AsgiApp, server_for
 
 EMBEDDED_GATEWAY = "embedded"
@@ -96,12 +97,14 @@ async def embedded(
     database_url: str | None,
     options: EndpointOptions,
     prepare: Callable[[ControlPlane], None] | None = None,
+    fetch_policy: AddressPolicy | None = None,
 ) -> AsyncIterator[Started]:
     """The control plane opened and its gateway following it, in the running loop, until the block ends.
 
     `prepare` runs on the control plane before the gateway's first snapshot (the demo seeds it).
+    `fetch_policy` says which addresses imports by URL may reach (default: public ones).
     """
-    plane = await asyncio.to_thread(open_plane, data_dir, database_url)
+    plane = await asyncio.to_thread(open_plane, data_dir, database_url, fetch_policy=fetch_policy)
     first = await asyncio.to_thread(bootstrap, plane, data_dir)
     if prepare is not None:
         await asyncio.to_thread(prepare, plane)
@@ -127,9 +130,12 @@ async def serve_embedded(
     log_level: str = "info",
     prepare: Callable[[ControlPlane], None] | None = None,
     on_ready: Callable[[Started], Awaitable[None] | None] | None = None,
+    fetch_policy: AddressPolicy | None = None,
 ) -> None:
     """Open the control plane, serve it with its gateway until interrupted."""
-    async with embedded(data_dir, database_url=database_url, options=options, prepare=prepare) as started:
+    async with embedded(
+        data_dir, database_url=database_url, options=options, prepare=prepare, fetch_policy=fetch_policy
+    ) as started:
         if on_ready is not None:
             outcome = on_ready(started)
             if outcome is not None:
