@@ -17,6 +17,7 @@ from apimcp.backends.graphql import GraphQLBackend
 from apimcp.backends.rest import close_session, new_session
 from apimcp.catalog.model import GraphQLBinding, Operation, RestBinding, Service
 from apimcp.importers.graphql import import_graphql
+from tests.support.fetching import loopback_fetcher
 from tests.support.graphql_server import graphql_server
 
 pytestmark = pytest.mark.anyio
@@ -41,7 +42,7 @@ def endpoint() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def service(endpoint: str) -> Service:
-    return import_graphql(endpoint, name="library", version="1", introspect=True)
+    return import_graphql(endpoint, name="library", version="1", introspect=True, fetcher=loopback_fetcher())
 
 
 @pytest.fixture

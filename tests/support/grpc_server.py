@@ -183,21 +183,23 @@ async def start(host: str = "127.0.0.1", port: int = 0, tls: ServerTls | None = 
 @dataclass(frozen=True)
 class RunningServer:
     port: int
+    host: str = "127.0.0.1"
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
 
 @contextmanager
-def running_server(tls: ServerTls | None = None) -> Iterator[RunningServer]:
-    """The server on 127.0.0.1 on a free port, on a thread of its own, stopped on exit."""
+def running_server(tls: ServerTls | None = None, host: str = "127.0.0.1") -> Iterator[RunningServer]:
+    """The server on 127.0.0.1 (or another loopback `host`) on a free port, on a thread of its own, stopped on
+    exit."""
     ready = threading.Event()
     state: dict[str, Any] = {}
 
     async def main() -> None:
         try:
-            server, port = await start(tls=tls)
+            server, port = await start(host, tls=tls)
         except BaseException as exc:
             state["error"] = exc
             ready.set()
@@ -215,7 +217,7 @@ def running_server(tls: ServerTls | None = None) -> Iterator[RunningServer]:
         thread.join(5)
         raise RuntimeError("the test gRPC server did not start") from state["error"]
     try:
-        yield RunningServer(state["port"])
+        yield RunningServer(state["port"], host)
     finally:
         state["loop"].call_soon_threadsafe(state["stop"].set)
         thread.join(10)

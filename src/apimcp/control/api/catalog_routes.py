@@ -63,6 +63,8 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
             content=content,
             filename=filename,
             options=body.options(),
+            fetcher=plane.fetcher,
+            yaml_limits=plane.yaml_limits,
         )
     else:
         try:
@@ -74,7 +76,13 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
             headers = secrets.import_headers(session, plane.keys, caller.organization_id, body.secret_id)
             options = replace(options, headers=headers)
         imported = await run_in_threadpool(
-            services.import_service, session, caller.organization_id, url=body.url, options=options
+            services.import_service,
+            session,
+            caller.organization_id,
+            url=body.url,
+            options=options,
+            fetcher=plane.fetcher,
+            yaml_limits=plane.yaml_limits,
         )
     return ImportedService.model_validate(
         {**ServiceView.model_validate(imported.service).model_dump(), "created": imported.created}
@@ -120,13 +128,19 @@ async def attach_artifact(
     service_id: str,
     caller: UserCaller,
     session: DbSession,
+    plane: Plane,
     file: Annotated[UploadFile, File(description="a YAML or JSON artifact")],
     name: Annotated[str | None, Form()] = None,
 ) -> ArtifactView:
     """Attach an artifact to a service (a same-named one is replaced)."""
     content = await file.read()
     artifact = services.attach(
-        session, caller.organization_id, service_id, name or file.filename or "artifact", content
+        session,
+        caller.organization_id,
+        service_id,
+        name or file.filename or "artifact",
+        content,
+        yaml_limits=plane.yaml_limits,
     )
     return ArtifactView.model_validate(artifact)
 
@@ -135,10 +149,18 @@ async def attach_artifact(
     "/services/{service_id}/artifacts/from-url", response_model=ArtifactView, status_code=status.HTTP_201_CREATED
 )
 def attach_artifact_from_url(
-    service_id: str, body: ArtifactByUrl, caller: UserCaller, session: DbSession
+    service_id: str, body: ArtifactByUrl, caller: UserCaller, session: DbSession, plane: Plane
 ) -> ArtifactView:
     """Attach an artifact read from an http(s) URL (same rules as importing a description by URL)."""
-    artifact = services.attach_from_url(session, caller.organization_id, service_id, body.url, body.name)
+    artifact = services.attach_from_url(
+        session,
+        caller.organization_id,
+        service_id,
+        body.url,
+        body.name,
+        fetcher=plane.fetcher,
+        yaml_limits=plane.yaml_limits,
+    )
     return ArtifactView.model_validate(artifact)
 
 

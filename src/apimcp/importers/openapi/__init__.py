@@ -7,10 +7,12 @@ from typing import Any
 
 from apimcp.catalog.model import Service
 from apimcp.importers.errors import SpecError
-from apimcp.importers.openapi.loading import DocumentSet, FetchLimits
+from apimcp.importers.openapi.loading import DocumentSet
 from apimcp.importers.openapi.operations import OperationBuilder
 from apimcp.importers.openapi.servers import parse_servers
 from apimcp.importers.openapi.swagger2 import convert_swagger2
+from apimcp.safety.fetch import Fetcher
+from apimcp.safety.yaml_loading import YamlLimits
 
 __all__ = ["SpecError", "import_openapi"]
 
@@ -21,26 +23,32 @@ def import_openapi(
     name: str | None = None,
     version: str | None = None,
     tool_prefix: str = "",
-    limits: FetchLimits | None = None,
+    fetcher: Fetcher | None = None,
     document: Mapping[str, Any] | None = None,
     external_references: bool = True,
     headers: Mapping[str, str] | None = None,
+    yaml_limits: YamlLimits | None = None,
 ) -> Service:
     """Read an OpenAPI description (file path or http(s) URL) into a Service.
 
     `document` may hold the already-parsed main document (then `source` only names it and
     anchors its relative references). `external_references=False` refuses references to other
     documents (for uploaded descriptions, which have no location to resolve them against). `headers`
-    (credentials) are sent for documents of the main document's origin only.
+    (credentials) are sent for documents of the main document's origin only. URLs are read by `fetcher`
+    (default: public addresses only, default limits); YAML within `yaml_limits`.
     """
-    documents = DocumentSet(source, limits, document, external=external_references, headers=headers)
+    documents = DocumentSet(
+        source, fetcher, document, external=external_references, headers=headers, yaml_limits=yaml_limits
+    )
     main = documents.main()
     if not isinstance(main, dict):
         raise SpecError("an OpenAPI description must be an object", source=source)
     openapi_30 = True
     if main.get("swagger") is not None:
         main = convert_swagger2(main, source=source)
-        documents = DocumentSet(source, limits, main, external=external_references, headers=headers)
+        documents = DocumentSet(
+            source, fetcher, main, external=external_references, headers=headers, yaml_limits=yaml_limits
+        )
     else:
         declared = main.get("openapi")
         if not isinstance(declared, str) or not declared.startswith("3."):

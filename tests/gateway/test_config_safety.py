@@ -1,0 +1,84 @@
+"""The descriptions a gateway configuration names by URL are fetched under the fetch policy
+(`server.fetch_allow`), even though the file is the operator's own."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from apimcp.gateway.config import ConfigError, load_config, parse_config
+from apimcp.gateway.plan import plan_gateway
+from tests.gateway.conftest import ECHO_SPEC
+from tests.support.live_aiohttp import live_aiohttp
+
+
+@pytest.fixture
+def described() -> Iterator[tuple[str, list[str]]]:
+    """The echo API's description served on loopback, and the paths asked for."""
+    asked: list[str] = []
+
+    async def description(request: web.Request) -> web.Response:
+        asked.append(request.path)
+        return web.Response(body=ECHO_SPEC.read_bytes(), content_type="application/yaml")
+
+    def make() -> web.Application:
+        app = web.Application()
+        app.router.add_get("/echo.yaml", description)
+        return app
+
+    with live_aiohttp(make) as base:
+        yield base, asked
+
+
+def test_a_description_url_on_an_internal_host_is_refused_by_default(
+    described: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    base, asked = described
+    config = parse_config(f"services:\n  echo:\n    openapi: {base}/echo.yaml\n", "gw.yaml", tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        plan_gateway(config)
+    message = str(caught.value)
+    assert message.startswith(f"service 'echo': {base}/echo.yaml: refused to fetch it: 127.0.0.1 is a loopback")
+    assert "server.fetch_allow: [127.0.0.1]" in message
+    assert asked == []
+
+
+def test_server_fetch_allow_lets_it_through(described: tuple[str, list[str]], tmp_path: Path) -> None:
+    base, asked = described
+    text = f"services:\n  echo:\n    openapi: {base}/echo.yaml\nserver:\n  fetch_allow: [127.0.0.1]\n"
+    plan = plan_gateway(parse_config(text, "gw.yaml", tmp_path))
+    assert plan.services["echo"].service.name == "Echo API"
+    assert plan.config.server.fetch_policy().entries == ("127.0.0.1",)
+    assert asked == ["/echo.yaml"]
+
+
+def test_a_local_description_referencing_an_internal_url_is_refused(
+    described: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    """Local paths are not fetches; the URLs a local description references are."""
+    base, asked = described
+    main = {
+        "openapi": "3.1.0",
+        "info": {"title": "Local", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {"/x": {"$ref": f"{base}/echo.yaml#/paths/~1items~1{{itemId}}"}},
+    }
+    (tmp_path / "local.json").write_text(json.dumps(main))
+    (tmp_path / "gw.yaml").write_text("services:\n  local:\n    openapi: local.json\n")
+    with pytest.raises(ConfigError, match=r"refused to fetch it: 127\.0\.0\.1 is a loopback address"):
+        plan_gateway(load_config(tmp_path / "gw.yaml"))
+    assert asked == []
+
+
+def test_a_wrong_fetch_allow_entry_is_named_with_its_line(tmp_path: Path) -> None:
+    text = f"services:\n  echo:\n    openapi: {ECHO_SPEC}\nserver:\n  fetch_allow: [ok.example, 'not ok']\n"
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, "gw.yaml", tmp_path)
+    assert str(caught.value) == (
+        "gw.yaml:5:16: server.fetch_allow: fetch allow-list entry 'not ok' is not a host name, a *.suffix pattern "
+        "or a CIDR network"
+    )
