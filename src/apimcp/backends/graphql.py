@@ -26,7 +26,7 @@ from apimcp.backends.http_common import (
     status_failure,
     too_large,
 )
-from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError, TokenClient
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
 
@@ -50,6 +50,7 @@ class GraphQLBackend(Backend):
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         tls: TlsSettings | None = None,
         headers: Mapping[str, str] | None = None,
+        oauth_session: TokenClient | None = None,
     ) -> None:
         if endpoint is None:
             if not service.servers:
@@ -60,7 +61,9 @@ class GraphQLBackend(Backend):
         self._endpoint = endpoint
         self._extra_headers = dict(headers or {})
         if isinstance(credentials, ClientCredentials):
-            self._tokens: ClientCredentialsTokens | None = ClientCredentialsTokens(session, credentials)
+            self._tokens: ClientCredentialsTokens | None = ClientCredentialsTokens(
+                oauth_session or session, credentials
+            )
             self._static: tuple[yarl.URL, dict[str, str]] | None = None
         else:
             self._tokens = None

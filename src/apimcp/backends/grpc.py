@@ -15,7 +15,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import aiohttp
 import grpc
 import grpc.aio
 import orjson
@@ -24,7 +23,7 @@ from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Prog
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, place
 from apimcp.backends.grpc_channels import ChannelKey, GrpcChannels, GrpcTls, parse_target
 from apimcp.backends.grpc_messages import ArgumentError, Messages, Method
-from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError, TokenClient
 from apimcp.backends.targets import api_key_problem
 from apimcp.catalog.model import GrpcBinding, Operation, Service
 
@@ -56,7 +55,7 @@ class GrpcBackend(Backend):
         target: str | None = None,
         tls: GrpcTls | None = None,
         credentials: Credentials | ClientCredentials | None = None,
-        oauth_session: aiohttp.ClientSession | None = None,
+        oauth_session: TokenClient | None = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,

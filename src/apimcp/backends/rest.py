@@ -34,7 +34,7 @@ from apimcp.backends.http_common import (
     status_failure,
     too_large,
 )
-from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError, TokenClient
 from apimcp.backends.rest_request import InvalidArgument, PreparedRequest, build_request
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.media import media_kind
@@ -65,6 +65,7 @@ class RestBackend(Backend):
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         tls: TlsSettings | None = None,
+        oauth_session: TokenClient | None = None,
     ) -> None:
         if base_url is None and not service.servers:
             raise ValueError(f"service {service.name!r} declares no servers: a backend URL is needed")
@@ -72,7 +73,9 @@ class RestBackend(Backend):
         self._session = session
         self._base_url = base_url
         if isinstance(credentials, ClientCredentials):
-            self._tokens: ClientCredentialsTokens | None = ClientCredentialsTokens(session, credentials)
+            self._tokens: ClientCredentialsTokens | None = ClientCredentialsTokens(
+                oauth_session or session, credentials
+            )
             self._placement = place(None)
         else:
             self._tokens = None
