@@ -102,14 +102,14 @@ async def embedded(
     """The control plane opened and its gateway following it, in the running loop, until the block ends.
 
     `prepare` runs on the control plane before the gateway's first snapshot (the demo seeds it).
-    `fetch_policy` says which addresses imports by URL may reach (default: public ones).
+    `fetch_policy` says which addresses imports by URL and token endpoints may reach (default: public ones).
     """
     plane = await asyncio.to_thread(open_plane, data_dir, database_url, fetch_policy=fetch_policy)
     first = await asyncio.to_thread(bootstrap, plane, data_dir)
     if prepare is not None:
         await asyncio.to_thread(prepare, plane)
     session = new_session()
-    runtime = GatewayRuntime(session, options)
+    runtime = GatewayRuntime(session, options, fetch_policy=fetch_policy)
     try:
         async with following(runtime, LocalSource(plane)) as sync:
             await asyncio.wait_for(sync.first_applied.wait(), 60)

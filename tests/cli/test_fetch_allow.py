@@ -55,6 +55,7 @@ def test_the_allow_list_lets_the_import_through(
     [
         ["serve"],
         ["control-plane"],
+        ["gateway", "--control-plane", "http://127.0.0.1:9", "--token", "t"],
     ],
 )
 def test_a_wrong_entry_is_a_usage_error_naming_it(command: list[str]) -> None:
@@ -63,7 +64,7 @@ def test_a_wrong_entry_is_a_usage_error_naming_it(command: list[str]) -> None:
     assert "--fetch-allow: fetch allow-list entry 'not a host' is not a host name" in result.output
 
 
-@pytest.mark.parametrize("command", ["serve", "control-plane"])
+@pytest.mark.parametrize("command", ["serve", "control-plane", "gateway"])
 def test_every_server_command_takes_the_option(command: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert "--fetch-allow" in result.output

@@ -43,8 +43,8 @@ FetchAllow = Annotated[
         "--fetch-allow",
         envvar="APIMCP_FETCH_ALLOW",
         metavar="HOST|*.SUFFIX|CIDR",
-        help="An internal host imports and $refs may reach (by default only public addresses are fetched on "
-        "someone's behalf); repeatable; the variable takes a comma-separated list.",
+        help="An internal host imports, $refs and OAuth token requests may reach (by default only public addresses "
+        "are fetched on someone's behalf); repeatable; the variable takes a comma-separated list.",
         show_default=False,
     ),
 ]
@@ -297,6 +297,7 @@ def gateway(
     host: Host = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
     allowed_host: AllowedHosts = [],
+    fetch_allow: FetchAllow = [],
 ) -> None:
     """Run a gateway that follows a control plane (`apimcp gateway list` lists the registered ones)."""
     if ctx.invoked_subcommand is not None:
@@ -311,6 +312,7 @@ def gateway(
         )
     from apimcp.gateway.serve import serve_connected_gateway  # noqa: PLC0415
 
+    policy = fetch_policy(fetch_allow)
     _log_to_stderr()
     labels = pairs(label, "--label")
     gateway_name = name or socket.gethostname()
@@ -330,6 +332,7 @@ def gateway(
             host=host,
             port=port,
             on_ready=ready,
+            fetch_policy=policy,
         )
     )
 

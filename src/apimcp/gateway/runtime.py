@@ -26,6 +26,7 @@ from apimcp.catalog.selection import select
 from apimcp.gateway.backends import BackendFactory
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
+from apimcp.safety.addresses import AddressPolicy
 
 log = logging.getLogger("apimcp.gateway")
 
@@ -62,8 +63,11 @@ class Routes:
 class GatewayRuntime:
     """Builds expositions from snapshots and routes requests to them."""
 
-    def __init__(self, session: aiohttp.ClientSession, options: EndpointOptions) -> None:
-        self._backends = BackendFactory(session)
+    def __init__(
+        self, session: aiohttp.ClientSession, options: EndpointOptions, *, fetch_policy: AddressPolicy | None = None
+    ) -> None:
+        """`fetch_policy`: which addresses OAuth token endpoints may be at (default: public ones only)."""
+        self._backends = BackendFactory(session, fetch_policy=fetch_policy)
         self._options = options
         self._services: dict[str, Service] = {}
         self._built: dict[str, tuple[bytes, Route]] = {}

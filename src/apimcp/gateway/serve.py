@@ -16,6 +16,7 @@ from apimcp.gateway.plan import GatewayPlan
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import HttpSource, following
 from apimcp.protocol import EndpointOptions
+from apimcp.safety.addresses import AddressPolicy
 from apimcp.serving import server_for
 
 log = logging.getLogger("apimcp.gateway")
@@ -56,6 +57,7 @@ async def serve_connected_gateway(
     port: int,
     log_level: str = "info",
     on_ready: OnReady | None = None,
+    fetch_policy: AddressPolicy | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
@@ -63,7 +65,7 @@ async def serve_connected_gateway(
     at start, the gateway keeps trying (and answers 404 until it has something to serve).
     """
     session = new_session()
-    runtime = GatewayRuntime(session, options)
+    runtime = GatewayRuntime(session, options, fetch_policy=fetch_policy)
     try:
         async with following(runtime, HttpSource(session, control_plane, token, name, labels)):
             app = GatewayApp(runtime)
