@@ -117,6 +117,7 @@ async def embedded(
             yield Started(EmbeddedApp(create_api(plane), GatewayApp(runtime)), plane, data_dir, token, file)
     finally:
         await close_session(session)
+        plane.imports.shutdown()
         plane.store.dispose()
 
 

@@ -1,5 +1,5 @@
 """The control plane's parts wired together: the store, the secret keys, the change signal, and how
-imports fetch."""
+imports fetch and run."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from apimcp.control import changes
 from apimcp.control.changes import ChangeSignal
 from apimcp.control.crypto import KeySet
+from apimcp.control.import_pool import ImportPool
 from apimcp.control.store import Store
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import Fetcher, FetchLimits
@@ -27,6 +28,8 @@ class ControlPlane:
     """Which addresses imports and attachments by URL may reach: public ones, plus the allow-list's."""
     fetch_limits: FetchLimits = field(default_factory=FetchLimits)
     yaml_limits: YamlLimits = field(default_factory=YamlLimits)
+    imports: ImportPool = field(default_factory=ImportPool)
+    """Imports run here, never in the thread pool the REST API's other routes share."""
 
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.

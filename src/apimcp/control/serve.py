@@ -13,4 +13,5 @@ async def serve_control_plane(plane: ControlPlane, *, host: str, port: int, log_
         server = server_for(create_api(plane), plane.signal.close, host=host, port=port, log_level=log_level)
         await server.serve()
     finally:
+        plane.imports.shutdown()
         plane.store.dispose()
