@@ -1,5 +1,5 @@
-"""The REST API's fetches on someone's behalf (imports and attachments by URL) under the fetch policy, and
-bounded YAML uploads."""
+"""The REST API's fetches on someone's behalf (imports and attachments by URL) under the fetch policy, bounded
+YAML uploads, and imports that never starve the rest of the API."""
 
 from __future__ import annotations
 
@@ -7,13 +7,16 @@ import re
 import socket
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from apimcp.control.api.app import create_api
 from apimcp.control.crypto import KeySet
+from apimcp.control.import_pool import ImportCapacity, ImportPool
 from apimcp.control.plane import ControlPlane
 from apimcp.control.store import open_store
 from apimcp.safety.addresses import AddressPolicy
@@ -22,7 +25,7 @@ from tests.control.api_harness import Api, Org, import_echo, ok, problem
 from tests.safety.test_yaml_loading import alias_bomb
 from tests.support.fetching import LOOPBACK_ALLOWED, forbid_connections
 from tests.support.live_server import live_server
-from tests.support.misbehaving import misbehaving, resetting, silent
+from tests.support.misbehaving import dripping, misbehaving, resetting, silent
 
 
 @contextmanager
@@ -30,14 +33,16 @@ def control_plane(
     tmp_path: Path,
     policy: AddressPolicy | None = None,
     limits: FetchLimits | None = None,
+    capacity: ImportCapacity | None = None,
 ) -> Iterator[Api]:
-    """A control plane on SQLite with these fetch settings, its API served on loopback."""
+    """A control plane on SQLite with these fetch and import settings, its API served on loopback."""
     store = open_store(f"sqlite:///{tmp_path / 'apimcp.db'}")
     plane = ControlPlane(
         store,
         KeySet.generate(),
         fetch_policy=policy or AddressPolicy(),
         fetch_limits=limits or FetchLimits(),
+        imports=ImportPool(capacity),
     )
     try:
         with live_server(create_api(plane)) as base:
@@ -47,6 +52,7 @@ def control_plane(
             finally:
                 api.close()
     finally:
+        plane.imports.shutdown()
         store.dispose()
 
 
@@ -166,3 +172,48 @@ def test_an_alias_bomb_upload_is_refused_in_milliseconds(strict: Org) -> None:
     attached = strict.user.post(f"/services/{service['id']}/artifacts", files={"file": ("hints.yaml", alias_bomb())})
     assert "expands to more than" in problem(attached, 422, "file")["detail"]
     assert ok(strict.user.get("/services"))[0]["name"] == service["name"]  # and the server is fine
+
+
+def test_stalled_imports_never_starve_the_rest_api(tmp_path: Path) -> None:
+    """45 imports of a description that drips a byte every 0.2 s: the REST API answers other requests at once,
+    imports beyond the import capacity are turned away with 503 and Retry-After, and each admitted import ends
+    at its total deadline (2 s here) although bytes keep coming."""
+    capacity = ImportCapacity(workers=4, queued=4, retry_after_seconds=7)
+    with (
+        misbehaving(dripping(0.2)) as drip,
+        control_plane(tmp_path, LOOPBACK_ALLOWED, FetchLimits(timeout_seconds=2.0), capacity) as api,
+    ):
+        acme = api.org("acme")
+
+        def import_stalled(_: int) -> tuple[httpx2.Response, float]:
+            with httpx2.Client(base_url=f"{api.base}/api/v1", headers={"Authorization": f"Bearer {acme.user_token}"},
+                               timeout=30) as client:  # fmt: skip
+                started = time.monotonic()
+                response = client.post("/services", json={"url": f"{drip.url}/openapi.yaml"})
+                return response, time.monotonic() - started
+
+        with ThreadPoolExecutor(45) as clients:
+            outcomes = clients.map(import_stalled, range(45))
+            time.sleep(0.5)  # every import has arrived: 8 admitted (4 fetching, 4 waiting), the rest refused
+            latencies = []
+            for _ in range(5):
+                started = time.monotonic()
+                assert ok(acme.user.get("/services")) == []
+                assert ok(acme.user.get("/organization"))["name"] == "acme"
+                latencies.append(time.monotonic() - started)
+                time.sleep(0.2)
+            results = list(outcomes)
+    assert max(latencies) < 1.0, latencies  # while every import worker is stalled
+    busy = [(r, t) for r, t in results if r.status_code == 503]
+    stalled = [(r, t) for r, t in results if r.status_code == 422]
+    assert (len(busy), len(stalled)) == (37, 8), [r.status_code for r, _ in results]
+    for response, elapsed in busy:
+        answer = problem(response, 503)
+        assert response.headers["Retry-After"] == "7"
+        assert "4 running and 4 waiting, its import capacity" in answer["detail"]
+        assert elapsed < 1.5
+    for response, elapsed in stalled:
+        assert "no complete answer from 127.0.0.1:" in problem(response, 422, "url")["detail"]
+        assert elapsed < 2 * 2.0 + 1.5  # its deadline, after waiting for a worker at most one deadline
+    assert drip.accepted == 8
+    assert len(drip.lasted) == 8 and max(drip.lasted) < 2.0 + 0.8, drip.lasted  # cut at the deadline
