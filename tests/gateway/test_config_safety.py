@@ -1,9 +1,10 @@
-"""The descriptions a gateway configuration names by URL are fetched under the fetch policy
-(`server.fetch_allow`), even though the file is the operator's own."""
+"""A gateway configuration file is bounded YAML, and the descriptions it names by URL are fetched under the
+fetch policy (`server.fetch_allow`), even though the file is the operator's own."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from aiohttp import web
 from apimcp.gateway.config import ConfigError, load_config, parse_config
 from apimcp.gateway.plan import plan_gateway
 from tests.gateway.conftest import ECHO_SPEC
+from tests.safety.test_yaml_loading import alias_bomb
 from tests.support.live_aiohttp import live_aiohttp
 
 
@@ -82,3 +84,28 @@ def test_a_wrong_fetch_allow_entry_is_named_with_its_line(tmp_path: Path) -> Non
         "gw.yaml:5:16: server.fetch_allow: fetch allow-list entry 'not ok' is not a host name, a *.suffix pattern "
         "or a CIDR network"
     )
+
+
+def test_an_alias_bomb_configuration_is_refused_in_milliseconds(tmp_path: Path) -> None:
+    (tmp_path / "gw.yaml").write_bytes(alias_bomb() + f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n".encode())
+    started = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"gw\.yaml:\d+:\d+: the document expands to more than \d+ bytes"):
+        load_config(tmp_path / "gw.yaml")
+    assert time.perf_counter() - started < 0.2
+
+
+def test_a_recursive_alias_in_a_configuration_is_an_error_with_its_position(tmp_path: Path) -> None:
+    text = f"services: &s\n  echo:\n    openapi: {ECHO_SPEC}\n    include: [*s]\n"
+    with pytest.raises(ConfigError, match=r"^gw\.yaml:1:11: an alias refers to a node that contains it"):
+        parse_config(text, "gw.yaml", tmp_path)
+
+
+def test_aliases_still_work_and_errors_keep_their_positions(tmp_path: Path) -> None:
+    text = (
+        f"services:\n  a: &service\n    openapi: {ECHO_SPEC}\n    timeout: 5\n"
+        "  b:\n    <<: *service\n    tool_prefix: b_\n"
+    )
+    config = parse_config(text, "gw.yaml", tmp_path)
+    assert (config.services["b"].timeout, config.services["b"].tool_prefix) == (5, "b_")
+    with pytest.raises(ConfigError, match=r"^gw\.yaml:8:14: services\.b\.timeout: Input should be greater than 0"):
+        parse_config(text + "    timeout: -1\n", "gw.yaml", tmp_path)
