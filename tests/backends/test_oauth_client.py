@@ -64,8 +64,10 @@ class Upstream:
         return web.json_response(issued)
 
     async def api(self, request: web.Request) -> web.Response:
-        self.api_authorizations.append(request.headers.get("Authorization"))
-        return web.json_response({"authorization": request.headers.get("Authorization")})
+        received = request.headers.get("Authorization")
+        self.api_authorizations.append(received)
+        # Reversed too: a spelling no mask knows, so that tests read what arrived through the gateway's masking.
+        return web.json_response({"authorization": received, "reversed": received[::-1] if received else None})
 
 
 @pytest.fixture
@@ -118,11 +120,12 @@ async def backend(upstream: Upstream, **credentials: Any) -> AsyncIterator[RestB
 
 
 async def authorization(rest: RestBackend) -> str:
-    """The Authorization header one call delivered to the API."""
+    """The Authorization header one call delivered to the API (whose echo of it the client sees masked)."""
     assert GET_ITEM is not None
     result: BackendResult = await rest.call(GET_ITEM, {"itemId": "1"})
     assert isinstance(result, JsonBody), result
-    value: str = result.value["authorization"]
+    assert result.value["authorization"] == "Bearer ***"
+    value: str = result.value["reversed"][::-1]
     return value
 
 
