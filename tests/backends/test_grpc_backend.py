@@ -320,7 +320,9 @@ async def test_a_backend_that_echoes_request_headers_hands_the_credentials_to_th
         assert secret not in result.text
 
 
-async def test_metadata_values_grpc_cannot_carry_are_a_tool_error(channels: GrpcChannels, server: RunningServer) -> None:
+async def test_metadata_values_grpc_cannot_carry_are_a_tool_error(
+    channels: GrpcChannels, server: RunningServer
+) -> None:
     """Finding (the same class as CR/LF in a header): a credential with a line break or a non-ASCII letter made
     grpc raise an ExecuteBatchError out of the call; it is now a tool error naming the metadata, not the value."""
     for value in ("line\nbreak-value", "caf\u00e9-value-123", "tab\tvalue-123"):

@@ -80,7 +80,7 @@ def create_app(recorder: Recorder) -> web.Application:
     app.router.add_route("*", "/v1/echo", echo)
     app.router.add_get("/v1/hops/{count}", hops)
     app.router.add_post("/v1/moved/{status}", moved)
-    app.router.add_get("/v1/away", away)
+    app.router.add_route("*", "/v1/away", away)
     app.router.add_route("*", "/{tail:.*}", echo)  # another origin's landing page: records and echoes
     return app
 
