@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from apimcp.backends.base import Failure, JsonBody
+from apimcp.backends.credentials import ApiKey, Bearer
 from apimcp.backends.rest import RestBackend, close_session, new_session
 from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.catalog.model import Operation, ParameterBinding, RestBinding, Service
@@ -141,3 +142,24 @@ def test_the_checks_happen_while_building_the_request() -> None:
     listed = RestBinding(method="GET", path="/h", parameters=(header("t", "X-T"),))
     with pytest.raises(InvalidArgument, match="NUL"):
         build_request(listed, {"t": ["ok", "a\x00"]}, "http://h")
+
+
+async def test_a_credential_with_a_line_break_is_a_tool_error_not_a_crash(raw_server: RawServer) -> None:
+    """The same class of bug in credentials (a token pasted with its newline): named, never shown, not sent."""
+    op = operation("/h")
+    session = new_session()
+    try:
+        for credentials, header in (
+            (Bearer("token-value\n"), "Authorization"),
+            (ApiKey("X-Key", "k\r\nX: 1"), "X-Key"),
+        ):
+            backend = RestBackend(Service("s", "1", (op,)), session, base_url=raw_server.url, credentials=credentials)
+            result = await backend.call(op, {})
+            assert isinstance(result, Failure)
+            assert result.message == (
+                f"The backend credentials cannot be sent: the value of the {header} header: it holds the control "
+                f"character {'LF' if header == 'Authorization' else 'CR'}, which an HTTP header cannot carry"
+            )
+    finally:
+        await close_session(session)
+    assert raw_server.targets == []
