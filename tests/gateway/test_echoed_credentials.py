@@ -83,3 +83,16 @@ def test_what_the_client_sees_is_the_echo_with_the_credentials_replaced() -> Non
         error, _ = call(mcp, "echo", {"style": "error"})
         assert error["content"][0]["text"].startswith("HTTP 401 Unauthorized: refused: ")
         assert "'Authorization': 'Bearer ***'" in error["content"][0]["text"]
+
+
+def test_an_operation_needing_two_schemes_at_once_gets_both_credentials_and_both_are_masked() -> None:
+    both = (
+        "[{type: api_key, name: X-Api-Key, value: {env: T_KEY}},"
+        " {type: api_key, name: X-Client-Id, value: {env: T_CLIENT}}]"
+    )
+    with hostile_gateway(both) as (mcp, backend):
+        result, seen = call(mcp, "echo", {})
+        headers = result["structuredContent"]["headers"]
+        assert (headers["X-Api-Key"], headers["X-Client-Id"]) == ("***", "***")
+        assert (backend.seen[0]["headers"]["X-Api-Key"], backend.seen[0]["headers"]["X-Client-Id"]) == (KEY, CLIENT)
+        assert KEY not in seen and CLIENT not in seen
