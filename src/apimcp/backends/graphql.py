@@ -66,6 +66,7 @@ class GraphQLBackend(Backend):
         self._target: tuple[Access, yarl.URL, dict[str, str]] | None = (
             (fixed, *self._target_of(fixed)) if fixed is not None else None
         )
+        self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
         self._max_redirects = max_redirects
@@ -121,7 +122,7 @@ class GraphQLBackend(Backend):
                 self._session,
                 outgoing,
                 answer,
-                timeout_seconds=self._timeout_seconds,
+                client_timeout=self._timeout,
                 tls=self._ssl,
                 max_redirects=self._max_redirects,
                 mask=access.mask,

@@ -101,15 +101,15 @@ async def send_following(
     request: Outgoing,
     answer: Callable[[aiohttp.ClientResponse], Awaitable[BackendResult]],
     *,
-    timeout_seconds: float,
+    client_timeout: aiohttp.ClientTimeout,
     tls: ssl.SSLContext | bool,
     max_redirects: int,
     mask: SecretMask,
 ) -> BackendResult:
     """Send `request`, follow its same-origin redirects, and give the final response to `answer`. The whole
-    exchange, every hop included, has `timeout_seconds`; a timeout raises TimeoutError."""
+    exchange, every hop included, has the `client_timeout` total; a timeout raises TimeoutError."""
     method, url, headers, body = request.method, request.url, request.headers, request.body
-    timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+    timeout, total = client_timeout, client_timeout.total
     started = time.monotonic()
     hops = 0
     while True:
@@ -124,10 +124,11 @@ async def send_following(
         if isinstance(hop, Failure):
             return Failure(mask.mask_text(hop.message), hop.status) if mask else hop
         hops += 1
-        left = timeout_seconds - (time.monotonic() - started)
-        if left <= 0:
-            raise TimeoutError
-        timeout = aiohttp.ClientTimeout(total=left)
+        if total is not None:  # the hops share the call's deadline
+            left = total - (time.monotonic() - started)
+            if left <= 0:
+                raise TimeoutError
+            timeout = aiohttp.ClientTimeout(total=left)
         url = _with_query_credentials(hop.url, request.query_credentials)
         if not hop.keeps_body:
             headers = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}

@@ -76,6 +76,7 @@ class RestBackend(Backend):
         self._session = session
         self._base_url = base_url
         self._access = BackendAccess(credentials, session)
+        self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
         self._max_redirects = max_redirects
@@ -130,7 +131,7 @@ class RestBackend(Backend):
                 self._session,
                 outgoing,
                 answer,
-                timeout_seconds=self._timeout_seconds,
+                client_timeout=self._timeout,
                 tls=self._ssl,
                 max_redirects=self._max_redirects,
                 mask=access.mask,
