@@ -88,6 +88,7 @@ def query(schema: Any) -> list[dict[str, Any]]:
         ({"type": ["String", "null"]}, {"type": ["string", "null"]}, 'read as ["string","null"]'),
         ({"type": "date"}, {}, "dropped"),
         ({"type": "array", "uniqueItems": "true"}, {"type": "array", "uniqueItems": True}, "read as true"),
+        ({"type": "array", "uniqueItems": 1}, {"type": "array"}, "dropped"),  # 1 == True, yet not a boolean
         ({"type": "string", "enum": "a,b"}, {"type": "string"}, "dropped"),
         ({"type": "string", "description": 7}, {"type": "string"}, "dropped"),
         ({"type": "string", "$dynamicRef": "#meta"}, {"type": "string"}, "dropped"),

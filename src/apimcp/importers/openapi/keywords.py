@@ -32,17 +32,18 @@ _UNSUPPORTED = frozenset({"$dynamicRef", "$recursiveRef"})
 """References resolved at validation time, outside the definitions a tool schema carries."""
 _MAX_SHOWN = 60
 
-_cache: dict[tuple[str, Any], str | None] = {}
+_cache: dict[tuple[str, type, Any], str | None] = {}
 
 
 def problem(keyword: str, value: Any) -> str | None:
     """Why `keyword: value` is not valid JSON Schema 2020-12 (or does not compile); None when it is."""
     cacheable = value is None or isinstance(value, str | int | float | bool)
-    if cacheable and (keyword, value) in _cache:
-        return _cache[(keyword, value)]
+    key = (keyword, type(value), value)  # the type too: 1 == True, yet only one is a valid uniqueItems
+    if cacheable and key in _cache:
+        return _cache[key]
     found = _problem(keyword, value)
     if cacheable and len(_cache) < 100_000:
-        _cache[(keyword, value)] = found
+        _cache[key] = found
     return found
 
 

@@ -59,7 +59,7 @@ _FLAT_BODY_KEYWORDS = frozenset(
     {
         "type", "properties", "required", "additionalProperties", "title", "description", "example", "examples",
         "default", "deprecated", "readOnly", "writeOnly", "nullable", "xml", "externalDocs", "discriminator", "format",
-        "$schema", "$id", "$comment", "$ref",
+        "$schema", "$id", "$comment", "$ref", "summary",
     }
 )  # fmt: skip
 """What a flattened body's tool schema can still say (or what says nothing about the object's fields)."""
