@@ -20,13 +20,17 @@ import pytest
 from aiohttp import web
 from mcp import Client
 
-from apimcp.backends.base import BackendResult
+from apimcp.backends.base import BackendResult, BinaryBody, EmptyBody, TextBody
 from apimcp.backends.rest import RestBackend, close_session, new_session
 from apimcp.catalog.model import Operation, RestBinding, Service
+from apimcp.gateway.results import tool_result
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.importers.openapi import import_openapi
+from apimcp.protocol import dialects
+from apimcp.protocol.versions import V2025_11_25
 from tests.gateway.conftest import gateway_of
 from tests.gateway.test_prism import (
+    BASE64_SAMPLE,
     MAX_OPTIONAL_DEPTH,
     ArgumentGenerator,
     Exchange,
@@ -103,6 +107,28 @@ FINDINGS: dict[str, Any] = {
                         "additionalProperties": False,
                     }
                 ),
+                "responses": {"200": OBJECT_ANSWER},
+            }
+        },
+        "/c/uploads": {
+            "post": {
+                "operationId": "c_multipart_with_max_properties",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "multipart/form-data": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "title": {"type": "string"},
+                                    "file": {"type": "string", "format": "binary"},
+                                },
+                                "required": ["title"],
+                                "maxProperties": 2,
+                            }
+                        }
+                    },
+                },
                 "responses": {"200": OBJECT_ANSWER},
             }
         },
@@ -300,6 +326,18 @@ async def test_c_a_body_min_properties_is_kept_by_not_flattening_the_body(findin
     assert_accepted(done)
 
 
+async def test_c_a_multipart_body_kept_whole_is_still_sent_as_its_parts(findings: Served) -> None:
+    operation = findings.operation("c_multipart_with_max_properties")
+    body = operation.input_schema["properties"]["body"]
+    assert body["maxProperties"] == 2
+    assert body["properties"]["file"]["contentEncoding"] == "base64"
+    done = await call(findings, "c_multipart_with_max_properties", {"body": {"title": "t", "file": BASE64_SAMPLE}})
+    assert done.sent.headers["Content-Type"].startswith("multipart/form-data; boundary=")
+    assert b'name="title"' in done.sent.body and b'name="file"; filename="file"' in done.sent.body
+    assert b"apimcp\x00\x01\x02" in done.sent.body
+    assert_accepted(done)
+
+
 # --- (d) ----------------------------------------------------------------------------------------
 
 
@@ -378,6 +416,26 @@ async def test_d_a_success_without_json_from_a_tool_with_an_output_schema_is_an_
     first = result.content[0]
     assert isinstance(first, types.TextContent)
     assert first.text.startswith("The call succeeded (HTTP 204), but the backend answered with no content")
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        (TextBody("plain words", "text/plain", 201), types.TextContent),
+        (BinaryBody(b"\x89PNG", "image/png", "http://backend/x", 200), types.ImageContent),
+        (EmptyBody(205), types.TextContent),
+    ],
+)
+def test_d_any_other_success_of_a_tool_with_an_output_schema_is_an_error_that_keeps_it(
+    answer: TextBody | BinaryBody | EmptyBody, kept: type[Any]
+) -> None:
+    output = ArgumentValidator({"type": "object"})
+    result = dialects.call_tool_result(tool_result(answer, output), V2025_11_25)
+    assert result["isError"] is True and "structuredContent" not in result
+    assert result["content"][0]["text"].startswith(f"The call succeeded (HTTP {answer.status}), but the backend")
+    assert types.CallToolResult.model_validate(result).content[1].__class__ is kept
+    plain = dialects.call_tool_result(tool_result(answer), V2025_11_25)  # no output schema: as before
+    assert "isError" not in plain or plain["isError"] is False
 
 
 # --- (e) ----------------------------------------------------------------------------------------
