@@ -202,12 +202,19 @@ def _body(
             return data, media_type or binding.media_type
         if binding.kind == "text":
             return _text(value).encode(), binding.media_type
+        if binding.kind in ("form", "multipart") and isinstance(value, dict):
+            return _fields(binding, value)  # a form kept whole: its schema says more than its fields
         return orjson.dumps(value), binding.media_type
     fields = {name: arguments[name] for name in binding.fields if name in arguments}
     if binding.extra_fields:
         fields.update({k: v for k, v in arguments.items() if k not in bound and k not in fields})
     if not fields and not binding.required:
         return None, None
+    return _fields(binding, fields)
+
+
+def _fields(binding: BodyBinding, fields: Mapping[str, Any]) -> tuple[bytes | aiohttp.FormData, str | None]:
+    """Named fields as a JSON object, a urlencoded form or multipart parts."""
     if binding.kind == "json":
         return orjson.dumps(fields), binding.media_type
     if binding.kind == "form":
@@ -218,7 +225,8 @@ def _body(
             elif value is not None:
                 pairs.append((name, _text(value)))
         return urlencode(pairs).encode(), binding.media_type
-    form = aiohttp.FormData(quote_fields=False)
+    # Multipart even when no part is a file (aiohttp would otherwise send a urlencoded form).
+    form = aiohttp.FormData(quote_fields=False, default_to_multipart=True)
     for name, value in fields.items():
         # An array is one part per item (OpenAPI 3.1 multipart), files included.
         for item in value if isinstance(value, list) else [value]:

@@ -160,6 +160,9 @@ def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
 
 def run_plan(plan: GatewayPlan, host: str, port: int) -> None:
     _log_to_stderr()
+    for key, planned in plan.services.items():  # what the importer repaired or left out of a description
+        for warning in planned.service.warnings:
+            logging.getLogger("apimcp.import").warning("service %r: %s", key, warning)
     from apimcp.gateway.serve import serve_gateway  # noqa: PLC0415
 
     def ready(gateway: GatewayApp) -> None:

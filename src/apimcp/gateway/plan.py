@@ -13,7 +13,7 @@ from pathlib import Path
 
 from apimcp.backends.credentials import Credentials, place_all
 from apimcp.catalog.model import Operation, RestBinding, Service
-from apimcp.catalog.selection import select, unmatched
+from apimcp.catalog.selection import nothing_selected, select, unmatched
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import import_graphql
@@ -115,7 +115,7 @@ def plan_service(key: str, config: ServiceConfig, location: str, include_paths: 
         raise ConfigError(f"service {key!r}: these patterns select no operation: {', '.join(typos)}")
     operations = tuple(select(service.operations, config.include, config.exclude))
     if not operations:
-        raise ConfigError(f"service {key!r}: include/exclude leave no operation to expose")
+        raise ConfigError(f"service {key!r}: {nothing_selected(service.operations, config.include, config.exclude)}")
     if config.backend is None and not service.servers and any(not _own_servers(op) for op in operations):
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
         raise ConfigError(f"service {key!r}: the description declares no servers; set 'backend' to {where}")

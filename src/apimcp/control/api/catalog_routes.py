@@ -77,7 +77,11 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
             services.import_service, session, caller.organization_id, url=body.url, options=options
         )
     return ImportedService.model_validate(
-        {**ServiceView.model_validate(imported.service).model_dump(), "created": imported.created}
+        {
+            **ServiceView.model_validate(imported.service).model_dump(),
+            "created": imported.created,
+            "warnings": [str(warning) for warning in imported.catalog.warnings],
+        }
     )
 
 

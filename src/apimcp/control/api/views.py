@@ -97,6 +97,11 @@ class ServiceDetail(ServiceView):
 
 class ImportedService(ServiceView):
     created: bool
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what the importer repaired or left out of the description, each with the operation and "
+        "the JSON pointer concerned",
+    )
 
 
 class ImportOptionsForm(Input):

@@ -24,7 +24,7 @@ _PATHS = (
     "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
 )
-_INTERNAL = ("grpc.reflection.", "grpc.health.")
+_INTERNAL = ("grpc.reflection.",)
 _MAX_ROUNDS = 64
 
 
@@ -33,7 +33,8 @@ def is_reflection_url(source: str) -> bool:
 
 
 def internal_service(full_name: str) -> bool:
-    """Services every server may offer beside its API (reflection, health), never imported as tools."""
+    """The reflection service, which every reflecting server offers beside its API, never imported as tools
+    (the health service is: the importer imports it when it is named)."""
     return full_name.startswith(_INTERNAL)
 
 
