@@ -100,7 +100,7 @@ def test_the_world_is_what_the_isolation_tests_assume(api: Api) -> None:
     seen = state(world)
     assert [e["id"] for e in seen["snapshot"]["expositions"]] == [world.ids["exposition"]]
     credentials = seen["snapshot"]["expositions"][0]["members"][0]["credentials"]
-    assert credentials == {"kind": "bearer", "fields": {}, "values": {"token": SECRET_VALUE}}
+    assert credentials == [{"kind": "bearer", "fields": {}, "values": {"token": SECRET_VALUE}}]
     assert len(seen[f"/services/{world.ids['service']}/artifacts"]) == 2
     assert {t["id"] for t in seen["/tokens"]} >= {world.ids["token"]}
     assert [g["name"] for g in seen["/gateways"]] == ["gw-a"]

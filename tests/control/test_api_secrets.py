@@ -167,7 +167,7 @@ def test_rotation_replaces_the_values_and_returns_metadata_only(api: Api) -> Non
         snapshot = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))
         return snapshot["expositions"][0]["members"][0]["credentials"]
 
-    expected = {"kind": "api_key", "fields": {"name": "X-Key", "location": "query"}, "values": {"value": old}}
+    expected = [{"kind": "api_key", "fields": {"name": "X-Key", "location": "query"}, "values": {"value": old}}]
     assert credentials() == expected
 
     response = user.put(f"/secrets/{secret['id']}/values", json={"values": {"value": new}})
@@ -179,13 +179,13 @@ def test_rotation_replaces_the_values_and_returns_metadata_only(api: Api) -> Non
         assert rotated[key] == secret[key], key
     assert datetime.fromisoformat(rotated["updated_at"]) > datetime.fromisoformat(secret["updated_at"])
     assert ok(user.get(f"/secrets/{secret['id']}")) == rotated
-    assert credentials()["values"] == {"value": new}
+    assert credentials()[0]["values"] == {"value": new}
 
     # the new values are checked like the first ones, and a refusal keeps the current values
     problem(user.put(f"/secrets/{secret['id']}/values", json={"values": {}}), 422, "values.value")
     problem(user.put(f"/secrets/{secret['id']}/values", json={"values": {"value": "v", "x": "y"}}), 422, "values.x")
     problem(user.put(f"/secrets/{secret['id']}/values", json={"value": "v"}), 422)
-    assert credentials()["values"] == {"value": new}
+    assert credentials()[0]["values"] == {"value": new}
     problem(user.put("/secrets/0000000000000/values", json={"values": {"value": "v"}}), 404)
 
 

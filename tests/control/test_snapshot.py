@@ -73,7 +73,7 @@ def test_a_snapshot_carries_the_exposition_its_plan_and_its_service(plane: Contr
             "include": ["get_*"],
             "exclude": ["getStatus"],
             "tool_prefix": "echo_",
-            "credentials": {"kind": "bearer", "fields": {}, "values": {"token": "tok-123"}},
+            "credentials": [{"kind": "bearer", "fields": {}, "values": {"token": "tok-123"}}],
             "backend_tls": None,
         }
     ]
@@ -88,7 +88,7 @@ def test_the_wire_form_embeds_the_compiled_services(plane: ControlPlane) -> None
     built = _build(plane, acme)
     decoded = orjson.loads(snapshot.to_json(built))
     assert decoded["services"] == {service.compiled_hash: orjson.loads(service.compiled)}
-    assert decoded["expositions"][0]["members"][0]["credentials"] is None
+    assert decoded["expositions"][0]["members"][0]["credentials"] == []
     assert decoded["revision"] == built["revision"]
 
 
@@ -172,7 +172,7 @@ def test_a_gateway_gets_its_own_organizations_expositions(plane: ControlPlane) -
         built = _build(plane, organization_id)
         assert _names(built) == [name]
         [entry] = built["expositions"]
-        assert entry["members"][0]["credentials"]["values"] == {"token": name}
+        assert entry["members"][0]["credentials"][0]["values"] == {"token": name}
         with plane.session() as session:
             assert built["revision"] == changes.latest(session, organization_id)
     everyone = _build(plane, None)
@@ -199,11 +199,9 @@ def test_rotated_credentials_reach_the_next_snapshot(plane: ControlPlane) -> Non
         secrets.rotate(session, plane.keys, acme, secret.id, {"password": "second"})
     after = _build(plane, acme)
     assert after["revision"] > before["revision"]
-    assert after["expositions"][0]["members"][0]["credentials"] == {
-        "kind": "basic",
-        "fields": {"username": "robot"},
-        "values": {"password": "second"},
-    }
+    assert after["expositions"][0]["members"][0]["credentials"] == [
+        {"kind": "basic", "fields": {"username": "robot"}, "values": {"password": "second"}}
+    ]
 
 
 def test_an_organization_without_expositions_gets_an_empty_snapshot(plane: ControlPlane) -> None:

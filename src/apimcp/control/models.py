@@ -21,7 +21,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from apimcp.control.ids import new_id
 
@@ -138,7 +138,10 @@ class Plan(Base):
     backend_timeout_ms: Mapped[int] = mapped_column(Integer, default=30_000)
     include: Mapped[list[Any]] = mapped_column(default=list)
     exclude: Mapped[list[Any]] = mapped_column(default=list)
-    secret_id: Mapped[str | None] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"))
+    secret_links: Mapped[list[PlanSecret]] = relationship(
+        order_by="PlanSecret.position", cascade="all, delete-orphan", lazy="selectin"
+    )
+    """The backend secrets every call carries, in order (see `secret_ids`)."""
     tls_secret_id: Mapped[str | None] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"))
     inbound: Mapped[dict[str, Any]] = mapped_column(default=dict)
     cache: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -147,6 +150,24 @@ class Plan(Base):
     output_schemas: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+    @property
+    def secret_ids(self) -> list[str]:
+        return [link.secret_id for link in self.secret_links]
+
+    @property
+    def secret_id(self) -> str | None:
+        """The first backend secret (what plans had before they could carry several)."""
+        return self.secret_links[0].secret_id if self.secret_links else None
+
+
+class PlanSecret(Base):
+    """One backend secret of a plan: an operation may need several at once (an API key and a client id)."""
+
+    __tablename__ = "plan_secrets"
+    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id", ondelete="CASCADE"), primary_key=True)
+    secret_id: Mapped[str] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"), primary_key=True, index=True)
+    position: Mapped[int] = mapped_column(Integer)
 
 
 class GatewayGroup(Base):

@@ -75,11 +75,11 @@ def build(
 
 def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dict[str, Any]:
     """One service of an exposition, with how to call it."""
-    credentials = None
-    if plan.secret_id is not None:
-        secret = session.get(Secret, plan.secret_id)
+    credentials = []  # every call carries all of them
+    for secret_id in plan.secret_ids:
+        secret = session.get(Secret, secret_id)
         if secret is not None:
-            credentials = {"kind": secret.kind, "fields": secret.fields, "values": secrets.reveal(keys, secret)}
+            credentials.append({"kind": secret.kind, "fields": secret.fields, "values": secrets.reveal(keys, secret)})
     tls = None
     if plan.tls_secret_id is not None:
         secret = session.get(Secret, plan.tls_secret_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from apimcp.backends.credentials import Credentials, place
+from apimcp.backends.credentials import Credentials, place_all
 from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.catalog.selection import nothing_selected, select, unmatched
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
@@ -27,7 +27,7 @@ class PlannedService:
     config: ServiceConfig
     service: Service
     operations: tuple[Operation, ...]
-    credentials: Credentials | None
+    credentials: tuple[Credentials, ...]
     tls: dict[str, str] | None = None
     """PEM texts for a gRPC backend: `ca`, `certificate`, `private_key`."""
 
@@ -54,7 +54,7 @@ def import_described(
     config: ServiceConfig,
     location: str,
     include_paths: tuple[str, ...] = (),
-    credentials: Credentials | None = None,
+    credentials: tuple[Credentials, ...] = (),
 ) -> Service:
     """The service a configuration describes, imported by the importer of its kind. A live GraphQL endpoint
     is introspected with the service's credentials (those that travel in headers)."""
@@ -81,9 +81,9 @@ def import_described(
     return import_openapi(location, name=config.name, version=config.version, tool_prefix=config.tool_prefix)
 
 
-def _introspection_headers(credentials: Credentials | None) -> dict[str, str]:
+def _introspection_headers(credentials: tuple[Credentials, ...]) -> dict[str, str]:
     # An API key in the query is not added: the endpoint URL becomes the service's server.
-    return place(credentials).headers_with_cookies()
+    return place_all(credentials).headers_with_cookies()
 
 
 def _read_tls(key: str, config: ServiceConfig, gateway: GatewayConfig) -> dict[str, str] | None:

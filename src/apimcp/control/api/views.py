@@ -192,7 +192,10 @@ class PlanFields(Input):
     backend_timeout_ms: int | None = None
     include: list[str] | None = None
     exclude: list[str] | None = None
-    secret_id: str | None = None
+    secret_id: str | None = Field(default=None, description="one backend secret (sets secret_ids to it alone)")
+    secret_ids: list[str] | None = Field(
+        default=None, description="the backend secrets every call carries (e.g. an API key and a client id)"
+    )
     tls_secret_id: str | None = Field(default=None, description="a tls secret (CA, client certificate) for the backend")
     inbound_mode: Literal["none", "api_key"] | None = None
     cache: dict[str, CacheHintInput] | None = None
@@ -215,7 +218,8 @@ class PlanView(View):
     backend_timeout_ms: int
     include: list[str]
     exclude: list[str]
-    secret_id: str | None
+    secret_id: str | None = Field(description="the first of secret_ids")
+    secret_ids: list[str]
     tls_secret_id: str | None
     inbound_mode: str
     cache: dict[str, Any]

@@ -21,7 +21,7 @@ from apimcp.control.crypto import KeySet, token_key_id
 from apimcp.control.domain.common import check_name, get_owned
 from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.ids import new_id
-from apimcp.control.models import Plan, Secret
+from apimcp.control.models import Plan, PlanSecret, Secret
 from apimcp.control.secret_kinds import KINDS, LOCATIONS
 
 
@@ -169,9 +169,8 @@ def reencrypt_all(session: Session, keys: KeySet) -> int:
 
 def delete(session: Session, organization_id: str, secret_id: str) -> None:
     secret = get_owned(session, Secret, organization_id, secret_id, "secret")
-    users = list(
-        session.scalars(select(Plan.name).where((Plan.secret_id == secret.id) | (Plan.tls_secret_id == secret.id)))
-    )
+    backend = select(PlanSecret.plan_id).where(PlanSecret.secret_id == secret.id)
+    users = list(session.scalars(select(Plan.name).where(Plan.id.in_(backend) | (Plan.tls_secret_id == secret.id))))
     if users:
         raise Conflict(f"secret {secret.name!r} is used by plans {', '.join(sorted(users))}")
     session.delete(secret)
