@@ -216,6 +216,23 @@ def test_a_session_deleted_on_another_replica_closes_its_get_stream() -> None:
             assert watch.ended.wait(3)
 
 
+def test_a_session_deleted_while_a_request_waits_for_the_client_answers_that_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with serving() as mcp:
+        session = mcp.initialize("2025-11-25", {"elicitation": {}})
+        body = {"jsonrpc": "2.0", "id": "asking", "method": "tools/call", "params": {"name": "elicit"}}
+        headers = {"content-type": "application/json", "accept": "text/event-stream", **session.headers()}
+        with mcp.http.stream("POST", mcp.url, json=body, headers=headers) as response:
+            messages = sse_messages(response.iter_lines())
+            assert next(messages)["method"] == "elicitation/create"
+            assert mcp.http.delete(mcp.url, headers=session.headers()).status_code == 200
+            final = next(messages)
+        assert final["id"] == "asking"
+        assert final["error"] == {"code": -32603, "message": "The session ended before the client answered"}
+    assert not [r for r in caplog.records if r.exc_info]
+
+
 # --- requests and streams at once --------------------------------------------------------------------
 
 

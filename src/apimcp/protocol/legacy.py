@@ -529,6 +529,12 @@ class SessionEra:
                 await asyncio.gather(*(f for _, f in waiting.values()))
         except TimeoutError as exc:
             raise McpError(INTERNAL_ERROR, "The client did not answer the server's request in time") from exc
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the request itself is cancelled
+            # The session ended (deleted, expired) and gave up on what it was asked.
+            raise McpError(INTERNAL_ERROR, "The session ended before the client answered") from None
         finally:
             for request_id, _ in waiting.values():
                 live.pending.pop(request_id, None)
