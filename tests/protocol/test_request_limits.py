@@ -15,7 +15,7 @@ import httpx2
 import orjson
 import pytest
 
-from apimcp.protocol import EndpointOptions, McpEndpoint
+from apimcp.protocol import EndpointOptions, McpEndpoint, MemorySessionStore
 from apimcp.protocol.limits import EndpointLimits
 from tests.protocol.showcase import Showcase
 from tests.support.live_server import live_server
@@ -261,3 +261,14 @@ def test_a_modern_request_to_a_session_only_endpoint_is_refused_with_its_id() ->
     with live_server(endpoint) as base, McpHttp(f"{base}/mcp") as mcp:
         body, headers = modern_message("tools/list", request_id="m-1")
         assert_json_rpc_error(mcp.post(body, headers), 400, -32600, "m-1")
+
+
+def test_limits_refuse_values_that_would_disable_or_break_them() -> None:
+    with pytest.raises(ValueError, match="max_body_bytes must be positive"):
+        EndpointLimits(max_body_bytes=0)
+    with pytest.raises(ValueError, match="body_read_seconds must be positive"):
+        EndpointLimits(body_read_seconds=-1)
+    with pytest.raises(ValueError, match="max_json_depth must be at most 200"):
+        EndpointLimits(max_json_depth=300)  # orjson could not encode what such a limit lets in
+    with pytest.raises(ValueError, match="max_sessions"):
+        MemorySessionStore(max_sessions_per_endpoint=0)
