@@ -56,6 +56,7 @@ class McpEndpoint:
         self.options = options or EndpointOptions()
         self._limits = self.options.limits
         self._body_deadline = SharedDeadline(self._limits.body_read_seconds)
+        self._body_limit_digits = len(str(self._limits.max_body_bytes))
         self.changes = ChangeHub()
         """Call `changes.tools_changed()` (etc.) to notify listening clients."""
         dispatcher = Dispatcher(handler)
@@ -157,7 +158,8 @@ class McpEndpoint:
             return
         limits = self._limits
         announced = headers.get(b"content-length")
-        if announced is not None and _more_than(announced, limits.max_body_bytes):
+        # Fewer digits than the limit has cannot announce more: most requests stop at len().
+        if announced is not None and len(announced) >= self._body_limit_digits and _more_than(announced, limits):
             await exchange.refuse(413, _too_large(limits))
             return
         try:
@@ -178,8 +180,11 @@ class McpEndpoint:
             else:
                 await exchange.refuse(400, "Parse error: the body is not valid JSON", code=PARSE_ERROR)
             return
-        if body.count(b"{") + body.count(b"[") > limits.max_json_depth:  # else it cannot nest that deep
-            too_deep = too_deep_error(payload, limits.max_json_depth)
+        # Each level takes an opening and a closing bracket: a short body, or one with few brackets,
+        # cannot nest that deep, and only a body that might is walked.
+        depth = limits.max_json_depth
+        if len(body) > 2 * depth and body.count(b"{") + body.count(b"[") > depth:
+            too_deep = too_deep_error(payload, depth)
             if too_deep is not None:
                 await exchange.json(400, too_deep)
                 return
@@ -225,10 +230,10 @@ def _too_large(limits: EndpointLimits) -> str:
     return f"Request body larger than {limits.max_body_bytes} bytes (max_body_bytes)"
 
 
-def _more_than(announced: bytes, limit: int) -> bool:
-    """Whether a Content-Length value announces more than `limit` bytes (a malformed one does not)."""
+def _more_than(announced: bytes, limits: EndpointLimits) -> bool:
+    """Whether a Content-Length value announces more than the body limit (a malformed one does not)."""
     try:
-        return int(announced) > limit
+        return int(announced) > limits.max_body_bytes
     except ValueError:  # not a number, or more digits than int() reads: reading the body decides
         return False
 
