@@ -14,7 +14,9 @@ from typing import Any, TypeVar
 
 import uvicorn
 
+from apimcp.bounded_http import head_bounded_protocol
 from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.protocol.limits import EndpointLimits
 
 AsgiApp = Callable[[Scope, Receive, Send], object]
 T = TypeVar("T")
@@ -47,10 +49,18 @@ class StreamClosingServer(uvicorn.Server):
 
 
 def server_for(
-    app: AsgiApp, on_shutdown: Callable[[], None], *, host: str, port: int, log_level: str = "warning"
+    app: AsgiApp,
+    on_shutdown: Callable[[], None],
+    *,
+    host: str,
+    port: int,
+    log_level: str = "warning",
+    limits: EndpointLimits | None = None,
 ) -> StreamClosingServer:
+    """A server for `app`; request heads are bounded as `limits` say (the defaults when None)."""
     config = uvicorn.Config(
         app,
+        http=head_bounded_protocol(limits or EndpointLimits()),
         host=host,
         port=port,
         log_level=log_level,
