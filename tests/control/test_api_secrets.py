@@ -200,3 +200,21 @@ def test_rotation_wakes_waiting_gateways(api: Api) -> None:
     ok(acme.user.put(f"/secrets/{secret['id']}/values", json={"values": {"token": "two"}}))
     changed = ok(acme.gateway.get("/gateway/changes", params={"since": before}, timeout=30))
     assert changed["revision"] > before
+
+
+def test_a_secret_value_above_its_size_limit_is_refused_naming_the_field(api: Api) -> None:
+    """The finding: a 300 MB secret value was accepted. Token-like values stop at 16 KiB, PEM texts at 256 KiB."""
+    acme = api.org("acme")
+    big_token = {"name": "big", "kind": "bearer", "values": {"token": "t" * (16 * 1024 + 1)}}
+    body = problem(acme.user.post("/secrets", json=big_token), 422, "values.token")
+    assert body["detail"] == "values.token has 16385 bytes; a secret value may have at most 16384"
+    big_name = {"name": "hdr", "kind": "api_key", "fields": {"name": "X" * 20_000}, "values": {"value": "v"}}
+    problem(acme.user.post("/secrets", json=big_name), 422, "fields.name")
+    pem = "-----BEGIN PRIVATE KEY-----\n" + "A" * (256 * 1024) + "\n-----END PRIVATE KEY-----\n"
+    big_pem = {"name": "tls", "kind": "tls", "values": {"certificate": pem, "private_key": pem}}
+    assert "a PEM text may have at most 262144" in problem(acme.user.post("/secrets", json=big_pem), 422)["detail"]
+    assert ok(acme.user.get("/secrets")) == []
+
+    fits = created(acme.user.post("/secrets", json={**big_token, "values": {"token": "t" * 16 * 1024}}))
+    rotation = {"values": {"token": "t" * (16 * 1024 + 1)}}
+    problem(acme.user.put(f"/secrets/{fits['id']}/values", json=rotation), 422, "values.token")

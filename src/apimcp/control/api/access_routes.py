@@ -31,7 +31,15 @@ def secret_view(secret: Secret) -> SecretView:
 @router.post("/secrets", response_model=SecretView, status_code=status.HTTP_201_CREATED, tags=["secrets"])
 def create_secret(body: SecretInput, caller: UserCaller, session: DbSession, plane: Plane) -> SecretView:
     secret = secrets.create(
-        session, plane.keys, caller.organization_id, body.name, body.kind, body.fields, body.values, body.description
+        session,
+        plane.keys,
+        caller.organization_id,
+        body.name,
+        body.kind,
+        body.fields,
+        body.values,
+        body.description,
+        limits=plane.limits,
     )
     return secret_view(secret)
 
@@ -51,7 +59,9 @@ def rotate_secret(
     secret_id: str, body: SecretRotation, caller: UserCaller, session: DbSession, plane: Plane
 ) -> SecretView:
     """Replace the secret's values (its metadata stays); gateways use the new values at once."""
-    return secret_view(secrets.rotate(session, plane.keys, caller.organization_id, secret_id, body.values))
+    return secret_view(
+        secrets.rotate(session, plane.keys, caller.organization_id, secret_id, body.values, limits=plane.limits)
+    )
 
 
 @router.delete("/secrets/{secret_id}", status_code=204, tags=["secrets"])
