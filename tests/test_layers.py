@@ -50,3 +50,12 @@ def test_the_catalog_and_backends_know_nothing_of_control_or_gateways() -> None:
 
 def test_the_control_plane_does_not_import_the_gateway() -> None:
     assert _foreign("control", ("apimcp.gateway", "apimcp.cli", "apimcp.embedded")) == {}
+
+
+def test_sealing_imports_nothing_else_from_apimcp() -> None:
+    # the control plane seals, gateways open, the CLI makes keys: none of them may be pulled into the others
+    modules = sorted((SRC / "sealing").glob("*.py"))
+    assert len(modules) >= 3
+    for module in modules:
+        foreign = {m for m in _imports(module) if m.startswith("apimcp") and not m.startswith("apimcp.sealing")}
+        assert not foreign, f"{module.name} imports {foreign}"
