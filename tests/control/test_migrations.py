@@ -95,3 +95,41 @@ def test_the_store_picks_the_driver_and_integrity_settings(database_url: str) ->
                 assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
     finally:
         store.dispose()
+
+
+def _at(store: Store, revision: str, *, down: bool = False) -> None:
+    from alembic import command
+
+    from apimcp.control.store import _alembic_config
+
+    with store.engine.begin() as connection:
+        (command.downgrade if down else command.upgrade)(_alembic_config(connection), revision)
+
+
+def test_migration_0003_makes_existing_user_tokens_admins(database_url: str) -> None:
+    """Before roles a user token could do everything (mint gateway tokens): 0003 keeps what it could do."""
+    store = Store(database_url)
+    try:
+        _at(store, "0002")
+        with store.engine.begin() as connection:
+            now = "2026-01-01 00:00:00"
+            organization = text("INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'acme', :now)")
+            connection.execute(organization, {"now": now})
+            token = text(
+                "INSERT INTO api_tokens (id, organization_id, name, kind, prefix, token_hash, created_at) "
+                "VALUES (:id, 'o1', :id, :kind, 'p', :hash, :now)"
+            )
+            for token_id, kind in (("t1", "user"), ("t2", "gateway")):
+                connection.execute(token, {"id": token_id, "kind": kind, "hash": token_id * 32, "now": now})
+        _at(store, "head")
+        with store.engine.connect() as connection:
+            kinds = dict(connection.execute(text("SELECT id, kind FROM api_tokens ORDER BY id")).all())
+        assert kinds == {"t1": "admin", "t2": "gateway"}
+        assert "gateway_keys" in inspect(store.engine).get_table_names()
+        _at(store, "0002", down=True)
+        with store.engine.connect() as connection:
+            kinds = dict(connection.execute(text("SELECT id, kind FROM api_tokens ORDER BY id")).all())
+        assert kinds == {"t1": "user", "t2": "gateway"}
+        assert "gateway_keys" not in inspect(store.engine).get_table_names()
+    finally:
+        store.dispose()

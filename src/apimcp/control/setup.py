@@ -46,7 +46,7 @@ def open_plane(data_dir: Path, database_url: str | None = None, limits: ApiLimit
 
 
 def bootstrap(plane: ControlPlane, data_dir: Path) -> tuple[str, Path] | None:
-    """On a control plane without tokens: the `default` organization and a first user token.
+    """On a control plane without tokens: the `default` organization and a first admin token.
 
     The token is written to a file only its owner can read, never to the log; returns it and the file.
     """

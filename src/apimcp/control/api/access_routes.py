@@ -71,7 +71,8 @@ def delete_secret(secret_id: str, caller: UserCaller, session: DbSession) -> Non
 
 @router.post("/tokens", response_model=IssuedToken, status_code=201, tags=["tokens"])
 def issue_token(body: TokenInput, caller: UserCaller, session: DbSession) -> IssuedToken:
-    record, value = tokens.issue(session, caller.organization_id, body.name, body.kind, body.valid_days)
+    """Issue a token (admin and gateway tokens need an admin token)."""
+    record, value = tokens.issue(session, caller.organization_id, body.name, body.kind, body.valid_days, by=caller)
     return view(IssuedToken, record, token=value)
 
 
@@ -82,7 +83,8 @@ def list_tokens(caller: UserCaller, session: DbSession) -> list[TokenView]:
 
 @router.delete("/tokens/{token_id}", response_model=TokenView, tags=["tokens"])
 def revoke_token(token_id: str, caller: UserCaller, session: DbSession) -> TokenView:
-    return TokenView.model_validate(tokens.revoke(session, caller.organization_id, token_id))
+    """Revoke a token at once (an admin token needs an admin token)."""
+    return TokenView.model_validate(tokens.revoke(session, caller.organization_id, token_id, by=caller))
 
 
 @router.get("/organization", response_model=OrganizationView, tags=["organizations"])
@@ -95,9 +97,9 @@ def current_organization(caller: UserCaller, session: DbSession) -> Organization
     dependencies=[Depends(admin)],
 )  # fmt: skip
 def create_organization(body: OrganizationInput, session: DbSession) -> IssuedOrganization:
-    """Create an organization and its first user token (admin token required)."""
+    """Create an organization and its first admin token (the server's admin token required)."""
     organization = orgs.create(session, body.name)
-    _, value = tokens.issue(session, organization.id, "owner", "user")
+    _, value = tokens.issue(session, organization.id, "owner", tokens.ADMIN)
     return IssuedOrganization.model_validate(
         {**OrganizationView.model_validate(organization).model_dump(), "token": value}
     )
