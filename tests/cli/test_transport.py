@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -139,3 +141,24 @@ def test_login_trusts_a_private_ca_when_told(tmp_path: Path) -> None:
     finally:
         plane.stop()
     assert f"control plane on {url}/api/v1" in plane.output()
+
+
+def test_serve_listens_with_tls_when_given_a_certificate(tmp_path: Path) -> None:
+    pki = make_pki()
+    (tmp_path / "ca.pem").write_bytes(pki.ca.cert_pem)
+    (tmp_path / "server.pem").write_bytes(pki.server.cert_pem)
+    (tmp_path / "server-key.pem").write_bytes(pki.server.key_pem)
+    port = free_port()
+    tls = ["--tls-cert", str(tmp_path / "server.pem"), "--tls-key", str(tmp_path / "server-key.pem")]
+    served = Background(tmp_path / "serve.log", "serve", "--port", str(port), "--data-dir", str(tmp_path / "d"), *tls)
+    try:
+        served.wait_for_port(port)
+        trust = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))
+        assert httpx2.get(f"https://localhost:{port}/healthz", verify=trust).json()["status"] == "ok"
+        token = (tmp_path / "d" / "bootstrap-token").read_text().strip()
+        me = httpx2.get(f"https://localhost:{port}/api/v1/organization", verify=trust,
+                        headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+        assert me.json()["name"] == "default"
+    finally:
+        served.stop()
+    assert f"control plane and gateway on https://localhost:{port}" in served.output()
