@@ -3,8 +3,8 @@
 uvicorn's httptools protocol keeps whatever head a client sends (a 100 MB header
 value, twenty thousand fields) and waits for it forever: memory and connections a
 client holds without ever making a request. The protocol here counts the bytes of
-a head still being received and refuses it beyond `max_bytes` (431), and gives a
-connection `seconds` to deliver a complete head (408), then closes it. It works
+a head still being received and refuses it beyond `max_bytes` (431), and refuses a
+head that takes longer than `seconds` to `2 * seconds` to arrive (408). It works
 below the application, so it protects the gateway and the control plane alike; the
 applications keep their own, finer checks (field count, problem details).
 """
@@ -25,7 +25,8 @@ class HeadLimits:
     max_bytes: int = 64 * KiB
     """Request line and header fields of one request, as received: 431 and the connection closed above."""
     seconds: float = 10.0
-    """From connecting (or from the first byte of a following request) to a complete head: 408 and closed after."""
+    """A connection that sends nothing for this long is closed; a head still incomplete at two checks this far
+    apart (so after `seconds` to twice that) gets 408 and the connection closed."""
 
     def __post_init__(self) -> None:
         if self.max_bytes <= 0 or self.seconds <= 0:
@@ -40,14 +41,19 @@ def bounded_protocol(limits: HeadLimits) -> type[asyncio.Protocol] | None:
         return None
 
     class BoundedHeadProtocol(HttpToolsProtocol):
-        """Counts a head's bytes while it arrives and times it; everything else is uvicorn's."""
+        """Counts a head's bytes while it arrives and times it; everything else is uvicorn's.
+
+        One timer per connection, not per request: every `seconds` it checks whether the same head is
+        still incomplete as at the previous check (then 408), or whether a new connection said nothing.
+        """
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._head_open = False
             self._head_bytes = 0
-            self._head_timer: asyncio.TimerHandle | None = None
+            self._messages = 0
+            self._open_at_last_check = -1
             super().connection_made(transport)
-            self._arm_head_timer()
+            self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(limits.seconds, self._check_head)
 
         def data_received(self, data: bytes) -> None:
             open_before = self._head_open
@@ -62,35 +68,34 @@ def bounded_protocol(limits: HeadLimits) -> type[asyncio.Protocol] | None:
             super().on_message_begin()
             self._head_open = True
             self._head_bytes = 0
-            self._arm_head_timer()
+            self._messages += 1
 
         def on_headers_complete(self) -> None:
             self._head_open = False
-            self._cancel_head_timer()
             super().on_headers_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._cancel_head_timer()
-            super().connection_lost(exc)
-
-        def _arm_head_timer(self) -> None:
-            if self._head_timer is None:
-                self._head_timer = self.loop.call_later(limits.seconds, self._head_too_slow)
-
-        def _cancel_head_timer(self) -> None:
             if self._head_timer is not None:
                 self._head_timer.cancel()
                 self._head_timer = None
+            super().connection_lost(exc)
 
-        def _head_too_slow(self) -> None:
+        def _check_head(self) -> None:
             self._head_timer = None
+            if self.transport.is_closing():
+                return
             if self._head_open:
-                self._refuse(408, "Request Timeout", f"the request head did not arrive within {limits.seconds:g} s")
-            elif self.cycle is None and not self.transport.is_closing():
+                if self._open_at_last_check == self._messages:
+                    seconds = f"{limits.seconds:g}"
+                    self._refuse(408, "Request Timeout", f"the request head did not arrive within {seconds} s")
+                    return
+                self._open_at_last_check = self._messages
+            elif self._messages == 0:
                 self.transport.close()  # connected and said nothing
+                return
+            self._head_timer = self.loop.call_later(limits.seconds, self._check_head)
 
         def _refuse(self, status: int, title: str, detail: str) -> None:
-            self._cancel_head_timer()
             if self.transport.is_closing():
                 return
             if self.cycle is not None and not self.cycle.response_complete:
