@@ -172,3 +172,18 @@ def test_bodies_within_the_limits_work_as_before(tmp_path: Path) -> None:
 def test_limits_must_be_positive(field: str) -> None:
     with pytest.raises(ValueError, match=field):
         ApiLimits(**{field: 0})
+
+
+def test_a_body_left_unread_by_a_refusal_is_not_drained(tmp_path: Path) -> None:
+    """An upload refused for its token (401, before the body is read) closes the connection instead of reading
+    the rest of the upload; requests without a body keep their connection."""
+    with served(tmp_path) as server:
+        head = request_head("POST", "/api/v1/services", {
+            "Content-Type": "multipart/form-data; boundary=x", "Content-Length": str(50 * MiB)})  # fmt: skip
+        answer = exchange(server.host, server.port, head, _megabytes(50))
+        assert answer.status == 401
+        assert answer.headers.get("connection") == "close"
+        assert answer.sent < 20 * MiB
+        with server.client() as client:
+            kept = client.get("/organization", headers={"Connection": "keep-alive"})
+            assert kept.headers.get("connection") != "close"

@@ -66,10 +66,12 @@ class RequestLimits:
             )
             await _problem(send, 431, "Request Header Fields Too Large", detail)
             return
-        content_type, declared = b"", None
+        content_type, declared, chunked = b"", None, False
         for name, value in headers:
             if name == b"content-type":
                 content_type = value
+            elif name == b"transfer-encoding":
+                chunked = True
             elif name == b"content-length":
                 if not value.isdigit():
                     await _problem(send, 400, "Bad Request", "Content-Length is not a number", field="Content-Length")
@@ -83,6 +85,7 @@ class RequestLimits:
             await _problem(send, 413, "Content Too Large", _too_large(declared, limit, upload))
             return
         guard = _BodyGuard(limit, asyncio.get_running_loop().time() + limits.body_seconds)
+        has_body = chunked or bool(declared)
 
         async def guarded_receive() -> Message:
             if guard.done:  # the body is complete: later receives wait for a disconnect, without a deadline
@@ -109,6 +112,8 @@ class RequestLimits:
                 return  # whatever the application made of the refusal, the layer answers it
             if message["type"] == "http.response.start":
                 guard.response_started = True
+                if has_body and not guard.done:  # answered without reading it all (e.g. 401): do not drain the rest
+                    message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
             await send(message)
 
         try:
@@ -124,7 +129,7 @@ class RequestLimits:
 
 def _too_large(declared: int | None, limit: int, upload: bool) -> str:
     what = "an upload" if upload else "this request's body"
-    size = f"the body has {declared} bytes" if declared is not None else "the body is longer"
+    size = f"the body has {declared} bytes" if declared is not None else "the body grew past the limit"
     return f"{size}; {what} may have at most {limit} bytes"
 
 
