@@ -55,16 +55,9 @@ class RequestLimits:
             return
         limits = self.limits
         headers: list[tuple[bytes, bytes]] = scope["headers"]
-        if len(headers) > limits.max_header_count:
-            detail = f"the request has {len(headers)} header fields; at most {limits.max_header_count} are accepted"
-            await _problem(send, 431, "Request Header Fields Too Large", detail)
-            return
-        header_bytes = sum(len(name) + len(value) for name, value in headers)
-        if header_bytes > limits.max_header_bytes:
-            detail = (
-                f"the request's header fields take {header_bytes} bytes; at most {limits.max_header_bytes} are accepted"
-            )
-            await _problem(send, 431, "Request Header Fields Too Large", detail)
+        too_many = _header_problem(headers, limits)
+        if too_many is not None:
+            await _problem(send, 431, "Request Header Fields Too Large", too_many)
             return
         content_type, declared, chunked = b"", None, False
         for name, value in headers:
@@ -125,6 +118,15 @@ class RequestLimits:
                 raise
         if guard.refusal is not None and not guard.response_started:
             await _problem(send, *guard.refusal)
+
+
+def _header_problem(headers: list[tuple[bytes, bytes]], limits: ApiLimits) -> str | None:
+    if len(headers) > limits.max_header_count:
+        return f"the request has {len(headers)} header fields; at most {limits.max_header_count} are accepted"
+    size = sum(len(name) + len(value) for name, value in headers)
+    if size > limits.max_header_bytes:
+        return f"the request's header fields take {size} bytes; at most {limits.max_header_bytes} are accepted"
+    return None
 
 
 def _too_large(declared: int | None, limit: int, upload: bool) -> str:
