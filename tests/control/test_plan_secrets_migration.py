@@ -1,22 +1,19 @@
-"""Migration 0003b: each plan's single secret becomes its first backend secret, and back on downgrade."""
+"""Migration 0004: each plan's single secret becomes its first backend secret, and back on downgrade."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from alembic import command
 from sqlalchemy import text
 
 from apimcp.control.models import Plan
-from apimcp.control.store import Store, _alembic_config
+from apimcp.control.store import Store
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _migrate(store: Store, revision: str, *, down: bool = False) -> None:
-    with store.engine.begin() as connection:
-        config = _alembic_config(connection)
-        (command.downgrade if down else command.upgrade)(config, revision)
+    store.migrate_to(revision, down=down)
 
 
 def _seed(store: Store) -> None:
@@ -62,7 +59,7 @@ def test_a_plan_s_secret_becomes_its_first_backend_secret_and_comes_back_on_down
     try:
         _migrate(store, "0002")
         _seed(store)
-        _migrate(store, "0003b")
+        _migrate(store, "0004")
         assert _expositions(store) == ["with", "without"]
         with store.session() as session:
             assert session.get(Plan, "with").secret_ids == ["sec"]  # type: ignore[union-attr]

@@ -83,6 +83,8 @@ def test_cli_control_plane_and_gateway_apart(tmp_path: Path, backend: str) -> No
         token = (data / "bootstrap-token").read_text().strip()
         outputs.append(_ok("login", plane_url, "--token", token))
         gateway_token = json.loads(_ok("token", "create", "edge", "--kind", "gateway", "-o", "json"))["token"]
+        key_file = tmp_path / "edge.pem"
+        outputs.append(_ok("gateway-key", "create", "edge", "--out", str(key_file)))
         outputs.append(
             _ok(
                 "secret",
@@ -123,6 +125,8 @@ def test_cli_control_plane_and_gateway_apart(tmp_path: Path, backend: str) -> No
             "edge-1",
             "--port",
             str(gateway_port),
+            "--key-file",
+            str(key_file),
             env={"APIMCP_GATEWAY_TOKEN": gateway_token},
         )
         endpoint = f"http://127.0.0.1:{gateway_port}/mcp/default/echo"

@@ -59,7 +59,8 @@ class Organization(Base):
 
 
 class ApiToken(Base):
-    """A bearer token for the API (kind "user") or for a gateway (kind "gateway"); only its hash is kept."""
+    """A bearer token; only its hash is kept. Its kind is its role: "admin" (the API, including gateway tokens,
+    admin tokens and gateway keys), "user" (the API, without those) or "gateway" (snapshot sync only)."""
 
     __tablename__ = "api_tokens"
     id: Mapped[str] = _id()
@@ -207,6 +208,22 @@ class Gateway(Base):
     started_at: Mapped[datetime] = _created()
     last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revision: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class GatewayKey(Base):
+    """The public half of a key pair (X25519) whose private half only gateways hold: snapshot secrets are sealed
+    to it. Registered by an admin; a revoked key is never accepted again."""
+
+    __tablename__ = "gateway_keys"
+    __table_args__ = (UniqueConstraint("organization_id", "public_key"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    public_key: Mapped[str] = mapped_column(String(64))
+    """The raw 32-byte key, base64url without padding."""
+    fingerprint: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = _created()
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Change(Base):

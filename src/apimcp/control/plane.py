@@ -1,4 +1,4 @@
-"""The control plane's parts wired together: the store, the secret keys, the change signal."""
+"""The control plane's parts wired together: the store, the secret keys, the change signal, the limits."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from apimcp.control import changes
 from apimcp.control.changes import ChangeSignal
 from apimcp.control.crypto import KeySet
+from apimcp.control.limits import ApiLimits
 from apimcp.control.store import Store
 
 
@@ -19,6 +20,7 @@ class ControlPlane:
     store: Store
     keys: KeySet
     signal: ChangeSignal = field(default_factory=ChangeSignal)
+    limits: ApiLimits = field(default_factory=ApiLimits)
 
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.

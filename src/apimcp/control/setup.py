@@ -14,6 +14,7 @@ from pathlib import Path
 
 from apimcp.control.crypto import KeySet
 from apimcp.control.domain import orgs, secrets
+from apimcp.control.limits import ApiLimits
 from apimcp.control.plane import ControlPlane
 from apimcp.control.store import open_store, sqlite_url
 
@@ -33,7 +34,7 @@ def load_keys(data_dir: Path) -> KeySet:
     return KeySet.load_or_create(data_dir / KEY_FILE)
 
 
-def open_plane(data_dir: Path, database_url: str | None = None) -> ControlPlane:
+def open_plane(data_dir: Path, database_url: str | None = None, limits: ApiLimits | None = None) -> ControlPlane:
     """The control plane on `database_url` (default: SQLite in `data_dir`), schema migrated."""
     keys = load_keys(data_dir)
     store = open_store(database_url or sqlite_url(data_dir))
@@ -41,11 +42,11 @@ def open_plane(data_dir: Path, database_url: str | None = None) -> ControlPlane:
         resealed = secrets.reencrypt_all(session, keys)
     if resealed:
         log.info("sealed %d secrets again under key %s", resealed, keys.current_kid)
-    return ControlPlane(store, keys)
+    return ControlPlane(store, keys, limits=limits or ApiLimits())
 
 
 def bootstrap(plane: ControlPlane, data_dir: Path) -> tuple[str, Path] | None:
-    """On a control plane without tokens: the `default` organization and a first user token.
+    """On a control plane without tokens: the `default` organization and a first admin token.
 
     The token is written to a file only its owner can read, never to the log; returns it and the file.
     """

@@ -57,7 +57,9 @@ class TokenView(View):
 
 class TokenInput(Input):
     name: str
-    kind: Literal["user", "gateway"] = "user"
+    kind: Literal["admin", "user", "gateway"] = Field(
+        default="user", description="admin and gateway tokens can only be created with an admin token"
+    )
     valid_days: int | None = Field(default=None, ge=1, le=3650)
 
 
@@ -66,7 +68,7 @@ class IssuedToken(TokenView):
 
 
 class IssuedOrganization(OrganizationView):
-    token: str = Field(description="a first user token of the new organization, shown once")
+    token: str = Field(description="a first admin token of the new organization, shown once")
 
 
 # --- services and artifacts --------------------------------------------------------------------
@@ -295,6 +297,23 @@ class GatewayRegistration(Input):
     fqdns: list[str] = Field(default_factory=list)
     version: str | None = None
     known_services: list[str] = Field(default_factory=list)
+    public_key: str | None = Field(
+        default=None, description="the gateway's public key (registered as a gateway key): secrets are sealed to it"
+    )
+
+
+class GatewayKeyInput(Input):
+    name: str
+    public_key: str = Field(description="the public half of an X25519 key pair: 32 bytes in unpadded base64url")
+
+
+class GatewayKeyView(View):
+    id: str
+    name: str
+    public_key: str
+    fingerprint: str
+    created_at: Timestamp
+    revoked_at: Timestamp | None
 
 
 class Revision(BaseModel):

@@ -4,43 +4,25 @@ An operation may need two credentials at once (an API key and a client id in
 two headers). Each plan's secret becomes its first row in `plan_secrets`;
 downgrading keeps the first secret of each plan only.
 
-On SQLite, changing a column of `plans` recreates the table, and dropping the
-old one deletes, through ON DELETE CASCADE, every row that refers to a plan:
-the pairs are read before and written after, and expositions are put back.
-
-Revision ID: 0003b
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003b"
-down_revision = "0002"
+revision = "0004"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
-
-
-@contextmanager
-def _plans_recreated() -> Iterator[None]:
-    """Around a batch change of `plans`: expositions survive the table's recreation on SQLite."""
-    bind = op.get_bind()
-    expositions = sa.Table("expositions", sa.MetaData(), autoload_with=bind)
-    rows = [dict(row._mapping) for row in bind.execute(expositions.select())]
-    yield
-    if rows and not bind.execute(sa.select(sa.func.count()).select_from(expositions)).scalar():
-        bind.execute(expositions.insert(), rows)
 
 
 def upgrade() -> None:
     bind = op.get_bind()
     pairs = bind.execute(sa.text("SELECT id, secret_id FROM plans WHERE secret_id IS NOT NULL")).all()
-    with _plans_recreated(), op.batch_alter_table("plans", schema=None) as batch_op:
+    with op.batch_alter_table("plans", schema=None) as batch_op:
         batch_op.drop_column("secret_id")
     plan_secrets = op.create_table(
         "plan_secrets",
@@ -63,7 +45,7 @@ def downgrade() -> None:
     with op.batch_alter_table("plan_secrets", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_plan_secrets_secret_id"))
     op.drop_table("plan_secrets")
-    with _plans_recreated(), op.batch_alter_table("plans", schema=None) as batch_op:
+    with op.batch_alter_table("plans", schema=None) as batch_op:
         batch_op.add_column(sa.Column("secret_id", sa.String(length=13), nullable=True))
         batch_op.create_foreign_key("fk_plans_secret_id_secrets", "secrets", ["secret_id"], ["id"],
                                     ondelete="RESTRICT")  # fmt: skip
