@@ -88,8 +88,12 @@ def main() -> None:
                 f"{time.perf_counter() - began:.1f} s (CLI upload and control plane import)"
             )
             gateway_token = api(plane_url, token, "POST", "/tokens", {"name": "bench", "kind": "gateway"})["token"]
+            key_file = Path(home) / "gateway-key.pem"
+            key_command = [*APIMCP, "gateway-key", "create", "bench", "--out", str(key_file)]
+            subprocess.run(key_command, env=env, check=True, capture_output=True)
+            gateway_command = [*APIMCP, "gateway", "--control-plane", plane_url, "--port", str(gateway_port)]
             gateway = subprocess.Popen(
-                [*APIMCP, "gateway", "--control-plane", plane_url, "--port", str(gateway_port)],
+                [*gateway_command, "--key-file", str(key_file)],
                 cwd=ROOT,
                 env={**env, "APIMCP_GATEWAY_TOKEN": gateway_token},
                 stdout=subprocess.DEVNULL,

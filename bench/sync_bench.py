@@ -77,10 +77,13 @@ def measure(mode: str, changes: int, home: Path) -> dict[str, list[float]]:
         cli(env, "import", f"{backend}/openapi.yaml", "--name", "books", "--backend", backend, "--expose", "books")
         if mode == "separate":
             gateway_token = json.loads(cli(env, "token", "create", "bench", "--kind", "gateway", "-o", "json"))["token"]
+            key_file = home / "gateway-key.pem"
+            cli(env, "gateway-key", "create", "bench", "--out", str(key_file))
             gateway_port = free_port()
+            plane_url = f"http://127.0.0.1:{plane_port}"
             processes.append(
                 start(
-                    ["gateway", "--control-plane", f"http://127.0.0.1:{plane_port}", "--port", str(gateway_port)],
+                    ["gateway", "--control-plane", plane_url, "--port", str(gateway_port), "--key-file", str(key_file)],
                     gateway_port,
                     "gateway",
                     {**env, "APIMCP_GATEWAY_TOKEN": gateway_token},

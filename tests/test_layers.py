@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "apimcp"
 
 
@@ -66,3 +68,14 @@ def test_the_catalog_and_backends_know_nothing_of_control_or_gateways() -> None:
 
 def test_the_control_plane_does_not_import_the_gateway() -> None:
     assert _foreign("control", ("apimcp.gateway", "apimcp.cli", "apimcp.embedded")) == {}
+
+
+@pytest.mark.parametrize("package", ["safety", "sealing"])
+def test_shared_building_blocks_import_nothing_else_from_apimcp(package: str) -> None:
+    # safety/ (fetch guard, bounded YAML, masking) and sealing/ (gateway keys) serve every layer,
+    # so none of those layers may be pulled into them
+    modules = sorted((SRC / package).glob("*.py"))
+    assert len(modules) >= 2
+    for module in modules:
+        foreign = {m for m in _imports(module) if m.startswith("apimcp") and not m.startswith(f"apimcp.{package}")}
+        assert not foreign, f"{module.name} imports {foreign}"

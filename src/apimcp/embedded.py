@@ -3,7 +3,9 @@
 `/api/...` is the control plane's REST API; everything else is the gateway.
 The gateway follows the store through the same sync loop a separate gateway
 uses, with a source that reads the database in-process and wakes on commits,
-so a change is served as soon as its transaction ends.
+so a change is served as soon as its transaction ends. Its snapshots are sealed
+like a separate gateway's, to a key made at start that never leaves memory: one
+snapshot format, one way to open it.
 """
 
 from __future__ import annotations
@@ -31,16 +33,18 @@ from apimcp.gateway.sync import SnapshotSource, following
 from apimcp.protocol import EndpointOptions
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.safety.addresses import AddressPolicy
-from apimcp.serving import AsgiApp, server_for
+from apimcp.sealing.keys import GatewayKey, GatewayPublicKey
+from apimcp.serving import AsgiApp, ServerTls, server_for
 
 EMBEDDED_GATEWAY = "embedded"
 
 
 class LocalSource(SnapshotSource):
-    """The control plane of this process: every organization, read straight from the store."""
+    """The control plane of this process: every organization, read straight from the store, sealed to `key`."""
 
-    def __init__(self, plane: ControlPlane) -> None:
+    def __init__(self, plane: ControlPlane, key: GatewayPublicKey) -> None:
         self._plane = plane
+        self._key = key
 
     async def fetch(self, known_services: list[str]) -> Mapping[str, Any]:
         return await asyncio.to_thread(self._build, known_services)
@@ -50,7 +54,12 @@ class LocalSource(SnapshotSource):
             for organization in session.scalars(select(Organization)):
                 gateways.register(session, organization.id, EMBEDDED_GATEWAY, {}, version=__version__)
             return snapshot.build(
-                session, self._plane.keys, organization_id=None, labels={}, known_services=known_services
+                session,
+                self._plane.keys,
+                organization_id=None,
+                labels={},
+                recipient=self._key,
+                known_services=known_services,
             )
 
     async def wait_for_change(self, revision: int) -> None:
@@ -109,9 +118,10 @@ async def embedded(
     if prepare is not None:
         await asyncio.to_thread(prepare, plane)
     session = new_session()
-    runtime = GatewayRuntime(session, options, fetch_policy=fetch_policy)
+    key = GatewayKey.generate()  # in memory only: this process's gateway is the only one that reads its snapshots
+    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy)
     try:
-        async with following(runtime, LocalSource(plane)) as sync:
+        async with following(runtime, LocalSource(plane, key.public)) as sync:
             await asyncio.wait_for(sync.first_applied.wait(), 60)
             token, file = first if first is not None else (None, None)
             yield Started(EmbeddedApp(create_api(plane), GatewayApp(runtime)), plane, data_dir, token, file)
@@ -131,6 +141,7 @@ async def serve_embedded(
     log_level: str = "info",
     prepare: Callable[[ControlPlane], None] | None = None,
     on_ready: Callable[[Started], Awaitable[None] | None] | None = None,
+    tls: ServerTls | None = None,
     fetch_policy: AddressPolicy | None = None,
 ) -> None:
     """Open the control plane, serve it with its gateway until interrupted."""
@@ -146,4 +157,4 @@ async def serve_embedded(
             started.plane.signal.close()  # ends the REST API's long polls
             started.app.gateway.shutdown()  # ends MCP streams
 
-        await server_for(started.app, stopping, host=host, port=port, log_level=log_level).serve()
+        await server_for(started.app, stopping, host=host, port=port, log_level=log_level, tls=tls).serve()

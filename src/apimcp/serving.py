@@ -2,18 +2,23 @@
 
 Open SSE streams (GET streams, subscriptions/listen) never finish on their
 own; uvicorn would wait for them forever on Ctrl-C. The server here ends them
-first, then shuts down as usual.
+first, then shuts down as usual. Every server bounds request heads
+(`apimcp.head_limits`) and can listen with TLS.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
 from socket import socket
 from typing import Any, TypeVar
 
 import uvicorn
 
+from apimcp.head_limits import HeadLimits, uvicorn_settings
 from apimcp.protocol.exchange import Receive, Scope, Send
 
 AsgiApp = Callable[[Scope, Receive, Send], object]
@@ -46,9 +51,39 @@ class StreamClosingServer(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+@dataclass(frozen=True, slots=True)
+class ServerTls:
+    """The certificate (chain, PEM) and private key a listener presents to its clients."""
+
+    certificate: Path
+    key: Path
+
+    def check(self) -> None:
+        """Load both files as the server will, so that a wrong path or a mismatched key fails before serving."""
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(self.certificate, self.key)
+        except FileNotFoundError as exc:
+            raise ValueError(f"TLS: cannot read {exc.filename}") from None
+        except (ssl.SSLError, OSError) as exc:
+            raise ValueError(
+                f"TLS: {self.certificate} and {self.key} are not a PEM certificate and its private key ({exc})"
+            ) from None
+
+
 def server_for(
-    app: AsgiApp, on_shutdown: Callable[[], None], *, host: str, port: int, log_level: str = "warning"
+    app: AsgiApp,
+    on_shutdown: Callable[[], None],
+    *,
+    host: str,
+    port: int,
+    log_level: str = "warning",
+    tls: ServerTls | None = None,
+    head_limits: HeadLimits | None = None,
 ) -> StreamClosingServer:
+    tls_settings: dict[str, Any] = {}
+    if tls is not None:
+        tls.check()
+        tls_settings = {"ssl_certfile": str(tls.certificate), "ssl_keyfile": str(tls.key)}
     config = uvicorn.Config(
         app,
         host=host,
@@ -57,5 +92,7 @@ def server_for(
         access_log=False,
         lifespan="off",
         timeout_graceful_shutdown=5,
+        **uvicorn_settings(head_limits or HeadLimits()),
+        **tls_settings,
     )
     return StreamClosingServer(config, on_shutdown)

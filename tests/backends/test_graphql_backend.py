@@ -17,6 +17,7 @@ from apimcp.backends.graphql import GraphQLBackend
 from apimcp.backends.rest import close_session, new_session
 from apimcp.catalog.model import GraphQLBinding, Operation, RestBinding, Service
 from apimcp.importers.graphql import import_graphql
+from tests.gateway.hostile_backend import hostile_backend
 from tests.support.fetching import loopback_fetcher
 from tests.support.graphql_server import graphql_server
 
@@ -218,3 +219,28 @@ def test_an_endpoint_is_needed() -> None:
     service = Service(name="lonely", version="1", operations=(), kind="graphql")
     with pytest.raises(ValueError, match="a GraphQL endpoint URL is needed"):
         GraphQLBackend(service, None)  # type: ignore[arg-type]
+
+
+async def test_a_graphql_endpoint_redirecting_to_another_origin_is_not_followed(
+    service: Service, session: aiohttp.ClientSession
+) -> None:
+    with hostile_backend() as elsewhere, hostile_backend() as hostile:
+        other = elsewhere.url.removesuffix("/v1")
+        endpoint = f"{hostile.url}/away?to={other}/graphql&status=307"
+        backend = GraphQLBackend(service, session, endpoint=endpoint, credentials=ApiKey("X-Api-Key", "key-0123456"))
+        result = await backend.call(op(service, "echo"), {"text": "hi"})
+        assert isinstance(result, Failure) and result.status == 307
+        assert f"a redirect to another origin ({other}), which is not followed" in result.message
+        assert elsewhere.seen == [] and len(hostile.seen) == 1
+
+
+async def test_credentials_a_graphql_server_echoes_are_masked(service: Service, session: aiohttp.ClientSession) -> None:
+    credentials = [
+        Bearer("graphql-bearer-token"),
+        ApiKey("X-Api-Key", "header-key-value"),
+        ApiKey("api_key", "q&key-value", "query"),
+    ]
+    backend = GraphQLBackend(service, session, credentials=credentials)
+    result = await ok(backend, service, "requestInfo", {})
+    assert result.value == {"requestInfo": {"authorization": "Bearer ***", "apiKeyHeader": "***", "apiKeyQuery": "***"}}
+    assert "key-value" not in result.text and "graphql-bearer-token" not in result.text

@@ -191,6 +191,23 @@ async def test_a_stream_stops_at_the_size_limit(channels: GrpcChannels, server: 
     assert failed(too_big) == "The backend's response is larger than the 10 bytes allowed"
 
 
+async def test_a_server_streaming_call_that_hits_its_deadline_after_several_messages_returns_them(
+    channels: GrpcChannels, server: RunningServer
+) -> None:
+    """Finding: the messages received before the deadline were dropped for "the backend did not answer"."""
+    result = await call(backend(channels, server, timeout_seconds=0.6), "ListItems", {"count": 100, "delayMs": 100})
+    assert isinstance(result, JsonBody), result
+    received = [m["id"] for m in result.value["messages"]]
+    assert 2 <= len(received) < 100
+    assert received == [str(i) for i in range(len(received))]
+    assert result.notes == (
+        f"The stream was cut by its deadline (0.6 s) after {len(received)} messages: more may have followed.",
+    )
+    assert '"id":"1"' in result.text
+    silent = await call(backend(channels, server, timeout_seconds=0.2), "Sleep", {"millis": 3000})
+    assert "did not answer within 0.2 s" in failed(silent)  # nothing arrived: still a failure
+
+
 # --- failures -----------------------------------------------------------------------------------------------------
 
 
@@ -276,18 +293,43 @@ async def test_mutual_tls_needs_the_client_certificate(
 
 
 @pytest.mark.parametrize(
-    ("credentials", "key", "value"),
+    ("credentials", "key", "echoed"),
     [
-        (Bearer(TOKEN), "authorization", f"Bearer {TOKEN}"),
-        (Basic("ana", "pa55"), "authorization", "Basic YW5hOnBhNTU="),
-        (ApiKey("X-Api-Key", "k-123"), "x-api-key", "k-123"),
+        (Bearer(TOKEN), "authorization", "Bearer ***"),
+        (Basic("ana", "pa55"), "authorization", "Basic ***"),  # the base64 is masked; a 4-letter password is not
+        (ApiKey("X-Api-Key", "k-123456"), "x-api-key", "***"),
+        (ApiKey("X-Api-Key", "k-12"), "x-api-key", "k-12"),  # under the 6 characters a mask searches for
     ],
 )
-async def test_credentials_travel_as_metadata(
-    channels: GrpcChannels, server: RunningServer, credentials: Credentials, key: str, value: str
+async def test_credentials_travel_as_metadata_and_their_echo_is_masked(
+    channels: GrpcChannels, server: RunningServer, credentials: Credentials, key: str, echoed: str
 ) -> None:
     caller = ok(await call(backend(channels, server, credentials=credentials), "WhoAmI", {}))
-    assert caller["metadata"][key] == value
+    assert caller["metadata"][key] == echoed
+
+
+async def test_a_backend_that_echoes_request_headers_hands_the_credentials_to_the_mcp_client(
+    channels: GrpcChannels, server: RunningServer
+) -> None:
+    """Finding: the echo of every credential of a call is masked, in the value and in its text."""
+    credentials = [ApiKey("x-api-key", "key-value-1234"), ApiKey("x-client-id", "client-id-5678"), Bearer(TOKEN)]
+    result = await call(backend(channels, server, credentials=credentials), "WhoAmI", {})
+    assert isinstance(result, JsonBody)
+    metadata = result.value["metadata"]
+    assert (metadata["x-api-key"], metadata["x-client-id"], metadata["authorization"]) == ("***", "***", "Bearer ***")
+    for secret in ("key-value-1234", "client-id-5678", TOKEN):
+        assert secret not in result.text
+
+
+async def test_metadata_values_grpc_cannot_carry_are_a_tool_error(
+    channels: GrpcChannels, server: RunningServer
+) -> None:
+    """Finding (the same class as CR/LF in a header): a credential with a line break or a non-ASCII letter made
+    grpc raise an ExecuteBatchError out of the call; it is now a tool error naming the metadata, not the value."""
+    for value in ("line\nbreak-value", "caf\u00e9-value-123", "tab\tvalue-123"):
+        message = failed(await call(backend(channels, server, credentials=ApiKey("x-api-key", value)), "WhoAmI", {}))
+        assert message.startswith("The backend credentials cannot be sent: the value of the x-api-key metadata")
+        assert value not in message
 
 
 async def test_credentials_never_appear_in_failures(channels: GrpcChannels, server: RunningServer) -> None:
@@ -312,7 +354,7 @@ async def test_oauth_client_credentials_fetch_a_token_for_the_metadata(
             client = ClientCredentials(f"{url}/token", "gateway", "client-secret")
             shop = backend(channels, server, credentials=client, oauth_session=session)
             caller = ok(await call(shop, "WhoAmI", {}))
-    assert caller["metadata"]["authorization"] == "Bearer minted-token-1"
+    assert caller["metadata"]["authorization"] == "Bearer ***"  # the access token reached it, and is masked
 
 
 def test_what_grpc_cannot_carry_is_refused_when_the_backend_is_made() -> None:

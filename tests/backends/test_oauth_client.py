@@ -64,8 +64,10 @@ class Upstream:
         return web.json_response(issued)
 
     async def api(self, request: web.Request) -> web.Response:
-        self.api_authorizations.append(request.headers.get("Authorization"))
-        return web.json_response({"authorization": request.headers.get("Authorization")})
+        received = request.headers.get("Authorization")
+        self.api_authorizations.append(received)
+        # Reversed too: a spelling no mask knows, so that tests read what arrived through the gateway's masking.
+        return web.json_response({"authorization": received, "reversed": received[::-1] if received else None})
 
 
 @pytest.fixture
@@ -118,11 +120,12 @@ async def backend(upstream: Upstream, **credentials: Any) -> AsyncIterator[RestB
 
 
 async def authorization(rest: RestBackend) -> str:
-    """The Authorization header one call delivered to the API."""
+    """The Authorization header one call delivered to the API (whose echo of it the client sees masked)."""
     assert GET_ITEM is not None
     result: BackendResult = await rest.call(GET_ITEM, {"itemId": "1"})
     assert isinstance(result, JsonBody), result
-    value: str = result.value["authorization"]
+    assert result.value["authorization"] == "Bearer ***"
+    value: str = result.value["reversed"][::-1]
     return value
 
 
@@ -284,3 +287,20 @@ def test_the_secret_is_not_in_the_repr() -> None:
     credentials = ClientCredentials("https://auth.example.com/token", CLIENT_ID, SECRET, ("a",), "aud")
     assert SECRET not in repr(credentials)
     assert CLIENT_ID in repr(credentials)
+
+
+async def test_an_echoed_oauth_access_token_is_masked_though_it_changes_over_time(
+    upstream: Upstream, clock: Clock
+) -> None:
+    """Finding: a backend echoing its Authorization header handed the OAuth access token to the MCP client.
+    The mask follows the token: the first one, and the one that replaces it, are both hidden."""
+    upstream.expires_in = 60
+    assert GET_ITEM is not None
+    async with backend(upstream) as rest:
+        for token, wait in (("token-1", 0.0), ("token-2", 60.0)):
+            clock.now += wait
+            result = await rest.call(GET_ITEM, {"itemId": "1"})
+            assert isinstance(result, JsonBody), result
+            assert result.value["authorization"] == "Bearer ***"
+            assert token not in result.text and SECRET not in result.text
+    assert upstream.api_authorizations == ["Bearer token-1", "Bearer token-2"]

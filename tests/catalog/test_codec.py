@@ -12,6 +12,7 @@ import apimcp
 from apimcp.catalog.codec import FORMAT, CodecError, decode_service, encode_service
 from apimcp.catalog.model import (
     BodyBinding,
+    DescriptionWarning,
     Operation,
     ParameterBinding,
     RestBinding,
@@ -84,6 +85,10 @@ def _every_field() -> Service:
         description="Albums and photos.",
         servers=servers,
         source="https://example.com/photos.yaml",
+        warnings=(
+            DescriptionWarning("/paths/~1albums/post/parameters/0/schema/pattern", "dropped", "POST /albums"),
+            DescriptionWarning("/", "more were left out"),
+        ),
     )
 
 
@@ -101,6 +106,10 @@ def test_every_field_survives() -> None:
     assert decoded.servers[0].variables["region"].enum == ("eu", "us")
     assert decoded.operations[1].binding.body is None
     assert decoded.operations[1].output_schema is None
+    assert [str(w) for w in decoded.warnings] == [
+        "POST /albums: /paths/~1albums/post/parameters/0/schema/pattern: dropped",
+        "/: more were left out",
+    ]
 
 
 @pytest.mark.parametrize("path", [ECHO_SPEC, DEMO_SPEC], ids=["echo", "demo"])

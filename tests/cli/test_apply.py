@@ -10,6 +10,7 @@ from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
 from tests.deployment.harness import ECHO_SPEC, Deployment, deployment, wait_until
+from tests.gateway.echo_backend import digest
 from tests.support.mcp_http import McpHttp
 
 TOKEN = "applied-bearer-value-77"
@@ -63,7 +64,8 @@ def test_a_file_becomes_services_plans_secrets_and_expositions(live: Deployment,
     wait_until(lambda: live.served("/mcp/default/echo-api"))
     with McpHttp(url) as mcp:
         sent = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result["structuredContent"]
-        assert sent["headers"]["Authorization"] == f"Bearer {TOKEN}"
+        assert sent["headers"]["Authorization"] == "Bearer ***"  # the backend's echo of it is masked
+        assert sent["header_digests"]["Authorization"] == digest(f"Bearer {TOKEN}")
 
     again = run("apply", str(path), env={"APPLY_TOKEN": TOKEN + "-2"}).output
     assert "updated" in again and "rotated" in again and "created" not in again
@@ -72,9 +74,9 @@ def test_a_file_becomes_services_plans_secrets_and_expositions(live: Deployment,
     def sent_token() -> str:
         with McpHttp(url) as mcp:
             result = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result
-            return str(result["structuredContent"]["headers"]["Authorization"])
+            return str(result["structuredContent"]["header_digests"]["Authorization"])
 
-    wait_until(lambda: sent_token() == f"Bearer {TOKEN}-2")
+    wait_until(lambda: sent_token() == digest(f"Bearer {TOKEN}-2"))
 
 
 def test_what_cannot_be_applied_is_refused_before_anything_changes(live: Deployment, tmp_path: Path) -> None:
@@ -85,3 +87,31 @@ def test_what_cannot_be_applied_is_refused_before_anything_changes(live: Deploym
     assert "APPLY_TOKEN is not set" in missing
     assert live.api.call("GET", "/services") == []
     assert "gateway.yaml:" in run("apply", str(config(tmp_path, "ftp://x", "")), code=2).output
+
+
+def test_a_list_of_credentials_becomes_one_secret_each_and_every_call_carries_them(
+    live: Deployment, tmp_path: Path
+) -> None:
+    path = tmp_path / "gateway.yaml"
+    path.write_text(f"""
+services:
+  echo:
+    openapi: {ECHO_SPEC}
+    name: two-keys
+    backend: {live.backend}
+    include: [secured]
+    credentials:
+      - {{type: api_key, name: X-Api-Key, value: {{env: KEY}}}}
+      - {{type: api_key, name: X-Client-Id, value: {{env: CLIENT}}}}
+""")
+    env = {"KEY": "applied-key-value", "CLIENT": "applied-client-id"}
+    output = run("apply", str(path), env=env).output
+    assert "echo-credentials-1" in output and "echo-credentials-2" in output
+    [plan] = [p for p in live.api.call("GET", "/plans") if p["name"] == "echo"]
+    names = {s["id"]: s["name"] for s in live.api.call("GET", "/secrets")}
+    assert [names[i] for i in plan["secret_ids"]] == ["echo-credentials-1", "echo-credentials-2"]
+    wait_until(lambda: live.served("/mcp/default/echo"))
+    with McpHttp(f"{live.base}/mcp/default/echo") as mcp:
+        sent = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result["structuredContent"]
+    assert (sent["headers"]["X-Api-Key"], sent["headers"]["X-Client-Id"]) == ("***", "***")
+    assert sent["header_digests"]["X-Client-Id"] == digest("applied-client-id")

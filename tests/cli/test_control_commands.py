@@ -177,3 +177,20 @@ def test_artifacts_are_attached_from_files_and_urls(logged_in: Deployment, tmp_p
     shown = json.loads(run("service", "show", "arts", "-o", "json").output)
     assert sorted(a["name"] for a in shown["artifacts"]) == ["arts-1-description", "hints", "overlay.yaml"]
     assert "is neither a file nor an http(s) URL" in run("attach", "arts", "nope.yaml", code=1).output
+
+
+def test_plan_secret_is_repeatable_for_operations_needing_several(logged_in: Deployment) -> None:
+    run("import", str(ECHO_SPEC), "--name", "two-keys", "--version", "1")
+    for name, header in (("two-key", "X-Api-Key"), ("two-client", "X-Client-Id")):
+        run("secret", "create", name, "--kind", "api_key", "--field", f"name={header}", "--value", f"value={name}-v")
+    both = ("--secret", "two-key", "--secret", "two-client")
+    plan = json.loads(run("plan", "create", "two-keys", "--name", "both", *both, "-o", "json").output)
+    ids = {s["name"]: s["id"] for s in json.loads(run("secret", "list", "-o", "json").output)}
+    assert plan["secret_ids"] == [ids["two-key"], ids["two-client"]]
+    updated = json.loads(run("plan", "update", "both", "--secret", "two-client", "-o", "json").output)
+    assert updated["secret_ids"] == [ids["two-client"]]
+    assert json.loads(run("plan", "update", "both", "--secret", "", "-o", "json").output)["secret_ids"] == []
+    clash = run("plan", "update", "both", "--secret", "two-key", "--secret", "two-key", code=1).output
+    assert "is given twice" in clash
+    run("plan", "delete", "both")
+    run("service", "delete", "two-keys")

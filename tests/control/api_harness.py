@@ -8,8 +8,10 @@ from typing import Any
 
 import httpx2
 
-from apimcp.control.domain import orgs, tokens
+from apimcp.control.domain import gateway_keys, orgs, tokens
 from apimcp.control.plane import ControlPlane
+from apimcp.sealing.keys import GatewayKey
+from apimcp.sealing.snapshots import open_exposition
 
 ECHO_API = Path(__file__).parent.parent / "gateway" / "echo_api.yaml"
 PROBLEM = "application/problem+json"
@@ -17,14 +19,28 @@ PROBLEM = "application/problem+json"
 
 @dataclass
 class Org:
-    """An organization, a user client and a gateway client for it."""
+    """An organization, an API client (with an admin token) and a gateway client holding a registered gateway key."""
 
     id: str
     name: str
     user_token: str
+    """An admin token: the REST API's caller in most tests (`member` makes a user-role client)."""
     gateway_token: str
     user: httpx2.Client
     gateway: httpx2.Client
+    gateway_key: GatewayKey
+
+    def snapshot_response(self, name: str = "gw", **registration: Any) -> httpx2.Response:
+        body = {"name": name, "public_key": self.gateway_key.public.text, **registration}
+        return self.gateway.post("/gateway/snapshot", json=body)
+
+    def snapshot(self, name: str = "gw", **registration: Any) -> dict[str, Any]:
+        """The gateway's snapshot, its sealed secrets opened with the gateway's key."""
+        response = self.snapshot_response(name, **registration)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        body["expositions"] = [open_exposition(e, self.gateway_key) for e in body["expositions"]]
+        return body
 
 
 @dataclass
@@ -45,10 +61,13 @@ class Api:
         return client
 
     def org(self, name: str) -> Org:
+        key = GatewayKey.generate()
         with self.plane.session() as session:
             organization = orgs.create(session, name)
-            _, user_token = tokens.issue(session, organization.id, "tester", "user")
-            _, gateway_token = tokens.issue(session, organization.id, "edge", "gateway")
+            admin, user_token = tokens.issue(session, organization.id, "tester", tokens.ADMIN)
+            _, gateway_token = tokens.issue(session, organization.id, "edge", tokens.GATEWAY)
+            caller = tokens.Caller(organization.id, name, admin.id, tokens.ADMIN)
+            gateway_keys.register(session, caller, "edge-key", key.public.text)
             organization_id = organization.id
         return Org(
             organization_id,
@@ -57,7 +76,14 @@ class Api:
             gateway_token,
             self.client(user_token),
             self.client(gateway_token),
+            key,
         )
+
+    def member(self, org: Org, name: str = "member") -> httpx2.Client:
+        """A client with a user-role token of `org` (issued by its admin)."""
+        issued = org.user.post("/tokens", json={"name": name, "kind": "user"})
+        assert issued.status_code == 201, issued.text
+        return self.client(issued.json()["token"])
 
     def close(self) -> None:
         for client in self.clients:

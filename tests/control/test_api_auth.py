@@ -8,7 +8,7 @@ import httpx2
 import pytest
 
 from apimcp.control.models import ApiToken, utcnow
-from tests.control.api_harness import Api, created, ok, problem
+from tests.control.api_harness import Api, created, import_echo, ok, problem
 
 RESOURCE_PATHS = {
     "/api/v1/services": {"get", "post"},
@@ -30,6 +30,8 @@ RESOURCE_PATHS = {
     "/api/v1/gateways": {"get"},
     "/api/v1/tokens": {"get", "post"},
     "/api/v1/tokens/{token_id}": {"delete"},
+    "/api/v1/gateway-keys": {"get", "post"},
+    "/api/v1/gateway-keys/{key_id}": {"delete"},
     "/api/v1/organization": {"get"},
     "/api/v1/organizations": {"post"},
     "/api/v1/gateway/snapshot": {"post"},
@@ -148,12 +150,15 @@ def test_a_gateway_token_is_refused_on_user_routes(api: Api, method: str, path: 
 
 def test_a_user_token_is_refused_on_gateway_routes(api: Api) -> None:
     acme = api.org("acme")
-    response = acme.user.post("/gateway/snapshot", json={"name": "sneaky"})
-    assert problem(response, 401)["detail"] == "a user token cannot be used here"
-    response = acme.user.get("/gateway/changes", params={"since": 0})
-    assert problem(response, 401)["detail"] == "a user token cannot be used here"
+    member = api.member(acme)
+    registration = {"name": "sneaky", "public_key": acme.gateway_key.public.text}
+    for client, kind in ((acme.user, "an admin"), (member, "a user")):
+        response = client.post("/gateway/snapshot", json=registration)
+        assert problem(response, 401)["detail"] == f"{kind} token cannot be used here"
+        response = client.get("/gateway/changes", params={"since": 0})
+        assert problem(response, 401)["detail"] == f"{kind} token cannot be used here"
     assert ok(acme.user.get("/gateways")) == []  # the refused snapshot registered nothing
-    assert ok(acme.gateway.post("/gateway/snapshot", json={"name": "real"}))["expositions"] == []
+    assert acme.snapshot("real")["expositions"] == []
 
 
 def test_issued_tokens_are_shown_once(api: Api) -> None:
@@ -165,15 +170,16 @@ def test_issued_tokens_are_shown_once(api: Api) -> None:
     assert issued["token"] not in listing.text
     assert acme.user_token not in listing.text
     assert all("token" not in t for t in listing.json())
-    assert {t["name"]: t["kind"] for t in listing.json()} == {"tester": "user", "edge": "gateway", "edge-2": "gateway"}
-    snapshot = ok(api.client(issued["token"]).post("/gateway/snapshot", json={"name": "gw"}))
+    assert {t["name"]: t["kind"] for t in listing.json()} == {"tester": "admin", "edge": "gateway", "edge-2": "gateway"}
+    registration = {"name": "gw", "public_key": acme.gateway_key.public.text}
+    snapshot = ok(api.client(issued["token"]).post("/gateway/snapshot", json=registration))
     assert snapshot["expositions"] == []
 
 
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"name": "x", "kind": "admin"}, "kind"),
+        ({"name": "x", "kind": "root"}, "kind"),
         ({"name": "x", "valid_days": 0}, "valid_days"),
         ({"name": "x", "valid_days": 3651}, "valid_days"),
         ({}, "name"),
@@ -216,13 +222,13 @@ def test_a_new_organization_comes_with_a_working_token(api: Api, monkeypatch: py
     admin = api.client("the-admin-token-0123456789")
     organization = created(admin.post("/organizations", json={"name": "beta"}))
     assert organization["name"] == "beta"
-    assert organization["token"].startswith("apimcp_user_")
+    assert organization["token"].startswith("apimcp_admin_")
 
     owner = api.client(organization["token"])
     me = ok(owner.get("/organization"))
     assert me["id"] == organization["id"]
     assert me["name"] == "beta"
-    assert [(t["name"], t["kind"]) for t in ok(owner.get("/tokens"))] == [("owner", "user")]
+    assert [(t["name"], t["kind"]) for t in ok(owner.get("/tokens"))] == [("owner", "admin")]
     assert [g["name"] for g in ok(owner.get("/gateway-groups"))] == ["default"]
     assert ok(owner.get("/services")) == []
     # the admin token is not a user token of any organization
@@ -245,3 +251,47 @@ def test_organization_requests_are_validated(
     monkeypatch.setenv("APIMCP_ADMIN_TOKEN", "the-admin-token-0123456789")
     api.org("acme")
     problem(api.client("the-admin-token-0123456789").post("/organizations", json=body), status, field)
+
+
+# --- roles -------------------------------------------------------------------------------------------------
+
+
+def test_a_user_token_can_no_longer_mint_a_gateway_or_admin_token(api: Api) -> None:
+    """The finding: any user token could mint a gateway (or admin) token. Only admins can now."""
+    acme = api.org("acme")
+    member = api.member(acme)
+    for kind in ("gateway", "admin"):
+        body = problem(member.post("/tokens", json={"name": f"sneaky-{kind}", "kind": kind}), 403)
+        article = "a" if kind == "gateway" else "an"
+        needs = f"creating {article} {kind} token needs an admin token of organization acme; this is a user token"
+        assert body["detail"] == needs
+    assert created(member.post("/tokens", json={"name": "another-user"}))["kind"] == "user"
+    for kind in ("gateway", "admin", "user"):
+        issued = created(acme.user.post("/tokens", json={"name": f"by-admin-{kind}", "kind": kind}))
+        assert issued["token"].startswith(f"apimcp_{kind}_")
+    names = {t["name"] for t in ok(acme.user.get("/tokens"))}
+    assert "sneaky-gateway" not in names
+    assert "sneaky-admin" not in names
+
+
+def test_only_admins_revoke_admin_tokens(api: Api) -> None:
+    acme = api.org("acme")
+    member = api.member(acme)
+    tokens = {t["name"]: t for t in ok(acme.user.get("/tokens"))}
+    body = problem(member.delete(f"/tokens/{tokens['tester']['id']}"), 403)
+    assert "revoking an admin token needs an admin token" in body["detail"]
+    assert ok(acme.user.get("/organization"))["name"] == "acme"  # still valid
+    other = created(acme.user.post("/tokens", json={"name": "colleague"}))
+    assert ok(member.delete(f"/tokens/{other['id']}"))["revoked_at"] is not None  # users revoke user tokens
+    assert ok(member.delete(f"/tokens/{tokens['edge']['id']}"))["revoked_at"] is not None  # and gateway tokens
+    assert ok(acme.user.delete(f"/tokens/{tokens['tester']['id']}"))["revoked_at"] is not None
+
+
+def test_users_do_everything_else(api: Api) -> None:
+    acme = api.org("acme")
+    member = api.member(acme)
+    service = import_echo(member)
+    plan = created(member.post("/plans", json={"name": "p", "service_id": service["id"]}))
+    created(member.post("/expositions", json={"plan_id": plan["id"], "name": "echo"}))
+    created(member.post("/secrets", json={"name": "s", "kind": "bearer", "values": {"token": "t"}}))
+    assert [k["name"] for k in ok(member.get("/gateway-keys"))] == ["edge-key"]

@@ -209,7 +209,7 @@ def test_a_slow_url_import_does_not_hold_up_other_requests(api: Api, description
         assert server.arrived.wait(10), "the control plane never fetched the description"
         # while the control plane waits for the description, it still answers others
         assert ok(api.client(acme.user_token).get("/organization", timeout=5))["name"] == "acme"
-        assert ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}, timeout=5))["expositions"] == []
+        assert acme.snapshot("gw")["expositions"] == []
         assert importer.is_alive()
     finally:
         server.release.set()

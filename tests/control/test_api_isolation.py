@@ -42,12 +42,12 @@ def build(api: Api) -> World:
     group = created(a.user.post("/gateway-groups", json={"name": "edge", "labels": {"zone": "eu"}}))
     exposition = created(a.user.post("/expositions", json={"plan_id": plan["id"], "name": "shop"}))
     token = created(a.user.post("/tokens", json={"name": "ci"}))
-    ok(a.gateway.post("/gateway/snapshot", json={"name": "gw-a", "labels": {}}))
+    a.snapshot("gw-a", labels={})
     b_service = import_echo(b.user, "echo-b", "1")
     b_plan = created(b.user.post("/plans", json={"service_id": b_service["id"], "name": "main"}))
     b_exposition = created(b.user.post("/expositions", json={"plan_id": b_plan["id"], "name": "shop"}))
     b_group = next(g for g in ok(b.user.get("/gateway-groups")) if g["name"] == "default")
-    ok(b.gateway.post("/gateway/snapshot", json={"name": "gw-b", "labels": {}}))
+    b.snapshot("gw-b", labels={})
     ids = {
         "service": service["id"],
         "artifact": artifact["id"],
@@ -72,7 +72,7 @@ def _without(items: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
 def state(world: World) -> dict[str, Any]:
     """Everything organization A can see, including what its gateways receive (with the secret's value)."""
     a, ids = world.a, world.ids
-    snapshot = ok(a.gateway.post("/gateway/snapshot", json={"name": "gw-a", "labels": {}}))
+    snapshot = a.snapshot("gw-a", labels={})
     seen: dict[str, Any] = {"snapshot": snapshot}
     for path in (
         "/organization",
@@ -100,7 +100,7 @@ def test_the_world_is_what_the_isolation_tests_assume(api: Api) -> None:
     seen = state(world)
     assert [e["id"] for e in seen["snapshot"]["expositions"]] == [world.ids["exposition"]]
     credentials = seen["snapshot"]["expositions"][0]["members"][0]["credentials"]
-    assert credentials == {"kind": "bearer", "fields": {}, "values": {"token": SECRET_VALUE}}
+    assert credentials == [{"kind": "bearer", "fields": {}, "values": {"token": SECRET_VALUE}}]
     assert len(seen[f"/services/{world.ids['service']}/artifacts"]) == 2
     assert {t["id"] for t in seen["/tokens"]} >= {world.ids["token"]}
     assert [g["name"] for g in seen["/gateways"]] == ["gw-a"]
@@ -244,9 +244,9 @@ def test_same_names_in_another_organization_are_separate_objects(api: Api) -> No
     plan = created(b.user.post("/plans", json={"service_id": service["id"], "name": "main", "secret_id": secret["id"]}))
     exposition = created(b.user.post("/expositions", json={"plan_id": plan["id"], "name": "shop2"}))
     assert exposition["endpoints"][0] == "/mcp/bravo/shop2"
-    ok(b.gateway.post("/gateway/snapshot", json={"name": "gw-a", "labels": {"zone": "b"}}))
+    b.snapshot("gw-a", labels={"zone": "b"})
     assert sorted(g["name"] for g in ok(b.user.get("/gateways"))) == ["gw-a", "gw-b"]
     assert state(world) == before
-    b_snapshot = ok(b.gateway.post("/gateway/snapshot", json={"name": "gw-b", "labels": {}}))
+    b_snapshot = b.snapshot("gw-b", labels={})
     assert SECRET_VALUE not in str(b_snapshot)
     assert {e["organization"] for e in b_snapshot["expositions"]} == {"bravo"}

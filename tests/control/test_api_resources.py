@@ -113,7 +113,7 @@ def test_an_api_key_plan_shows_its_key_once(api: Api) -> None:
     assert "api_key" not in reads[0].json()
     assert reads[0].json()["inbound_mode"] == "api_key"
     assert reads[2].json()["api_key"] is None  # an update that does not renew the key shows none
-    snapshot = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))
+    snapshot = acme.snapshot("gw")
     assert snapshot["expositions"][0]["inbound"] == {"mode": "api_key", "key_hash": _sha(key)}
 
     renewed = ok(acme.user.post(f"/plans/{plan['id']}/api-key"))
@@ -121,7 +121,7 @@ def test_an_api_key_plan_shows_its_key_once(api: Api) -> None:
     assert new_key.startswith("apimcp_key_")
     assert new_key != key
     assert new_key not in acme.user.get(f"/plans/{plan['id']}").text
-    snapshot = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))
+    snapshot = acme.snapshot("gw")
     assert snapshot["expositions"][0]["inbound"] == {"mode": "api_key", "key_hash": _sha(new_key)}
 
     copy = created(acme.user.post(f"/plans/{plan['id']}/duplicate", json={"name": "copy"}))
@@ -132,7 +132,7 @@ def test_an_api_key_plan_shows_its_key_once(api: Api) -> None:
     opened = ok(acme.user.patch(f"/plans/{plan['id']}", json={"inbound_mode": "none"}))
     assert opened["inbound_mode"] == "none"
     assert opened["api_key"] is None
-    snapshot = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))
+    snapshot = acme.snapshot("gw")
     assert snapshot["expositions"][0]["inbound"] == {"mode": "none"}
 
 
@@ -234,7 +234,7 @@ def test_a_gateway_snapshot_holds_its_organization_only_and_registers_the_gatewa
     created(bravo.user.post("/expositions", json={"plan_id": bravo_plan["id"], "name": "shop"}))
 
     registration = {"name": "gw-1", "labels": {}, "fqdns": ["mcp.acme.test"], "version": "1.2.3"}
-    response = acme.gateway.post("/gateway/snapshot", json=registration)
+    response = acme.snapshot_response(**registration)
     snapshot = ok(response)
     assert response.headers["cache-control"] == "no-store"
     assert isinstance(snapshot["revision"], int)
@@ -260,24 +260,19 @@ def test_a_gateway_snapshot_holds_its_organization_only_and_registers_the_gatewa
     assert ok(bravo.user.get("/gateways")) == []
 
     # a gateway with labels serves only the groups that carry them; known services are not resent
-    labelled = ok(
-        acme.gateway.post(
-            "/gateway/snapshot",
-            json={"name": "gw-eu", "labels": {"zone": "eu"}, "known_services": [member["service"]["hash"]]},
-        )
-    )
+    labelled = acme.snapshot("gw-eu", labels={"zone": "eu"}, known_services=[member["service"]["hash"]])
     assert [e["id"] for e in labelled["expositions"]] == [in_eu["id"]]
     assert labelled["services"] == {}
     assert sorted(g["name"] for g in ok(acme.user.get("/gateways"))) == ["gw-1", "gw-eu"]
 
     # registering again refreshes the same gateway
-    ok(acme.gateway.post("/gateway/snapshot", json={**registration, "version": "1.2.4"}))
+    acme.snapshot(**{**registration, "version": "1.2.4"})
     again = next(g for g in ok(acme.user.get("/gateways")) if g["name"] == "gw-1")
     assert again["id"] == gateway["id"]
     assert again["version"] == "1.2.4"
     assert _at(again["last_seen"]) >= _at(gateway["last_seen"])
 
-    problem(acme.gateway.post("/gateway/snapshot", json={"name": "bad name!"}), 422, "name")
+    problem(acme.snapshot_response("bad name!"), 422, "name")
     problem(acme.gateway.post("/gateway/snapshot", json={}), 422, "name")
 
 
@@ -285,7 +280,7 @@ def test_the_revision_is_per_organization(api: Api) -> None:
     acme, bravo = api.org("acme"), api.org("bravo")
     _, plan = _service_and_plan(acme)
     created(acme.user.post("/expositions", json={"plan_id": plan["id"]}))
-    acme_revision = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))["revision"]
+    acme_revision = acme.snapshot("gw")["revision"]
     assert ok(acme.gateway.get("/gateway/changes", params={"since": 0}))["revision"] == acme_revision
     _, bravo_plan = _service_and_plan(bravo)
     created(bravo.user.post("/expositions", json={"plan_id": bravo_plan["id"]}))
@@ -293,7 +288,7 @@ def test_the_revision_is_per_organization(api: Api) -> None:
     assert bravo_revision > acme_revision
     # bravo's changes did not move acme's revision
     assert ok(acme.gateway.get("/gateway/changes", params={"since": acme_revision - 1}))["revision"] == acme_revision
-    assert ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))["revision"] == acme_revision
+    assert acme.snapshot("gw")["revision"] == acme_revision
 
 
 def test_a_waiting_gateway_learns_of_a_change_at_once(api: Api) -> None:
@@ -301,7 +296,7 @@ def test_a_waiting_gateway_learns_of_a_change_at_once(api: Api) -> None:
     _, plan = _service_and_plan(acme)
     group = created(acme.user.post("/gateway-groups", json={"name": "edge"}))
     created(acme.user.post("/expositions", json={"plan_id": plan["id"], "group_id": group["id"]}))
-    current = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))["revision"]
+    current = acme.snapshot("gw")["revision"]
     assert current > 0
     changed: list[int] = []
 
@@ -320,7 +315,7 @@ def test_a_waiting_gateway_learns_of_a_change_at_once(api: Api) -> None:
     assert changed == [group["id"]]
     assert answer["revision"] > current
     assert 0.15 < elapsed < 5, elapsed  # it waited for the change, and not for its 25 s timeout
-    snapshot = ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw", "labels": {"zone": "eu"}}))
+    snapshot = acme.snapshot("gw", labels={"zone": "eu"})
     assert snapshot["revision"] == answer["revision"]
     assert len(snapshot["expositions"]) == 1
 
@@ -361,7 +356,7 @@ def test_timestamps_carry_their_time_zone(api: Api) -> None:
     acme = api.org("acme")
     service, plan = _service_and_plan(acme)
     secret = created(acme.user.post("/secrets", json={"name": "s", "kind": "bearer", "values": {"token": "t"}}))
-    ok(acme.gateway.post("/gateway/snapshot", json={"name": "gw"}))
+    acme.snapshot("gw")
     stamps: list[str] = []
     for path in ("/services", "/plans", "/secrets", "/gateway-groups", "/tokens", "/gateways"):
         for item in ok(acme.user.get(path)):

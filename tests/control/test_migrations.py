@@ -95,3 +95,67 @@ def test_the_store_picks_the_driver_and_integrity_settings(database_url: str) ->
                 assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
     finally:
         store.dispose()
+
+
+def _at(store: Store, revision: str, *, down: bool = False) -> None:
+    store.migrate_to(revision, down=down)
+
+
+def test_upgrading_from_0001_on_sqlite_deleted_every_exposition(database_url: str) -> None:
+    """0002 changes `plans`, which SQLite does by recreating the table: with foreign keys enforced while
+    migrating, dropping the old table deleted every exposition (ON DELETE CASCADE) and, with it, nothing
+    said so. Migrations now run with enforcement off and the database is checked afterwards."""
+    store = Store(database_url)
+    try:
+        _at(store, "0001")
+        now = {"now": "2026-01-01 00:00:00"}
+        with store.engine.begin() as connection:
+            for statement in (
+                "INSERT INTO organizations (id, name, created_at) VALUES ('o', 'acme', :now)",
+                "INSERT INTO services (id, organization_id, name, version, kind, compiled, compiled_hash, "
+                "operation_count, created_at, updated_at) VALUES ('s', 'o', 'echo', '1', 'openapi', '{}', 'h', 0, "
+                ":now, :now)",
+                "INSERT INTO plans (id, organization_id, service_id, name, backend_timeout_ms, include, exclude, "
+                "inbound, cache, artifacts, tool_prefix, output_schemas, created_at, updated_at) VALUES ('p', 'o', "
+                "'s', 'p', 1000, '[]', '[]', '{}', '{}', '[]', '', true, :now, :now)",
+                "INSERT INTO gateway_groups (id, organization_id, name, labels, created_at) "
+                "VALUES ('g', 'o', 'default', '{}', :now)",
+                "INSERT INTO expositions (id, organization_id, plan_id, group_id, created_at) "
+                "VALUES ('e', 'o', 'p', 'g', :now)",
+            ):
+                connection.execute(text(statement), now)
+        _at(store, "head")
+        with store.engine.connect() as connection:
+            assert connection.execute(text("SELECT id FROM expositions")).scalars().all() == ["e"]
+            assert connection.execute(text("SELECT id FROM plans")).scalars().all() == ["p"]
+    finally:
+        store.dispose()
+
+
+def test_migration_0003_makes_existing_user_tokens_admins(database_url: str) -> None:
+    """Before roles a user token could do everything (mint gateway tokens): 0003 keeps what it could do."""
+    store = Store(database_url)
+    try:
+        _at(store, "0002")
+        with store.engine.begin() as connection:
+            now = "2026-01-01 00:00:00"
+            organization = text("INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'acme', :now)")
+            connection.execute(organization, {"now": now})
+            token = text(
+                "INSERT INTO api_tokens (id, organization_id, name, kind, prefix, token_hash, created_at) "
+                "VALUES (:id, 'o1', :id, :kind, 'p', :hash, :now)"
+            )
+            for token_id, kind in (("t1", "user"), ("t2", "gateway")):
+                connection.execute(token, {"id": token_id, "kind": kind, "hash": token_id * 32, "now": now})
+        _at(store, "head")
+        with store.engine.connect() as connection:
+            kinds = dict(connection.execute(text("SELECT id, kind FROM api_tokens ORDER BY id")).all())
+        assert kinds == {"t1": "admin", "t2": "gateway"}
+        assert "gateway_keys" in inspect(store.engine).get_table_names()
+        _at(store, "0002", down=True)
+        with store.engine.connect() as connection:
+            kinds = dict(connection.execute(text("SELECT id, kind FROM api_tokens ORDER BY id")).all())
+        assert kinds == {"t1": "user", "t2": "gateway"}
+        assert "gateway_keys" not in inspect(store.engine).get_table_names()
+    finally:
+        store.dispose()

@@ -10,15 +10,31 @@ from apimcp.catalog.codec import decode_service
 from apimcp.control import changes, snapshot
 from apimcp.control.domain import expositions, groups, plans, secrets
 from apimcp.control.plane import ControlPlane
+from apimcp.sealing.keys import GatewayKey
+from apimcp.sealing.snapshots import open_exposition
 from tests.control.factories import import_echo, import_spec, new_org, sha256, spec
+
+GATEWAY_KEY = GatewayKey.generate()
+
+
+def _sealed(plane: ControlPlane, organization_id: str | None, labels: dict[str, str] | None = None,
+            known: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
+    with plane.session() as session:
+        return snapshot.build(
+            session,
+            plane.keys,
+            organization_id=organization_id,
+            labels=labels or {},
+            recipient=GATEWAY_KEY.public,
+            known_services=known,
+        )
 
 
 def _build(plane: ControlPlane, organization_id: str | None, labels: dict[str, str] | None = None,
            known: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
-    with plane.session() as session:
-        return snapshot.build(
-            session, plane.keys, organization_id=organization_id, labels=labels or {}, known_services=known
-        )
+    """The snapshot as the gateway holding GATEWAY_KEY reads it (secrets opened)."""
+    built = _sealed(plane, organization_id, labels, known)
+    return {**built, "expositions": [open_exposition(e, GATEWAY_KEY) for e in built["expositions"]]}
 
 
 def _names(built: dict[str, Any]) -> list[str | None]:
@@ -73,7 +89,7 @@ def test_a_snapshot_carries_the_exposition_its_plan_and_its_service(plane: Contr
             "include": ["get_*"],
             "exclude": ["getStatus"],
             "tool_prefix": "echo_",
-            "credentials": {"kind": "bearer", "fields": {}, "values": {"token": "tok-123"}},
+            "credentials": [{"kind": "bearer", "fields": {}, "values": {"token": "tok-123"}}],
             "backend_tls": None,
         }
     ]
@@ -85,10 +101,10 @@ def test_the_wire_form_embeds_the_compiled_services(plane: ControlPlane) -> None
     with plane.session() as session:
         plan, _ = plans.create(session, acme, service.id, "main", {})
         expositions.create(session, acme, plan.id)
-    built = _build(plane, acme)
+    built = _sealed(plane, acme)
     decoded = orjson.loads(snapshot.to_json(built))
     assert decoded["services"] == {service.compiled_hash: orjson.loads(service.compiled)}
-    assert decoded["expositions"][0]["members"][0]["credentials"] is None
+    assert decoded["expositions"][0]["members"][0]["credentials"] == []
     assert decoded["revision"] == built["revision"]
 
 
@@ -99,7 +115,7 @@ def test_an_api_key_plan_sends_the_key_hash_only(plane: ControlPlane) -> None:
         plan, key = plans.create(session, acme, service.id, "main", {"inbound_mode": "api_key"})
         expositions.create(session, acme, plan.id)
     assert key is not None
-    built = _build(plane, acme)
+    built = _sealed(plane, acme)
     assert built["expositions"][0]["inbound"] == {"mode": "api_key", "key_hash": sha256(key.encode())}
     assert key.encode() not in snapshot.to_json(built)
 
@@ -172,7 +188,7 @@ def test_a_gateway_gets_its_own_organizations_expositions(plane: ControlPlane) -
         built = _build(plane, organization_id)
         assert _names(built) == [name]
         [entry] = built["expositions"]
-        assert entry["members"][0]["credentials"]["values"] == {"token": name}
+        assert entry["members"][0]["credentials"][0]["values"] == {"token": name}
         with plane.session() as session:
             assert built["revision"] == changes.latest(session, organization_id)
     everyone = _build(plane, None)
@@ -199,11 +215,9 @@ def test_rotated_credentials_reach_the_next_snapshot(plane: ControlPlane) -> Non
         secrets.rotate(session, plane.keys, acme, secret.id, {"password": "second"})
     after = _build(plane, acme)
     assert after["revision"] > before["revision"]
-    assert after["expositions"][0]["members"][0]["credentials"] == {
-        "kind": "basic",
-        "fields": {"username": "robot"},
-        "values": {"password": "second"},
-    }
+    assert after["expositions"][0]["members"][0]["credentials"] == [
+        {"kind": "basic", "fields": {"username": "robot"}, "values": {"password": "second"}}
+    ]
 
 
 def test_an_organization_without_expositions_gets_an_empty_snapshot(plane: ControlPlane) -> None:

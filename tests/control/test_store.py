@@ -133,7 +133,7 @@ def test_bootstrap_creates_the_default_organization_and_a_token_once(plane: Cont
     assert organization.name == "default"
     with plane.session() as session:
         caller = tokens.authenticate(session, value)
-    assert (caller.organization_id, caller.organization, caller.kind) == (organization.id, "default", "user")
+    assert (caller.organization_id, caller.organization, caller.kind) == (organization.id, "default", "admin")
 
     with plane.session() as session:
         assert orgs.bootstrap(session) is None

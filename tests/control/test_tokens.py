@@ -171,7 +171,7 @@ def test_tokens_are_scoped_to_their_organization(plane: ControlPlane) -> None:
 def test_invalid_token_requests_are_refused(plane: ControlPlane) -> None:
     organization_id = new_org(plane, "acme")
     cases: list[tuple[str, str, int | None, str]] = [
-        ("t", "admin", None, "kind"),
+        ("t", "root", None, "kind"),
         ("  ", "user", None, "name"),
         ("t", "user", 0, "valid_days"),
         ("t", "user", 3651, "valid_days"),

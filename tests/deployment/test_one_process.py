@@ -11,6 +11,7 @@ import httpx2
 import pytest
 
 from tests.deployment.harness import Deployment, deployment, wait_until
+from tests.gateway.echo_backend import digest
 from tests.support.mcp_http import McpHttp, sse_messages
 
 
@@ -126,11 +127,11 @@ def test_backend_secrets_are_used_and_rotated_without_restart(live: Deployment) 
     def sent_key() -> str:
         with McpHttp(url) as mcp:
             result = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result
-            return str(result["structuredContent"]["headers"].get("X-Echo-Key"))
+            return str(result["structuredContent"]["header_digests"].get("X-Echo-Key"))
 
-    assert sent_key() == "first-value"
+    assert sent_key() == digest("first-value")  # the backend echoes it: the client sees "***" and its digest
     live.api.call("PUT", f"/secrets/{secret['id']}/values", json={"values": {"value": "second-value"}})
-    wait_until(lambda: sent_key() == "second-value")
+    wait_until(lambda: sent_key() == digest("second-value"))
 
 
 def test_deleting_an_exposition_stops_serving_it(live: Deployment) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from tests.deployment.harness import ECHO_SPEC, wait_until
 from tests.gateway.echo_backend import create_app as echo_app
+from tests.gateway.echo_backend import digest
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import McpHttp
 from tests.support.processes import Background, cli, free_port
@@ -82,6 +83,8 @@ def test_cli_control_plane_and_gateway_apart(tmp_path: Path, backend: str) -> No
         token = (data / "bootstrap-token").read_text().strip()
         outputs.append(_ok("login", plane_url, "--token", token))
         gateway_token = json.loads(_ok("token", "create", "edge", "--kind", "gateway", "-o", "json"))["token"]
+        key_file = tmp_path / "edge.pem"
+        outputs.append(_ok("gateway-key", "create", "edge", "--out", str(key_file)))
         outputs.append(
             _ok(
                 "secret",
@@ -122,6 +125,8 @@ def test_cli_control_plane_and_gateway_apart(tmp_path: Path, backend: str) -> No
             "edge-1",
             "--port",
             str(gateway_port),
+            "--key-file",
+            str(key_file),
             env={"APIMCP_GATEWAY_TOKEN": gateway_token},
         )
         endpoint = f"http://127.0.0.1:{gateway_port}/mcp/default/echo"
@@ -129,7 +134,8 @@ def test_cli_control_plane_and_gateway_apart(tmp_path: Path, backend: str) -> No
         wait_until(lambda: _tools(endpoint) == {"get_item", "secured"}, seconds=10)
         with McpHttp(endpoint) as mcp:
             sent = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result["structuredContent"]
-            assert sent["headers"]["X-Echo-Key"] == SECRET_VALUE  # the sealed secret reached the backend call
+            assert sent["header_digests"]["X-Echo-Key"] == digest(SECRET_VALUE)  # the secret reached the backend call
+            assert sent["headers"]["X-Echo-Key"] == "***"  # and the client sees the backend's echo of it masked
 
         traffic = Traffic(endpoint)
         # A change made with the CLI is served by the running gateway within a second.

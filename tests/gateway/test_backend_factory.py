@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
+from apimcp.backends.credentials import ApiKey, Bearer
 from apimcp.backends.graphql import GraphQLBackend
 from apimcp.backends.grpc import GrpcBackend
 from apimcp.backends.rest import RestBackend, close_session, new_session
-from apimcp.gateway.backends import BackendFactory
+from apimcp.gateway.backends import BackendFactory, credentials_of
 from apimcp.importers.graphql import import_graphql
 from apimcp.importers.openapi import import_openapi
 from apimcp.importers.protobuf import import_protobuf
@@ -66,5 +67,25 @@ async def test_http_backends_take_tls_settings_and_name_a_bad_ca(pki: Pki) -> No
         assert isinstance(good, RestBackend)
         with pytest.raises(ValueError, match="the TLS CA is not a usable PEM certificate"):
             factory.build(rest, member("https://127.0.0.1:1", {"ca": "-----BEGIN CERTIFICATE-----\nx\n"}))
+    finally:
+        await close_session(session)
+
+
+def test_a_member_carries_a_list_of_credentials_or_the_single_object_of_older_control_planes() -> None:
+    key = {"kind": "api_key", "fields": {"name": "X-Api-Key", "location": "header"}, "values": {"value": "k"}}
+    client = {"kind": "api_key", "fields": {"name": "X-Client-Id"}, "values": {"value": "c"}}
+    bearer = {"kind": "bearer", "fields": {}, "values": {"token": "t"}}
+    assert credentials_of([key, client]) == [ApiKey("X-Api-Key", "k"), ApiKey("X-Client-Id", "c")]
+    assert credentials_of(bearer) == [Bearer("t")]
+    assert credentials_of(None) == credentials_of([]) == []
+
+
+async def test_credentials_that_would_set_the_same_header_are_refused_when_the_backend_is_made() -> None:
+    session = new_session()
+    try:
+        both = [{"kind": "bearer", "fields": {}, "values": {"token": "t"}},
+                {"kind": "basic", "fields": {"username": "u"}, "values": {"password": "p"}}]  # fmt: skip
+        with pytest.raises(ValueError, match="would both set the header 'Authorization'"):
+            BackendFactory(session).build(import_openapi(str(ECHO_SPEC)), {**member("http://h"), "credentials": both})
     finally:
         await close_session(session)

@@ -121,12 +121,56 @@ def test_credentials_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     }
     for yaml_text, expected in cases.items():
         plan = plan_gateway(parse(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {yaml_text}\n"))
-        assert plan.services["echo"].credentials == expected
+        assert plan.services["echo"].credentials == (expected,)
     monkeypatch.delenv("TOKEN")
     message = error_of(
         f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {{type: bearer, token: {{env: TOKEN}}}}\n"
     )
     assert message == "service 'echo': credentials: the environment variable TOKEN is not set"
+
+
+def test_an_operation_whose_security_requires_two_schemes_at_once_cannot_be_given_both_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Finding: `credentials` took one scheme; a list gives every call all of them."""
+    monkeypatch.setenv("KEY", "k3y")
+    monkeypatch.setenv("CLIENT", "cl1ent")
+    both = (
+        "\n      - {type: api_key, name: X-Api-Key, value: {env: KEY}}"
+        "\n      - {type: api_key, name: X-Client-Id, value: {env: CLIENT}}\n"
+    )
+    plan = plan_gateway(parse(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials:{both}"))
+    assert plan.services["echo"].credentials == (ApiKey("X-Api-Key", "k3y"), ApiKey("X-Client-Id", "cl1ent"))
+
+
+@pytest.mark.parametrize(
+    ("credentials", "expected"),
+    [
+        ("[{type: api_key, name: X-Key, value: {env: A}}, {type: api_key, name: x-key, value: {env: B}}]",
+         "gw.yaml:3:5: services.echo: credentials: [0] and [1] would both set the header 'x-key'"),
+        ("[{type: bearer, token: {env: A}}, {type: basic, username: u, password: {env: B}}]",
+         "credentials: [0] and [1] would both set the header 'Authorization': a request carries only one"),
+        ("[{type: api_key, name: X-Key, value: {env: A}}, {type: bearer, token: abc}]",
+         "gw.yaml:4:88: services.echo.credentials[1].token: secrets are not written in the file"),
+        ("{type: bearer, token: {env: A}, colour: red}", "gw.yaml:4:50: services.echo.credentials.colour: unknown key"),
+    ],
+)  # fmt: skip
+def test_credentials_that_cannot_go_together_are_refused_where_they_are_written(
+    credentials: str, expected: str
+) -> None:
+    assert expected in error_of(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {credentials}\n")
+
+
+def test_two_cookies_or_a_query_key_and_a_header_go_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("A", "a")
+    text = (
+        f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials:\n"
+        "      - {type: api_key, in: cookie, name: a, value: {env: A}}\n"
+        "      - {type: api_key, in: cookie, name: b, value: {env: A}}\n"
+        "      - {type: api_key, in: query, name: a, value: {env: A}}\n"
+        "      - {type: bearer, token: {env: A}}\n"
+    )
+    assert len(parse(text).services["echo"].resolved_credentials()) == 4
 
 
 def test_secrets_never_show_in_reprs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,6 +32,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -254,13 +255,11 @@ def _spec_file(relative: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="module", params=SPECS)
-def prism(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prism]:
-    """Prism serving one description on a free loopback port (stopped when its tests are done)."""
-    spec = _spec_file(request.param)
+@contextmanager
+def serving(spec: Path, name: str, logs: Path) -> Iterator[Prism]:
+    """Prism serving `spec` on a free loopback port, stopped on exit."""
     _require_tools()
     port = _free_port()
-    logs = tmp_path_factory.mktemp("prism")
     stdout, stderr = logs / "stdout.log", logs / "stderr.log"
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
@@ -269,18 +268,18 @@ def prism(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
             stdout=out,
             stderr=err,
         )
-    server = Prism(request.param, spec, f"http://127.0.0.1:{port}", process, stdout, stderr)
+    server = Prism(name, spec, f"http://127.0.0.1:{port}", process, stdout, stderr)
     try:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                pytest.fail(f"Prism exited ({process.returncode}) serving {request.param}\n{server.logs()}")
+                pytest.fail(f"Prism exited ({process.returncode}) serving {name}\n{server.logs()}")
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail(f"Prism did not listen within 30 s serving {request.param}\n{server.logs()}")
+                    pytest.fail(f"Prism did not listen within 30 s serving {name}\n{server.logs()}")
                 time.sleep(0.05)
         yield server
     finally:
@@ -290,6 +289,15 @@ def prism(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="module", params=SPECS)
+def prism(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prism]:
+    """Prism serving one description of the corpus (stopped when its tests are done)."""
+    spec = _spec_file(request.param)
+    _require_tools()
+    with serving(spec, request.param, tmp_path_factory.mktemp("prism")) as server:
+        yield server
 
 
 # --- Arguments ---------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 import pytest
 
 from apimcp.catalog.naming import VALID_TOOL_NAME
@@ -51,9 +52,11 @@ def check_service(path: Path) -> None:
     assert len(service.operations) == count_operations(path)
     for operation in service.operations:
         META_SCHEMA.check_schema(operation.input_schema)
+        jsonschema_rs.Draft202012Validator(dict(operation.input_schema))  # what the gateway compiles, regexes too
         assert operation.input_schema["type"] == "object"
         if operation.output_schema is not None:
             META_SCHEMA.check_schema(operation.output_schema)
+            jsonschema_rs.Draft202012Validator(dict(operation.output_schema))
             assert operation.output_schema["type"] == "object"
 
 

@@ -10,6 +10,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from apimcp.protocol import (
     Annotations,
     AudioContent,
@@ -84,6 +86,8 @@ TOOLS = (
     _tool("crash"),
     _tool("slow"),
     _tool("notify_changes"),
+    _tool("encode_arguments"),
+    _tool("deep_result"),
     _tool(
         "regional",
         input_schema={
@@ -248,6 +252,13 @@ class Showcase(McpHandler):
             ctx.changes.resource_updated("test://text")
             ctx.changes.resource_updated("test://other")
             return _text("notified")
+        if name == "encode_arguments":  # as an HTTP backend does with a JSON body
+            return _text(f"{len(orjson.dumps(arguments))} bytes")
+        if name == "deep_result":
+            nested: Any = 1
+            for _ in range(int(arguments.get("depth", 300))):
+                nested = [nested]
+            return CallToolResult(content=(TextContent(text="deep"),), structured_content={"value": nested})
         if name == "regional":
             return _text(f"{arguments.get('region')}:{arguments.get('count')}")
         raise invalid_params(f"Unknown tool: {name}")

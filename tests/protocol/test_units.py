@@ -124,7 +124,7 @@ def test_configured_hosts_and_disabled_security() -> None:
 
 
 def _session(session_id: str) -> Session:
-    return Session(id=session_id, endpoint="e", revision=V2025_11_25, client_capabilities={}, client_info=None)
+    return Session(id=session_id, endpoint="e", revision=V2025_11_25)
 
 
 async def test_memory_sessions_expire_when_idle() -> None:

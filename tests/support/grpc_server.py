@@ -1,7 +1,9 @@
 """A real grpc.aio server of shop.v1.ShopService (tests/support/protos), built without generated code.
 
 Message classes come from the descriptor set compiled in-process; handlers are
-generic; server reflection is on. `running_server()` runs it on its own thread
+generic; server reflection is on. With `health=True` the server also offers the
+standard health service (grpc.health.v1.Health), and with `shop=False` only
+that. `running_server()` runs it on its own thread
 and event loop (so sync tests, async tests and blocking reflection imports all
 reach it); `python -m tests.support.grpc_server --port N` runs it in the
 foreground, e.g. as a benchmark backend.
@@ -31,11 +33,50 @@ from apimcp.importers.protobuf import compile_protos
 PROTOS = Path(__file__).resolve().parent / "protos"
 SHOP_PROTO = "shop/v1/shop.proto"
 SERVICE = "shop.v1.ShopService"
+HEALTH_PROTO = "grpc/health/v1/health.proto"
+HEALTH_SERVICE = "grpc.health.v1.Health"
 
 
 @functools.cache
 def descriptor_set() -> bytes:
     return compile_protos([SHOP_PROTO], [str(PROTOS)])
+
+
+@functools.cache
+def health_descriptor_set() -> bytes:
+    return compile_protos([HEALTH_PROTO], [str(PROTOS)])
+
+
+class Health:
+    """The standard health service: SERVING for the server as a whole and for the shop, NOT_FOUND
+    for any other service (as the health checking protocol says)."""
+
+    def __init__(self, pool: descriptor_pool.DescriptorPool) -> None:
+        def message(name: str) -> type[Message]:
+            return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"grpc.health.v1.{name}"))
+
+        self.request, self.response = message("HealthCheckRequest"), message("HealthCheckResponse")
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        return grpc.method_handlers_generic_handler(
+            HEALTH_SERVICE,
+            {
+                "Check": grpc.unary_unary_rpc_method_handler(
+                    self.check, self.request.FromString, self.response.SerializeToString
+                ),
+                "Watch": grpc.unary_stream_rpc_method_handler(
+                    self.watch, self.request.FromString, self.response.SerializeToString
+                ),
+            },
+        )
+
+    async def check(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Message:
+        if request.service not in ("", SERVICE):
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown service {request.service}")
+        return self.response(status="SERVING")
+
+    async def watch(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Message]:
+        yield self.response(status="SERVING" if request.service in ("", SERVICE) else "SERVICE_UNKNOWN")
 
 
 @dataclass(frozen=True)
@@ -161,11 +202,21 @@ class Shop:
         return self.m["Empty"]()
 
 
-async def start(host: str = "127.0.0.1", port: int = 0, tls: ServerTls | None = None) -> tuple[grpc.aio.Server, int]:
-    shop = Shop()
+async def start(
+    host: str = "127.0.0.1", port: int = 0, tls: ServerTls | None = None, *, shop: bool = True, health: bool = False
+) -> tuple[grpc.aio.Server, int]:
+    store = Shop()
     server = grpc.aio.server()
-    server.add_generic_rpc_handlers((shop.handler(),))
-    reflection.enable_server_reflection((SERVICE, reflection.SERVICE_NAME), server, pool=shop.pool)
+    names = [reflection.SERVICE_NAME]
+    if shop:
+        server.add_generic_rpc_handlers((store.handler(),))
+        names.append(SERVICE)
+    if health:
+        for file in descriptor_pb2.FileDescriptorSet.FromString(health_descriptor_set()).file:
+            store.pool.Add(file)
+        server.add_generic_rpc_handlers((Health(store.pool).handler(),))
+        names.append(HEALTH_SERVICE)
+    reflection.enable_server_reflection(names, server, pool=store.pool)
     address = f"{host}:{port}"
     if tls is None:
         bound = server.add_insecure_port(address)
@@ -191,7 +242,9 @@ class RunningServer:
 
 
 @contextmanager
-def running_server(tls: ServerTls | None = None, host: str = "127.0.0.1") -> Iterator[RunningServer]:
+def running_server(
+    tls: ServerTls | None = None, *, shop: bool = True, health: bool = False, host: str = "127.0.0.1"
+) -> Iterator[RunningServer]:
     """The server on 127.0.0.1 (or another loopback `host`) on a free port, on a thread of its own, stopped on
     exit."""
     ready = threading.Event()
@@ -199,7 +252,7 @@ def running_server(tls: ServerTls | None = None, host: str = "127.0.0.1") -> Ite
 
     async def main() -> None:
         try:
-            server, port = await start(host, tls=tls)
+            server, port = await start(host, tls=tls, shop=shop, health=health)
         except BaseException as exc:
             state["error"] = exc
             ready.set()

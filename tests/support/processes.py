@@ -62,6 +62,19 @@ class Background:
             time.sleep(0.05)
         raise AssertionError(f"{url} did not answer within {seconds} s:\n{self.output()}")
 
+    def wait_for_port(self, port: int, seconds: float = 30) -> None:
+        """Until something accepts connections on loopback `port` (for servers a plain HTTP GET cannot check)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the process ended (code {self.process.returncode}):\n{self.output()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"port {port} did not open within {seconds} s:\n{self.output()}")
+
     def stop(self) -> int:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)

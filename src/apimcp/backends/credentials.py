@@ -1,11 +1,14 @@
 """Static backend credentials: what the gateway adds to every call of a service.
 
-Values never appear in logs, errors or reprs.
+Values never appear in logs, errors or reprs; `secret_values` names what an
+answer must not show (see `apimcp.safety.masking`).
 """
 
 from __future__ import annotations
 
 import base64
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import quote
@@ -49,12 +52,34 @@ class Placement:
 
 
 def place(credentials: Credentials | None) -> Placement:
+    return place_all(() if credentials is None else (credentials,))
+
+
+def place_all(credentials: Iterable[Credentials]) -> Placement:
+    """Where several credentials go in one request (they never share a name: plans and configurations refuse
+    two credentials for the same header, query parameter or cookie)."""
     placement = Placement()
+    for item in credentials:
+        _place(item, placement)
+    return placement
+
+
+def merged(first: Placement, second: Placement) -> Placement:
+    """Both placements in one (`second` wins on a shared name)."""
+    if not first.headers and not first.query and not first.cookies:
+        return second
+    return Placement(
+        headers={**first.headers, **second.headers},
+        query=[*first.query, *second.query],
+        cookies={**first.cookies, **second.cookies},
+    )
+
+
+def _place(credentials: Credentials, placement: Placement) -> None:
     if isinstance(credentials, Bearer):
         placement.headers["Authorization"] = f"Bearer {credentials.token}"
     elif isinstance(credentials, Basic):
-        pair = f"{credentials.username}:{credentials.password}".encode()
-        placement.headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        placement.headers["Authorization"] = basic_header(credentials.username, credentials.password)
     elif isinstance(credentials, ApiKey):
         if credentials.location == "header":
             placement.headers[credentials.name] = credentials.value
@@ -62,4 +87,37 @@ def place(credentials: Credentials | None) -> Placement:
             placement.query.append((credentials.name, credentials.value))
         else:
             placement.cookies[credentials.name] = credentials.value
-    return placement
+
+
+def basic_header(username: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
+
+
+def secret_values(credentials: Credentials) -> tuple[str, ...]:
+    """What a backend's answer must not show: the values, and the Basic header's base64 form."""
+    if isinstance(credentials, Bearer):
+        return (credentials.token,)
+    if isinstance(credentials, Basic):
+        return (credentials.password, basic_header(credentials.username, credentials.password).removeprefix("Basic "))
+    return (credentials.value,)
+
+
+def placed_values(placement: Placement) -> tuple[str, ...]:
+    """The values a placement sends; of a `Scheme credentials` header value, the credentials."""
+    headers = [value.split(" ", 1)[1] if " " in value else value for value in placement.headers.values()]
+    return (*headers, *(value for _, value in placement.query), *placement.cookies.values())
+
+
+def header_problem(value: str) -> str | None:
+    """Why `value` cannot be an HTTP field value (RFC 9110: no control characters but tab), or None."""
+    found = _CONTROL.search(value)
+    if found is None:
+        return None
+    return f"it holds the control character {_named(found.group())}, which an HTTP header cannot carry"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _named(char: str) -> str:
+    return {"\r": "CR", "\n": "LF", "\x00": "NUL", "\x7f": "DEL"}.get(char, f"U+{ord(char):04X}")

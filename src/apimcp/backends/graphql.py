@@ -3,7 +3,7 @@
 The tool arguments are never written into the query text, so a string argument
 is data whatever it holds. An answer's `errors` make a Failure when there is no
 `data`, and notes beside the data when there is (a partial answer). HTTP
-failures read as they do for REST backends.
+failures, credential masking and redirects work as they do for REST backends.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import aiohttp
 import orjson
 import yarl
 
+from apimcp.backends.access import Access, BackendAccess, GivenCredentials
 from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Progress
-from apimcp.backends.credentials import Credentials, Placement, place
 from apimcp.backends.http_common import (
     CALL_ERRORS,
     exception_failure,
@@ -26,7 +26,8 @@ from apimcp.backends.http_common import (
     status_failure,
     too_large,
 )
-from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError, TokenClient
+from apimcp.backends.oauth_client import CredentialError, TokenClient
+from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, send_following
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
 
@@ -45,11 +46,12 @@ class GraphQLBackend(Backend):
         session: aiohttp.ClientSession,
         *,
         endpoint: str | None = None,
-        credentials: Credentials | ClientCredentials | None = None,
+        credentials: GivenCredentials = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         tls: TlsSettings | None = None,
         headers: Mapping[str, str] | None = None,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
         oauth_session: TokenClient | None = None,
     ) -> None:
         if endpoint is None:
@@ -60,22 +62,21 @@ class GraphQLBackend(Backend):
         self._session = session
         self._endpoint = endpoint
         self._extra_headers = dict(headers or {})
-        if isinstance(credentials, ClientCredentials):
-            self._tokens: ClientCredentialsTokens | None = ClientCredentialsTokens(
-                oauth_session or session, credentials
-            )
-            self._static: tuple[yarl.URL, dict[str, str]] | None = None
-        else:
-            self._tokens = None
-            self._static = self._target(place(credentials))
+        self._access = BackendAccess(credentials, oauth_session or session)
+        fixed = self._access.fixed
+        self._target: tuple[Access, yarl.URL, dict[str, str]] | None = (
+            (fixed, *self._target_of(fixed)) if fixed is not None else None
+        )
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
+        self._max_redirects = max_redirects
         # aiohttp's `ssl=True` is its default verification; a context carries a private CA or a client certificate.
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
 
-    def _target(self, placement: Placement) -> tuple[yarl.URL, dict[str, str]]:
-        """The URL (with any query API key) and headers of every request made with `placement`."""
+    def _target_of(self, access: Access) -> tuple[yarl.URL, dict[str, str]]:
+        """The URL (with any query API key) and headers of every request made with `access`."""
+        placement = access.placement
         url = yarl.URL(self._endpoint)
         if placement.query:
             url = url.extend_query(placement.query)
@@ -90,26 +91,43 @@ class GraphQLBackend(Backend):
         binding = operation.binding
         if not isinstance(binding, GraphQLBinding):
             return Failure(f"{operation.tool_name} is not a GraphQL operation")
-        target = self._static
-        if target is None:
-            assert self._tokens is not None
+        target = self._target
+        if target is None or self._access.fixed is None:
             try:
-                target = self._target(await self._tokens.placement())
+                access = await self._access.current()
             except CredentialError as exc:
                 return Failure(f"Could not obtain backend credentials: {exc}")
-        url, headers = target
+            if target is None or target[0] is not access:  # a new access token
+                target = self._target = (access, *self._target_of(access))
+        access, url, headers = target
+        if access.problem is not None:
+            return Failure(f"The backend credentials cannot be sent: {access.problem}")
         variables = {name: value for name, value in arguments.items() if name in binding.variables}
         payload = orjson.dumps(
             {"query": binding.document, "variables": variables, "operationName": binding.operation_name}
         )
+        outgoing = Outgoing("POST", url, headers, payload, lambda: payload, access.placement.query)
+
+        async def answer(response: aiohttp.ClientResponse) -> BackendResult:
+            body = await read_limited(response, self._max_bytes)
+            if body is None:
+                return too_large(self._max_bytes)
+            reason = response.reason
+            if access.mask:  # once, on the bytes: data, notes and error excerpts all come from them
+                body = access.mask.mask_bytes(body)
+                reason = access.mask.mask_text(reason) if reason else reason
+            return _result(response.status, reason, body)
+
         try:
-            async with self._session.post(
-                url, data=payload, headers=headers, timeout=self._timeout, ssl=self._ssl
-            ) as response:
-                body = await read_limited(response, self._max_bytes)
-                if body is None:
-                    return too_large(self._max_bytes)
-                return _result(response.status, response.reason, body)
+            return await send_following(
+                self._session,
+                outgoing,
+                answer,
+                client_timeout=self._timeout,
+                tls=self._ssl,
+                max_redirects=self._max_redirects,
+                mask=access.mask,
+            )
         except CALL_ERRORS as exc:
             return exception_failure(exc, self._endpoint, self._timeout_seconds)
 

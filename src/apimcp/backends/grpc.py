@@ -7,6 +7,7 @@ ways), and answers become JSON. Unary and client-streaming methods answer with
 the response message; server-streaming and bidirectional ones with
 `{"messages": [...]}`, collected up to a limit. A status other than OK becomes
 a `Failure` naming the code, the message and the rich error details.
+Credential values the server echoes (in answers or error details) are masked.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ import grpc
 import grpc.aio
 import orjson
 
+from apimcp.backends.access import Access, BackendAccess, GivenCredentials, as_list
 from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Progress
-from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, place
+from apimcp.backends.credentials import ApiKey, Placement
 from apimcp.backends.grpc_channels import ChannelKey, GrpcChannels, GrpcTls, parse_target
 from apimcp.backends.grpc_messages import ArgumentError, Messages, Method
-from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError, TokenClient
+from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.targets import api_key_problem
 from apimcp.catalog.model import GrpcBinding, Operation, Service
+from apimcp.safety.masking import SecretMask
 
 __all__ = ["GrpcBackend", "GrpcChannels", "GrpcTls"]
 
@@ -54,7 +57,7 @@ class GrpcBackend(Backend):
         *,
         target: str | None = None,
         tls: GrpcTls | None = None,
-        credentials: Credentials | ClientCredentials | None = None,
+        credentials: GivenCredentials = None,
         oauth_session: TokenClient | None = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES,
@@ -69,16 +72,16 @@ class GrpcBackend(Backend):
         self._target = parse_target(target, tls)
         self._tls = tls
         self._channels = channels
-        self._tokens: ClientCredentialsTokens | None = None
-        if isinstance(credentials, ClientCredentials):
-            if oauth_session is None:
-                raise ValueError("OAuth client credentials need an HTTP session to fetch tokens with")
-            self._tokens = ClientCredentialsTokens(oauth_session, credentials)
-            self._metadata: Metadata = ()
-            self._secrets: tuple[str, ...] = ()
-        else:
-            self._metadata = _metadata(credentials)
-            self._secrets = _secrets(credentials, self._metadata)
+        for given in as_list(credentials):
+            if isinstance(given, ApiKey):
+                problem = api_key_problem("grpc", given.name, given.location)
+                if problem is not None:
+                    raise ValueError(problem)
+        self._access = BackendAccess(credentials, oauth_session, metadata_problem)
+        fixed = self._access.fixed
+        self._metadata: tuple[Access, Metadata] | None = (
+            (fixed, _metadata(fixed.placement)) if fixed is not None else None
+        )
         self._timeout = timeout_seconds
         self._max_messages = max_stream_messages
         self._max_bytes = max_response_bytes
@@ -101,36 +104,37 @@ class GrpcBackend(Backend):
             requests = self.messages.requests(method, arguments)
         except ArgumentError as exc:
             return Failure(f"Invalid arguments: {exc}")
-        metadata = self._metadata
-        secrets = self._secrets
-        if self._tokens is not None:
+        cached = self._metadata
+        if cached is None or self._access.fixed is None:
             try:
-                headers = (await self._tokens.placement()).headers
+                access = await self._access.current()
             except CredentialError as exc:
                 return Failure(f"Could not obtain backend credentials: {exc}")
-            metadata = tuple((name.lower(), value) for name, value in headers.items())
-            secrets = _secrets(None, metadata)
+            if cached is None or cached[0] is not access:  # a new access token
+                cached = self._metadata = (access, _metadata(access.placement))
+        access, metadata = cached
+        if access.problem is not None:
+            return Failure(f"The backend credentials cannot be sent: {access.problem}")
         try:
-            return await self._call(method, requests, metadata, progress)
+            return await self._call(method, requests, metadata, progress, access.mask)
         except grpc.aio.AioRpcError as exc:
-            return Failure(_scrub(self._explain(exc), secrets))
+            return Failure(access.mask.mask_text(self._explain(exc)))
         except ValueError as exc:  # an answer that is not the declared message, or has no JSON form
-            return Failure(_scrub(str(exc), secrets))
+            return Failure(access.mask.mask_text(str(exc)))
 
     async def _call(
-        self, method: Method, requests: list[bytes], metadata: Metadata, progress: Progress | None
+        self, method: Method, requests: list[bytes], metadata: Metadata, progress: Progress | None, mask: SecretMask
     ) -> BackendResult:
         request: Any = iter(requests) if method.client_streaming else requests[0]
         call = self._callable(method)(request, timeout=self._timeout, metadata=metadata)
         if method.server_streaming:
-            return await self._collect(method, call, progress)
+            return await self._collect(method, call, progress, mask)
         data: bytes = await call
         if len(data) > self._max_bytes:
             return Failure(f"The backend's response is larger than the {self._max_bytes} bytes allowed")
-        value = self.messages.response(method, data)
-        return JsonBody(value, orjson.dumps(value).decode())
+        return _json_body(self.messages.response(method, data), mask)
 
-    async def _collect(self, method: Method, call: Any, progress: Progress | None) -> BackendResult:
+    async def _collect(self, method: Method, call: Any, progress: Progress | None, mask: SecretMask) -> BackendResult:
         """Streamed answers gathered into `{"messages": [...]}`, stopping (and saying so) at the limits."""
         messages: list[Any] = []
         size = 0
@@ -150,11 +154,19 @@ class GrpcBackend(Backend):
                 if len(messages) >= self._max_messages:
                     note = f"The stream was stopped after {len(messages)} messages, the limit: more may have followed."
                     break
+        except grpc.aio.AioRpcError as exc:
+            # A stream cut by its deadline still delivered what it delivered; without any message, the backend
+            # did not answer in time, which the caller reports as such.
+            if exc.code() != grpc.StatusCode.DEADLINE_EXCEEDED or not messages:
+                raise
+            note = (
+                f"The stream was cut by its deadline ({self._timeout:g} s) after {len(messages)} messages: "
+                "more may have followed."
+            )
         finally:
             if not call.done():  # stopped at a limit, by a bad message, or the client gave up: end the RPC too
                 call.cancel()
-        value = {"messages": messages}
-        return JsonBody(value, orjson.dumps(value).decode(), notes=(note,) if note else ())
+        return _json_body({"messages": messages}, mask, (note,) if note else ())
 
     def _callable(self, method: Method) -> Any:
         """The channel's multicallable for the method, made once per channel (bytes in, bytes out)."""
@@ -185,29 +197,23 @@ class GrpcBackend(Backend):
         return message
 
 
-def _metadata(credentials: Credentials | None) -> Metadata:
-    if isinstance(credentials, ApiKey):
-        problem = api_key_problem("grpc", credentials.name, credentials.location)
-        if problem is not None:
-            raise ValueError(problem)
-        return ((credentials.name.lower(), credentials.value),)
-    return tuple((name.lower(), value) for name, value in place(credentials).headers.items())
+def _metadata(placement: Placement) -> Metadata:
+    return tuple((name.lower(), value) for name, value in placement.headers.items())
 
 
-def _secrets(credentials: Credentials | None, metadata: Metadata) -> tuple[str, ...]:
-    """Values that must never appear in a message, even when a server echoes them back."""
-    values = [value for _, value in metadata]
-    values += [value.split(" ", 1)[1] for value in values if " " in value]
-    if isinstance(credentials, Bearer):
-        values.append(credentials.token)
-    elif isinstance(credentials, Basic):
-        values.append(credentials.password)
-    elif isinstance(credentials, ApiKey):
-        values.append(credentials.value)
-    return tuple(sorted({v for v in values if len(v) >= 4}, key=len, reverse=True))
+def metadata_problem(placement: Placement) -> str | None:
+    """Why a placement cannot travel as gRPC metadata, or None: ASCII metadata values are printable ASCII."""
+    for name, value in placement.headers.items():
+        if not value.isascii() or not value.isprintable():
+            return f"the value of the {name.lower()} metadata holds characters gRPC metadata cannot carry (it is ASCII)"
+    return None
 
 
-def _scrub(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
+def _json_body(value: Any, mask: SecretMask, notes: tuple[str, ...] = ()) -> JsonBody:
+    """An answer as JSON; protobuf bytes cannot be masked in place, so the JSON text is, and read again."""
+    text = orjson.dumps(value)
+    if mask:
+        masked = mask.mask_bytes(text)
+        if masked is not text:
+            text, value = masked, orjson.loads(masked)
+    return JsonBody(value, text.decode(), notes=notes)

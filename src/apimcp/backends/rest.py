@@ -2,7 +2,9 @@
 
 Failures never escape as exceptions: an error status, a timeout, a refused
 connection or an unresolvable host becomes a `Failure` that names the cause
-(and never the credentials). Responses are read up to a size limit.
+(and never the credentials). Responses are read up to a size limit, and their
+bytes masked at once (credential values a backend echoes become `***`).
+Redirects are followed within the backend's origin only (`redirects.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import aiohttp
 import orjson
 import yarl
 
+from apimcp.backends.access import Access, BackendAccess, GivenCredentials
 from apimcp.backends.base import (
     Backend,
     BackendResult,
@@ -26,7 +29,6 @@ from apimcp.backends.base import (
     Progress,
     TextBody,
 )
-from apimcp.backends.credentials import Credentials, place
 from apimcp.backends.http_common import (
     CALL_ERRORS,
     exception_failure,
@@ -34,8 +36,9 @@ from apimcp.backends.http_common import (
     status_failure,
     too_large,
 )
-from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError, TokenClient
-from apimcp.backends.rest_request import InvalidArgument, PreparedRequest, build_request
+from apimcp.backends.oauth_client import CredentialError, TokenClient
+from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, send_following
+from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
@@ -61,10 +64,11 @@ class RestBackend(Backend):
         session: aiohttp.ClientSession,
         *,
         base_url: str | None = None,
-        credentials: Credentials | ClientCredentials | None = None,
+        credentials: GivenCredentials = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         tls: TlsSettings | None = None,
+        max_redirects: int = DEFAULT_MAX_REDIRECTS,
         oauth_session: TokenClient | None = None,
     ) -> None:
         if base_url is None and not service.servers:
@@ -72,17 +76,11 @@ class RestBackend(Backend):
         self._service = service
         self._session = session
         self._base_url = base_url
-        if isinstance(credentials, ClientCredentials):
-            self._tokens: ClientCredentialsTokens | None = ClientCredentialsTokens(
-                oauth_session or session, credentials
-            )
-            self._placement = place(None)
-        else:
-            self._tokens = None
-            self._placement = place(credentials)
+        self._access = BackendAccess(credentials, oauth_session or session)
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
+        self._max_redirects = max_redirects
         # aiohttp's `ssl=True` is its default verification; a context carries a private CA or a client certificate.
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
 
@@ -103,38 +101,57 @@ class RestBackend(Backend):
         binding = operation.binding
         if not isinstance(binding, RestBinding):
             return Failure(f"{operation.tool_name} is not a REST operation")
-        placement = self._placement
-        if self._tokens is not None:
+        access = self._access.fixed
+        if access is None:
             try:
-                placement = await self._tokens.placement()
+                access = await self._access.current()
             except CredentialError as exc:
                 return Failure(f"Could not obtain backend credentials: {exc}")
+        if access.problem is not None:
+            return Failure(f"The backend credentials cannot be sent: {access.problem}")
+        base_url = self.base_url_for(operation)
         try:
-            request = build_request(binding, arguments, self.base_url_for(operation), placement)
+            request = build_request(binding, arguments, base_url, access.placement)
         except InvalidArgument as exc:
             return Failure(f"Invalid arguments: {exc}")
+        outgoing = Outgoing(
+            request.method,
+            yarl.URL(request.url, encoded=True),
+            request.headers,
+            request.body,
+            # A multipart form is written once; a redirect that keeps the body needs it built again.
+            body_again=lambda: build_request(binding, arguments, base_url, access.placement).body,
+            query_credentials=access.placement.query,
+        )
+
+        async def answer(response: aiohttp.ClientResponse) -> BackendResult:
+            return await self._answer(response, request.public_url, access)
+
         try:
-            return await self._send(request)
+            return await send_following(
+                self._session,
+                outgoing,
+                answer,
+                client_timeout=self._timeout,
+                tls=self._ssl,
+                max_redirects=self._max_redirects,
+                mask=access.mask,
+            )
         except CALL_ERRORS as exc:
             return exception_failure(exc, request.public_url, self._timeout_seconds)
 
-    async def _send(self, request: PreparedRequest) -> BackendResult:
-        async with self._session.request(
-            request.method,
-            yarl.URL(request.url, encoded=True),
-            headers=request.headers,
-            data=request.body,
-            timeout=self._timeout,
-            ssl=self._ssl,
-        ) as response:
-            body = await read_limited(response, self._max_bytes)
-            if body is None:
-                return too_large(self._max_bytes)
-            status = response.status
-            media_type = response.headers.get("Content-Type", "application/octet-stream")
-            if status >= 400:
-                return status_failure(status, response.reason, body)
-            return _body(body, media_type, status, request.public_url)
+    async def _answer(self, response: aiohttp.ClientResponse, uri: str, access: Access) -> BackendResult:
+        body = await read_limited(response, self._max_bytes)
+        if body is None:
+            return too_large(self._max_bytes)
+        reason = response.reason
+        if access.mask:  # once, on the bytes: text, structured content and error excerpts all come from them
+            body = access.mask.mask_bytes(body)
+            reason = access.mask.mask_text(reason) if reason else reason
+        status = response.status
+        if status >= 400:
+            return status_failure(status, reason, body)
+        return _body(body, response.headers.get("Content-Type", "application/octet-stream"), status, uri)
 
 
 def _body(body: bytes, media_type: str, status: int, uri: str) -> BackendResult:

@@ -6,12 +6,18 @@ path `simple`, `label`, `matrix`; query `form`, `spaceDelimited`,
 percent-encoded unless `allowReserved`. Bodies are JSON, form-urlencoded,
 multipart (file fields given as base64 or data: URLs), text or raw bytes.
 Building a request is pure: no I/O, so it is tested on its own.
+
+Arguments never change the request's shape: a path parameter is data in its
+segment (`/` is encoded, and a segment that would be `.` or `..` has its dots
+sent as `%2E`, so no client or server removes it as a dot-segment), and a
+header parameter holding a control character (CR, LF, NUL...) is refused.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +26,7 @@ from urllib.parse import quote, unquote_to_bytes, urlencode
 import aiohttp
 import orjson
 
-from apimcp.backends.credentials import Placement
+from apimcp.backends.credentials import Placement, header_problem
 from apimcp.catalog.model import BodyBinding, ParameterBinding, RestBinding
 
 _UNRESERVED = "-._~"
@@ -139,6 +145,23 @@ def _cookie_value(p: ParameterBinding, value: Any) -> str:
     return _enc(value)
 
 
+_SEPARATORS = re.compile("%2F|%5C", re.IGNORECASE)
+
+
+def _dot_segments_encoded(path: str) -> str:
+    """`path` with the dots of would-be dot-segments sent as %2E. A segment counts when it, or a part of it
+    between encoded separators (%2F, %5C: some servers decode them first), is `.` or `..` once %2E is read
+    as a dot (as WHATWG URL parsers do)."""
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        if "." not in segment:
+            continue
+        parts = _SEPARATORS.split(segment.replace("%2e", ".").replace("%2E", "."))
+        if any(part in (".", "..") for part in parts):
+            segments[index] = segment.replace(".", "%2E")
+    return "/".join(segments)
+
+
 def decode_file(argument: str, value: Any) -> tuple[bytes, str | None]:
     """File content from base64 or a data: URL; the media type when the data URL names one."""
     if not isinstance(value, str):
@@ -179,12 +202,19 @@ def _body(
             return data, media_type or binding.media_type
         if binding.kind == "text":
             return _text(value).encode(), binding.media_type
+        if binding.kind in ("form", "multipart") and isinstance(value, dict):
+            return _fields(binding, value)  # a form kept whole: its schema says more than its fields
         return orjson.dumps(value), binding.media_type
     fields = {name: arguments[name] for name in binding.fields if name in arguments}
     if binding.extra_fields:
         fields.update({k: v for k, v in arguments.items() if k not in bound and k not in fields})
     if not fields and not binding.required:
         return None, None
+    return _fields(binding, fields)
+
+
+def _fields(binding: BodyBinding, fields: Mapping[str, Any]) -> tuple[bytes | aiohttp.FormData, str | None]:
+    """Named fields as a JSON object, a urlencoded form or multipart parts."""
     if binding.kind == "json":
         return orjson.dumps(fields), binding.media_type
     if binding.kind == "form":
@@ -195,7 +225,8 @@ def _body(
             elif value is not None:
                 pairs.append((name, _text(value)))
         return urlencode(pairs).encode(), binding.media_type
-    form = aiohttp.FormData(quote_fields=False)
+    # Multipart even when no part is a file (aiohttp would otherwise send a urlencoded form).
+    form = aiohttp.FormData(quote_fields=False, default_to_multipart=True)
     for name, value in fields.items():
         # An array is one part per item (OpenAPI 3.1 multipart), files included.
         for item in value if isinstance(value, list) else [value]:
@@ -236,9 +267,15 @@ def build_request(
         elif p.location == "query":
             query.extend(_query_items(p, value))
         elif p.location == "header":
-            headers[p.name] = _header_value(p, value)
+            text = _header_value(p, value)
+            problem = header_problem(text)
+            if problem is not None:
+                raise InvalidArgument(p.argument, f"a header parameter cannot be sent: {problem}")
+            headers[p.name] = text
         else:
             cookies.append(f"{p.name}={_cookie_value(p, value)}")
+    if "." in path:
+        path = _dot_segments_encoded(path)
     body, content_type = (None, None)
     if binding.body is not None:
         body, content_type = _body(binding.body, arguments, bound)

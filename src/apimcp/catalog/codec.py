@@ -16,6 +16,7 @@ import orjson
 from apimcp.catalog.model import (
     Binding,
     BodyBinding,
+    DescriptionWarning,
     GraphQLBinding,
     GrpcBinding,
     Operation,
@@ -182,6 +183,12 @@ def encode_service(service: Service) -> bytes:
             "kind": service.kind,
             "descriptors": None if service.descriptors is None else base64.b64encode(service.descriptors).decode(),
             "operations": [_operation(op) for op in service.operations],
+            # only when there are some, so that services without warnings encode as they always did
+            **(
+                {"warnings": [[w.location, w.problem, w.operation] for w in service.warnings]}
+                if service.warnings
+                else {}
+            ),
         }
     )
 
@@ -211,6 +218,7 @@ def decode_service(data: bytes | Mapping[str, Any]) -> Service:
             operations=tuple(_operation_back(op, pool) for op in raw["operations"]),
             kind=raw.get("kind", "rest"),  # encodings written before GraphQL and gRPC were all REST
             descriptors=None if descriptors is None else base64.b64decode(descriptors, validate=True),
+            warnings=tuple(DescriptionWarning(*w) for w in raw.get("warnings", ())),
         )
     except KeyError as exc:
         raise CodecError(f"a compiled service is malformed: {exc.args[0]!r} is missing") from exc

@@ -161,6 +161,24 @@ class Operation:
 
 
 @dataclass(frozen=True, slots=True)
+class DescriptionWarning:
+    """Something an importer repaired or left out because the description is invalid or says more than
+    apimcp can carry, told to whoever imports it (never shown to MCP clients)."""
+
+    location: str
+    """Where in the description: a JSON pointer (`/paths/~1pets/get/parameters/0/schema/pattern`),
+    preceded by the document's location and `#` when the problem lies in another document."""
+    problem: str
+    """What is wrong and what was done about it."""
+    operation: str | None = None
+    """The operation concerned (`GET /pets`); for a shared definition, the first operation that uses it."""
+
+    def __str__(self) -> str:
+        where = f"{self.operation}: {self.location}" if self.operation else self.location
+        return f"{where}: {self.problem}"
+
+
+@dataclass(frozen=True, slots=True)
 class Service:
     name: str
     version: str
@@ -174,6 +192,8 @@ class Service:
     descriptors: bytes | None = None
     """For gRPC: a serialized `google.protobuf.FileDescriptorSet` holding every message type the
     operations name, from which the gateway builds its message classes."""
+    warnings: tuple[DescriptionWarning, ...] = ()
+    """What the importer repaired or left out, for the person importing the description."""
 
     def operation(self, tool_name: str) -> Operation | None:
         return next((op for op in self.operations if op.tool_name == tool_name), None)

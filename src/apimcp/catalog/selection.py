@@ -42,6 +42,14 @@ def select(operations: Sequence[Operation], include: Sequence[str], exclude: Seq
     ]
 
 
+def nothing_selected(operations: Sequence[Operation], include: Sequence[str], exclude: Sequence[str]) -> str:
+    """Why a selection offers no operation: the description has none, or the patterns left none."""
+    if not operations:
+        return "the description declares no operation, so there is nothing to expose"
+    given = " and ".join(name for name, patterns in (("include", include), ("exclude", exclude)) if patterns)
+    return f"{given or 'include/exclude'} leave{'s' if ' and ' not in given else ''} no operation to expose"
+
+
 def unmatched(operations: Sequence[Operation], patterns: Sequence[str]) -> list[str]:
     """Patterns that select nothing (most likely typos, worth an error)."""
     return [p for p in patterns if not any(matches(op, p) for op in operations)]

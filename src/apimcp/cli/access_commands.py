@@ -14,9 +14,10 @@ from apimcp.cli.client import ControlPlaneClient
 from apimcp.cli.common import EXIT_USAGE, client, fail, find, pairs, reporting
 from apimcp.cli.output import Format, OutputOption
 from apimcp.control.secret_kinds import KINDS
+from apimcp.plain_http import refusal
 
 secret_app = typer.Typer(help="Backend secrets: values are sealed and never shown again.", no_args_is_help=True)
-token_app = typer.Typer(help="API tokens of the organization (user and gateway tokens).", no_args_is_help=True)
+token_app = typer.Typer(help="API tokens of the organization (admin, user and gateway tokens).", no_args_is_help=True)
 org_app = typer.Typer(help="Organizations (needs the control plane's admin token).", no_args_is_help=True)
 
 SECRET_COLUMNS: list[output.Column] = [
@@ -27,6 +28,10 @@ SECRET_COLUMNS: list[output.Column] = [
     ("KEY", "key_id"),
     ("UPDATED", "updated_at"),
 ]
+KIND_HELP = (
+    "user (CLI and API), admin (also creates gateway and admin tokens and gateway keys; needs an admin token) "
+    "or gateway (for `apimcp gateway`; needs an admin token)."
+)
 TOKEN_COLUMNS: list[output.Column] = [
     ("ID", "id"),
     ("NAME", "name"),
@@ -41,19 +46,34 @@ TOKEN_COLUMNS: list[output.Column] = [
 def login(
     url: Annotated[str, typer.Argument(help="The control plane, e.g. http://127.0.0.1:8080.")] = context.DEFAULT_URL,
     token: Annotated[
-        str | None, typer.Option(help="A user token (default: $APIMCP_TOKEN, else asked without echo).")
+        str | None, typer.Option(help="An admin or user token (default: $APIMCP_TOKEN, else asked without echo).")
     ] = None,
+    ca: Annotated[
+        Path | None, typer.Option(help="Trust this CA (PEM) for an https:// control plane, e.g. a private CA.")
+    ] = None,
+    allow_http: Annotated[
+        bool,
+        typer.Option("--allow-http", help="Accept plain http:// off loopback (the token is sent in clear)."),
+    ] = False,
 ) -> None:
     """Check a token against a control plane and remember both for the next commands."""
+    problem = refusal(url, allow_http=allow_http)
+    if problem is not None:
+        fail(problem, EXIT_USAGE)
+    ca_file = str(ca.resolve()) if ca is not None else None
     value = token or os.environ.get(context.TOKEN_VARIABLE)
     if not value:
         if not sys.stdin.isatty():
             fail("give --token or set APIMCP_TOKEN (no terminal to ask on)", EXIT_USAGE)
         value = typer.prompt("Token", hide_input=True)
-    api = ControlPlaneClient(url, value)
+    try:
+        api = ControlPlaneClient(url, value, ca_file=ca_file)
+    except (OSError, ValueError) as exc:
+        fail(f"--ca {ca}: not a readable PEM CA certificate ({exc})", EXIT_USAGE)
     with reporting():
         organization = api.get("/organization")
-    path = context.save(context.Context(api.url, value, organization["name"]))
+    saved = context.Context(api.url, value, organization["name"], ca_file=ca_file, allow_http=allow_http)
+    path = context.save(saved)
     typer.echo(f"Logged in to {api.url} as organization {organization['name']} (context saved to {path})")
 
 
@@ -191,7 +211,10 @@ def delete_secret(secret: Annotated[str, typer.Argument(help="id or name")]) -> 
 @token_app.command("create")
 def create_token(
     name: Annotated[str, typer.Argument(help="What the token is for.")],
-    kind: Annotated[str, typer.Option(help="user (CLI and API) or gateway (for `apimcp gateway`).")] = "user",
+    kind: Annotated[
+        str,
+        typer.Option(help=KIND_HELP),
+    ] = "user",
     days: Annotated[int | None, typer.Option(help="Expire after this many days (default: never).")] = None,
     out: OutputOption = Format.table,
 ) -> None:
@@ -233,17 +256,23 @@ def create_organization(
     url: Annotated[str | None, typer.Option(help="The control plane (default: the logged-in one).")] = None,
     out: OutputOption = Format.table,
 ) -> None:
-    """Create an organization with the admin token ($APIMCP_ADMIN_TOKEN); prints its first user token once."""
+    """Create an organization with the admin token ($APIMCP_ADMIN_TOKEN); prints its first admin token once."""
     admin = os.environ.get("APIMCP_ADMIN_TOKEN")
     if not admin:
         fail("set APIMCP_ADMIN_TOKEN to the control plane's admin token", EXIT_USAGE)
-    target = url or client().url
+    target = (url or client().url).rstrip("/")
+    current = context.load()
+    saved = current if current is not None and current.url == target else None  # its CA and HTTP choice apply
+    problem = refusal(target, allow_http=saved is not None and saved.allow_http)
+    if problem is not None:
+        fail(problem, EXIT_USAGE)
     with reporting():
-        created = ControlPlaneClient(target, admin).post("/organizations", {"name": name})
+        api = ControlPlaneClient(target, admin, ca_file=saved.ca_file if saved else None)
+        created = api.post("/organizations", {"name": name})
     if out is Format.json:
         output.record(created, out)
         return
     token = created.pop("token")
     output.record(created, out, title=f"Created organization {created['name']}")
-    typer.echo(f"First user token (shown once): {token}")
+    typer.echo(f"First admin token (shown once): {token}")
     typer.echo(f"Log in with: apimcp login {target} --token <token>")

@@ -6,7 +6,8 @@ brings them up to date (nothing is deleted):
 
 - each service is imported (re-imported in place) and gets a plan named after its key, with its
   backend, timeout, selection, tool prefix and credentials;
-- credentials become a secret `<key>-credentials`, created or rotated from the environment;
+- credentials become a secret `<key>-credentials` (a list of several: `<key>-credentials-1`, `-2`...),
+  created or rotated from the environment;
 - each exposition becomes an exposition of that plan on the default gateway group (or `--group`);
   its cache hints and output-schema choice go to the plan. An exposition of several services has
   no equivalent in the control plane (an exposition publishes one plan) and is refused.
@@ -34,28 +35,34 @@ if TYPE_CHECKING:
     from apimcp.gateway.config import ExpositionConfig, GatewayConfig, ServiceConfig
 
 
-def _secret_body(key: str, service: ServiceConfig) -> dict[str, Any] | None:
+def _secret_bodies(key: str, service: ServiceConfig) -> list[dict[str, Any]]:
     from apimcp.backends.credentials import ApiKey, Basic, Bearer  # noqa: PLC0415
 
-    credentials = service.resolved_credentials()  # reads the environment variables the file names
-    name = f"{key}-credentials"
-    if isinstance(credentials, Bearer):
-        return {"name": name, "kind": "bearer", "fields": {}, "values": {"token": credentials.token}}
-    if isinstance(credentials, Basic):
-        return {
-            "name": name,
-            "kind": "basic",
-            "fields": {"username": credentials.username},
-            "values": {"password": credentials.password},
-        }
-    if isinstance(credentials, ApiKey):
-        return {
-            "name": name,
-            "kind": "api_key",
-            "fields": {"name": credentials.name, "location": credentials.location},
-            "values": {"value": credentials.value},
-        }
-    return None
+    listed = service.resolved_credentials()  # reads the environment variables the file names
+    bodies = []
+    for number, credentials in enumerate(listed, start=1):
+        name = f"{key}-credentials" if len(listed) == 1 else f"{key}-credentials-{number}"
+        if isinstance(credentials, Bearer):
+            bodies.append({"name": name, "kind": "bearer", "fields": {}, "values": {"token": credentials.token}})
+        elif isinstance(credentials, Basic):
+            bodies.append(
+                {
+                    "name": name,
+                    "kind": "basic",
+                    "fields": {"username": credentials.username},
+                    "values": {"password": credentials.password},
+                }
+            )
+        elif isinstance(credentials, ApiKey):
+            bodies.append(
+                {
+                    "name": name,
+                    "kind": "api_key",
+                    "fields": {"name": credentials.name, "location": credentials.location},
+                    "values": {"value": credentials.value},
+                }
+            )
+    return bodies
 
 
 def _import_options(service: ServiceConfig) -> dict[str, Any]:
@@ -79,14 +86,14 @@ def _secret(api: ControlPlaneClient, body: dict[str, Any]) -> tuple[str, str]:
     return api.post("/secrets", body)["id"], "created"
 
 
-def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_id: str | None) -> dict[str, Any]:
+def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[str]) -> dict[str, Any]:
     return {
         "backend_endpoint": service.backend,
         "backend_timeout_ms": round(service.timeout * 1000),
         "include": list(service.include),
         "exclude": list(service.exclude),
         "tool_prefix": service.tool_prefix,
-        "secret_id": secret_id,
+        "secret_ids": secret_ids,
         **hints,
     }
 
@@ -131,7 +138,7 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
             )
     # Everything that can be refused is checked before the first write.
     hints = {key: _exposition_hints(key, expositions) for key in config.services}
-    secrets = {key: _secret_body(key, service) for key, service in config.services.items()}
+    secrets = {key: _secret_bodies(key, service) for key, service in config.services.items()}
     group_id = find(api, "/gateway-groups", group, "gateway group")["id"] if group else None
     plans: dict[str, str] = {}
     for key, service in config.services.items():
@@ -144,12 +151,12 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
                 "action": "created" if imported["created"] else "updated",
             }
         )
-        secret_id = None
-        body = secrets[key]
-        if body is not None:
+        secret_ids = []
+        for body in secrets[key]:
             secret_id, action = _secret(api, body)
+            secret_ids.append(secret_id)
             done.append({"object": "secret", "name": body["name"], "action": action})
-        values = _plan_for(service, hints[key], secret_id)
+        values = _plan_for(service, hints[key], secret_ids)
         existing = [p for p in api.get("/plans", service_id=imported["id"]) if p["name"] == key]
         if existing:
             plans[key] = api.patch(f"/plans/{existing[0]['id']}", values)["id"]

@@ -140,6 +140,11 @@ def import_command(
         f"{verb} service {service['name']} {service['version']} ({service['operation_count']} operations), "
         f"id {service['id']}"
     )
+    warnings = service.get("warnings") or []
+    if warnings:  # what the importer repaired or left out of the description
+        typer.echo(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} about the description:", err=True)
+        for warning in warnings:
+            typer.echo(f"  {warning}", err=True)
     if "exposition" in result:
         typer.echo(f"Plan {result['plan']['name']} ({result['plan']['id']}) exposed at:")
         for endpoint in result["exposition"]["endpoints"]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import secrets
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -30,9 +31,11 @@ class ApiError(Exception):
 
 
 class ControlPlaneClient:
-    def __init__(self, url: str, token: str | None) -> None:
+    def __init__(self, url: str, token: str | None, *, ca_file: str | None = None) -> None:
         self.url = url.rstrip("/")
         self._token = token
+        self._tls = ssl.create_default_context(cafile=ca_file) if ca_file else None
+        """The system's CAs, and `ca_file` (a private CA) when given."""
 
     def __repr__(self) -> str:
         return f"ControlPlaneClient({self.url!r})"
@@ -94,7 +97,7 @@ class ControlPlaneClient:
         if self._token:
             request.add_header("Authorization", f"Bearer {self._token}")
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS, context=self._tls) as response:
                 payload = response.read()
         except urllib.error.HTTPError as exc:
             raise _problem(exc) from None

@@ -10,6 +10,7 @@ import typer
 
 from apimcp.cli import context
 from apimcp.cli.client import ApiError, ControlPlaneClient
+from apimcp.plain_http import refusal
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -30,7 +31,13 @@ def client() -> ControlPlaneClient:
             "not logged in: run `apimcp login <url>` (or set APIMCP_URL and APIMCP_TOKEN); "
             "`apimcp serve` prints how on its first start"
         )
-    return ControlPlaneClient(current.url, current.token)
+    problem = refusal(current.url, allow_http=current.allow_http, option=f"{context.ALLOW_HTTP_VARIABLE}=1")
+    if problem is not None:
+        fail(problem)
+    try:
+        return ControlPlaneClient(current.url, current.token, ca_file=current.ca_file)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        fail(f"cannot use the CA file {current.ca_file}: {exc}")
 
 
 @contextmanager

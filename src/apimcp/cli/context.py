@@ -1,8 +1,10 @@
 """Where the CLI finds its control plane: a saved context, or the environment.
 
 `apimcp login` saves the control plane's URL and a token in a file only its owner
-may read (`$APIMCP_CONFIG`, else `$XDG_CONFIG_HOME/apimcp/context.json`).
-`APIMCP_URL` and `APIMCP_TOKEN` override it, for scripts and CI.
+may read (`$APIMCP_CONFIG`, else `$XDG_CONFIG_HOME/apimcp/context.json`), with
+the CA to trust and whether plain HTTP off loopback was accepted.
+`APIMCP_URL` and `APIMCP_TOKEN` override it, for scripts and CI (and
+`APIMCP_ALLOW_HTTP=1` accepts a plain http:// URL off loopback).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 URL_VARIABLE = "APIMCP_URL"
 TOKEN_VARIABLE = "APIMCP_TOKEN"
+ALLOW_HTTP_VARIABLE = "APIMCP_ALLOW_HTTP"
 DEFAULT_URL = "http://127.0.0.1:8080"
 
 
@@ -22,6 +25,10 @@ class Context:
     url: str
     token: str
     organization: str | None = None
+    ca_file: str | None = None
+    """A CA (PEM) to trust for an https:// control plane besides the system's."""
+    allow_http: bool = False
+    """Plain http:// to a host that is not loopback was accepted at login."""
 
     def __repr__(self) -> str:
         return f"Context(url={self.url!r}, organization={self.organization!r})"
@@ -42,8 +49,15 @@ def load() -> Context | None:
     token = os.environ.get(TOKEN_VARIABLE) or (saved.token if saved else None)
     if url is None or token is None:
         return None
-    organization = saved.organization if saved and saved.url == url and saved.token == token else None
-    return Context(url.rstrip("/"), token, organization)
+    same = saved is not None and saved.url == url
+    organization = saved.organization if saved and same and saved.token == token else None
+    return Context(
+        url.rstrip("/"),
+        token,
+        organization,
+        ca_file=saved.ca_file if saved and same else None,
+        allow_http=(saved.allow_http if saved and same else False) or os.environ.get(ALLOW_HTTP_VARIABLE) == "1",
+    )
 
 
 def _read(path: Path) -> Context | None:
@@ -55,7 +69,14 @@ def _read(path: Path) -> Context | None:
         raise ValueError(f"cannot read the CLI context {path}: {exc}; run `apimcp login` again") from None
     if not isinstance(data, dict) or not isinstance(data.get("url"), str) or not isinstance(data.get("token"), str):
         raise ValueError(f"the CLI context {path} is not valid; run `apimcp login` again")
-    return Context(data["url"], data["token"], data.get("organization"))
+    ca_file = data.get("ca_file")
+    return Context(
+        data["url"],
+        data["token"],
+        data.get("organization"),
+        ca_file=ca_file if isinstance(ca_file, str) else None,
+        allow_http=data.get("allow_http") is True,
+    )
 
 
 def save(context: Context) -> Path:

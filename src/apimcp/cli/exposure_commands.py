@@ -55,7 +55,13 @@ Include = Annotated[
     ),
 ]
 Exclude = Annotated[list[str], typer.Option(help="Do not expose these operations (same patterns).")]
-Secret = Annotated[str | None, typer.Option(help="Backend secret (id or name); '' removes it.")]
+Secret = Annotated[
+    list[str],
+    typer.Option(
+        help="Backend secret (id or name). Repeat for calls that need several at once (e.g. an API key and a "
+        "client id); the list replaces the plan's. '' removes them all."
+    ),
+]
 TlsSecret = Annotated[
     str | None, typer.Option(help="A secret of kind tls (CA, client certificate) for the backend; '' removes it.")
 ]
@@ -99,9 +105,12 @@ def _plan_values(api: ControlPlaneClient, given: Mapping[str, Any]) -> dict[str,
             values[key] = [] if given[option] == [""] else given[option]
     if given["cache"]:
         values["cache"] = {} if given["cache"] == [""] else _cache(given["cache"])
-    for key, chosen in (("secret_id", given["secret"]), ("tls_secret_id", given["tls_secret"])):
-        if chosen is not None:
-            values[key] = find(api, "/secrets", chosen, "secret")["id"] if chosen else None
+    if given["secret"]:
+        chosen = [] if given["secret"] == [""] else given["secret"]
+        values["secret_ids"] = [find(api, "/secrets", secret, "secret")["id"] for secret in chosen]
+    if given["tls_secret"] is not None:
+        tls = given["tls_secret"]
+        values["tls_secret_id"] = find(api, "/secrets", tls, "secret")["id"] if tls else None
     return values
 
 
@@ -125,7 +134,7 @@ def create_plan(
     timeout_ms: TimeoutMs = None,
     include: Include = [],
     exclude: Exclude = [],
-    secret: Secret = None,
+    secret: Secret = [],
     tls_secret: TlsSecret = None,
     inbound: Inbound = None,
     cache: Cache = [],
@@ -172,7 +181,7 @@ def update_plan(
     timeout_ms: TimeoutMs = None,
     include: Include = [],
     exclude: Exclude = [],
-    secret: Secret = None,
+    secret: Secret = [],
     tls_secret: TlsSecret = None,
     inbound: Inbound = None,
     cache: Cache = [],

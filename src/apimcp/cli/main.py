@@ -17,6 +17,7 @@ from apimcp.cli import (
     apply_command,
     catalog_commands,
     exposure_commands,
+    gateway_key_commands,
     mcp_commands,
     server_commands,
 )
@@ -61,6 +62,7 @@ app.add_typer(exposure_commands.expo_app, name="expo")
 app.add_typer(exposure_commands.group_app, name="gateway-group")
 app.add_typer(access_commands.secret_app, name="secret")
 app.add_typer(access_commands.token_app, name="token")
+app.add_typer(gateway_key_commands.gateway_key_app, name="gateway-key")
 app.add_typer(access_commands.org_app, name="organization")
 app.command()(mcp_commands.tools)
 app.command()(mcp_commands.call)

@@ -17,6 +17,17 @@ import typer
 from apimcp import __version__
 from apimcp.cli import context
 from apimcp.cli.common import EXIT_USAGE, fail, pairs
+from apimcp.cli.transport_options import (
+    AllowHttp,
+    ControlPlaneCa,
+    KeyFile,
+    TlsCert,
+    TlsKey,
+    check_control_plane_url,
+    gateway_key,
+    server_tls,
+    trusted_ca,
+)
 
 if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for the command that runs them
     from collections.abc import Coroutine
@@ -26,6 +37,7 @@ if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for t
     from apimcp.gateway.plan import GatewayPlan
     from apimcp.protocol import EndpointOptions
     from apimcp.safety.addresses import AddressPolicy
+    from apimcp.serving import ServerTls
 
 REQUEST_STATE_KEYS_VARIABLE = "APIMCP_REQUEST_STATE_KEYS"
 GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
@@ -56,9 +68,9 @@ DatabaseUrl = Annotated[
 ]
 
 
-def public_base(host: str, port: int) -> str:
+def public_base(host: str, port: int, tls: ServerTls | None = None) -> str:
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::", "::1") else host
-    return f"http://{shown}:{port}"
+    return f"{'https' if tls is not None else 'http'}://{shown}:{port}"
 
 
 def client_hints(base_url: str, endpoints: dict[str, str]) -> str:
@@ -136,6 +148,8 @@ def serve(
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
     allowed_host: AllowedHosts = [],
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
 ) -> None:
     """Run apimcp: control plane + gateway in one process (default), or a gateway for a config file.
@@ -146,6 +160,7 @@ def serve(
     """
     if config is not None and openapi is not None:
         fail("give a configuration file or --openapi, not both", EXIT_USAGE)
+    tls = server_tls(tls_cert, tls_key)
     if config is None and openapi is None:
         if backend or name or include or exclude:
             fail("--backend, --name, --include and --exclude go with --openapi", EXIT_USAGE)
@@ -155,6 +170,7 @@ def serve(
             _data_dir(data_dir),
             database_url,
             allowed_host,
+            tls,
             fetch_policy(fetch_allow),
         )
         return
@@ -183,7 +199,7 @@ def serve(
         fail(str(exc), EXIT_USAGE)
     if openapi is not None:
         plan = _renamed(plan, name or _slug(plan.services["api"].service.name))
-    run_plan(plan, gateway_config.server.host, gateway_config.server.port)
+    run_plan(plan, gateway_config.server.host, gateway_config.server.port, tls)
 
 
 def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
@@ -193,15 +209,18 @@ def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
     return GatewayPlan(plan.config, plan.services, (type(only)(name, only.config, only.services),))
 
 
-def run_plan(plan: GatewayPlan, host: str, port: int) -> None:
+def run_plan(plan: GatewayPlan, host: str, port: int, tls: ServerTls | None = None) -> None:
     _log_to_stderr()
+    for key, planned in plan.services.items():  # what the importer repaired or left out of a description
+        for warning in planned.service.warnings:
+            logging.getLogger("apimcp.import").warning("service %r: %s", key, warning)
     from apimcp.gateway.serve import serve_gateway  # noqa: PLC0415
 
     def ready(gateway: GatewayApp) -> None:
-        typer.echo(client_hints(public_base(host, port), gateway.endpoints()))
+        typer.echo(client_hints(public_base(host, port, tls), gateway.endpoints()))
         typer.echo("Press Ctrl-C to stop.")
 
-    run_async(serve_gateway(plan, host=host, port=port, on_ready=ready))
+    run_async(serve_gateway(plan, host=host, port=port, on_ready=ready, tls=tls))
 
 
 def _announce(started: Started, base: str) -> None:
@@ -222,12 +241,13 @@ def _serve_embedded(
     data_dir: Path,
     database_url: str | None,
     allowed_hosts: list[str],
+    tls: ServerTls | None,
     policy: AddressPolicy,
 ) -> None:
     _log_to_stderr()
     from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
 
-    base = public_base(host, port)
+    base = public_base(host, port, tls)
     try:
         run_async(
             serve_embedded(
@@ -237,6 +257,7 @@ def _serve_embedded(
                 host=host,
                 port=port,
                 on_ready=lambda started: _announce(started, base),
+                tls=tls,
                 fetch_policy=policy,
             )
         )
@@ -256,12 +277,15 @@ def control_plane(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
 ) -> None:
     """Run the control plane alone (REST API and gateway sync), for gateways started with `apimcp gateway`."""
     from apimcp.control.serve import serve_control_plane  # noqa: PLC0415
     from apimcp.control.setup import bootstrap, open_plane  # noqa: PLC0415
 
+    tls = server_tls(tls_cert, tls_key)
     policy = fetch_policy(fetch_allow)
     _log_to_stderr()
     directory = _data_dir(data_dir)
@@ -270,12 +294,12 @@ def control_plane(
     except ValueError as exc:
         fail(str(exc))
     first = bootstrap(plane, directory)
-    base = public_base(host, port)
+    base = public_base(host, port, tls)
     typer.echo(f"apimcp {__version__} control plane on {base}/api/v1 ({_described(database_url, directory)})")
     if first is not None:
         typer.echo(f"  First start: organization 'default' created; its first token is in {first[1]}")
         typer.echo(f'  apimcp login {base} --token "$(cat {first[1]})"')
-    run_async(serve_control_plane(plane, host=host, port=port))
+    run_async(serve_control_plane(plane, host=host, port=port, tls=tls))
 
 
 def _described(database_url: str | None, directory: Path) -> str:
@@ -297,6 +321,11 @@ def gateway(
     host: Host = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
     allowed_host: AllowedHosts = [],
+    key_file: KeyFile = None,
+    allow_http: AllowHttp = False,
+    control_plane_ca: ControlPlaneCa = None,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
 ) -> None:
     """Run a gateway that follows a control plane (`apimcp gateway list` lists the registered ones)."""
@@ -310,28 +339,39 @@ def gateway(
             f"give a gateway token: --token or ${GATEWAY_TOKEN_VARIABLE} (`apimcp token create <name> --kind gateway`)",
             EXIT_USAGE,
         )
+    policy = fetch_policy(fetch_allow)
+    check_control_plane_url(control_plane_url, allow_http)
+    key = gateway_key(key_file)
+    control_plane_tls = trusted_ca(control_plane_ca, "--control-plane-ca")
+    tls = server_tls(tls_cert, tls_key)
     from apimcp.gateway.serve import serve_connected_gateway  # noqa: PLC0415
 
-    policy = fetch_policy(fetch_allow)
     _log_to_stderr()
     labels = pairs(label, "--label")
     gateway_name = name or socket.gethostname()
-    base = public_base(host, port)
+    base = public_base(host, port, tls)
 
     def ready(_: GatewayApp) -> None:
-        typer.echo(f"apimcp {__version__} gateway {gateway_name} on {base}, following {control_plane_url}")
+        typer.echo(
+            f"apimcp {__version__} gateway {gateway_name} on {base}, following {control_plane_url} "
+            f"(gateway key {key.public.fingerprint})"
+        )
         typer.echo("  MCP endpoints: /mcp/{organization}/{exposition}, /mcp/{id}; GET /healthz shows the revision")
 
     run_async(
         serve_connected_gateway(
             control_plane_url,
             value,
+            key,
             name=gateway_name,
             labels=labels,
             options=endpoint_options(allowed_host),
             host=host,
             port=port,
             on_ready=ready,
+            allow_http=allow_http,
+            control_plane_tls=control_plane_tls,
+            tls=tls,
             fetch_policy=policy,
         )
     )

@@ -21,7 +21,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from apimcp.control.ids import new_id
 
@@ -59,7 +59,8 @@ class Organization(Base):
 
 
 class ApiToken(Base):
-    """A bearer token for the API (kind "user") or for a gateway (kind "gateway"); only its hash is kept."""
+    """A bearer token; only its hash is kept. Its kind is its role: "admin" (the API, including gateway tokens,
+    admin tokens and gateway keys), "user" (the API, without those) or "gateway" (snapshot sync only)."""
 
     __tablename__ = "api_tokens"
     id: Mapped[str] = _id()
@@ -138,7 +139,10 @@ class Plan(Base):
     backend_timeout_ms: Mapped[int] = mapped_column(Integer, default=30_000)
     include: Mapped[list[Any]] = mapped_column(default=list)
     exclude: Mapped[list[Any]] = mapped_column(default=list)
-    secret_id: Mapped[str | None] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"))
+    secret_links: Mapped[list[PlanSecret]] = relationship(
+        order_by="PlanSecret.position", cascade="all, delete-orphan", lazy="selectin"
+    )
+    """The backend secrets every call carries, in order (see `secret_ids`)."""
     tls_secret_id: Mapped[str | None] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"))
     inbound: Mapped[dict[str, Any]] = mapped_column(default=dict)
     cache: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -147,6 +151,24 @@ class Plan(Base):
     output_schemas: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+    @property
+    def secret_ids(self) -> list[str]:
+        return [link.secret_id for link in self.secret_links]
+
+    @property
+    def secret_id(self) -> str | None:
+        """The first backend secret (what plans had before they could carry several)."""
+        return self.secret_links[0].secret_id if self.secret_links else None
+
+
+class PlanSecret(Base):
+    """One backend secret of a plan: an operation may need several at once (an API key and a client id)."""
+
+    __tablename__ = "plan_secrets"
+    plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id", ondelete="CASCADE"), primary_key=True)
+    secret_id: Mapped[str] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"), primary_key=True, index=True)
+    position: Mapped[int] = mapped_column(Integer)
 
 
 class GatewayGroup(Base):
@@ -186,6 +208,22 @@ class Gateway(Base):
     started_at: Mapped[datetime] = _created()
     last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revision: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class GatewayKey(Base):
+    """The public half of a key pair (X25519) whose private half only gateways hold: snapshot secrets are sealed
+    to it. Registered by an admin; a revoked key is never accepted again."""
+
+    __tablename__ = "gateway_keys"
+    __table_args__ = (UniqueConstraint("organization_id", "public_key"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    public_key: Mapped[str] = mapped_column(String(64))
+    """The raw 32-byte key, base64url without padding."""
+    fingerprint: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = _created()
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Change(Base):

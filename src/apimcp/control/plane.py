@@ -1,5 +1,5 @@
-"""The control plane's parts wired together: the store, the secret keys, the change signal, and how
-imports fetch and run."""
+"""The control plane's parts wired together: the store, the secret keys, the change signal, the limits,
+and how imports fetch and run."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from apimcp.control import changes
 from apimcp.control.changes import ChangeSignal
 from apimcp.control.crypto import KeySet
 from apimcp.control.import_pool import ImportPool
+from apimcp.control.limits import ApiLimits
 from apimcp.control.store import Store
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import Fetcher, FetchLimits
@@ -24,6 +25,7 @@ class ControlPlane:
     store: Store
     keys: KeySet
     signal: ChangeSignal = field(default_factory=ChangeSignal)
+    limits: ApiLimits = field(default_factory=ApiLimits)
     fetch_policy: AddressPolicy = field(default_factory=AddressPolicy)
     """Which addresses imports and attachments by URL may reach: public ones, plus the allow-list's."""
     fetch_limits: FetchLimits = field(default_factory=FetchLimits)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from apimcp.control.crypto import KeySet
 from apimcp.control.domain import orgs, secrets
+from apimcp.control.limits import ApiLimits
 from apimcp.control.plane import ControlPlane
 from apimcp.control.store import open_store, sqlite_url
 from apimcp.safety.addresses import AddressPolicy
@@ -38,6 +39,7 @@ def load_keys(data_dir: Path) -> KeySet:
 def open_plane(
     data_dir: Path,
     database_url: str | None = None,
+    limits: ApiLimits | None = None,
     *,
     fetch_policy: AddressPolicy | None = None,
     fetch_limits: FetchLimits | None = None,
@@ -51,12 +53,16 @@ def open_plane(
     if resealed:
         log.info("sealed %d secrets again under key %s", resealed, keys.current_kid)
     return ControlPlane(
-        store, keys, fetch_policy=fetch_policy or AddressPolicy(), fetch_limits=fetch_limits or FetchLimits()
+        store,
+        keys,
+        limits=limits or ApiLimits(),
+        fetch_policy=fetch_policy or AddressPolicy(),
+        fetch_limits=fetch_limits or FetchLimits(),
     )
 
 
 def bootstrap(plane: ControlPlane, data_dir: Path) -> tuple[str, Path] | None:
-    """On a control plane without tokens: the `default` organization and a first user token.
+    """On a control plane without tokens: the `default` organization and a first admin token.
 
     The token is written to a file only its owner can read, never to the log; returns it and the file.
     """

@@ -1,9 +1,11 @@
 """What a gateway needs to serve: every exposition of the groups it belongs to, compiled.
 
 A snapshot carries, for each exposition, its plan (backend, selection, hints,
-inbound security, opened credentials) and a reference to its compiled service;
+inbound security, credentials) and a reference to its compiled service;
 compiled services travel once, by content hash, and not at all when the
 gateway says it has them already. Nothing in it needs parsing an API description.
+Credentials are sealed to the gateway's key (`apimcp.sealing`): whoever reads a
+snapshot without that key's private half learns no secret.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from apimcp.control import changes
 from apimcp.control.crypto import KeySet
 from apimcp.control.domain import groups, secrets
 from apimcp.control.models import Exposition, GatewayGroup, Organization, Plan, Secret, Service, as_utc
+from apimcp.sealing.keys import GatewayPublicKey
+from apimcp.sealing.snapshots import seal_exposition
 
 FORMAT = 1
 
@@ -35,9 +39,11 @@ def build(
     *,
     organization_id: str | None,
     labels: Mapping[str, str],
+    recipient: GatewayPublicKey,
     known_services: Collection[str] = (),
 ) -> dict[str, Any]:
-    """The snapshot for a gateway of `organization_id` (None: every organization) with these labels."""
+    """The snapshot for a gateway of `organization_id` (None: every organization) with these labels, its secrets
+    sealed to `recipient`."""
     revision = changes.latest(session, organization_id)
     query = (
         select(Exposition, Plan, Service, GatewayGroup, Organization)
@@ -56,30 +62,29 @@ def build(
             continue
         if service.compiled_hash not in known_services and service.compiled_hash not in services:
             services[service.compiled_hash] = service.compiled  # JSON bytes: sent as is, decoded by the gateway
-        expositions.append(
-            {
-                "id": exposition.id,
-                "name": exposition.name,
-                "organization": organization.name,
-                "created_at": as_utc(exposition.created_at).isoformat(),
-                "title": f"{service.name} {service.version}",
-                "instructions": service.description,
-                "cache": plan.cache,
-                "output_schemas": plan.output_schemas,
-                "inbound": {k: v for k, v in plan.inbound.items() if k in ("mode", "key_hash")} or {"mode": "none"},
-                "members": [_member(session, keys, plan, service)],
-            }
-        )
+        entry = {
+            "id": exposition.id,
+            "name": exposition.name,
+            "organization": organization.name,
+            "created_at": as_utc(exposition.created_at).isoformat(),
+            "title": f"{service.name} {service.version}",
+            "instructions": service.description,
+            "cache": plan.cache,
+            "output_schemas": plan.output_schemas,
+            "inbound": {k: v for k, v in plan.inbound.items() if k in ("mode", "key_hash")} or {"mode": "none"},
+            "members": [_member(session, keys, plan, service)],
+        }
+        expositions.append(seal_exposition(entry, recipient))
     return {"format": FORMAT, "revision": revision, "services": services, "expositions": expositions}
 
 
 def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dict[str, Any]:
     """One service of an exposition, with how to call it."""
-    credentials = None
-    if plan.secret_id is not None:
-        secret = session.get(Secret, plan.secret_id)
+    credentials = []  # every call carries all of them
+    for secret_id in plan.secret_ids:
+        secret = session.get(Secret, secret_id)
         if secret is not None:
-            credentials = {"kind": secret.kind, "fields": secret.fields, "values": secrets.reveal(keys, secret)}
+            credentials.append({"kind": secret.kind, "fields": secret.fields, "values": secrets.reveal(keys, secret)})
     tls = None
     if plan.tls_secret_id is not None:
         secret = session.get(Secret, plan.tls_secret_id)

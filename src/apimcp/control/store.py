@@ -61,8 +61,32 @@ class Store:
 
     def migrate(self) -> None:
         """Bring the schema to the newest revision (idempotent)."""
-        with self.engine.begin() as connection:
-            command.upgrade(_alembic_config(connection), "head")
+        self.migrate_to("head")
+
+    def migrate_to(self, revision: str, *, down: bool = False) -> None:
+        """Upgrade (or downgrade) the schema to `revision`.
+
+        On SQLite, a migration that changes a table's columns copies it into a new table and drops
+        the old one; with foreign keys enforced, that drop would delete every row referring to it
+        (ON DELETE CASCADE: changing `plans` would delete every exposition). SQLite's own procedure
+        is followed instead: enforcement off while migrating, the whole database checked afterwards.
+        """
+        sqlite = self.url.get_backend_name() == "sqlite"
+        with self.engine.connect() as connection:
+            if sqlite:
+                connection.exec_driver_sql("PRAGMA foreign_keys=OFF")  # a no-op inside a transaction: before it
+                connection.commit()
+            try:
+                with connection.begin():
+                    (command.downgrade if down else command.upgrade)(_alembic_config(connection), revision)
+                    if sqlite:
+                        broken = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+                        if broken:
+                            raise RuntimeError(f"the migration left rows referring to nothing: {broken[:5]}")
+            finally:
+                if sqlite:
+                    connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                    connection.commit()
 
     @contextmanager
     def session(self) -> Iterator[Session]:

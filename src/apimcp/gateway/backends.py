@@ -10,11 +10,12 @@ the plan chose and may well be internal.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
 
+from apimcp.backends.access import AnyCredentials
 from apimcp.backends.base import Backend
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.backends.graphql import GraphQLBackend
@@ -27,9 +28,17 @@ from apimcp.catalog.model import Service
 from apimcp.safety.addresses import AddressPolicy, Resolve, system_resolve
 
 
-def credentials_of(raw: Mapping[str, Any] | None) -> Credentials | ClientCredentials | None:
+def credentials_of(raw: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None) -> list[AnyCredentials]:
+    """A member's credentials: a list of `{kind, fields, values}` (a single object or null from older control
+    planes)."""
     if raw is None:
-        return None
+        return []
+    if isinstance(raw, Mapping):
+        return [_credential(raw)]
+    return [_credential(item) for item in raw]
+
+
+def _credential(raw: Mapping[str, Any]) -> Credentials | ClientCredentials:
     kind, fields, values = raw["kind"], raw["fields"], raw["values"]
     if kind == "bearer":
         return Bearer(values["token"])

@@ -8,7 +8,7 @@ services:
     timeout: 10                       # seconds
     include: ["GET /pets*", "tag:store"]
     exclude: [delete_pet]
-    credentials: {type: bearer, token: {env: PETSTORE_TOKEN}}
+    credentials: {type: bearer, token: {env: PETSTORE_TOKEN}}   # or a list, when calls need several
   library:
     graphql: ./library.graphql        # SDL or introspection JSON; or a live endpoint with `introspect: true`
     name: library                     # GraphQL schemas name no service: name and version are required
@@ -56,7 +56,7 @@ from pydantic import (
 )
 
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
-from apimcp.backends.targets import api_key_problem, endpoint_problem
+from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.yaml_loading import YamlLimitError, YamlLimits, compose_yaml
@@ -150,7 +150,8 @@ class ServiceConfig(_Strict):
     tool_prefix: str = ""
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    credentials: CredentialsConfig | None = None
+    credentials: list[CredentialsConfig] = Field(default_factory=list)
+    """One credential, or a list of several that every call carries (a key and a client id in two headers)."""
     introspect: bool = False
     """GraphQL: `graphql` is a live endpoint, asked for its schema by introspection."""
     depth: int = Field(default=3, ge=1, le=10)
@@ -162,6 +163,11 @@ class ServiceConfig(_Strict):
     service: str | None = None
     """gRPC: which service of the file, when it declares several (`package.Service` or `Service`)."""
     tls: TlsConfig | None = None
+
+    @field_validator("credentials", mode="before")
+    @classmethod
+    def _one_or_several(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
 
     @field_validator("backend")
     @classmethod
@@ -178,10 +184,14 @@ class ServiceConfig(_Strict):
         if len(given) != 1:
             raise ValueError("give exactly one of openapi, graphql or grpc: where the service's description is")
         kind = given[0]
-        if isinstance(self.credentials, ApiKeyConfig):
-            problem = api_key_problem(kind, self.credentials.name, self.credentials.location)
-            if problem is not None:
-                raise ValueError(f"credentials: {problem}")
+        for credentials in self.credentials:
+            if isinstance(credentials, ApiKeyConfig):
+                problem = api_key_problem(kind, credentials.name, credentials.location)
+                if problem is not None:
+                    raise ValueError(f"credentials: {problem}")
+        clash = clash_problem([(f"[{i}]", *_slot_of(c)) for i, c in enumerate(self.credentials)])
+        if clash is not None:
+            raise ValueError(f"credentials: {clash}")
         if kind == "graphql" and (not self.name or not self.version):
             raise ValueError("a GraphQL schema names no service: give name and version")
         for key, kinds in _KIND_ONLY.items():
@@ -212,16 +222,24 @@ class ServiceConfig(_Strict):
     def _version(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int | float) else value
 
-    def resolved_credentials(self) -> Credentials | None:
-        c = self.credentials
-        if isinstance(c, BearerConfig):
-            return Bearer(c.token.value())
-        if isinstance(c, BasicConfig):
-            username = c.username if isinstance(c.username, str) else c.username.value()
-            return Basic(username, c.password.value())
-        if isinstance(c, ApiKeyConfig):
-            return ApiKey(name=c.name, value=c.value.value(), location=c.location)
-        return None
+    def resolved_credentials(self) -> tuple[Credentials, ...]:
+        """The credentials, their values read from the environment."""
+        return tuple(_resolved(c) for c in self.credentials)
+
+
+def _slot_of(credentials: BearerConfig | BasicConfig | ApiKeyConfig) -> tuple[str, dict[str, str]]:
+    if isinstance(credentials, ApiKeyConfig):
+        return "api_key", {"name": credentials.name, "location": credentials.location}
+    return credentials.type, {}
+
+
+def _resolved(c: BearerConfig | BasicConfig | ApiKeyConfig) -> Credentials:
+    if isinstance(c, BearerConfig):
+        return Bearer(c.token.value())
+    if isinstance(c, BasicConfig):
+        username = c.username if isinstance(c.username, str) else c.username.value()
+        return Basic(username, c.password.value())
+    return ApiKey(name=c.name, value=c.value.value(), location=c.location)
 
 
 class CacheHintConfig(_Strict):
@@ -364,7 +382,10 @@ def parse_config(text: str, source: str, base_dir: Path, limits: YamlLimits | No
     except ValidationError as exc:
         lines = []
         for error in exc.errors():
-            location = tuple(p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
+            location = _as_written(
+                tuple(p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)), marks
+            )
+            written = location
             if error["type"] == "extra_forbidden" and location in key_marks:
                 mark: yaml.Mark | None = key_marks[location]
             else:
@@ -377,12 +398,21 @@ def parse_config(text: str, source: str, base_dir: Path, limits: YamlLimits | No
                 message = "unknown key"
             elif error["type"] == "missing":
                 message = "this key is required"
-            label = _label(tuple(p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)))
+            label = _label(written)
             lines.append(f"{where}{label}: {message}")
         raise ConfigError("\n".join(dict.fromkeys(lines))) from None
 
 
 _UNION_TAGS = frozenset({"bearer", "basic", "api_key", "str", "EnvRef"})
+
+
+def _as_written(location: tuple[str | int, ...], marks: Marks) -> tuple[str | int, ...]:
+    """`location` without the list index of a value written alone (`credentials: {...}` is a list of one)."""
+    for index, part in enumerate(location):
+        prefix = location[:index]
+        if isinstance(part, int) and (*prefix, part) not in marks and prefix in marks:
+            return (*prefix, *location[index + 1 :])
+    return location
 
 
 def load_config(path: str | Path, limits: YamlLimits | None = None) -> GatewayConfig:

@@ -68,12 +68,12 @@ def _member(planned: PlannedService) -> dict[str, Any]:
         "include": list(config.include),
         "exclude": list(config.exclude),
         "tool_prefix": "",  # the importer already applied the configured prefix
-        "credentials": _credentials(planned.credentials),
+        "credentials": [_credentials(c) for c in planned.credentials],
         "backend_tls": planned.tls,
     }
 
 
-def _credentials(credentials: Credentials | None) -> dict[str, Any] | None:
+def _credentials(credentials: Credentials) -> dict[str, Any]:
     if isinstance(credentials, Bearer):
         return {"kind": "bearer", "fields": {}, "values": {"token": credentials.token}}
     if isinstance(credentials, Basic):
@@ -82,10 +82,9 @@ def _credentials(credentials: Credentials | None) -> dict[str, Any] | None:
             "fields": {"username": credentials.username},
             "values": {"password": credentials.password},
         }
-    if isinstance(credentials, ApiKey):
-        fields = {"name": credentials.name, "location": credentials.location}
-        return {"kind": "api_key", "fields": fields, "values": {"value": credentials.value}}
-    return None
+    assert isinstance(credentials, ApiKey)
+    fields = {"name": credentials.name, "location": credentials.location}
+    return {"kind": "api_key", "fields": fields, "values": {"value": credentials.value}}
 
 
 def build_gateway(

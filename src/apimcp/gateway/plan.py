@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from apimcp.backends.credentials import Credentials, place
+from apimcp.backends.credentials import Credentials, place_all
 from apimcp.catalog.model import Operation, RestBinding, Service
-from apimcp.catalog.selection import select, unmatched
+from apimcp.catalog.selection import nothing_selected, select, unmatched
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import import_graphql
@@ -28,7 +28,7 @@ class PlannedService:
     config: ServiceConfig
     service: Service
     operations: tuple[Operation, ...]
-    credentials: Credentials | None
+    credentials: tuple[Credentials, ...]
     tls: dict[str, str] | None = None
     """PEM texts for a gRPC backend: `ca`, `certificate`, `private_key`."""
 
@@ -55,7 +55,7 @@ def import_described(
     config: ServiceConfig,
     location: str,
     include_paths: tuple[str, ...] = (),
-    credentials: Credentials | None = None,
+    credentials: tuple[Credentials, ...] = (),
     fetcher: Fetcher | None = None,
 ) -> Service:
     """The service a configuration describes, imported by the importer of its kind. A live GraphQL endpoint
@@ -89,9 +89,9 @@ def import_described(
     )
 
 
-def _introspection_headers(credentials: Credentials | None) -> dict[str, str]:
+def _introspection_headers(credentials: tuple[Credentials, ...]) -> dict[str, str]:
     # An API key in the query is not added: the endpoint URL becomes the service's server.
-    return place(credentials).headers_with_cookies()
+    return place_all(credentials).headers_with_cookies()
 
 
 def _read_tls(key: str, config: ServiceConfig, gateway: GatewayConfig) -> dict[str, str] | None:
@@ -129,7 +129,7 @@ def plan_service(
         raise ConfigError(f"service {key!r}: these patterns select no operation: {', '.join(typos)}")
     operations = tuple(select(service.operations, config.include, config.exclude))
     if not operations:
-        raise ConfigError(f"service {key!r}: include/exclude leave no operation to expose")
+        raise ConfigError(f"service {key!r}: {nothing_selected(service.operations, config.include, config.exclude)}")
     if config.backend is None and not service.servers and any(not _own_servers(op) for op in operations):
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
         raise ConfigError(f"service {key!r}: the description declares no servers; set 'backend' to {where}")

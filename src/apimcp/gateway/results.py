@@ -21,7 +21,16 @@ def error_result(message: str) -> CallToolResult:
 
 
 def tool_result(result: BackendResult, output: ArgumentValidator | None = None) -> CallToolResult:
-    """The MCP result of a backend call; `output` checks JSON against the tool's output schema."""
+    """The MCP result of a backend call; `output` checks JSON against the tool's output schema.
+
+    A tool with an output schema promises structured content on every success, and clients refuse a
+    success without it. When its backend answers a success that is not JSON (no content, text,
+    bytes), that breaks the description's promise just as JSON of the wrong shape does, and is told
+    the same way: an error result naming the status, with what the backend sent after it.
+    """
+    if output is not None and not isinstance(result, JsonBody | Failure):
+        plain = _plain_result(result)
+        return CallToolResult(content=(TextContent(text=_not_json(result)), *plain.content), is_error=True)
     if isinstance(result, JsonBody):
         if output is not None:
             problems = output.problems(result.value)
@@ -33,6 +42,21 @@ def tool_result(result: BackendResult, output: ArgumentValidator | None = None) 
                 )
         notes = tuple(TextContent(text=note) for note in result.notes)
         return CallToolResult(content=(TextContent(text=result.text), *notes), structured_content=result.value)
+    if isinstance(result, Failure):
+        return error_result(result.message)
+    return _plain_result(result)
+
+
+def _not_json(result: TextBody | BinaryBody | EmptyBody) -> str:
+    sent = "no content" if isinstance(result, EmptyBody) else f"{result.media_type} content"
+    return (
+        f"The call succeeded (HTTP {result.status}), but the backend answered with {sent}, not the JSON object "
+        "its API description promises for this tool (its output schema)."
+    )
+
+
+def _plain_result(result: TextBody | BinaryBody | EmptyBody) -> CallToolResult:
+    """A success that is not JSON: text, an image, audio, an embedded blob, or a line saying it is done."""
     if isinstance(result, TextBody):
         return CallToolResult(content=(TextContent(text=result.text),))
     if isinstance(result, BinaryBody):
@@ -43,7 +67,4 @@ def tool_result(result: BackendResult, output: ArgumentValidator | None = None) 
             return CallToolResult(content=(AudioContent(data=data, mime_type=result.media_type),))
         blob = BlobResourceContents(uri=result.uri, blob=data, mime_type=result.media_type)
         return CallToolResult(content=(EmbeddedResource(resource=blob),))
-    if isinstance(result, EmptyBody):
-        return CallToolResult(content=(TextContent(text=f"Done (HTTP {result.status}, no content)."),))
-    assert isinstance(result, Failure)
-    return error_result(result.message)
+    return CallToolResult(content=(TextContent(text=f"Done (HTTP {result.status}, no content)."),))

@@ -5,7 +5,9 @@ by every exposition of the same service), builds the expositions whose plan or
 service changed, keeps the others untouched, and replaces the routing table at
 once: a request sees the old table or the new one, never a mix. An exposition
 that changes keeps its endpoint, so sessions and open streams survive, and its
-listeners hear that the tool list changed.
+listeners hear that the tool list changed. Sealed secrets are opened with the
+gateway's key before an exposition is compared with the one served: they are
+sealed afresh in every snapshot, what they hold is what counts.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from apimcp.gateway.backends import BackendFactory
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.safety.addresses import AddressPolicy
+from apimcp.sealing.keys import GatewayKey
+from apimcp.sealing.snapshots import SealError, open_exposition
 
 log = logging.getLogger("apimcp.gateway")
 
@@ -64,11 +68,18 @@ class GatewayRuntime:
     """Builds expositions from snapshots and routes requests to them."""
 
     def __init__(
-        self, session: aiohttp.ClientSession, options: EndpointOptions, *, fetch_policy: AddressPolicy | None = None
+        self,
+        session: aiohttp.ClientSession,
+        options: EndpointOptions,
+        *,
+        key: GatewayKey | None = None,
+        fetch_policy: AddressPolicy | None = None,
     ) -> None:
         """`fetch_policy`: which addresses OAuth token endpoints may be at (default: public ones only)."""
         self._backends = BackendFactory(session, fetch_policy=fetch_policy)
         self._options = options
+        self._key = key
+        """Opens the sealed secrets of snapshots (a gateway that follows a control plane holds one)."""
         self._services: dict[str, Service] = {}
         self._built: dict[str, tuple[bytes, Route]] = {}
         self._tool_sets: dict[tuple[Any, ...], ToolSet] = {}
@@ -85,17 +96,21 @@ class GatewayRuntime:
                 self._services[digest] = compiled if isinstance(compiled, Service) else decode_service(compiled)
         built: dict[str, tuple[bytes, Route]] = {}
         for exposition in snapshot["expositions"]:
-            fingerprint = orjson.dumps(exposition, option=orjson.OPT_SORT_KEYS)
             previous = self._built.get(exposition["id"])
-            if previous is not None and previous[0] == fingerprint:
-                built[exposition["id"]] = previous
-                continue
             try:
-                route = self._route(exposition, previous[1] if previous is not None else None)
-            except Exception:
+                opened = open_exposition(exposition, self._key)
+                fingerprint = orjson.dumps(opened, option=orjson.OPT_SORT_KEYS)
+                if previous is not None and previous[0] == fingerprint:
+                    built[exposition["id"]] = previous
+                    continue
+                route = self._route(opened, previous[1] if previous is not None else None)
+            except Exception as exc:
                 if strict:
                     raise
-                log.exception("exposition %s could not be built; it is not served", exposition["id"])
+                if isinstance(exc, SealError):  # says which secret and why; a traceback would add nothing
+                    log.error("exposition %s could not be built; it is not served: %s", exposition["id"], exc)
+                else:
+                    log.exception("exposition %s could not be built; it is not served", exposition["id"])
                 if previous is not None:
                     built[exposition["id"]] = previous  # keep serving what worked
                 continue

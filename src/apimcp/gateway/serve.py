@@ -7,6 +7,7 @@ and uvicorn serves the clients.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Awaitable, Callable, Mapping
 
 from apimcp.backends.rest import close_session, new_session
@@ -17,7 +18,8 @@ from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import HttpSource, following
 from apimcp.protocol import EndpointOptions
 from apimcp.safety.addresses import AddressPolicy
-from apimcp.serving import server_for
+from apimcp.sealing.keys import GatewayKey
+from apimcp.serving import ServerTls, server_for
 
 log = logging.getLogger("apimcp.gateway")
 OnReady = Callable[[GatewayApp], Awaitable[None] | None]
@@ -31,7 +33,13 @@ async def _announce(on_ready: OnReady | None, app: GatewayApp) -> None:
 
 
 async def serve_gateway(
-    plan: GatewayPlan, *, host: str, port: int, log_level: str = "info", on_ready: OnReady | None = None
+    plan: GatewayPlan,
+    *,
+    host: str,
+    port: int,
+    log_level: str = "info",
+    on_ready: OnReady | None = None,
+    tls: ServerTls | None = None,
 ) -> None:
     """Serve a configuration's plan until interrupted."""
     session = new_session()
@@ -39,7 +47,7 @@ async def serve_gateway(
         app = build_gateway(plan, session)
         try:
             await _announce(on_ready, app)
-            await server_for(app, app.shutdown, host=host, port=port, log_level=log_level).serve()
+            await server_for(app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls).serve()
         finally:
             await app.runtime.close()
     finally:
@@ -49,6 +57,7 @@ async def serve_gateway(
 async def serve_connected_gateway(
     control_plane: str,
     token: str,
+    key: GatewayKey,
     *,
     name: str,
     labels: Mapping[str, str],
@@ -57,19 +66,26 @@ async def serve_connected_gateway(
     port: int,
     log_level: str = "info",
     on_ready: OnReady | None = None,
+    allow_http: bool = False,
+    control_plane_tls: ssl.SSLContext | None = None,
+    tls: ServerTls | None = None,
     fetch_policy: AddressPolicy | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
     Serving starts once the first snapshot is applied; if the control plane cannot be reached
     at start, the gateway keeps trying (and answers 404 until it has something to serve).
+    Snapshots are sealed to `key`, whose public half must be registered with the control plane.
     """
     session = new_session()
-    runtime = GatewayRuntime(session, options, fetch_policy=fetch_policy)
+    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy)
     try:
-        async with following(runtime, HttpSource(session, control_plane, token, name, labels)):
+        source = HttpSource(
+            session, control_plane, token, name, key.public, labels, allow_http=allow_http, tls=control_plane_tls
+        )
+        async with following(runtime, source):
             app = GatewayApp(runtime)
             await _announce(on_ready, app)
-            await server_for(app, app.shutdown, host=host, port=port, log_level=log_level).serve()
+            await server_for(app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls).serve()
     finally:
         await close_session(session)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import ssl
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -23,6 +24,8 @@ import orjson
 
 from apimcp import __version__
 from apimcp.gateway.runtime import GatewayRuntime
+from apimcp.plain_http import refusal
+from apimcp.sealing.keys import GatewayPublicKey
 
 log = logging.getLogger("apimcp.gateway.sync")
 LONG_POLL_SECONDS = 25.0
@@ -39,8 +42,16 @@ class SnapshotSource(ABC):
         """Return once a revision newer than `revision` may exist (or after a while, to check)."""
 
 
+class Refused(Exception):
+    """The control plane refused the gateway (its token or its key): worth saying every time it changes."""
+
+
 class HttpSource(SnapshotSource):
-    """A control plane reached over HTTP with a gateway token."""
+    """A control plane reached over HTTP(S) with a gateway token, sealing snapshots to the gateway's key.
+
+    Plain http:// is refused unless the control plane is on loopback or `allow_http` says so; `tls` trusts a
+    private CA for an https:// control plane.
+    """
 
     def __init__(
         self,
@@ -48,18 +59,27 @@ class HttpSource(SnapshotSource):
         url: str,
         token: str,
         name: str,
+        key: GatewayPublicKey,
         labels: Mapping[str, str] | None = None,
         fqdns: list[str] | None = None,
+        *,
+        allow_http: bool = False,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        problem = refusal(url, allow_http=allow_http)
+        if problem is not None:
+            raise ValueError(problem)
         self._session = session
         self._url = url.rstrip("/")
         self._headers = {"Authorization": f"Bearer {token}"}
         self._name = name
+        self._tls: ssl.SSLContext | bool = tls if tls is not None else True
         self._registration: dict[str, Any] = {
             "name": name,
             "labels": dict(labels or {}),
             "fqdns": fqdns or [],
             "version": __version__,
+            "public_key": key.text,
         }
 
     async def fetch(self, known_services: list[str]) -> Mapping[str, Any]:
@@ -69,9 +89,12 @@ class HttpSource(SnapshotSource):
             data=orjson.dumps(body),
             headers={**self._headers, "Content-Type": "application/json"},
             timeout=aiohttp.ClientTimeout(total=60),
+            ssl=self._tls,
         ) as response:
+            if response.status in (401, 403):
+                raise Refused(f"the control plane refused this gateway: {await _detail(response)}")
             if response.status != 200:
-                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await response.text()}")
+                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")
             result: Mapping[str, Any] = orjson.loads(await response.read())
             return result
 
@@ -81,10 +104,21 @@ class HttpSource(SnapshotSource):
             params={"since": str(revision), "name": self._name},
             headers=self._headers,
             timeout=aiohttp.ClientTimeout(total=LONG_POLL_SECONDS + 10),
+            ssl=self._tls,
         ) as response:
             if response.status != 200:
                 raise ConnectionError(f"the control plane answered HTTP {response.status}")
             await response.read()
+
+
+async def _detail(response: aiohttp.ClientResponse) -> str:
+    """A problem detail's `detail`, else the start of the body."""
+    text = (await response.content.read(4096)).decode("utf-8", "replace")
+    try:
+        detail = orjson.loads(text).get("detail")
+    except (orjson.JSONDecodeError, AttributeError):
+        detail = None
+    return detail if isinstance(detail, str) else text[:300]
 
 
 class GatewaySync:
@@ -95,6 +129,7 @@ class GatewaySync:
         self._source = source
         self.first_applied = asyncio.Event()
         self.connected = False
+        self.refusal: str | None = None
 
     async def run(self) -> None:
         backoff = 0.1
@@ -106,10 +141,20 @@ class GatewaySync:
                     log.info("serving revision %s (%d expositions)", current["revision"], len(current["expositions"]))
                 self.first_applied.set()
                 self.connected = True
+                self.refusal = None
                 backoff = 0.1
                 await self._source.wait_for_change(current["revision"])
             except asyncio.CancelledError:
                 raise
+            except Refused as exc:
+                if str(exc) != self.refusal:  # a gateway that is refused says why, once per reason
+                    revision = self._runtime.routes.revision
+                    serving = f"still serving revision {revision}" if revision >= 0 else "nothing served yet"
+                    log.error("%s; %s", exc, serving)
+                self.refusal = str(exc)
+                self.connected = False
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
             except Exception as exc:
                 if self.connected:
                     log.warning(

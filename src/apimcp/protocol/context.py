@@ -20,6 +20,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from apimcp.protocol.errors import McpError
 from apimcp.protocol.jsonrpc import JsonObject, RequestId
 from apimcp.protocol.models import (
@@ -76,12 +78,12 @@ class RequestContext:
     """Everything a handler may know about, and do within, the request it serves."""
 
     __slots__ = (
+        "_client_capabilities",
+        "_client_info",
         "_key_counters",
         "_log_threshold",
         "_outbound",
         "changes",
-        "client_capabilities",
-        "client_info",
         "meta",
         "method",
         "progress_token",
@@ -98,8 +100,8 @@ class RequestContext:
         request_id: RequestId,
         method: str,
         meta: Mapping[str, Any],
-        client_capabilities: Mapping[str, Any],
-        client_info: Mapping[str, Any] | None,
+        client_capabilities: Mapping[str, Any] | bytes,
+        client_info: Mapping[str, Any] | bytes | None,
         session_id: str | None,
         log_level: str | None,
         outbound: Outbound,
@@ -110,8 +112,9 @@ class RequestContext:
         self.request_id = request_id
         self.method = method
         self.meta = meta
-        self.client_capabilities = client_capabilities
-        self.client_info = client_info
+        # Session records keep these as JSON: decoded only if someone looks at them.
+        self._client_capabilities = client_capabilities
+        self._client_info = client_info
         self.session_id = session_id
         self.changes = changes
         token = meta.get("progressToken")
@@ -121,6 +124,20 @@ class RequestContext:
         self._key_counters: dict[str, int] = {}
         self.state: dict[str, Any] = state if state is not None else {}
         """Values a handler keeps across the rounds of a 2026-07-28 multi round-trip request."""
+
+    @property
+    def client_capabilities(self) -> Mapping[str, Any]:
+        value = self._client_capabilities
+        if isinstance(value, bytes):
+            value = self._client_capabilities = orjson.loads(value)
+        return value
+
+    @property
+    def client_info(self) -> Mapping[str, Any] | None:
+        value = self._client_info
+        if isinstance(value, bytes):
+            value = self._client_info = orjson.loads(value)
+        return value
 
     def has_client_capability(self, name: str) -> bool:
         return name in self.client_capabilities

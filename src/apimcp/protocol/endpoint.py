@@ -1,7 +1,8 @@
 """The Streamable HTTP endpoint: one ASGI app serving one handler in both eras.
 
-Per request it checks Host and Origin (DNS rebinding), reads and parses the
-body, then picks the era: a 2026-07-28 `_meta` envelope or a non-session
+Per request it checks the headers' count and size, Host and Origin (DNS
+rebinding), reads the body within its size and time limits, parses it and
+bounds its depth, then picks the era: a 2026-07-28 `_meta` envelope or a non-session
 MCP-Protocol-Version header goes to the stateless ladder; everything else —
 including a plain `initialize` — to the session path. Both eras share one URL.
 """
@@ -12,25 +13,39 @@ from typing import Any
 
 import orjson
 
+from apimcp.protocol.deadlines import SharedDeadline
+from apimcp.protocol.depth import too_deep_error
 from apimcp.protocol.dispatch import Dispatcher
 from apimcp.protocol.errors import INVALID_REQUEST, PARSE_ERROR
-from apimcp.protocol.exchange import Exchange, Receive, Scope, Send, parse_accept, read_body, run_lifespan
+from apimcp.protocol.exchange import (
+    BodyTooLarge,
+    BodyTooSlow,
+    Exchange,
+    Receive,
+    Scope,
+    Send,
+    parse_accept,
+    read_body,
+    run_lifespan,
+)
 from apimcp.protocol.handler import McpHandler
 from apimcp.protocol.headers import MalformedHeader, decode_header_value
-from apimcp.protocol.jsonrpc import error_message
+from apimcp.protocol.jsonrpc import error_message, is_valid_id
 from apimcp.protocol.legacy import SessionEra
+from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.listeners import ChangeHub
 from apimcp.protocol.modern import StatelessEra, has_envelope
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.versions import Era, find_revision
 
 _WANTED = frozenset(
-    {b"host", b"origin", b"accept", b"content-type", b"mcp-session-id", b"mcp-protocol-version", b"mcp-method",
-     b"mcp-name"}
+    {b"host", b"origin", b"accept", b"content-type", b"content-length", b"mcp-session-id", b"mcp-protocol-version",
+     b"mcp-method", b"mcp-name"}
 )  # fmt: skip
 _PARAM_PREFIX = b"mcp-param-"
 _ALLOW = (b"allow", b"GET, POST, DELETE")
 _ALLOW_STATELESS = (b"allow", b"POST")
+_CLOSE = ((b"connection", b"close"),)
 
 
 class McpEndpoint:
@@ -39,6 +54,9 @@ class McpEndpoint:
     def __init__(self, handler: McpHandler, options: EndpointOptions | None = None, endpoint_id: str = "mcp"):
         self.handler = handler
         self.options = options or EndpointOptions()
+        self._limits = self.options.limits
+        self._body_deadline = SharedDeadline(self._limits.body_read_seconds)
+        self._body_limit_digits = len(str(self._limits.max_body_bytes))
         self.changes = ChangeHub()
         """Call `changes.tools_changed()` (etc.) to notify listening clients."""
         dispatcher = Dispatcher(handler)
@@ -67,24 +85,36 @@ class McpEndpoint:
             await run_lifespan(receive, send, self.shutdown)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        limits = self._limits
+        raw_headers = scope["headers"]
+        if len(raw_headers) > limits.max_header_count:
+            text = f"More than {limits.max_header_count} request headers (max_header_count)"
+            await Exchange(send, accepts_json=True, accepts_sse=False).refuse(431, text)
+            return
         headers: dict[bytes, bytes] = {}
         param_headers: dict[bytes, bytes] = {}
-        for name, value in scope["headers"]:
+        size = 0
+        for name, value in raw_headers:
+            size += len(name) + len(value)
             if name in _WANTED:
                 headers[name] = value
             elif name.startswith(_PARAM_PREFIX):
                 param_headers[name[len(_PARAM_PREFIX) :]] = value
         accepts_json, accepts_sse = parse_accept(headers.get(b"accept"))
         exchange = Exchange(send, accepts_json=accepts_json, accepts_sse=accepts_sse)
+        if size > limits.max_header_bytes:
+            text = f"Request headers take {size} bytes, more than {limits.max_header_bytes} (max_header_bytes)"
+            await exchange.refuse(431, text)
+            return
 
         security = self.options.security
         host = headers.get(b"host")
         if not security.host_allowed(host.decode("latin-1") if host is not None else None):
-            await exchange.text(421, "Host not allowed (DNS rebinding protection)")
+            await exchange.refuse(421, "Host not allowed (DNS rebinding protection)")
             return
         origin = headers.get(b"origin")
         if not security.origin_allowed(origin.decode("latin-1") if origin is not None else None):
-            await exchange.json(403, error_message(None, INVALID_REQUEST, "Origin not allowed"))
+            await exchange.refuse(403, "Origin not allowed")
             return
 
         raw_session = headers.get(b"mcp-session-id")
@@ -119,33 +149,56 @@ class McpEndpoint:
         header_version: str | None,
     ) -> None:
         if not (exchange.accepts_json or exchange.accepts_sse):
-            await exchange.text(406, "Accept must include application/json or text/event-stream")
+            text = "Accept must include application/json or text/event-stream"
+            await exchange.refuse(406, text)
             return
         content_type = headers.get(b"content-type")
         if content_type is not None and not content_type.lower().startswith(b"application/json"):
-            await exchange.text(415, "Content-Type must be application/json")
+            await exchange.refuse(415, "Content-Type must be application/json")
             return
-        body = await read_body(receive, self.options.max_body_bytes)
-        if body is None:
-            await exchange.text(413, f"Request body larger than {self.options.max_body_bytes} bytes")
+        limits = self._limits
+        announced = headers.get(b"content-length")
+        # Fewer digits than the limit has cannot announce more: most requests stop at len().
+        if announced is not None and len(announced) >= self._body_limit_digits and _more_than(announced, limits):
+            await exchange.refuse(413, _too_large(limits))
+            return
+        try:
+            body = await read_body(receive, limits.max_body_bytes, self._body_deadline)
+        except BodyTooLarge:
+            await exchange.refuse(413, _too_large(limits))
+            return
+        except BodyTooSlow:
+            text = f"The request body did not arrive within {limits.body_read_seconds:g} seconds (body_read_seconds)"
+            await exchange.refuse(408, text, _CLOSE)
             return
         try:
             payload: Any = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            await exchange.json(400, error_message(None, PARSE_ERROR, "Parse error: the body is not valid JSON"))
+        except orjson.JSONDecodeError as exc:
+            if str(exc).startswith("depth limit"):  # orjson stops parsing beyond 1024 levels
+                text = f"The body nests objects and arrays deeper than {limits.max_json_depth} levels"
+                await exchange.refuse(400, text, data={"maxDepth": limits.max_json_depth})
+            else:
+                await exchange.refuse(400, "Parse error: the body is not valid JSON", code=PARSE_ERROR)
             return
+        # Each level takes an opening and a closing bracket: a short body, or one with few brackets,
+        # cannot nest that deep, and only a body that might is walked.
+        depth = limits.max_json_depth
+        if len(body) > 2 * depth and body.count(b"{") + body.count(b"[") > depth:
+            too_deep = too_deep_error(payload, depth)
+            if too_deep is not None:
+                await exchange.json(400, too_deep)
+                return
         if self._is_stateless(payload, header_version, session_id):
             if not self.options.stateless_era:
-                await exchange.json(
-                    400, error_message(None, INVALID_REQUEST, "This endpoint serves session-based MCP only")
-                )
+                text = "This endpoint serves session-based MCP only"
+                await exchange.json(400, error_message(_request_id(payload), INVALID_REQUEST, text))
                 return
             await self._stateless.post(exchange, receive, payload, headers, param_headers)
         elif not self.options.session_era:
             await exchange.json(
                 400,
                 error_message(
-                    payload.get("id") if isinstance(payload, dict) else None,
+                    _request_id(payload),
                     INVALID_REQUEST,
                     "This endpoint serves MCP 2026-07-28 only: send MCP-Protocol-Version: 2026-07-28 "
                     "and params._meta on every request",
@@ -165,6 +218,24 @@ class McpEndpoint:
         # except a plain initialize, is a modern request to be told which versions exist.
         is_initialize = isinstance(payload, dict) and payload.get("method") == "initialize"
         return session_id is None and not is_initialize and find_revision(header_version) is None
+
+
+def _request_id(payload: object) -> str | int | None:
+    """The id of a parsed message, when it has a valid one."""
+    raw = payload.get("id") if isinstance(payload, dict) else None
+    return raw if is_valid_id(raw) else None
+
+
+def _too_large(limits: EndpointLimits) -> str:
+    return f"Request body larger than {limits.max_body_bytes} bytes (max_body_bytes)"
+
+
+def _more_than(announced: bytes, limits: EndpointLimits) -> bool:
+    """Whether a Content-Length value announces more than the body limit (a malformed one does not)."""
+    try:
+        return int(announced) > limits.max_body_bytes
+    except ValueError:  # not a number, or more digits than int() reads: reading the body decides
+        return False
 
 
 def _names_stateless_revision(header_version: str | None) -> bool:

@@ -9,11 +9,19 @@ log message, a server-to-client request). Deciding late keeps the common case
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import logging
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
 import orjson
+
+from apimcp.protocol.deadlines import SharedDeadline
+from apimcp.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
+from apimcp.protocol.jsonrpc import error_message
+
+log = logging.getLogger("apimcp.protocol")
 
 Scope = MutableMapping[str, Any]
 AsgiMessage = MutableMapping[str, Any]
@@ -30,8 +38,27 @@ _SSE_HEADERS: tuple[Header, ...] = (
 KEEPALIVE = b":\n\n"
 
 
+def encode(message: object) -> bytes:
+    """A message as JSON; one that cannot be encoded (nested too deep) becomes an internal error."""
+    try:
+        return orjson.dumps(message)
+    except orjson.JSONEncodeError as exc:
+        return _unencodable(message, exc)
+
+
+def _unencodable(message: object, exc: Exception) -> bytes:
+    raw_id = message.get("id") if isinstance(message, dict) else None
+    log.warning("a response could not be encoded as JSON (%s); the client is told so", exc)
+    text = "Internal error: the result could not be encoded as JSON"
+    return orjson.dumps(error_message(raw_id if isinstance(raw_id, str | int) else None, INTERNAL_ERROR, text))
+
+
 def sse_frame(message: object) -> bytes:
-    return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
+    try:
+        data = orjson.dumps(message)
+    except orjson.JSONEncodeError as exc:
+        data = _unencodable(message, exc)
+    return b"event: message\ndata: " + data + b"\n\n"
 
 
 @functools.lru_cache(maxsize=256)
@@ -65,7 +92,7 @@ class Exchange:
         self.streaming = False
         self.finished = False
 
-    async def json(self, status: int, message: object) -> None:
+    async def json(self, status: int, message: object, headers: Iterable[Header] = ()) -> None:
         """Answer with one JSON document, or as the last event when already streaming.
 
         A 200 answer to a client that accepts only SSE is a one-event stream; error statuses
@@ -80,38 +107,30 @@ class Exchange:
             await self.event(message)
             await self.close()
             return
-        body = orjson.dumps(message)
+        try:
+            body = orjson.dumps(message)
+        except orjson.JSONEncodeError as exc:
+            body = _unencodable(message, exc)
         self.finished = True
         await self._send(
             {
                 "type": "http.response.start",
                 "status": status,
-                "headers": [_JSON, (b"content-length", str(len(body)).encode()), *self.headers],
+                "headers": [_JSON, (b"content-length", str(len(body)).encode()), *self.headers, *headers],
             }
         )
         await self._send({"type": "http.response.body", "body": body})
+
+    async def refuse(
+        self, status: int, text: str, headers: Iterable[Header] = (), *, code: int = INVALID_REQUEST, data: Any = None
+    ) -> None:
+        """Answer a request refused before its body was read (or understood): a JSON-RPC error, id null."""
+        await self.json(status, error_message(None, code, text, data), headers)
 
     async def empty(self, status: int, headers: Iterable[Header] = ()) -> None:
         self.finished = True
         await self._send({"type": "http.response.start", "status": status, "headers": [*self.headers, *headers]})
         await self._send({"type": "http.response.body", "body": b""})
-
-    async def text(self, status: int, text: str, headers: Iterable[Header] = ()) -> None:
-        body = text.encode()
-        self.finished = True
-        await self._send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"text/plain; charset=utf-8"),
-                    (b"content-length", str(len(body)).encode()),
-                    *self.headers,
-                    *headers,
-                ],
-            }
-        )
-        await self._send({"type": "http.response.body", "body": body})
 
     async def open_stream(self) -> None:
         if self.streaming:
@@ -137,24 +156,44 @@ class Exchange:
             await self._send({"type": "http.response.body", "body": b""})
 
 
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole request body, or None when it exceeds `limit` bytes."""
-    message = await receive()
-    body = message.get("body", b"")
-    if not message.get("more_body", False):
-        return body if len(body) <= limit else None
-    chunks = [body]
-    size = len(body)
-    while message.get("more_body", False):
+class BodyTooLarge(Exception):
+    """The request body is larger than the endpoint accepts."""
+
+
+class BodyTooSlow(Exception):
+    """The request body did not arrive within the endpoint's total read time."""
+
+
+async def read_body(receive: Receive, limit: int, deadline: SharedDeadline) -> bytes:
+    """The whole request body; raises BodyTooLarge past `limit` bytes, BodyTooSlow past `deadline`."""
+    task, watched = deadline.watch()
+    try:
         message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
+        body: bytes = message.get("body", b"")
+        if not message.get("more_body", False):
+            if len(body) > limit:
+                raise BodyTooLarge
+            return body
+        chunks = [body]
+        size = len(body)
+        while message.get("more_body", False):
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except asyncio.CancelledError:
+        if task not in deadline.expired:
+            raise
+        deadline.expired.discard(task)
+        task.uncancel()
+        raise BodyTooSlow from None
+    finally:
+        watched.discard(task)
 
 
 async def wait_for_disconnect(receive: Receive) -> None:

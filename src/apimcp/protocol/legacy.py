@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from apimcp.protocol import dialects
 from apimcp.protocol.context import InputRequired, Outbound, RequestContext
 from apimcp.protocol.dispatch import INPUT_REQUIRED_METHODS, Dispatcher, Method, internal_error
@@ -26,11 +28,12 @@ from apimcp.protocol.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    SERVER_BUSY,
     McpError,
     MissingClientCapability,
     invalid_params,
 )
-from apimcp.protocol.exchange import Exchange, Receive
+from apimcp.protocol.exchange import Exchange, Receive, encode
 from apimcp.protocol.jsonrpc import (
     InvalidMessage,
     JsonObject,
@@ -47,7 +50,7 @@ from apimcp.protocol.jsonrpc import (
 from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
 from apimcp.protocol.models import LOG_LEVELS, InputRequest
 from apimcp.protocol.options import EndpointOptions
-from apimcp.protocol.sessions import Session, new_session_id
+from apimcp.protocol.sessions import Session, SessionsFull, new_session_id
 from apimcp.protocol.versions import (
     LATEST_SESSION_REVISION,
     Era,
@@ -56,6 +59,8 @@ from apimcp.protocol.versions import (
 )
 
 SESSION_HEADER = b"mcp-session-id"
+_RETRY_SOON = (b"retry-after", b"1")
+_RETRY_LATER = (b"retry-after", b"5")
 
 
 @dataclass(slots=True)
@@ -75,6 +80,7 @@ class SessionEra:
         self._options = options
         self._store = options.sessions
         self._live: dict[str, _Live] = {}
+        self._active: dict[str, int] = {}  # requests in progress, by session
         self._inflight: dict[tuple[str, RequestId], asyncio.Task[Any]] = {}
         self._cancelled: set[tuple[str, RequestId]] = set()
         self._request_ids = itertools.count(1)  # ids of our requests to clients: never reused
@@ -108,21 +114,28 @@ class SessionEra:
         if isinstance(message, Request) and message.method == "initialize":
             await self._initialize(exchange, message)
             return
-        session = await self._session(exchange, session_id, header_version)
+        request_id = message.id if isinstance(message, Request) else None
+        session = await self._session(exchange, session_id, header_version, request_id)
         if session is None:
             return
         exchange.headers.append((SESSION_HEADER, session.id.encode()))
-        if isinstance(message, Request):
-            response = await self._request(exchange, session, message)
-            if response is not None:
-                await exchange.json(200, response)
-            elif exchange.streaming:
-                await exchange.close()
-            else:
-                await exchange.empty(204)  # cancelled before anything was sent: no response, by spec
+        if not isinstance(message, Request):
+            await self._accept(session, message)
+            await exchange.empty(202)
             return
-        await self._accept(session, message)
-        await exchange.empty(202)
+        if not self._begin(session.id):
+            await self._too_many(exchange, request_id)
+            return
+        try:
+            response = await self._request(exchange, session, message)
+        finally:
+            self._end(session.id)
+        if response is not None:
+            await exchange.json(200, response)
+        elif exchange.streaming:
+            await exchange.close()
+        else:
+            await exchange.empty(204)  # cancelled before anything was sent: no response, by spec
 
     async def get(
         self, exchange: Exchange, receive: Receive, session_id: str | None, header_version: str | None
@@ -131,22 +144,35 @@ class SessionEra:
         if session is None:
             return
         if not exchange.accepts_sse:
-            await exchange.text(406, "The GET stream is an SSE stream: send Accept: text/event-stream")
+            text = "The GET stream is an SSE stream: send Accept: text/event-stream"
+            await exchange.refuse(406, text)
             return
         live = self._live_of(session.id)
         if live.stream is not None:
-            await exchange.text(409, "This session already has an open GET stream")
+            text = "This session already has an open GET stream"
+            await exchange.refuse(409, text)
+            return
+        limit = self._options.limits.max_listeners
+        if len(self._hub) >= limit:
+            self._forget_if_idle(session.id, live)
+            text = f"This endpoint already serves {limit} open streams (max_listeners); try again later"
+            await exchange.refuse(503, text, [_RETRY_LATER], code=SERVER_BUSY)
             return
 
         def wants(kind: ChangeKind, uri: str | None) -> bool:
             return kind != "resource" or uri in session.subscriptions
 
+        async def session_lives() -> bool:
+            return await self._store.touch(session.id)
+
+        # An open stream keeps its session alive, and notices within a tick when it has ended.
+        tick = min(self._options.keepalive_seconds, self._store.idle_timeout / 3)
         listener = live.stream = Listener(wants)
         self._hub.attach(listener)
         exchange.headers.append((SESSION_HEADER, session.id.encode()))
         try:
             await exchange.open_stream()
-            await listener.pump(exchange, receive, self._options.keepalive_seconds)
+            await listener.pump(exchange, receive, tick, session_lives)
         finally:
             self._hub.detach(listener)
             if live.stream is listener:
@@ -159,12 +185,7 @@ class SessionEra:
         if session is None:
             return
         await self._store.delete(session.id)
-        live = self._live.pop(session.id, None)
-        if live is not None:
-            if live.stream is not None:
-                live.stream.close()
-            for future in live.pending.values():
-                future.cancel()
+        self._end_live(session.id)
         await exchange.empty(200)
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -184,6 +205,12 @@ class SessionEra:
         if problem is not None:
             await exchange.json(400, error_message(request.id, INVALID_PARAMS, problem))
             return
+        capabilities_json = orjson.dumps(capabilities)
+        client_info_json = orjson.dumps(client_info) if client_info is not None else None
+        problem = _too_heavy(capabilities_json, client_info_json, self._options.limits.max_session_bytes)
+        if problem is not None:
+            await exchange.json(400, error_message(request.id, INVALID_PARAMS, problem))
+            return
         revision = find_revision(requested)
         if revision is None or revision.era is not Era.SESSION:
             revision = LATEST_SESSION_REVISION  # counter-offer the newest session revision
@@ -191,10 +218,19 @@ class SessionEra:
             id=new_session_id(),
             endpoint=self._endpoint_id,
             revision=revision,
-            client_capabilities=capabilities,
-            client_info=client_info,
+            capabilities_json=capabilities_json,
+            client_info_json=client_info_json,
         )
-        await self._store.create(session)
+        try:
+            await self._store.create(session)
+        except SessionsFull as full:
+            text = (
+                f"No room for another session on this {full.scope} (max_sessions"
+                f"{'_per_endpoint' if full.scope == 'endpoint' else ''}); try again later"
+            )
+            retry = (b"retry-after", str(full.retry_after).encode())
+            await exchange.json(503, error_message(request.id, SERVER_BUSY, text), [retry])
+            return
         result: JsonObject = {
             "protocolVersion": revision.version,
             "capabilities": dialects.server_capabilities(self._handler.features, revision),
@@ -205,22 +241,24 @@ class SessionEra:
         exchange.headers.append((SESSION_HEADER, session.id.encode()))
         await exchange.json(200, result_message(request.id, result))
 
-    async def _session(self, exchange: Exchange, session_id: str | None, header_version: str | None) -> Session | None:
+    async def _session(
+        self,
+        exchange: Exchange,
+        session_id: str | None,
+        header_version: str | None,
+        request_id: RequestId | None = None,
+    ) -> Session | None:
         """The request's session, or None after answering 400/404 for a missing or unknown one."""
         if session_id is None:
-            await exchange.json(
-                400,
-                error_message(
-                    None, INVALID_REQUEST, "Missing MCP-Session-Id header: send initialize first to open a session"
-                ),
-            )
+            text = "Missing MCP-Session-Id header: send initialize first to open a session"
+            await exchange.json(400, error_message(request_id, INVALID_REQUEST, text))
             return None
         session = await self._store.get(session_id)
         if session is None or session.endpoint != self._endpoint_id:
-            self._live.pop(session_id, None)
-            await exchange.json(
-                404, error_message(None, INVALID_REQUEST, "Unknown or expired session: initialize a new one")
-            )
+            if session is None:
+                self._end_live(session_id)
+            text = "Unknown or expired session: initialize a new one"
+            await exchange.json(404, error_message(request_id, INVALID_REQUEST, text))
             return None
         if header_version is not None and header_version != session.revision.version:
             if find_revision(header_version) is None:
@@ -230,9 +268,38 @@ class SessionEra:
                     f"MCP-Protocol-Version {header_version!r} does not match the session's "
                     f"negotiated version {session.revision.version!r}"
                 )
-            await exchange.json(400, error_message(None, INVALID_REQUEST, text))
+            await exchange.json(400, error_message(request_id, INVALID_REQUEST, text))
             return None
         return session
+
+    def _begin(self, session_id: str) -> bool:
+        """Count a request of the session in progress; False when it has as many as it may."""
+        active = self._active.get(session_id, 0)
+        if active >= self._options.limits.max_requests_per_session:
+            return False
+        self._active[session_id] = active + 1
+        return True
+
+    async def _too_many(self, exchange: Exchange, request_id: RequestId | None) -> None:
+        limit = self._options.limits.max_requests_per_session
+        text = f"This session already has {limit} requests in progress (max_requests_per_session)"
+        await exchange.json(429, error_message(request_id, SERVER_BUSY, text), [_RETRY_SOON])
+
+    def _end(self, session_id: str) -> None:
+        remaining = self._active[session_id] - 1
+        if remaining:
+            self._active[session_id] = remaining
+        else:
+            del self._active[session_id]
+
+    def _end_live(self, session_id: str) -> None:
+        """The session has ended: close its GET stream and give up on what it was asked."""
+        live = self._live.pop(session_id, None)
+        if live is not None:
+            if live.stream is not None:
+                live.stream.close()
+            for future in live.pending.values():
+                future.cancel()
 
     async def _accept(self, session: Session, message: Notification | Response) -> None:
         """Take a notification or a response to one of our requests (answered 202)."""
@@ -270,8 +337,8 @@ class SessionEra:
             request_id=request.id,
             method=request.method,
             meta=meta if isinstance(meta, dict) else {},
-            client_capabilities=session.client_capabilities,
-            client_info=session.client_info,
+            client_capabilities=session.capabilities_json,
+            client_info=session.client_info_json,
             session_id=session.id,
             log_level=(session.log_level or "debug") if self._handler.features.logging else None,
             outbound=_SessionOutbound(self, exchange, session),
@@ -305,8 +372,16 @@ class SessionEra:
     async def _batch(
         self, exchange: Exchange, payload: list[Any], session_id: str | None, header_version: str | None
     ) -> None:
+        limits = self._options.limits
         if not payload:
             await exchange.json(400, error_message(None, INVALID_REQUEST, "An empty JSON-RPC batch is invalid"))
+            return
+        if len(payload) > limits.max_batch_messages:
+            text = (
+                f"A JSON-RPC batch may hold at most {limits.max_batch_messages} messages "
+                f"(max_batch_messages); this one holds {len(payload)}"
+            )
+            await exchange.json(400, error_message(None, INVALID_REQUEST, text))
             return
         if any(isinstance(m, dict) and m.get("method") == "initialize" for m in payload):
             await exchange.json(
@@ -328,19 +403,13 @@ class SessionEra:
             )
             return
         exchange.headers.append((SESSION_HEADER, session.id.encode()))
-        responses: list[JsonObject] = []
-        for item in payload:
-            try:
-                message = classify(item)
-            except InvalidMessage as exc:
-                responses.append(error_message(exc.request_id, exc.code, exc.message))
-                continue
-            if isinstance(message, Request):
-                response = await self._request(exchange, session, message)
-                if response is not None:
-                    responses.append(response)
-            else:
-                await self._accept(session, message)
+        if not self._begin(session.id):
+            await self._too_many(exchange, None)
+            return
+        try:
+            responses = await self._run_batch(exchange, session, payload, limits.max_batch_response_bytes)
+        finally:
+            self._end(session.id)
         if not responses:
             await (exchange.close() if exchange.streaming else exchange.empty(202))
         elif exchange.streaming:
@@ -349,6 +418,37 @@ class SessionEra:
             await exchange.close()
         else:
             await exchange.json(200, responses)
+
+    async def _run_batch(
+        self, exchange: Exchange, session: Session, payload: list[Any], budget: int
+    ) -> list[orjson.Fragment]:
+        """The batch's responses, each encoded once; once they weigh `budget` bytes, later requests are not run."""
+        responses: list[orjson.Fragment] = []
+        spent = 0
+        for item in payload:
+            try:
+                message = classify(item)
+            except InvalidMessage as exc:
+                response = error_message(exc.request_id, exc.code, exc.message)
+            else:
+                if not isinstance(message, Request):
+                    await self._accept(session, message)
+                    continue
+                if spent > budget:
+                    text = (
+                        f"Not run: the responses of this batch already take more than {budget} bytes "
+                        "(max_batch_response_bytes); send this request again, in a smaller batch"
+                    )
+                    response = error_message(message.id, INVALID_REQUEST, text)
+                else:
+                    answered = await self._request(exchange, session, message)
+                    if answered is None:
+                        continue
+                    response = answered
+            encoded = encode(response)
+            spent += len(encoded)
+            responses.append(orjson.Fragment(encoded))
+        return responses
 
     # --- session-era methods ---------------------------------------------------------------
 
@@ -369,6 +469,14 @@ class SessionEra:
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise invalid_params('"uri" must be a string', {"field": "uri"})
+        session = await self._store.get(ctx.session_id or "")
+        limit = self._options.limits.max_session_bytes
+        if session is not None and uri not in session.subscriptions and session.weight() + len(uri.encode()) > limit:
+            raise invalid_params(
+                f"A session keeps at most {limit} bytes of capabilities, clientInfo and subscribed URIs "
+                "(max_session_bytes): unsubscribe from something first",
+                {"field": "uri"},
+            )
         await self._handler.subscribe_resource(ctx, uri)
         await self._update_subscriptions(ctx, uri, add=True)
         return {}
@@ -421,6 +529,12 @@ class SessionEra:
                 await asyncio.gather(*(f for _, f in waiting.values()))
         except TimeoutError as exc:
             raise McpError(INTERNAL_ERROR, "The client did not answer the server's request in time") from exc
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # the request itself is cancelled
+            # The session ended (deleted, expired) and gave up on what it was asked.
+            raise McpError(INTERNAL_ERROR, "The session ended before the client answered") from None
         finally:
             for request_id, _ in waiting.values():
                 live.pending.pop(request_id, None)
@@ -465,6 +579,20 @@ class _SessionOutbound(Outbound):
         if ctx.method not in INPUT_REQUIRED_METHODS and ctx.method != "completion/complete":
             raise McpError(INTERNAL_ERROR, f"{ctx.method} may not ask the client for input")
         return await self._era.ask_client(self._exchange, self._session, requests)
+
+
+def _too_heavy(capabilities: bytes, client_info: bytes | None, limit: int) -> str | None:
+    """What makes a session record larger than `limit` bytes, named; None when it fits."""
+    info = len(client_info) if client_info is not None else 0
+    if len(capabilities) + info <= limit:
+        return None
+    if len(capabilities) > limit:
+        what = f'"capabilities" takes {len(capabilities)} bytes as JSON'
+    elif info > limit:
+        what = f'"clientInfo" takes {info} bytes as JSON'
+    else:
+        what = f'"capabilities" and "clientInfo" take {len(capabilities) + info} bytes as JSON'
+    return f"{what}; a session keeps at most {limit} (max_session_bytes)"
 
 
 def check_client_supports(request: InputRequest, revision: Revision, capabilities: Mapping[str, Any]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from apimcp.protocol.context import ChangeNotifier
@@ -58,20 +58,41 @@ class Listener:
             self._queue.get_nowait()
             self._queue.put_nowait(None)
 
-    async def pump(self, exchange: Exchange, receive: Receive, keepalive_seconds: float) -> bool:
-        """Write notifications until the stream should end; True when the server ended it."""
+    async def pump(
+        self,
+        exchange: Exchange,
+        receive: Receive,
+        tick_seconds: float,
+        still_wanted: Callable[[], Awaitable[bool]] | None = None,
+    ) -> bool:
+        """Write notifications until the stream should end; True when the server ended it.
+
+        Every `tick_seconds`, whether or not notifications flow, `still_wanted` is asked
+        whether the stream may go on (a GET stream keeps its session alive this way and
+        learns that it has ended); a quiet tick also sends a keepalive comment.
+        """
         watcher = asyncio.create_task(wait_for_disconnect(receive))
         watcher.add_done_callback(lambda _: self._client_gone())
+        loop = asyncio.get_running_loop()
+        next_tick = loop.time() + tick_seconds
         try:
             while True:
+                quiet = False
                 try:
-                    message = await asyncio.wait_for(self._queue.get(), keepalive_seconds)
+                    message = await asyncio.wait_for(self._queue.get(), max(0.0, next_tick - loop.time()))
                 except TimeoutError:
-                    await exchange.keepalive()
-                    continue
-                if message is None:
+                    message, quiet = None, True
+                if message is not None:
+                    await exchange.event(message)
+                elif not quiet:
                     return not self._gone
-                await exchange.event(message)
+                now = loop.time()
+                if now >= next_tick:
+                    next_tick = now + tick_seconds
+                    if still_wanted is not None and not await still_wanted():
+                        return True
+                    if quiet:
+                        await exchange.keepalive()
         finally:
             watcher.cancel()
 

@@ -32,6 +32,7 @@ from apimcp.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    SERVER_BUSY,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
     UrlElicitationRequired,
@@ -344,6 +345,11 @@ class StatelessEra:
                     "subscriptions/listen answers with an SSE stream: send Accept: text/event-stream",
                 ),
             )
+            return
+        limit = self._options.limits.max_listeners
+        if len(self._hub) >= limit:
+            text = f"This endpoint already serves {limit} open streams (max_listeners); try again later"
+            await exchange.json(503, error_message(request.id, SERVER_BUSY, text), [(b"retry-after", b"5")])
             return
         features = self._handler.features
         honoured: JsonObject = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.request_state import RequestStateSealer
 from apimcp.protocol.security import TransportSecurity
 from apimcp.protocol.sessions import MemorySessionStore, SessionStore
@@ -16,7 +17,8 @@ class EndpointOptions:
     security: TransportSecurity = field(default_factory=TransportSecurity)
     sessions: SessionStore = field(default_factory=MemorySessionStore)
     request_state: RequestStateSealer = field(default_factory=RequestStateSealer)
-    max_body_bytes: int = 4 * 1024 * 1024
+    limits: EndpointLimits = field(default_factory=EndpointLimits)
+    """Bounds on requests, batches, session records and streams (the session count: see `sessions`)."""
     client_request_timeout: float = 300.0
     """Seconds a handler waits for the client to answer an elicitation, sampling or roots request."""
     keepalive_seconds: float = 15.0
@@ -29,7 +31,5 @@ class EndpointOptions:
     def __post_init__(self) -> None:
         if not (self.session_era or self.stateless_era):
             raise ValueError("an endpoint must serve at least one era")
-        if self.max_body_bytes <= 0:
-            raise ValueError("max_body_bytes must be positive")
         if self.client_request_timeout <= 0 or self.keepalive_seconds <= 0:
             raise ValueError("timeouts must be positive")

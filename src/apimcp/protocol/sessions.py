@@ -5,19 +5,32 @@ capabilities and identity, its log level and resource subscriptions. Records
 are plain data so that a shared store (Redis) can hold them for several
 replicas; live connections (open SSE streams, pending server-to-client
 requests) are process-local and live in the transport, not here.
+
+A store bounds how many sessions it holds, in total and per endpoint, and
+forgets a session after `idle_timeout` seconds without a request or a touch
+(an open GET stream touches its session). Capabilities and clientInfo stay as
+the JSON the client sent: parsed, a small document of empty objects weighs
+twenty times its size, and the record is what a shared store would hold anyway.
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+import orjson
 
 from apimcp.protocol.versions import Revision
 
-DEFAULT_IDLE_TIMEOUT_SECONDS = 3600.0
+DEFAULT_IDLE_TIMEOUT_SECONDS = 1800.0
+DEFAULT_MAX_SESSIONS = 10_000
+DEFAULT_MAX_SESSIONS_PER_ENDPOINT = 1_000
 
 
 def new_session_id() -> str:
@@ -31,23 +44,56 @@ class Session:
     endpoint: str
     """The endpoint that created the session; it is unknown on every other endpoint."""
     revision: Revision
-    client_capabilities: dict[str, Any]
-    client_info: dict[str, Any] | None
+    capabilities_json: bytes = b"{}"
+    """The client's capabilities, as JSON."""
+    client_info_json: bytes | None = None
+    """The client's clientInfo, as JSON (None when it sent none)."""
     log_level: str | None = None
     subscriptions: set[str] = field(default_factory=set)
     initialized: bool = False
     last_seen: float = field(default_factory=time.monotonic)
 
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return orjson.loads(self.capabilities_json)  # type: ignore[no-any-return]
+
+    @property
+    def client_info(self) -> dict[str, Any] | None:
+        return orjson.loads(self.client_info_json) if self.client_info_json is not None else None
+
+    def weight(self) -> int:
+        """Bytes of the record that the client chose: capabilities, clientInfo and subscribed URIs."""
+        info = len(self.client_info_json) if self.client_info_json is not None else 0
+        return len(self.capabilities_json) + info + sum(len(uri.encode()) for uri in self.subscriptions)
+
+
+class SessionsFull(Exception):
+    """No room for another session, in the whole store or for this endpoint."""
+
+    def __init__(self, scope: Literal["server", "endpoint"], retry_after: int) -> None:
+        super().__init__(f"no room for another session on this {scope}")
+        self.scope = scope
+        self.retry_after = retry_after
+        """Seconds until the least recently used session expires, if nothing touches it."""
+
 
 class SessionStore(ABC):
     """Where session records live; the only place memory and shared storage differ."""
 
+    idle_timeout: float
+    """Seconds without a request or a touch after which a session is gone."""
+
     @abstractmethod
-    async def create(self, session: Session) -> None: ...
+    async def create(self, session: Session) -> None:
+        """Store a new session; raises SessionsFull when there is no room even after expiring idle ones."""
 
     @abstractmethod
     async def get(self, session_id: str) -> Session | None:
         """The live session, refreshed; None when unknown, expired or deleted."""
+
+    @abstractmethod
+    async def touch(self, session_id: str) -> bool:
+        """Keep a session alive without reading it; False when it is unknown, expired or deleted."""
 
     @abstractmethod
     async def save(self, session: Session) -> None:
@@ -59,45 +105,97 @@ class SessionStore(ABC):
 
 
 class MemorySessionStore(SessionStore):
-    """Sessions in this process's memory, expired after `idle_timeout` seconds without a request."""
+    """Sessions in this process's memory, kept in least-recently-seen order.
 
-    _SWEEP_EVERY = 256
+    The order makes expiry cheap: expired sessions are always at the front, so
+    each creation drops them from there, and each session is dropped once.
+    Keeping the order costs two moves, so a session's time is refreshed at
+    most once per `idle_timeout / 10` (one second at most): it may expire that
+    much before a full `idle_timeout` has passed since its last request.
+    """
 
-    def __init__(self, idle_timeout: float = DEFAULT_IDLE_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT_SECONDS,
+        *,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_endpoint: int = DEFAULT_MAX_SESSIONS_PER_ENDPOINT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if idle_timeout <= 0:
             raise ValueError("idle_timeout must be positive")
-        self._sessions: dict[str, Session] = {}
-        self._idle_timeout = idle_timeout
-        self._creations = 0
+        if max_sessions <= 0 or max_sessions_per_endpoint <= 0:
+            raise ValueError("max_sessions and max_sessions_per_endpoint must be positive")
+        self.idle_timeout = idle_timeout
+        self._resolution = min(1.0, idle_timeout / 10)
+        self._max_sessions = max_sessions
+        self._max_per_endpoint = max_sessions_per_endpoint
+        self._clock = clock
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._by_endpoint: dict[str, OrderedDict[str, Session]] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
 
     async def create(self, session: Session) -> None:
-        self._creations += 1
-        if self._creations % self._SWEEP_EVERY == 0:
-            self._sweep(time.monotonic())
-        self._sessions[session.id] = session
+        now = self._clock()
+        self._drop_expired(now)
+        if len(self._sessions) >= self._max_sessions:
+            raise SessionsFull("server", self._retry_after(self._sessions, now))
+        of_endpoint = self._by_endpoint.get(session.endpoint)
+        if of_endpoint is None:
+            of_endpoint = self._by_endpoint[session.endpoint] = OrderedDict()
+        elif len(of_endpoint) >= self._max_per_endpoint:
+            raise SessionsFull("endpoint", self._retry_after(of_endpoint, now))
+        session.last_seen = now
+        self._sessions[session.id] = of_endpoint[session.id] = session
 
     async def get(self, session_id: str) -> Session | None:
         session = self._sessions.get(session_id)
         if session is None:
             return None
-        now = time.monotonic()
-        if now - session.last_seen > self._idle_timeout:
+        now = self._clock()
+        idle = now - session.last_seen
+        if idle > self.idle_timeout:
             del self._sessions[session_id]
+            self._forget(session)
             return None
-        session.last_seen = now
+        if idle > self._resolution:
+            session.last_seen = now
+            self._sessions.move_to_end(session_id)
+            self._by_endpoint[session.endpoint].move_to_end(session_id)
         return session
+
+    async def touch(self, session_id: str) -> bool:
+        return await self.get(session_id) is not None
 
     async def save(self, session: Session) -> None:
         if session.id in self._sessions:
-            self._sessions[session.id] = session
+            self._sessions[session.id] = self._by_endpoint[session.endpoint][session.id] = session
 
     async def delete(self, session_id: str) -> bool:
-        return self._sessions.pop(session_id, None) is not None
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        self._forget(session)
+        return True
 
-    def _sweep(self, now: float) -> None:
-        expired = [sid for sid, s in self._sessions.items() if now - s.last_seen > self._idle_timeout]
-        for sid in expired:
-            del self._sessions[sid]
+    def _drop_expired(self, now: float) -> None:
+        sessions = self._sessions
+        while sessions:
+            oldest = next(iter(sessions.values()))
+            if now - oldest.last_seen <= self.idle_timeout:
+                return
+            del sessions[oldest.id]
+            self._forget(oldest)
+
+    def _forget(self, session: Session) -> None:
+        of_endpoint = self._by_endpoint.get(session.endpoint)
+        if of_endpoint is not None:
+            of_endpoint.pop(session.id, None)
+            if not of_endpoint:
+                del self._by_endpoint[session.endpoint]
+
+    def _retry_after(self, sessions: OrderedDict[str, Session], now: float) -> int:
+        oldest = next(iter(sessions.values()))
+        return max(1, math.ceil(oldest.last_seen + self.idle_timeout - now))

@@ -1,2 +1,5 @@
-"""Safety rules for what servers do on someone's behalf: which addresses a fetch may reach, how a fetch is
-bounded, how much a YAML document may expand. Nothing here imports the rest of apimcp."""
+"""Safety nets for work done on someone's behalf: which addresses a fetch may reach and how it is bounded,
+how much a YAML document may expand, secret masking.
+
+Imports nothing else from apimcp, so every layer may use it.
+"""

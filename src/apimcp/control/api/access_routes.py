@@ -31,7 +31,15 @@ def secret_view(secret: Secret) -> SecretView:
 @router.post("/secrets", response_model=SecretView, status_code=status.HTTP_201_CREATED, tags=["secrets"])
 def create_secret(body: SecretInput, caller: UserCaller, session: DbSession, plane: Plane) -> SecretView:
     secret = secrets.create(
-        session, plane.keys, caller.organization_id, body.name, body.kind, body.fields, body.values, body.description
+        session,
+        plane.keys,
+        caller.organization_id,
+        body.name,
+        body.kind,
+        body.fields,
+        body.values,
+        body.description,
+        limits=plane.limits,
     )
     return secret_view(secret)
 
@@ -51,7 +59,9 @@ def rotate_secret(
     secret_id: str, body: SecretRotation, caller: UserCaller, session: DbSession, plane: Plane
 ) -> SecretView:
     """Replace the secret's values (its metadata stays); gateways use the new values at once."""
-    return secret_view(secrets.rotate(session, plane.keys, caller.organization_id, secret_id, body.values))
+    return secret_view(
+        secrets.rotate(session, plane.keys, caller.organization_id, secret_id, body.values, limits=plane.limits)
+    )
 
 
 @router.delete("/secrets/{secret_id}", status_code=204, tags=["secrets"])
@@ -61,7 +71,8 @@ def delete_secret(secret_id: str, caller: UserCaller, session: DbSession) -> Non
 
 @router.post("/tokens", response_model=IssuedToken, status_code=201, tags=["tokens"])
 def issue_token(body: TokenInput, caller: UserCaller, session: DbSession) -> IssuedToken:
-    record, value = tokens.issue(session, caller.organization_id, body.name, body.kind, body.valid_days)
+    """Issue a token (admin and gateway tokens need an admin token)."""
+    record, value = tokens.issue(session, caller.organization_id, body.name, body.kind, body.valid_days, by=caller)
     return view(IssuedToken, record, token=value)
 
 
@@ -72,7 +83,8 @@ def list_tokens(caller: UserCaller, session: DbSession) -> list[TokenView]:
 
 @router.delete("/tokens/{token_id}", response_model=TokenView, tags=["tokens"])
 def revoke_token(token_id: str, caller: UserCaller, session: DbSession) -> TokenView:
-    return TokenView.model_validate(tokens.revoke(session, caller.organization_id, token_id))
+    """Revoke a token at once (an admin token needs an admin token)."""
+    return TokenView.model_validate(tokens.revoke(session, caller.organization_id, token_id, by=caller))
 
 
 @router.get("/organization", response_model=OrganizationView, tags=["organizations"])
@@ -85,9 +97,9 @@ def current_organization(caller: UserCaller, session: DbSession) -> Organization
     dependencies=[Depends(admin)],
 )  # fmt: skip
 def create_organization(body: OrganizationInput, session: DbSession) -> IssuedOrganization:
-    """Create an organization and its first user token (admin token required)."""
+    """Create an organization and its first admin token (the server's admin token required)."""
     organization = orgs.create(session, body.name)
-    _, value = tokens.issue(session, organization.id, "owner", "user")
+    _, value = tokens.issue(session, organization.id, "owner", tokens.ADMIN)
     return IssuedOrganization.model_validate(
         {**OrganizationView.model_validate(organization).model_dump(), "token": value}
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -12,12 +13,15 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from apimcp import __version__
-from apimcp.control.api import access_routes, catalog_routes, exposure_routes, sync_routes
+from apimcp.control.api import access_routes, catalog_routes, exposure_routes, key_routes, sync_routes
+from apimcp.control.api.request_limits import RequestLimits
 from apimcp.control.errors import DomainError
 from apimcp.control.plane import ControlPlane
 
 log = logging.getLogger("apimcp.control")
 PROBLEM = "application/problem+json"
+UPLOADS = re.compile(r"/api/v1/services(/[^/]+/artifacts)?")
+"""Where descriptions and artifacts are uploaded (multipart): the routes with the larger body limit."""
 
 
 def problem(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
@@ -25,7 +29,12 @@ def problem(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
     return JSONResponse(body, status_code=status, media_type=PROBLEM)
 
 
+def is_upload(method: str, path: str) -> bool:
+    return method == "POST" and UPLOADS.fullmatch(path) is not None
+
+
 def create_api(plane: ControlPlane) -> FastAPI:
+    """The REST API of `plane`, behind the request limits of `plane.limits`."""
     app = FastAPI(
         title="apimcp control plane",
         version=__version__,
@@ -34,7 +43,8 @@ def create_api(plane: ControlPlane) -> FastAPI:
         redoc_url=None,
     )
     app.state.plane = plane
-    for module in (catalog_routes, exposure_routes, access_routes, sync_routes):
+    app.add_middleware(RequestLimits, limits=plane.limits, is_upload=is_upload)
+    for module in (catalog_routes, exposure_routes, access_routes, key_routes, sync_routes):
         app.include_router(module.router, prefix="/api/v1")
 
     @app.exception_handler(DomainError)

@@ -1,4 +1,5 @@
-"""Who may call: user tokens for the API, gateway tokens for sync, an admin token for organizations."""
+"""Who may call: admin and user tokens for the API, gateway tokens for sync, the server's admin token for
+organizations. What an admin may do that a user may not is checked where it is done (domain.tokens)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def user(
 ) -> Caller:
     token = _bearer(authorization)
     with plane.session() as session:
-        return tokens.authenticate(session, token, ("user",))
+        return tokens.authenticate(session, token, tokens.API_ROLES)
 
 
 def gateway(
@@ -47,7 +48,7 @@ def gateway(
 ) -> Caller:
     token = _bearer(authorization)
     with plane.session() as session:
-        return tokens.authenticate(session, token, ("gateway",))
+        return tokens.authenticate(session, token, (tokens.GATEWAY,))
 
 
 def admin(authorization: Annotated[str | None, Header()] = None) -> None:

@@ -104,7 +104,11 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
 
         imported = await _in_import_pool(plane, import_by_url)
     return ImportedService.model_validate(
-        {**ServiceView.model_validate(imported.service).model_dump(), "created": imported.created}
+        {
+            **ServiceView.model_validate(imported.service).model_dump(),
+            "created": imported.created,
+            "warnings": [str(warning) for warning in imported.catalog.warnings],
+        }
     )
 
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Response
 from apimcp.control import changes, snapshot
 from apimcp.control.api.auth import GatewayCaller, Plane
 from apimcp.control.api.views import GatewayRegistration, Revision
-from apimcp.control.domain import gateways
+from apimcp.control.domain import gateway_keys, gateways
 
 router = APIRouter(prefix="/gateway", tags=["gateway sync"])
 LONG_POLL_SECONDS = 25.0
@@ -18,14 +18,17 @@ LONG_POLL_SECONDS = 25.0
 
 @router.post("/snapshot", responses={200: {"description": "the snapshot (JSON)"}})
 def fetch_snapshot(body: GatewayRegistration, caller: GatewayCaller, plane: Plane) -> Response:
-    """Register (or refresh) the calling gateway and return what it serves."""
+    """Register (or refresh) the calling gateway and return what it serves, its secrets sealed to the gateway's key
+    (403 unless that key is registered in the organization and not revoked)."""
     with plane.session() as session:
+        recipient = gateway_keys.recipient(session, caller.organization_id, caller.organization, body.public_key)
         gateways.register(session, caller.organization_id, body.name, body.labels, body.fqdns, body.version)
         built = snapshot.build(
             session,
             plane.keys,
             organization_id=caller.organization_id,
             labels=body.labels,
+            recipient=recipient,
             known_services=body.known_services,
         )
     return Response(snapshot.to_json(built), media_type="application/json", headers={"Cache-Control": "no-store"})

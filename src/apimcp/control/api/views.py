@@ -57,7 +57,9 @@ class TokenView(View):
 
 class TokenInput(Input):
     name: str
-    kind: Literal["user", "gateway"] = "user"
+    kind: Literal["admin", "user", "gateway"] = Field(
+        default="user", description="admin and gateway tokens can only be created with an admin token"
+    )
     valid_days: int | None = Field(default=None, ge=1, le=3650)
 
 
@@ -66,7 +68,7 @@ class IssuedToken(TokenView):
 
 
 class IssuedOrganization(OrganizationView):
-    token: str = Field(description="a first user token of the new organization, shown once")
+    token: str = Field(description="a first admin token of the new organization, shown once")
 
 
 # --- services and artifacts --------------------------------------------------------------------
@@ -97,6 +99,11 @@ class ServiceDetail(ServiceView):
 
 class ImportedService(ServiceView):
     created: bool
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what the importer repaired or left out of the description, each with the operation and "
+        "the JSON pointer concerned",
+    )
 
 
 class ImportOptionsForm(Input):
@@ -187,7 +194,10 @@ class PlanFields(Input):
     backend_timeout_ms: int | None = None
     include: list[str] | None = None
     exclude: list[str] | None = None
-    secret_id: str | None = None
+    secret_id: str | None = Field(default=None, description="one backend secret (sets secret_ids to it alone)")
+    secret_ids: list[str] | None = Field(
+        default=None, description="the backend secrets every call carries (e.g. an API key and a client id)"
+    )
     tls_secret_id: str | None = Field(default=None, description="a tls secret (CA, client certificate) for the backend")
     inbound_mode: Literal["none", "api_key"] | None = None
     cache: dict[str, CacheHintInput] | None = None
@@ -210,7 +220,8 @@ class PlanView(View):
     backend_timeout_ms: int
     include: list[str]
     exclude: list[str]
-    secret_id: str | None
+    secret_id: str | None = Field(description="the first of secret_ids")
+    secret_ids: list[str]
     tls_secret_id: str | None
     inbound_mode: str
     cache: dict[str, Any]
@@ -286,6 +297,23 @@ class GatewayRegistration(Input):
     fqdns: list[str] = Field(default_factory=list)
     version: str | None = None
     known_services: list[str] = Field(default_factory=list)
+    public_key: str | None = Field(
+        default=None, description="the gateway's public key (registered as a gateway key): secrets are sealed to it"
+    )
+
+
+class GatewayKeyInput(Input):
+    name: str
+    public_key: str = Field(description="the public half of an X25519 key pair: 32 bytes in unpadded base64url")
+
+
+class GatewayKeyView(View):
+    id: str
+    name: str
+    public_key: str
+    fingerprint: str
+    created_at: Timestamp
+    revoked_at: Timestamp | None
 
 
 class Revision(BaseModel):

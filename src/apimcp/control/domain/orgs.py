@@ -35,10 +35,10 @@ def by_name(session: Session, name: str) -> Organization:
 
 
 def bootstrap(session: Session) -> tuple[Organization, str] | None:
-    """On an empty control plane: the `default` organization and its first user token."""
+    """On an empty control plane: the `default` organization and its first (admin) token."""
     if session.scalar(select(ApiToken).limit(1)) is not None:
         return None
     existing = session.scalar(select(Organization).where(Organization.name == DEFAULT))
     organization = existing or create(session, DEFAULT)
-    _, value = tokens.issue(session, organization.id, "bootstrap", "user")
+    _, value = tokens.issue(session, organization.id, "bootstrap", tokens.ADMIN)
     return organization, value

@@ -1,5 +1,11 @@
 """Plans: which operations of a service are exposed, against which backend, with which credentials,
-behind which inbound security, and with which cache hints."""
+behind which inbound security, and with which cache hints.
+
+A plan carries any number of backend secrets (`secret_ids`; `secret_id` sets a
+single one), placed together on every call: an operation may need an API key
+and a client id at once. Two secrets that would set the same header, query
+parameter or cookie are refused here, so a gateway never gets an ambiguous plan.
+"""
 
 from __future__ import annotations
 
@@ -12,21 +18,21 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from apimcp.backends.targets import api_key_problem, endpoint_problem
+from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.selection import unmatched
 from apimcp.control import changes
 from apimcp.control.domain.common import check_name, get_owned
 from apimcp.control.errors import Conflict, Invalid
-from apimcp.control.models import Artifact, Exposition, Plan, Secret, Service
+from apimcp.control.models import Artifact, Exposition, Plan, PlanSecret, Secret, Service
 
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")  # fmt: skip
 INBOUND_MODES = ("none", "api_key")
 _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
-    {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "tls_secret_id",
-     "inbound_mode",
+    {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
+     "tls_secret_id", "inbound_mode",
      "cache", "artifacts", "tool_prefix", "output_schemas"}
 )  # fmt: skip
 
@@ -69,17 +75,8 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
     if "include" in values or "exclude" in values:
         _patterns(service, include, exclude)
         plan.include, plan.exclude = include, exclude
-    if "secret_id" in values:
-        secret_id = values["secret_id"]
-        if secret_id is not None:
-            secret = get_owned(session, Secret, plan.organization_id, secret_id, "secret")
-            if secret.kind == "tls":
-                raise Invalid("a tls secret goes in tls_secret_id, not secret_id", field="secret_id")
-            if secret.kind == "api_key":
-                problem = api_key_problem(service.kind, secret.fields["name"], secret.fields.get("location", "header"))
-                if problem is not None:
-                    raise Invalid(problem, field="secret_id")
-        plan.secret_id = secret_id
+    if "secret_id" in values or "secret_ids" in values:
+        _set_secrets(session, plan, service, values)
     if "tls_secret_id" in values:
         tls_id = values["tls_secret_id"]
         if tls_id is not None:
@@ -117,6 +114,44 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         plan.inbound = {"mode": "none"}
         return None
     return renew_api_key(plan)
+
+
+def _set_secrets(session: Session, plan: Plan, service: Service, values: Mapping[str, Any]) -> None:
+    """Check and set the plan's backend secrets, from `secret_ids` (a list) or `secret_id` (one, or None)."""
+    if "secret_id" in values and "secret_ids" in values:
+        raise Invalid("give secret_ids (a list) or secret_id (one secret), not both", field="secret_ids")
+    if "secret_ids" in values:
+        field, ids = "secret_ids", values["secret_ids"]
+        if ids is None:
+            ids = []
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise Invalid("secret_ids is a list of secret ids", field=field)
+    else:
+        field, ids = "secret_id", [] if values["secret_id"] is None else [values["secret_id"]]
+    secrets: list[Secret] = []
+    for index, secret_id in enumerate(ids):
+        where = field if field == "secret_id" else f"secret_ids[{index}]"
+        if secret_id in ids[:index]:
+            raise Invalid(f"secret {secret_id} is given twice", field=where)
+        secret = get_owned(session, Secret, plan.organization_id, secret_id, "secret")
+        if secret.kind == "tls":
+            raise Invalid(f"a tls secret goes in tls_secret_id, not {field}", field=where)
+        if secret.kind == "api_key":
+            problem = api_key_problem(service.kind, secret.fields["name"], secret.fields.get("location", "header"))
+            if problem is not None:
+                raise Invalid(problem, field=where)
+        secrets.append(secret)
+    clash = clash_problem([(f"secret {s.name!r}", s.kind, s.fields) for s in secrets])
+    if clash is not None:
+        raise Invalid(clash, field=field)
+    # Links that stay are kept (a delete and an insert of the same key in one flush would collide).
+    kept = {link.secret_id: link for link in plan.secret_links}
+    links = []
+    for position, secret in enumerate(secrets):
+        link = kept.get(secret.id) or PlanSecret(secret_id=secret.id)
+        link.position = position
+        links.append(link)
+    plan.secret_links = links
 
 
 def _cache(raw: Any) -> dict[str, Any]:
@@ -185,7 +220,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "backend_timeout_ms": source.backend_timeout_ms,
         "include": source.include,
         "exclude": source.exclude,
-        "secret_id": source.secret_id,
+        "secret_ids": source.secret_ids,
         "tls_secret_id": source.tls_secret_id,
         "cache": source.cache,
         "artifacts": source.artifacts,

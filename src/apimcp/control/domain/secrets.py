@@ -21,7 +21,8 @@ from apimcp.control.crypto import KeySet, token_key_id
 from apimcp.control.domain.common import check_name, get_owned
 from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.ids import new_id
-from apimcp.control.models import Plan, Secret
+from apimcp.control.limits import ApiLimits
+from apimcp.control.models import Plan, PlanSecret, Secret
 from apimcp.control.secret_kinds import KINDS, LOCATIONS
 
 
@@ -33,9 +34,25 @@ def _seal(keys: KeySet, organization_id: str, secret_id: str, values: Mapping[st
     return keys.encrypt_text(orjson.dumps(values).decode(), associated_data=_associated(organization_id, secret_id))
 
 
-def _check(kind: str, fields: Mapping[str, Any], values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def _check_sizes(kind: str, fields: Mapping[str, Any], values: Mapping[str, Any], limits: ApiLimits) -> None:
+    """Every text of a secret within its limit: PEM texts for tls secrets, token-like values for the others."""
+    limit = limits.max_pem_bytes if kind == "tls" else limits.max_secret_value_bytes
+    for where, given in (("fields", fields), ("values", values)):
+        for name, value in given.items():
+            texts = value if isinstance(value, list) else [value]
+            size = sum(len(text.encode()) for text in texts if isinstance(text, str))
+            if size > limit:
+                what = "a PEM text" if kind == "tls" else "a secret value"
+                raise Invalid(f"{where}.{name} has {size} bytes; {what} may have at most {limit}",
+                              field=f"{where}.{name}")  # fmt: skip
+
+
+def _check(
+    kind: str, fields: Mapping[str, Any], values: Mapping[str, Any], limits: ApiLimits
+) -> tuple[dict[str, Any], dict[str, str]]:
     if kind not in KINDS:
         raise Invalid(f"a secret kind is one of {', '.join(KINDS)}", field="kind")
+    _check_sizes(kind, fields, values, limits)
     public, secret = KINDS[kind]
     for given, allowed, where in ((fields, public, "fields"), (values, secret, "values")):
         unknown = sorted(set(given) - set(allowed))
@@ -93,11 +110,12 @@ def create(
     fields: Mapping[str, Any],
     values: Mapping[str, Any],
     description: str | None = None,
+    limits: ApiLimits | None = None,
 ) -> Secret:
     check_name(name)
     if session.scalar(select(Secret).where(Secret.organization_id == organization_id, Secret.name == name)):
         raise Conflict(f"secret {name!r} already exists", field="name")
-    clean_fields, clean_values = _check(kind, fields, values)
+    clean_fields, clean_values = _check(kind, fields, values, limits or ApiLimits())
     secret_id = new_id()
     sealed = _seal(keys, organization_id, secret_id, clean_values)
     secret = Secret(
@@ -114,10 +132,17 @@ def create(
     return secret
 
 
-def rotate(session: Session, keys: KeySet, organization_id: str, secret_id: str, values: Mapping[str, Any]) -> Secret:
+def rotate(
+    session: Session,
+    keys: KeySet,
+    organization_id: str,
+    secret_id: str,
+    values: Mapping[str, Any],
+    limits: ApiLimits | None = None,
+) -> Secret:
     """Replace a secret's values (e.g. a new token); plans using it pick it up on their next snapshot."""
     secret = get_owned(session, Secret, organization_id, secret_id, "secret")
-    _, clean_values = _check(secret.kind, secret.fields, values)
+    _, clean_values = _check(secret.kind, secret.fields, values, limits or ApiLimits())
     sealed = _seal(keys, organization_id, secret.id, clean_values)
     secret.sealed = sealed.decode("ascii")
     session.flush()  # sets updated_at, so that the answer shows what a read will
@@ -169,9 +194,8 @@ def reencrypt_all(session: Session, keys: KeySet) -> int:
 
 def delete(session: Session, organization_id: str, secret_id: str) -> None:
     secret = get_owned(session, Secret, organization_id, secret_id, "secret")
-    users = list(
-        session.scalars(select(Plan.name).where((Plan.secret_id == secret.id) | (Plan.tls_secret_id == secret.id)))
-    )
+    backend = select(PlanSecret.plan_id).where(PlanSecret.secret_id == secret.id)
+    users = list(session.scalars(select(Plan.name).where(Plan.id.in_(backend) | (Plan.tls_secret_id == secret.id))))
     if users:
         raise Conflict(f"secret {secret.name!r} is used by plans {', '.join(sorted(users))}")
     session.delete(secret)

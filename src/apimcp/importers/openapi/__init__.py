@@ -9,12 +9,14 @@ from apimcp.catalog.model import Service
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi.loading import DocumentSet
 from apimcp.importers.openapi.operations import OperationBuilder
+from apimcp.importers.openapi.schemas import SchemaLimits
 from apimcp.importers.openapi.servers import parse_servers
 from apimcp.importers.openapi.swagger2 import convert_swagger2
+from apimcp.importers.openapi.warnings import WarningLog
 from apimcp.safety.fetch import Fetcher
 from apimcp.safety.yaml_loading import YamlLimits
 
-__all__ = ["SpecError", "import_openapi"]
+__all__ = ["SchemaLimits", "SpecError", "import_openapi"]
 
 
 def import_openapi(
@@ -27,6 +29,7 @@ def import_openapi(
     document: Mapping[str, Any] | None = None,
     external_references: bool = True,
     headers: Mapping[str, str] | None = None,
+    schema_limits: SchemaLimits | None = None,
     yaml_limits: YamlLimits | None = None,
 ) -> Service:
     """Read an OpenAPI description (file path or http(s) URL) into a Service.
@@ -36,6 +39,9 @@ def import_openapi(
     documents (for uploaded descriptions, which have no location to resolve them against). `headers`
     (credentials) are sent for documents of the main document's origin only. URLs are read by `fetcher`
     (default: public addresses only, default limits); YAML within `yaml_limits`.
+
+    What the description gets wrong is repaired when the intent is unambiguous, else left out, and
+    told in the service's `warnings`; what no tool could be made of raises SpecError.
     """
     documents = DocumentSet(
         source, fetcher, document, external=external_references, headers=headers, yaml_limits=yaml_limits
@@ -43,9 +49,10 @@ def import_openapi(
     main = documents.main()
     if not isinstance(main, dict):
         raise SpecError("an OpenAPI description must be an object", source=source)
+    log = WarningLog(documents.main_uri)
     openapi_30 = True
     if main.get("swagger") is not None:
-        main = convert_swagger2(main, source=source)
+        main = convert_swagger2(main, source=source, warn=log.add_at)
         documents = DocumentSet(
             source, fetcher, main, external=external_references, headers=headers, yaml_limits=yaml_limits
         )
@@ -60,7 +67,10 @@ def import_openapi(
     if not isinstance(title, str) or not title.strip():
         raise SpecError('the description has no "info.title"; give the service a name', source=source, pointer="/info")
     service_version = version or info.get("version")
-    operations = OperationBuilder(documents, openapi_30=openapi_30, prefix=tool_prefix, source=source).build(main)
+    builder = OperationBuilder(
+        documents, openapi_30=openapi_30, prefix=tool_prefix, source=source, log=log, limits=schema_limits
+    )
+    operations = builder.build(main)
     description = info.get("description")
     return Service(
         name=title.strip(),
@@ -69,4 +79,5 @@ def import_openapi(
         description=description if isinstance(description, str) else None,
         servers=parse_servers(main.get("servers")),
         source=source,
+        warnings=log.warnings(),
     )

@@ -11,12 +11,18 @@ Mapping, in short:
   and `formData` parameters become `components.requestBodies`.
 - `consumes` / `produces` become the media types of request bodies and responses.
 - `collectionFormat` becomes `style` / `explode` (or a form field's `encoding`).
-- Every `$ref` to `#/definitions/`, `#/parameters/` or `#/responses/` is rewritten, in this file or another.
+- Every `$ref` to `#/definitions/`, `#/parameters/` or `#/responses/` is rewritten, in this file or another,
+  wherever a schema may hold one (tuple-form `items` lists included).
+- `items` written as a list (the tuple form of older JSON Schema drafts, which 2.0 does not allow) is
+  repaired: one schema is the schema of every item, several become `prefixItems`; `warn` is told.
+
+Schemas nested deeper than MAX_DEPTH are passed on unconverted: the schema converter, whose own
+bound is lower, never reads them, and a hostile description cannot exhaust the stack here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -30,6 +36,7 @@ DEFAULT_MEDIA_TYPE = "application/json"
 FORM_URLENCODED = "application/x-www-form-urlencoded"
 MULTIPART = "multipart/form-data"
 
+MAX_DEPTH = 160
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch")
 _LOCATIONS = ("query", "header", "path", "formData", "body")
 _BODY_LOCATIONS = ("body", "formData")
@@ -71,7 +78,13 @@ _OAUTH2_FLOWS = {
 }
 
 
-def convert_swagger2(document: Mapping[str, Any], *, source: str | None = None) -> dict[str, Any]:
+Warn = Callable[[str, str], None]
+"""Told what was repaired: the JSON pointer in the 2.0 document, and what was done."""
+
+
+def convert_swagger2(
+    document: Mapping[str, Any], *, source: str | None = None, warn: Warn | None = None
+) -> dict[str, Any]:
     """Convert a parsed Swagger 2.0 document into an equivalent OpenAPI 3.0.3 document.
 
     Raises SpecError (with a JSON pointer) when the document is not a usable Swagger 2.0 description.
@@ -82,7 +95,7 @@ def convert_swagger2(document: Mapping[str, Any], *, source: str | None = None) 
     # `swagger: 2.0` unquoted in YAML parses as a float; it still means 2.0.
     if not (version == "2.0" or (isinstance(version, float) and version == 2.0)):
         raise SpecError(f"expected swagger: '2.0', found {version!r}", source=source, pointer="/swagger")
-    return _Converter(document, source).convert()
+    return _Converter(document, source, warn or (lambda pointer, problem: None)).convert()
 
 
 def _escape(token: Any) -> str:
@@ -132,9 +145,10 @@ class _Param:
 
 
 class _Converter:
-    def __init__(self, document: Mapping[str, Any], source: str | None) -> None:
+    def __init__(self, document: Mapping[str, Any], source: str | None, warn: Warn) -> None:
         self.doc = document
         self.source = source
+        self.warn = warn
         self.consumes = self._media_types(document.get("consumes"), "/consumes") or [DEFAULT_MEDIA_TYPE]
         self.produces = self._media_types(document.get("produces"), "/produces") or [DEFAULT_MEDIA_TYPE]
         self.global_params = self._mapping(document.get("parameters", {}), "/parameters")
@@ -320,9 +334,9 @@ class _Converter:
 
     # ----------------------------------------------------------------- schemas
 
-    def _schema(self, schema: Any, pointer: str) -> Any:
+    def _schema(self, schema: Any, pointer: str, depth: int = 0) -> Any:
         """A 2.0 schema as a 3.0 schema; the same object when nothing in it needs to change."""
-        if not isinstance(schema, Mapping):
+        if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
             return schema
         is_file = schema.get("type") == "file"
         changed = False
@@ -333,18 +347,25 @@ class _Converter:
             if key == "$ref":
                 if isinstance(value, str):
                     new_value = self._rewrite_ref(value)
+            elif key == "items" and isinstance(value, list):
+                written, new_value = self._tuple_items(value, f"{pointer}/items", depth)
+                changed = True
+                if written:
+                    items.append((written, new_value))
+                continue
             elif key in ("items", "additionalProperties", "not"):
                 if isinstance(value, Mapping):
-                    new_value = self._schema(value, f"{pointer}/{key}")
+                    new_value = self._schema(value, f"{pointer}/{key}", depth + 1)
             elif key in ("allOf", "anyOf", "oneOf"):
                 if isinstance(value, list):
-                    converted = [self._schema(sub, f"{pointer}/{key}/{i}") for i, sub in enumerate(value)]
+                    converted = [self._schema(sub, f"{pointer}/{key}/{i}", depth + 1) for i, sub in enumerate(value)]
                     if any(new is not old for new, old in zip(converted, value, strict=True)):
                         new_value = converted
             elif key == "properties":
                 if isinstance(value, Mapping):
                     props = {
-                        name: self._schema(sub, f"{pointer}/properties/{_escape(name)}") for name, sub in value.items()
+                        name: self._schema(sub, f"{pointer}/properties/{_escape(name)}", depth + 1)
+                        for name, sub in value.items()
                     }
                     if any(props[name] is not sub for name, sub in value.items()):
                         new_value = props
@@ -381,6 +402,19 @@ class _Converter:
             out["nullable"] = nullable
         return out
 
+    def _tuple_items(self, value: list[Any], pointer: str, depth: int) -> tuple[str, Any]:
+        """`items: [...]` (tuple form, not 2.0): the keyword and value to write instead ("" for none)."""
+        converted = [self._schema(sub, f"{pointer}/{i}", depth + 1) for i, sub in enumerate(value)]
+        if len(converted) == 1:
+            self.warn(pointer, "`items` is a list (the tuple form of older JSON Schema drafts); its one schema is "
+                      "read as the schema of every item")  # fmt: skip
+            return "items", converted[0]
+        if not converted:
+            self.warn(pointer, "`items` is an empty list; dropped")
+            return "", None
+        self.warn(pointer, "`items` is a list (the tuple form of older JSON Schema drafts); read as `prefixItems`")
+        return "prefixItems", converted
+
     def _simple_schema(self, obj: Mapping[str, Any], pointer: str) -> Any:
         """The schema of a 2.0 non-body parameter, header or form field, built from its keywords."""
         if "type" not in obj and isinstance(obj.get("schema"), Mapping):
@@ -388,13 +422,13 @@ class _Converter:
             return self._schema(obj["schema"], f"{pointer}/schema")
         return self._schema(self._keywords(obj), pointer)
 
-    def _keywords(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+    def _keywords(self, obj: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
         """The value keywords of a parameter, header or items object, as a (2.0) schema."""
         schema: dict[str, Any] = {key: obj[key] for key in _SIMPLE_SCHEMA_KEYWORDS if key in obj}
-        if isinstance(schema.get("items"), Mapping):
+        if isinstance(schema.get("items"), Mapping) and depth < MAX_DEPTH:
             items = schema["items"]
             # Items objects have no $ref in 2.0, but descriptions often use one.
-            schema["items"] = {"$ref": items["$ref"]} if "$ref" in items else self._keywords(items)
+            schema["items"] = {"$ref": items["$ref"]} if "$ref" in items else self._keywords(items, depth + 1)
         if "x-nullable" in obj:
             schema["x-nullable"] = obj["x-nullable"]
         return schema

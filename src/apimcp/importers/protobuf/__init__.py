@@ -27,6 +27,9 @@ from apimcp.safety.fetch import Fetcher
 __all__ = ["compile_protos", "import_protobuf", "looks_like_descriptor_set", "looks_like_protobuf"]
 
 _VERSION = re.compile(r"^v\d+((alpha|beta)\d*)?$")
+_STANDARD = ("grpc.health.",)
+"""Services servers offer beside their API (the standard health service): imported when named, never
+chosen for you."""
 _PROTO_LINE = re.compile(
     rb"""^\s*(?:(?:syntax|edition)\s*=\s*["']|package\s+[\w.]+\s*;|import\s+(?:public\s+|weak\s+)?["']"""
     rb"""|(?:message|service|enum)\s+\w+\s*\{)""",
@@ -106,7 +109,7 @@ def import_protobuf(
 
 def _declared_in_roots(files: descriptor_pb2.FileDescriptorSet) -> list[str]:
     """Services of a descriptor set: those of the files nothing else imports (the files that were compiled, as
-    opposed to their imports, e.g. google/longrunning), else all; reflection and health services never."""
+    opposed to their imports, e.g. google/longrunning), else all; the reflection service never."""
     imported = {d for f in files.file for d in f.dependency}
     every = [(f.name, f"{_prefix(f.package)}{s.name}") for f in files.file for s in f.service]
     every = [(file, name) for file, name in every if not internal_service(name)]
@@ -176,6 +179,10 @@ def _write(folder: Path, name: str, data: bytes) -> None:
     target.write_bytes(data)
 
 
+def _standard(name: str) -> bool:
+    return name.startswith(_STANDARD)
+
+
 def _choose(declared: list[str], wanted: str | None, source: str) -> str:
     if wanted:
         matches = [s for s in declared if wanted in (s, s.rsplit(".", 1)[-1])]
@@ -187,8 +194,14 @@ def _choose(declared: list[str], wanted: str | None, source: str) -> str:
                 f"several services are called {wanted!r} ({', '.join(matches)}): give the full name", source=source
             )
         raise SpecError(f"there is no service {wanted!r}; the services are: {listing}", source=source)
-    if len(declared) == 1:
-        return declared[0]
-    if not declared:
+    own = [s for s in declared if not _standard(s)]
+    if len(own) == 1:
+        return own[0]
+    if not own and declared:
+        raise SpecError(
+            f"offers no service of its own, only the standard {', '.join(declared)}: name it to import it",
+            source=source,
+        )
+    if not own:
         raise SpecError("declares no service", source=source)
-    raise SpecError(f"declares several services ({', '.join(declared)}): choose one by name", source=source)
+    raise SpecError(f"declares several services ({', '.join(own)}): choose one by name", source=source)

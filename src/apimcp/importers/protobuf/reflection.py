@@ -30,7 +30,7 @@ _PATHS = (
     "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
     "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
 )
-_INTERNAL = ("grpc.reflection.", "grpc.health.")
+_INTERNAL = ("grpc.reflection.",)
 _MAX_ROUNDS = 64
 _DEFAULT_PORT = 443  # gRPC's, when a URL names none
 
@@ -40,7 +40,8 @@ def is_reflection_url(source: str) -> bool:
 
 
 def internal_service(full_name: str) -> bool:
-    """Services every server may offer beside its API (reflection, health), never imported as tools."""
+    """The reflection service, which every reflecting server offers beside its API, never imported as tools
+    (the health service is: the importer imports it when it is named)."""
     return full_name.startswith(_INTERNAL)
 
 

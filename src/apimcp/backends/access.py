@@ -1,0 +1,125 @@
+"""The credentials one backend calls with: where they go in a request, and the mask hiding them in answers.
+
+A service may need several credentials at once (an API key and a client id in
+two headers); they are placed together once, when the backend is made, with the
+`SecretMask` of their values. OAuth client credentials add an access token that
+changes over time: the placement and the mask are rebuilt when the token does
+and reused until then. A backend without credentials gets a fixed empty access
+that masks nothing, so its calls do no work here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from apimcp.backends.credentials import (
+    ApiKey,
+    Basic,
+    Bearer,
+    Credentials,
+    Placement,
+    header_problem,
+    merged,
+    place_all,
+    placed_values,
+    secret_values,
+)
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, TokenClient
+from apimcp.backends.targets import clash_problem
+from apimcp.safety.masking import NO_MASK, SecretMask
+
+AnyCredentials = Credentials | ClientCredentials
+GivenCredentials = AnyCredentials | Sequence[AnyCredentials] | None
+"""What backends accept: nothing, one credential, or several that go together."""
+
+PlacementCheck = Callable[[Placement], str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What a call sends and what its answer must not show."""
+
+    placement: Placement
+    mask: SecretMask
+    problem: str | None = None
+    """Why these credentials cannot be sent (a control character in a header value...), or None."""
+
+
+def as_list(credentials: GivenCredentials) -> list[AnyCredentials]:
+    if credentials is None:
+        return []
+    if isinstance(credentials, Bearer | Basic | ApiKey | ClientCredentials):
+        return [credentials]
+    return list(credentials)
+
+
+def _kind_and_fields(credentials: AnyCredentials) -> tuple[str, dict[str, str]]:
+    if isinstance(credentials, ApiKey):
+        return "api_key", {"name": credentials.name, "location": credentials.location}
+    if isinstance(credentials, ClientCredentials):
+        return "oauth_client_credentials", {}
+    return ("bearer" if isinstance(credentials, Bearer) else "basic"), {}
+
+
+def _label(credentials: AnyCredentials) -> str:
+    kind, fields = _kind_and_fields(credentials)
+    return f"the API key {fields['name']!r}" if kind == "api_key" else f"the {kind.replace('_', ' ')} credentials"
+
+
+def http_problem(placement: Placement) -> str | None:
+    """Why a placement cannot travel in HTTP headers, or None."""
+    for name, value in placement.headers.items():
+        problem = header_problem(value)
+        if problem is not None:
+            return f"the value of the {name} header: {problem}"
+    return None
+
+
+class BackendAccess:
+    """The credentials of one backend. `check` says why a placement cannot be sent by this kind of backend."""
+
+    def __init__(
+        self,
+        credentials: GivenCredentials,
+        session: TokenClient | None,
+        check: PlacementCheck = http_problem,
+    ) -> None:
+        given = as_list(credentials)
+        clash = clash_problem([(_label(c), *_kind_and_fields(c)) for c in given])
+        if clash is not None:
+            raise ValueError(clash)
+        oauth = [c for c in given if isinstance(c, ClientCredentials)]
+        static = [c for c in given if not isinstance(c, ClientCredentials)]
+        self._check = check
+        self._static = place_all(static)
+        values = [value for c in static for value in secret_values(c)]
+        values += [c.client_secret for c in oauth]  # sent to the token endpoint only, but no answer should show it
+        self._mask = SecretMask(values)
+        self._tokens: ClientCredentialsTokens | None = None
+        self._current: tuple[Placement, Access] | None = None
+        self.fixed: Access | None = None
+        """The access of every call when it never changes (no OAuth): no await needed."""
+        if oauth:
+            if session is None:
+                raise ValueError("OAuth client credentials need an HTTP session to fetch tokens with")
+            self._tokens = ClientCredentialsTokens(session, oauth[0])  # two would clash on Authorization
+        else:
+            self.fixed = Access(self._static, self._mask, check(self._static)) if given else NO_ACCESS
+
+    async def current(self) -> Access:
+        """The access of the next call; raises `CredentialError` when an access token cannot be obtained."""
+        if self._tokens is None:
+            assert self.fixed is not None
+            return self.fixed
+        tokens = await self._tokens.placement()
+        cached = self._current
+        if cached is not None and cached[0] is tokens:
+            return cached[1]
+        placement = merged(self._static, tokens)
+        access = Access(placement, self._mask + SecretMask(placed_values(tokens)), self._check(placement))
+        self._current = (tokens, access)
+        return access
+
+
+NO_ACCESS = Access(Placement(), NO_MASK)

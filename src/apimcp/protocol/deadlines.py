@@ -1,0 +1,56 @@
+"""Total deadlines for many short waits, at the cost of one timer per second instead of one per wait.
+
+Reading a request body must end within a total time, or a client sending one
+byte every few seconds holds a request forever. A timer per request would cost
+more than the rest of a small request's handling, and nearly every body is
+already complete when it is read. So the waits that start within the same
+second share one set and one timer, armed `seconds` after that second ends: a
+wait is cancelled between `seconds` and `seconds + 1` after it started, and a
+wait that ends in time costs a set insertion and a removal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+Task = asyncio.Task[Any]
+
+
+class SharedDeadline:
+    """Cancels the tasks still watched `seconds` (to `seconds + 1`) after they began to be watched."""
+
+    __slots__ = ("_loop", "_second", "_second_ends", "_seconds", "expired")
+
+    def __init__(self, seconds: float) -> None:
+        if seconds <= 0:
+            raise ValueError("seconds must be positive")
+        self._seconds = seconds
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._second: set[Task] = set()
+        self._second_ends = -math.inf
+        self.expired: set[Task] = set()
+        """Tasks this deadline cancelled; whoever catches the cancellation removes its task."""
+
+    def watch(self) -> tuple[Task, set[Task]]:
+        """Start watching the current task; discard it from the returned set once its wait is over."""
+        loop = self._loop
+        task = asyncio.current_task(loop) if loop is not None else None  # cheaper with the loop given
+        if loop is None or task is None:  # first use, or another loop serves now (tests)
+            loop = self._loop = asyncio.get_running_loop()
+            self._second_ends = -math.inf
+            task = asyncio.current_task(loop)
+            assert task is not None, "watch() runs inside a task"
+        now = loop.time()
+        if now >= self._second_ends:
+            self._second_ends = math.floor(now) + 1
+            self._second = set()
+            loop.call_at(self._second_ends + self._seconds, self._expire, self._second)
+        self._second.add(task)
+        return task, self._second
+
+    def _expire(self, tasks: set[Task]) -> None:
+        for task in tasks:
+            self.expired.add(task)
+            task.cancel()
