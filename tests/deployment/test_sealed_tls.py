@@ -21,6 +21,7 @@ from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import open_exposition
 from tests.deployment.harness import ECHO_SPEC, wait_until
 from tests.gateway.echo_backend import create_app as echo_app
+from tests.gateway.echo_backend import digest
 from tests.support.grpc_certs import make_pki
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import McpHttp
