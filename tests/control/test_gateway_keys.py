@@ -36,7 +36,7 @@ def test_a_gateway_token_no_longer_reads_every_secret_in_clear_from_the_snapshot
     except SealError:
         pass
     opened = open_exposition(exposition, acme.gateway_key)
-    assert opened["members"][0]["credentials"]["values"] == {"token": SECRET}
+    assert opened["members"][0]["credentials"][0]["values"] == {"token": SECRET}
 
 
 def test_a_gateway_without_a_registered_key_gets_no_snapshot(api: Api) -> None:

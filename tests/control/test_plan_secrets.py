@@ -11,10 +11,14 @@ from apimcp.control.domain import expositions, plans, secrets
 from apimcp.control.errors import Conflict, Invalid, NotFound
 from apimcp.control.models import Plan
 from apimcp.control.plane import ControlPlane
+from apimcp.sealing.keys import GatewayKey
+from apimcp.sealing.snapshots import open_exposition
 from tests.control.api_harness import Api, created, import_echo, ok, problem
 from tests.control.factories import import_echo as import_echo_service
 from tests.control.factories import new_org
 from tests.support.grpc_certs import make_pki
+
+GATEWAY_KEY = GatewayKey.generate()
 
 
 @pytest.fixture
@@ -63,8 +67,9 @@ def test_an_operation_whose_security_requires_two_schemes_at_once_cannot_be_give
     assert (plan.secret_ids, plan.secret_id) == ([key, client], key)
     with plane.session() as session:
         expositions.create(session, acme, plan.id, name="echo")
-        built = snapshot.build(session, plane.keys, organization_id=acme, labels={})
-    assert built["expositions"][0]["members"][0]["credentials"] == [
+        built = snapshot.build(session, plane.keys, organization_id=acme, labels={}, recipient=GATEWAY_KEY.public)
+    [exposition] = built["expositions"]
+    assert open_exposition(exposition, GATEWAY_KEY)["members"][0]["credentials"] == [
         _key("X-Api-Key", "X-Api-Key-value"),
         _key("X-Client-Id", "X-Client-Id-value"),
     ]

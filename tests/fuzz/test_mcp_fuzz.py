@@ -264,7 +264,8 @@ def test_random_stateless_traffic_gets_no_server_error(target: Target, errors: E
     }
     name = params.get("name", params.get("uri"))
     if isinstance(name, str):
-        headers["mcp-name"] = name if name.isascii() and name.isprintable() else b64_header(name)
+        plain = name.isascii() and name.isprintable() and name == name.strip()
+        headers["mcp-name"] = name if plain else b64_header(name)
     headers = mangled(draw, headers)
     message = draw(envelopes(method, params))
     check(*target.send("POST", orjson.dumps(message), headers), errors)
