@@ -28,6 +28,14 @@ def test_the_protocol_engine_imports_nothing_else_from_apimcp() -> None:
         assert not foreign, f"{module.name} imports {foreign}"
 
 
+def test_nothing_in_safety_or_the_importers_reads_the_environment() -> None:
+    """Limits and policies are given to them; only the command line and the settings read variables."""
+    for package in ("safety", "importers"):
+        for module in sorted((SRC / package).rglob("*.py")):
+            text = module.read_text()
+            assert "os.environ" not in text and "getenv" not in text, module.relative_to(SRC)
+
+
 def _foreign(package: str, forbidden: tuple[str, ...]) -> dict[str, set[str]]:
     found = {}
     for module in sorted((SRC / package).rglob("*.py")):
@@ -60,6 +68,8 @@ def test_shared_building_blocks_import_nothing_else_from_apimcp(package: str) ->
     # so none of those layers may be pulled into them
     modules = sorted((SRC / package).glob("*.py"))
     assert len(modules) >= 2
+    if package == "safety":  # the fetch guard and bounded YAML live there with the masking
+        assert {m.name for m in modules} >= {"addresses.py", "fetch.py", "resolver.py", "yaml_loading.py", "masking.py"}
     for module in modules:
         foreign = {m for m in _imports(module) if m.startswith("apimcp") and not m.startswith(f"apimcp.{package}")}
         assert not foreign, f"{module.name} imports {foreign}"

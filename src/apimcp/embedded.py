@@ -32,6 +32,7 @@ from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import SnapshotSource, following
 from apimcp.protocol import EndpointOptions
 from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey, GatewayPublicKey
 from apimcp.serving import AsgiApp, ServerTls, server_for
 
@@ -105,18 +106,20 @@ async def embedded(
     database_url: str | None,
     options: EndpointOptions,
     prepare: Callable[[ControlPlane], None] | None = None,
+    fetch_policy: AddressPolicy | None = None,
 ) -> AsyncIterator[Started]:
     """The control plane opened and its gateway following it, in the running loop, until the block ends.
 
     `prepare` runs on the control plane before the gateway's first snapshot (the demo seeds it).
+    `fetch_policy` says which addresses imports by URL and token endpoints may reach (default: public ones).
     """
-    plane = await asyncio.to_thread(open_plane, data_dir, database_url)
+    plane = await asyncio.to_thread(open_plane, data_dir, database_url, fetch_policy=fetch_policy)
     first = await asyncio.to_thread(bootstrap, plane, data_dir)
     if prepare is not None:
         await asyncio.to_thread(prepare, plane)
     session = new_session()
     key = GatewayKey.generate()  # in memory only: this process's gateway is the only one that reads its snapshots
-    runtime = GatewayRuntime(session, options, key=key)
+    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy)
     try:
         async with following(runtime, LocalSource(plane, key.public)) as sync:
             await asyncio.wait_for(sync.first_applied.wait(), 60)
@@ -124,6 +127,7 @@ async def embedded(
             yield Started(EmbeddedApp(create_api(plane), GatewayApp(runtime)), plane, data_dir, token, file)
     finally:
         await close_session(session)
+        plane.imports.shutdown()
         plane.store.dispose()
 
 
@@ -138,9 +142,12 @@ async def serve_embedded(
     prepare: Callable[[ControlPlane], None] | None = None,
     on_ready: Callable[[Started], Awaitable[None] | None] | None = None,
     tls: ServerTls | None = None,
+    fetch_policy: AddressPolicy | None = None,
 ) -> None:
     """Open the control plane, serve it with its gateway until interrupted."""
-    async with embedded(data_dir, database_url=database_url, options=options, prepare=prepare) as started:
+    async with embedded(
+        data_dir, database_url=database_url, options=options, prepare=prepare, fetch_policy=fetch_policy
+    ) as started:
         if on_ready is not None:
             outcome = on_ready(started)
             if outcome is not None:

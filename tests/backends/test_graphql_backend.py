@@ -18,6 +18,7 @@ from apimcp.backends.rest import close_session, new_session
 from apimcp.catalog.model import GraphQLBinding, Operation, RestBinding, Service
 from apimcp.importers.graphql import import_graphql
 from tests.gateway.hostile_backend import hostile_backend
+from tests.support.fetching import loopback_fetcher
 from tests.support.graphql_server import graphql_server
 
 pytestmark = pytest.mark.anyio
@@ -42,7 +43,7 @@ def endpoint() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def service(endpoint: str) -> Service:
-    return import_graphql(endpoint, name="library", version="1", introspect=True)
+    return import_graphql(endpoint, name="library", version="1", introspect=True, fetcher=loopback_fetcher())
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from apimcp.backends.grpc_channels import parse_target
 from apimcp.backends.oauth_client import ClientCredentials
 from apimcp.catalog.model import Service
 from apimcp.importers.protobuf import import_protobuf
+from tests.support.fetching import loopback_fetcher
 from tests.support.grpc_certs import Pki, make_pki
 from tests.support.grpc_server import PROTOS, SHOP_PROTO, RunningServer, ServerTls, running_server
 from tests.support.live_aiohttp import live_aiohttp
@@ -384,7 +385,7 @@ def test_targets() -> None:
 
 
 async def test_a_reflected_service_is_called_at_its_own_server(channels: GrpcChannels, server: RunningServer) -> None:
-    reflected = import_protobuf(f"grpc://{server.address}")
+    reflected = import_protobuf(f"grpc://{server.address}", fetcher=loopback_fetcher())
     operation = reflected.operation("GetItem")
     assert operation is not None
     assert ok(await GrpcBackend(reflected, channels).call(operation, {"id": "9"}))["title"] == "Item 9"

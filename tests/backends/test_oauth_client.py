@@ -257,8 +257,7 @@ async def test_an_unreachable_token_endpoint_is_a_failure(upstream: Upstream) ->
     async with backend(upstream, token_url="http://127.0.0.1:1/oauth/token") as rest:
         result = await rest.call(GET_ITEM, {"itemId": "1"})
     assert result == Failure(
-        "Could not obtain backend credentials: the token endpoint at 127.0.0.1 could not be reached "
-        "(ClientConnectorError)"
+        "Could not obtain backend credentials: the token endpoint at 127.0.0.1 could not be reached within 15 s"
     )
     assert upstream.api_authorizations == []
 

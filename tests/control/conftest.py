@@ -13,6 +13,7 @@ import pytest
 from apimcp.control.crypto import KeySet
 from apimcp.control.plane import ControlPlane
 from apimcp.control.store import open_store
+from tests.support.fetching import LOOPBACK_ALLOWED
 
 POSTGRES = os.environ.get("APIMCP_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -41,7 +42,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 def plane(database_url: str) -> Iterator[ControlPlane]:
     store = open_store(database_url)
     try:
-        yield ControlPlane(store, KeySet.generate())
+        # The tests' description servers listen on loopback, which the default fetch policy refuses.
+        yield ControlPlane(store, KeySet.generate(), fetch_policy=LOOPBACK_ALLOWED)
     finally:
         store.dispose()
 

@@ -12,7 +12,7 @@ from apimcp.control.domain import expositions, plans, services
 from apimcp.control.errors import Conflict, Invalid, NotFound
 from apimcp.control.models import Artifact, Exposition, Plan, Service
 from apimcp.control.plane import ControlPlane
-from apimcp.importers.openapi.loading import FetchLimits
+from apimcp.safety.fetch import Fetcher, FetchLimits
 from tests.control.factories import echo_content, import_echo, import_spec, new_org, sha256, spec
 
 
@@ -163,12 +163,13 @@ def test_a_document_that_is_not_openapi_is_refused(plane: ControlPlane, content:
 def test_a_file_larger_than_the_limit_is_refused(plane: ControlPlane) -> None:
     organization_id = new_org(plane, "acme")
     content = spec()
-    refused = _invalid_import(plane, organization_id, content=content, limits=FetchLimits(max_bytes=len(content) - 1))
+    smaller = Fetcher(limits=FetchLimits(max_bytes=len(content) - 1))
+    refused = _invalid_import(plane, organization_id, content=content, fetcher=smaller)
     assert refused.field == "file"
     assert str(len(content) - 1) in refused.detail
     with plane.session() as session:
         accepted = services.import_service(
-            session, organization_id, content=content, limits=FetchLimits(max_bytes=len(content))
+            session, organization_id, content=content, fetcher=Fetcher(limits=FetchLimits(max_bytes=len(content)))
         )
     assert accepted.created
     assert accepted.service.operation_count == 1

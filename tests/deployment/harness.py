@@ -14,6 +14,7 @@ import httpx2
 from apimcp.embedded import EmbeddedApp, embedded
 from apimcp.protocol import EndpointOptions
 from tests.gateway.echo_backend import create_app as echo_app
+from tests.support.fetching import LOOPBACK_ALLOWED
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.live_server import live_app
 
@@ -72,7 +73,10 @@ def deployment(data_dir: Path) -> Iterator[Deployment]:
 
     @asynccontextmanager
     async def make() -> AsyncIterator[EmbeddedApp]:
-        async with embedded(data_dir, database_url=None, options=EndpointOptions()) as started:
+        # The tests' description servers listen on loopback, which the default fetch policy refuses.
+        async with embedded(
+            data_dir, database_url=None, options=EndpointOptions(), fetch_policy=LOOPBACK_ALLOWED
+        ) as started:
             apps.append(started.app)
             yield started.app
 

@@ -123,6 +123,7 @@ async def test_invalid_arguments_never_reach_the_backend(client: Client) -> None
 async def test_a_live_endpoint_is_introspected_and_served_without_a_backend_setting(tmp_path: Path) -> None:
     with graphql_server() as endpoint:
         config = f"services:\n  library:\n    graphql: {endpoint}\n    introspect: true\n    name: l\n    version: '2'"
+        config += "\nserver: {fetch_allow: [127.0.0.1]}\n"  # the test endpoint is on loopback
         with live_app(lambda: gateway_of(config, tmp_path)) as base:
             async with Client(f"{base}/mcp/library", mode="2026-07-28") as connected:
                 result = await connected.call_tool("echo", {"text": "hello"})
@@ -157,6 +158,7 @@ async def test_a_live_endpoint_is_introspected_with_the_services_credentials(
             "    name: l",
             "    version: '3'",
             "    credentials: {type: bearer, token: {env: LIBRARY_TOKEN}}",
+            "server: {fetch_allow: [127.0.0.1]}",
         ]
         config = "\n".join(lines) + "\n"
         with live_app(lambda: gateway_of(config, tmp_path)) as gateway:

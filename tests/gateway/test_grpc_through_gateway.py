@@ -155,7 +155,7 @@ async def test_mutual_tls_from_the_configuration(tmp_path: Path) -> None:
 
 async def test_a_service_found_by_reflection_is_served_at_its_own_address(tmp_path: Path) -> None:
     with running_server() as server:
-        config = f"services:\n  shop:\n    grpc: grpc://{server.address}\n"
+        config = f"services:\n  shop:\n    grpc: grpc://{server.address}\nserver: {{fetch_allow: [127.0.0.1]}}\n"
         with live_app(lambda: gateway_of(config, tmp_path)) as base:
             async with Client(f"{base}/mcp/shop", mode="legacy") as connected:
                 result = await connected.call_tool("GetItem", {"id": "i9"})

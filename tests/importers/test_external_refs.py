@@ -13,6 +13,7 @@ from aiohttp import web
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi import import_openapi
 from apimcp.importers.openapi.loading import DocumentSet
+from tests.support.fetching import loopback_fetcher
 from tests.support.live_aiohttp import live_aiohttp
 
 TAG = {"type": "string", "enum": ["cat", "dog"]}
@@ -125,7 +126,7 @@ def test_a_url_reference_in_an_upload_is_refused_without_fetching_it() -> None:
         assert caught.value.message.startswith(f"it references another document ('{url}/common.json')")
         assert hits == []
         # The same description read from a file may reference the URL.
-        assert tag_of(import_openapi("upload", document=document)) == TAG
+        assert tag_of(import_openapi("upload", document=document, fetcher=loopback_fetcher())) == TAG
         assert hits == ["/common.json"]
 
 

@@ -19,6 +19,7 @@ from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import DEFAULT_DEPTH, import_graphql, looks_like_graphql
 from apimcp.importers.graphql.selection import generate_selection
 from tests.support.corpus import corpus_path
+from tests.support.fetching import loopback_fetcher
 from tests.support.graphql_server import SDL, graphql_server
 
 VALID_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -54,7 +55,9 @@ def test_sdl_introspection_json_and_live_endpoint_give_the_same_tools(tmp_path: 
     introspection = graphql.introspection_from_schema(graphql.build_schema(SDL))
     bare = import_graphql("i.json", name="library", version="1", content=orjson.dumps(introspection))
     wrapped = import_graphql("i.json", name="library", version="1", content=orjson.dumps({"data": introspection}))
-    live = import_graphql(endpoint, name="library", version="1", introspect=True, headers={"X-Api-Key": "k"})
+    live = import_graphql(
+        endpoint, name="library", version="1", introspect=True, headers={"X-Api-Key": "k"}, fetcher=loopback_fetcher()
+    )
     assert shape(from_file) == shape(bare) == shape(wrapped) == shape(live)
     assert live.servers == (ServerTemplate(endpoint),)
     assert from_file.servers == ()
@@ -312,7 +315,7 @@ def test_bad_inputs_get_clear_errors(content: str, options: dict[str, Any], mess
 def test_introspection_of_something_that_is_not_graphql_fails_clearly(endpoint: str) -> None:
     base = endpoint.removesuffix("/graphql")
     with pytest.raises(SpecError, match=re.escape("introspection failed: HTTP 503 Service Unavailable")):
-        import_graphql(f"{base}/status/503", name="x", version="1", introspect=True)
+        import_graphql(f"{base}/status/503", name="x", version="1", introspect=True, fetcher=loopback_fetcher())
     with pytest.raises(SpecError, match="introspection needs an http"):
         import_graphql("/tmp/schema.graphql", name="x", version="1", introspect=True)
 

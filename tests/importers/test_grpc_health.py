@@ -12,6 +12,7 @@ from mcp import Client
 from apimcp.importers.errors import SpecError
 from apimcp.importers.protobuf import compile_protos, import_protobuf
 from tests.gateway.conftest import gateway_of
+from tests.support.fetching import loopback_fetcher
 from tests.support.grpc_server import HEALTH_PROTO, HEALTH_SERVICE, PROTOS, SERVICE, running_server
 from tests.support.live_server import live_app
 
@@ -21,9 +22,10 @@ ONLY_HEALTH = "offers no service of its own, only the standard grpc.health.v1.He
 def test_the_health_service_is_imported_when_named_and_never_chosen_in_place_of_the_api() -> None:
     with running_server(health=True) as server:
         url = f"grpc://{server.address}"
-        chosen = import_protobuf(url)
-        health = import_protobuf(url, service=HEALTH_SERVICE)
-        by_short_name = import_protobuf(url, service="Health")
+        fetcher = loopback_fetcher()  # the test server listens on loopback
+        chosen = import_protobuf(url, fetcher=fetcher)
+        health = import_protobuf(url, service=HEALTH_SERVICE, fetcher=fetcher)
+        by_short_name = import_protobuf(url, service="Health", fetcher=fetcher)
     assert chosen.name == SERVICE
     assert health.name == HEALTH_SERVICE
     assert health.version == "v1"
@@ -35,11 +37,12 @@ def test_the_health_service_is_imported_when_named_and_never_chosen_in_place_of_
 def test_a_server_offering_only_the_health_service_is_told_so_and_can_import_it() -> None:
     with running_server(shop=False, health=True) as server:
         url = f"grpc://{server.address}"
+        fetcher = loopback_fetcher()
         with pytest.raises(SpecError, match=ONLY_HEALTH):
-            import_protobuf(url)
+            import_protobuf(url, fetcher=fetcher)
         with pytest.raises(SpecError, match=r"there is no service 'shop'; the services are: grpc\.health\.v1\.Health"):
-            import_protobuf(url, service="shop")
-        health = import_protobuf(url, service=HEALTH_SERVICE)
+            import_protobuf(url, service="shop", fetcher=fetcher)
+        health = import_protobuf(url, service=HEALTH_SERVICE, fetcher=fetcher)
     assert [op.tool_name for op in health.operations] == ["Check", "Watch"]
 
 
@@ -54,6 +57,7 @@ def test_a_health_proto_file_needs_the_service_named() -> None:
 async def test_the_health_service_is_called_through_the_gateway(tmp_path: Path) -> None:
     with running_server(health=True) as server:
         config = f"services:\n  health:\n    grpc: grpc://{server.address}\n    service: {HEALTH_SERVICE}\n"
+        config += "server: {fetch_allow: [127.0.0.1]}\n"  # the test server listens on loopback
         with live_app(lambda: gateway_of(config, tmp_path)) as base:
             async with Client(f"{base}/mcp/health", mode="2026-07-28") as client:
                 serving = await client.call_tool("Check", {})

@@ -11,7 +11,9 @@ from aiohttp import web
 
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi import import_openapi
-from apimcp.importers.openapi.loading import DocumentSet, FetchLimits, fetch, parse
+from apimcp.importers.openapi.loading import DocumentSet, fetch, parse
+from apimcp.safety.fetch import FetchLimits
+from tests.support.fetching import loopback_fetcher
 from tests.support.live_aiohttp import live_aiohttp
 
 PET = {
@@ -86,27 +88,28 @@ def served(tmp_path: Path) -> Iterator[str]:
 
 
 def test_descriptions_from_urls_with_relative_references(served: str) -> None:
-    service = import_openapi(f"{served}/main.json")
+    service = import_openapi(f"{served}/main.json", fetcher=loopback_fetcher())
     assert [op.tool_name for op in service.operations] == ["add_pet", "get_pet"]
     assert service.source == f"{served}/main.json"
 
 
 def test_a_remote_description_cannot_read_local_files(served: str) -> None:
     with pytest.raises(SpecError, match="could not fetch"):
-        import_openapi(f"{served}/evil.json")  # /etc/passwd is resolved against the URL, never read locally
+        # /etc/passwd is resolved against the URL, never read locally
+        import_openapi(f"{served}/evil.json", fetcher=loopback_fetcher())
 
 
 def test_fetch_limits(served: str, tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="larger than the 10 bytes allowed"):
-        fetch(f"{served}/main.json", FetchLimits(max_bytes=10))
+        fetch(f"{served}/main.json", loopback_fetcher(FetchLimits(max_bytes=10)))
     with pytest.raises(SpecError, match="HTTP 404"):
-        fetch(f"{served}/missing.json", FetchLimits())
+        fetch(f"{served}/missing.json", loopback_fetcher())
     with pytest.raises(SpecError, match="only local files and http"):
-        fetch("ftp://example.com/spec.yaml", FetchLimits())
+        fetch("ftp://example.com/spec.yaml", loopback_fetcher())
     with pytest.raises(SpecError, match="only local files and http"):
-        fetch("file:///etc/passwd", FetchLimits())
+        fetch("file:///etc/passwd", loopback_fetcher())
     with pytest.raises(SpecError, match="could not fetch"):
-        fetch("http://127.0.0.1:1/spec.json", FetchLimits(timeout_seconds=2))
+        fetch("http://127.0.0.1:1/spec.json", loopback_fetcher(FetchLimits(timeout_seconds=2)))
 
 
 def test_parse_errors_name_the_line() -> None:

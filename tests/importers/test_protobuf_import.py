@@ -20,6 +20,7 @@ from apimcp.importers.protobuf import (
     looks_like_protobuf,
 )
 from tests.support.corpus import corpus_path
+from tests.support.fetching import loopback_fetcher
 from tests.support.grpc_server import PROTOS, SHOP_PROTO, RunningServer, running_server
 
 SHOP = str(PROTOS / SHOP_PROTO)
@@ -272,7 +273,7 @@ def test_an_upload_of_several_files_gives_the_same_tools(shop: Service) -> None:
 
 def test_server_reflection_gives_the_same_tools(shop: Service, server: RunningServer) -> None:
     url = f"grpc://{server.address}"
-    reflected = import_protobuf(url)
+    reflected = import_protobuf(url, fetcher=loopback_fetcher())
     assert reflected.servers == (ServerTemplate(url),)
     assert (reflected.name, reflected.version) == (shop.name, shop.version)
     # Reflection carries no source comments: the schemas are the same but for descriptions.
@@ -282,8 +283,8 @@ def test_server_reflection_gives_the_same_tools(shop: Service, server: RunningSe
 
 
 def test_reflection_of_nothing_listening_names_the_address() -> None:
-    with pytest.raises(SpecError, match=r"could not reach a gRPC server at 127\.0\.0\.1:1"):
-        import_protobuf("grpc://127.0.0.1:1", timeout_seconds=5)
+    with pytest.raises(SpecError, match=r"no answer from a gRPC server at 127\.0\.0\.1:1 within 5 s"):
+        import_protobuf("grpc://127.0.0.1:1", timeout_seconds=5, fetcher=loopback_fetcher())
 
 
 def test_descriptors_hold_the_service_file_and_its_imports(shop: Service) -> None:

@@ -58,7 +58,14 @@ def _ca(common_name: str) -> tuple[Issued, ec.EllipticCurvePrivateKey, x509.Cert
     return Issued(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key)), key, cert
 
 
-def _leaf(ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate, common_name: str, *, client: bool) -> Issued:
+def _leaf(
+    ca_key: ec.EllipticCurvePrivateKey,
+    ca_cert: x509.Certificate,
+    common_name: str,
+    *,
+    client: bool,
+    only_name: str | None = None,
+) -> Issued:
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
     builder = (
@@ -77,18 +84,21 @@ def _leaf(ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate, common_
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
     )
     if not client:
-        names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+        names: list[x509.GeneralName] = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+        if only_name is not None:
+            names = [x509.DNSName(only_name)]
         builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
     cert = builder.sign(ca_key, hashes.SHA256())
     return Issued(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
 
 
-def make_pki() -> Pki:
+def make_pki(server_name: str | None = None) -> Pki:
+    """With `server_name`, the server certificate is valid for that name only (not for any address)."""
     ca, ca_key, ca_cert = _ca("apimcp test CA")
     other, _, _ = _ca("someone else's CA")
     return Pki(
         ca=ca,
-        server=_leaf(ca_key, ca_cert, "localhost", client=False),
+        server=_leaf(ca_key, ca_cert, server_name or "localhost", client=False, only_name=server_name),
         client=_leaf(ca_key, ca_cert, "apimcp gateway", client=True),
         other_ca=other,
     )

@@ -234,21 +234,25 @@ async def start(
 @dataclass(frozen=True)
 class RunningServer:
     port: int
+    host: str = "127.0.0.1"
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
 
 @contextmanager
-def running_server(tls: ServerTls | None = None, *, shop: bool = True, health: bool = False) -> Iterator[RunningServer]:
-    """The server on 127.0.0.1 on a free port, on a thread of its own, stopped on exit."""
+def running_server(
+    tls: ServerTls | None = None, *, shop: bool = True, health: bool = False, host: str = "127.0.0.1"
+) -> Iterator[RunningServer]:
+    """The server on 127.0.0.1 (or another loopback `host`) on a free port, on a thread of its own, stopped on
+    exit."""
     ready = threading.Event()
     state: dict[str, Any] = {}
 
     async def main() -> None:
         try:
-            server, port = await start(tls=tls, shop=shop, health=health)
+            server, port = await start(host, tls=tls, shop=shop, health=health)
         except BaseException as exc:
             state["error"] = exc
             ready.set()
@@ -266,7 +270,7 @@ def running_server(tls: ServerTls | None = None, *, shop: bool = True, health: b
         thread.join(5)
         raise RuntimeError("the test gRPC server did not start") from state["error"]
     try:
-        yield RunningServer(state["port"])
+        yield RunningServer(state["port"], host)
     finally:
         state["loop"].call_soon_threadsafe(state["stop"].set)
         thread.join(10)

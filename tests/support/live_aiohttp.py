@@ -12,8 +12,11 @@ from aiohttp import web
 
 
 @contextmanager
-def live_aiohttp(make_app: Callable[[], web.Application], tls: ssl.SSLContext | None = None) -> Iterator[str]:
-    """Yield http://127.0.0.1:PORT (https:// with `tls`) while the app serves."""
+def live_aiohttp(
+    make_app: Callable[[], web.Application], tls: ssl.SSLContext | None = None, host: str = "127.0.0.1", port: int = 0
+) -> Iterator[str]:
+    """Yield http://127.0.0.1:PORT (https:// with `tls`; another loopback address with `host`, a given port with
+    `port`) while the app serves."""
     loop = asyncio.new_event_loop()
     started = threading.Event()
     state: dict[str, object] = {}
@@ -21,7 +24,7 @@ def live_aiohttp(make_app: Callable[[], web.Application], tls: ssl.SSLContext | 
     async def setup() -> None:
         runner = web.AppRunner(make_app())
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=tls)
+        site = web.TCPSite(runner, host, port, ssl_context=tls)
         await site.start()
         state["runner"] = runner
         state["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
@@ -37,7 +40,7 @@ def live_aiohttp(make_app: Callable[[], web.Application], tls: ssl.SSLContext | 
     if not started.wait(10):
         raise RuntimeError("the test backend did not start")
     try:
-        yield f"{'https' if tls else 'http'}://127.0.0.1:{state['port']}"
+        yield f"{'https' if tls else 'http'}://{host}:{state['port']}"
     finally:
         runner = state["runner"]
         asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)  # type: ignore[attr-defined]

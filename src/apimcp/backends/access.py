@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import aiohttp
-
 from apimcp.backends.credentials import (
     ApiKey,
     Basic,
@@ -27,7 +25,7 @@ from apimcp.backends.credentials import (
     placed_values,
     secret_values,
 )
-from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, TokenClient
 from apimcp.backends.targets import clash_problem
 from apimcp.safety.masking import NO_MASK, SecretMask
 
@@ -84,7 +82,7 @@ class BackendAccess:
     def __init__(
         self,
         credentials: GivenCredentials,
-        session: aiohttp.ClientSession | None,
+        session: TokenClient | None,
         check: PlacementCheck = http_problem,
     ) -> None:
         given = as_list(credentials)

@@ -26,7 +26,7 @@ from apimcp.backends.http_common import (
     status_failure,
     too_large,
 )
-from apimcp.backends.oauth_client import CredentialError
+from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, send_following
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
@@ -52,6 +52,7 @@ class GraphQLBackend(Backend):
         tls: TlsSettings | None = None,
         headers: Mapping[str, str] | None = None,
         max_redirects: int = DEFAULT_MAX_REDIRECTS,
+        oauth_session: TokenClient | None = None,
     ) -> None:
         if endpoint is None:
             if not service.servers:
@@ -61,7 +62,7 @@ class GraphQLBackend(Backend):
         self._session = session
         self._endpoint = endpoint
         self._extra_headers = dict(headers or {})
-        self._access = BackendAccess(credentials, session)
+        self._access = BackendAccess(credentials, oauth_session or session)
         fixed = self._access.fixed
         self._target: tuple[Access, yarl.URL, dict[str, str]] | None = (
             (fixed, *self._target_of(fixed)) if fixed is not None else None

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import aiohttp
 import grpc
 import grpc.aio
 import orjson
@@ -26,7 +25,7 @@ from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Prog
 from apimcp.backends.credentials import ApiKey, Placement
 from apimcp.backends.grpc_channels import ChannelKey, GrpcChannels, GrpcTls, parse_target
 from apimcp.backends.grpc_messages import ArgumentError, Messages, Method
-from apimcp.backends.oauth_client import CredentialError
+from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.targets import api_key_problem
 from apimcp.catalog.model import GrpcBinding, Operation, Service
 from apimcp.safety.masking import SecretMask
@@ -59,7 +58,7 @@ class GrpcBackend(Backend):
         target: str | None = None,
         tls: GrpcTls | None = None,
         credentials: GivenCredentials = None,
-        oauth_session: aiohttp.ClientSession | None = None,
+        oauth_session: TokenClient | None = None,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         max_stream_messages: int = DEFAULT_MAX_STREAM_MESSAGES,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,

@@ -3,12 +3,19 @@
 A token is fetched on first use and reused until 15 s before it expires;
 concurrent calls share one fetch. Failures name the token endpoint's host and
 status, never the client secret or the token.
+
+The token URL is chosen by whoever wrote the plan, and the gateway posts to it on
+their behalf: in a gateway it goes through a `TokenSession`, whose connections reach
+only addresses the fetch policy allows (loopback, private and metadata addresses are
+refused unless allowed). Redirects are never followed: they would carry the client
+secret elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import re
 import time
 from dataclasses import dataclass, field
@@ -19,9 +26,15 @@ import orjson
 import yarl
 
 from apimcp.backends.credentials import Placement
+from apimcp.backends.http_common import read_limited
+from apimcp.safety.addresses import AddressPolicy, AddressRefused, Resolve, system_resolve
+from apimcp.safety.resolver import PolicyResolver, check_literal_host
 
+log = logging.getLogger("apimcp.backends")
 EARLY_RENEWAL_SECONDS = 15
 DEFAULT_LIFETIME_SECONDS = 300
+TIMEOUT_SECONDS = 15.0
+MAX_TOKEN_RESPONSE_BYTES = 64 * 1024
 
 
 class CredentialError(Exception):
@@ -37,10 +50,39 @@ class ClientCredentials:
     audience: str | None = None
 
 
+class TokenSession:
+    """The HTTP session token endpoints are reached with: apart from the backends' own (backends are the plan's
+    chosen endpoints and may be internal), its resolver applies the fetch policy, so a token URL reaches only
+    allowed addresses, and it connects to the addresses it checked. Opened on first use, in the running loop."""
+
+    def __init__(self, policy: AddressPolicy | None = None, resolve: Resolve = system_resolve) -> None:
+        self._policy = policy or AddressPolicy()
+        self._resolve = resolve
+        self._session: aiohttp.ClientSession | None = None
+
+    def for_url(self, url: str) -> aiohttp.ClientSession:
+        """The session to request `url` with; AddressRefused when `url`'s host is a refused address (aiohttp
+        connects to an address written in a URL without asking the resolver)."""
+        check_literal_host(self._policy, yarl.URL(url).host)
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(resolver=PolicyResolver(self._policy, self._resolve), limit=64)
+            self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+
+TokenClient = aiohttp.ClientSession | TokenSession
+"""What token requests go through: a guarded TokenSession in gateways, or a plain session."""
+
+
 class ClientCredentialsTokens:
     """Access tokens for one client, fetched with `session`."""
 
-    def __init__(self, session: aiohttp.ClientSession, credentials: ClientCredentials) -> None:
+    def __init__(self, session: TokenClient, credentials: ClientCredentials) -> None:
         self._session = session
         self._credentials = credentials
         self._placement: Placement | None = None
@@ -69,16 +111,28 @@ class ClientCredentialsTokens:
         # Built by hand: aiohttp.BasicAuth is deprecated from aiohttp 3.14 and only encodes Latin-1.
         basic = base64.b64encode(f"{c.client_id}:{c.client_secret}".encode()).decode("ascii")
         try:
-            async with self._session.post(
+            session = self._session.for_url(c.token_url) if isinstance(self._session, TokenSession) else self._session
+            async with session.post(
                 c.token_url,
                 data=form,
                 headers={"Authorization": f"Basic {basic}", "Accept": "application/json"},
-                timeout=aiohttp.ClientTimeout(total=15),
+                timeout=aiohttp.ClientTimeout(total=TIMEOUT_SECONDS),
+                allow_redirects=False,
             ) as response:
                 status = response.status
-                content = await response.read()
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise CredentialError(f"the token endpoint at {host} could not be reached ({type(exc).__name__})") from exc
+                content = await read_limited(response, MAX_TOKEN_RESPONSE_BYTES)
+        except AddressRefused as exc:
+            raise CredentialError(f"the token endpoint at {host} is refused: {exc}") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            # One text whatever happened: the plan's owner must not learn which internal ports are open.
+            log.info("token request to %s failed: %s: %s", host, type(exc).__name__, exc)
+            raise CredentialError(
+                f"the token endpoint at {host} could not be reached within {TIMEOUT_SECONDS:g} s"
+            ) from None
+        if content is None:
+            raise CredentialError(
+                f"the token endpoint at {host} answered with more than {MAX_TOKEN_RESPONSE_BYTES} bytes"
+            )
         try:
             body, is_json = orjson.loads(content), True
         except orjson.JSONDecodeError:

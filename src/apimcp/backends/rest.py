@@ -36,7 +36,7 @@ from apimcp.backends.http_common import (
     status_failure,
     too_large,
 )
-from apimcp.backends.oauth_client import CredentialError
+from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, send_following
 from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.backends.tls import TlsSettings, client_context
@@ -69,13 +69,14 @@ class RestBackend(Backend):
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         tls: TlsSettings | None = None,
         max_redirects: int = DEFAULT_MAX_REDIRECTS,
+        oauth_session: TokenClient | None = None,
     ) -> None:
         if base_url is None and not service.servers:
             raise ValueError(f"service {service.name!r} declares no servers: a backend URL is needed")
         self._service = service
         self._session = session
         self._base_url = base_url
-        self._access = BackendAccess(credentials, session)
+        self._access = BackendAccess(credentials, oauth_session or session)
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for t
     from apimcp.gateway.app import GatewayApp
     from apimcp.gateway.plan import GatewayPlan
     from apimcp.protocol import EndpointOptions
+    from apimcp.safety.addresses import AddressPolicy
     from apimcp.serving import ServerTls
 
 REQUEST_STATE_KEYS_VARIABLE = "APIMCP_REQUEST_STATE_KEYS"
@@ -47,6 +48,17 @@ AllowedHosts = Annotated[
 ]
 DataDir = Annotated[
     Path | None, typer.Option(help="Where the database and keys live (default: $APIMCP_HOME or ~/.local/share/apimcp).")
+]
+FetchAllow = Annotated[
+    list[str],
+    typer.Option(
+        "--fetch-allow",
+        envvar="APIMCP_FETCH_ALLOW",
+        metavar="HOST|*.SUFFIX|CIDR",
+        help="An internal host imports, $refs and OAuth token requests may reach (by default only public addresses "
+        "are fetched on someone's behalf); repeatable; the variable takes a comma-separated list.",
+        show_default=False,
+    ),
 ]
 DatabaseUrl = Annotated[
     str | None,
@@ -90,6 +102,20 @@ def endpoint_options(allowed_hosts: list[str]) -> EndpointOptions:
     )
 
 
+def fetch_allow_entries(values: list[str]) -> list[str]:
+    """Allow-list entries from repeated options or the variable's comma-separated list."""
+    return [entry.strip() for value in values for entry in value.split(",") if entry.strip()]
+
+
+def fetch_policy(values: list[str]) -> AddressPolicy:
+    from apimcp.safety.addresses import AddressPolicy  # noqa: PLC0415
+
+    try:
+        return AddressPolicy.allowing(fetch_allow_entries(values))
+    except ValueError as exc:
+        fail(f"--fetch-allow: {exc}", EXIT_USAGE)
+
+
 def _log_to_stderr() -> None:
     """apimcp's own messages (sync, errors) with time and level; uvicorn keeps its own format."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -124,6 +150,7 @@ def serve(
     allowed_host: AllowedHosts = [],
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
+    fetch_allow: FetchAllow = [],
 ) -> None:
     """Run apimcp: control plane + gateway in one process (default), or a gateway for a config file.
 
@@ -138,7 +165,13 @@ def serve(
         if backend or name or include or exclude:
             fail("--backend, --name, --include and --exclude go with --openapi", EXIT_USAGE)
         _serve_embedded(
-            host or "127.0.0.1", 8080 if port is None else port, _data_dir(data_dir), database_url, allowed_host, tls
+            host or "127.0.0.1",
+            8080 if port is None else port,
+            _data_dir(data_dir),
+            database_url,
+            allowed_host,
+            tls,
+            fetch_policy(fetch_allow),
         )
         return
     from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config  # noqa: PLC0415
@@ -155,6 +188,9 @@ def serve(
         overrides: dict[str, object] = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
         if allowed_host:
             overrides["allowed_hosts"] = (*gateway_config.server.allowed_hosts, *allowed_host)
+        if fetch_allow:
+            fetch_policy(fetch_allow)  # a wrong entry is a usage error that names the option
+            overrides["fetch_allow"] = (*gateway_config.server.fetch_allow, *fetch_allow_entries(fetch_allow))
         if overrides:
             server = gateway_config.server.model_copy(update=overrides)
             gateway_config = gateway_config.model_copy(update={"server": server})
@@ -200,7 +236,13 @@ def _announce(started: Started, base: str) -> None:
 
 
 def _serve_embedded(
-    host: str, port: int, data_dir: Path, database_url: str | None, allowed_hosts: list[str], tls: ServerTls | None
+    host: str,
+    port: int,
+    data_dir: Path,
+    database_url: str | None,
+    allowed_hosts: list[str],
+    tls: ServerTls | None,
+    policy: AddressPolicy,
 ) -> None:
     _log_to_stderr()
     from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
@@ -216,6 +258,7 @@ def _serve_embedded(
                 port=port,
                 on_ready=lambda started: _announce(started, base),
                 tls=tls,
+                fetch_policy=policy,
             )
         )
     except ValueError as exc:  # bad key file or key variable
@@ -236,16 +279,18 @@ def control_plane(
     database_url: DatabaseUrl = None,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
+    fetch_allow: FetchAllow = [],
 ) -> None:
     """Run the control plane alone (REST API and gateway sync), for gateways started with `apimcp gateway`."""
     from apimcp.control.serve import serve_control_plane  # noqa: PLC0415
     from apimcp.control.setup import bootstrap, open_plane  # noqa: PLC0415
 
     tls = server_tls(tls_cert, tls_key)
+    policy = fetch_policy(fetch_allow)
     _log_to_stderr()
     directory = _data_dir(data_dir)
     try:
-        plane = open_plane(directory, database_url)
+        plane = open_plane(directory, database_url, fetch_policy=policy)
     except ValueError as exc:
         fail(str(exc))
     first = bootstrap(plane, directory)
@@ -281,6 +326,7 @@ def gateway(
     control_plane_ca: ControlPlaneCa = None,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
+    fetch_allow: FetchAllow = [],
 ) -> None:
     """Run a gateway that follows a control plane (`apimcp gateway list` lists the registered ones)."""
     if ctx.invoked_subcommand is not None:
@@ -293,6 +339,7 @@ def gateway(
             f"give a gateway token: --token or ${GATEWAY_TOKEN_VARIABLE} (`apimcp token create <name> --kind gateway`)",
             EXIT_USAGE,
         )
+    policy = fetch_policy(fetch_allow)
     check_control_plane_url(control_plane_url, allow_http)
     key = gateway_key(key_file)
     control_plane_tls = trusted_ca(control_plane_ca, "--control-plane-ca")
@@ -325,6 +372,7 @@ def gateway(
             allow_http=allow_http,
             control_plane_tls=control_plane_tls,
             tls=tls,
+            fetch_policy=policy,
         )
     )
 

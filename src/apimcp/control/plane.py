@@ -1,4 +1,5 @@
-"""The control plane's parts wired together: the store, the secret keys, the change signal, the limits."""
+"""The control plane's parts wired together: the store, the secret keys, the change signal, the limits,
+and how imports fetch and run."""
 
 from __future__ import annotations
 
@@ -11,8 +12,12 @@ from sqlalchemy.orm import Session
 from apimcp.control import changes
 from apimcp.control.changes import ChangeSignal
 from apimcp.control.crypto import KeySet
+from apimcp.control.import_pool import ImportPool
 from apimcp.control.limits import ApiLimits
 from apimcp.control.store import Store
+from apimcp.safety.addresses import AddressPolicy
+from apimcp.safety.fetch import Fetcher, FetchLimits
+from apimcp.safety.yaml_loading import YamlLimits
 
 
 @dataclass
@@ -21,6 +26,12 @@ class ControlPlane:
     keys: KeySet
     signal: ChangeSignal = field(default_factory=ChangeSignal)
     limits: ApiLimits = field(default_factory=ApiLimits)
+    fetch_policy: AddressPolicy = field(default_factory=AddressPolicy)
+    """Which addresses imports and attachments by URL may reach: public ones, plus the allow-list's."""
+    fetch_limits: FetchLimits = field(default_factory=FetchLimits)
+    yaml_limits: YamlLimits = field(default_factory=YamlLimits)
+    imports: ImportPool = field(default_factory=ImportPool)
+    """Imports run here, never in the thread pool the REST API's other routes share."""
 
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.
@@ -29,6 +40,10 @@ class ControlPlane:
     def _committed(self, session: Session) -> None:
         if changes.recorded(session):  # reads and heartbeats commit too; they must not wake anyone
             self.signal.notify()
+
+    @property
+    def fetcher(self) -> Fetcher:
+        return Fetcher(self.fetch_policy, self.fetch_limits)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -15,4 +15,5 @@ async def serve_control_plane(
         server = server_for(create_api(plane), plane.signal.close, host=host, port=port, log_level=log_level, tls=tls)
         await server.serve()
     finally:
+        plane.imports.shutdown()
         plane.store.dispose()

@@ -17,6 +17,8 @@ from apimcp.control.domain import orgs, secrets
 from apimcp.control.limits import ApiLimits
 from apimcp.control.plane import ControlPlane
 from apimcp.control.store import open_store, sqlite_url
+from apimcp.safety.addresses import AddressPolicy
+from apimcp.safety.fetch import FetchLimits
 
 log = logging.getLogger("apimcp.control")
 SECRET_KEYS_VARIABLE = "APIMCP_SECRET_KEYS"
@@ -34,15 +36,29 @@ def load_keys(data_dir: Path) -> KeySet:
     return KeySet.load_or_create(data_dir / KEY_FILE)
 
 
-def open_plane(data_dir: Path, database_url: str | None = None, limits: ApiLimits | None = None) -> ControlPlane:
-    """The control plane on `database_url` (default: SQLite in `data_dir`), schema migrated."""
+def open_plane(
+    data_dir: Path,
+    database_url: str | None = None,
+    limits: ApiLimits | None = None,
+    *,
+    fetch_policy: AddressPolicy | None = None,
+    fetch_limits: FetchLimits | None = None,
+) -> ControlPlane:
+    """The control plane on `database_url` (default: SQLite in `data_dir`), schema migrated; imports by URL
+    reach what `fetch_policy` allows (default: public addresses only)."""
     keys = load_keys(data_dir)
     store = open_store(database_url or sqlite_url(data_dir))
     with store.session() as session:
         resealed = secrets.reencrypt_all(session, keys)
     if resealed:
         log.info("sealed %d secrets again under key %s", resealed, keys.current_kid)
-    return ControlPlane(store, keys, limits=limits or ApiLimits())
+    return ControlPlane(
+        store,
+        keys,
+        limits=limits or ApiLimits(),
+        fetch_policy=fetch_policy or AddressPolicy(),
+        fetch_limits=fetch_limits or FetchLimits(),
+    )
 
 
 def bootstrap(plane: ControlPlane, data_dir: Path) -> tuple[str, Path] | None:

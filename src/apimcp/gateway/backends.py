@@ -1,8 +1,11 @@
 """From a snapshot member to the backend that calls its service: REST, GraphQL or gRPC.
 
 This is the one place the gateway looks at a service's kind. The connections
-backends share live here too: the aiohttp session (REST, GraphQL, OAuth token
-requests) and the gRPC channels, opened on first use and closed with the gateway.
+backends share live here too: the aiohttp session (REST, GraphQL) and the gRPC
+channels, opened on first use and closed with the gateway. OAuth token requests
+have a session of their own, which reaches only what the fetch policy allows: a
+token URL is fetched on the plan owner's behalf, while backends are the endpoints
+the plan chose and may well be internal.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.backends.graphql import GraphQLBackend
 from apimcp.backends.grpc import GrpcBackend, GrpcChannels
 from apimcp.backends.grpc_messages import Messages
-from apimcp.backends.oauth_client import ClientCredentials
+from apimcp.backends.oauth_client import ClientCredentials, TokenSession
 from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
 from apimcp.backends.tls import TlsSettings
 from apimcp.catalog.model import Service
+from apimcp.safety.addresses import AddressPolicy, Resolve, system_resolve
 
 
 def credentials_of(raw: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None) -> list[AnyCredentials]:
@@ -68,8 +72,15 @@ def tls_of(raw: Mapping[str, Any] | None) -> TlsSettings | None:
 class BackendFactory:
     """Builds backends for snapshot members, over connections shared by the whole gateway."""
 
-    def __init__(self, session: aiohttp.ClientSession) -> None:
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        *,
+        fetch_policy: AddressPolicy | None = None,
+        resolve: Resolve = system_resolve,
+    ) -> None:
         self._session = session
+        self._token_session = TokenSession(fetch_policy, resolve)
         self._channels: GrpcChannels | None = None
         self._messages: dict[int, tuple[Service, Messages]] = {}
         """Message classes per gRPC service (by identity: the runtime decodes each service once)."""
@@ -90,7 +101,7 @@ class BackendFactory:
                 target=endpoint,
                 tls=tls,
                 credentials=credentials,
-                oauth_session=self._session,
+                oauth_session=self._token_session,
                 timeout_seconds=timeout,
                 max_response_bytes=max_bytes,
             )
@@ -103,6 +114,7 @@ class BackendFactory:
                 timeout_seconds=timeout,
                 max_response_bytes=max_bytes,
                 tls=tls,
+                oauth_session=self._token_session,
             )
         return RestBackend(
             service,
@@ -112,6 +124,7 @@ class BackendFactory:
             timeout_seconds=timeout,
             max_response_bytes=max_bytes,
             tls=tls,
+            oauth_session=self._token_session,
         )
 
     def _messages_of(self, service: Service) -> Messages:
@@ -129,7 +142,9 @@ class BackendFactory:
         self._messages = {key: entry for key, entry in self._messages.items() if id(entry[1]) in used}
 
     async def close(self) -> None:
-        """Close the gRPC channels (the aiohttp session belongs to whoever created it)."""
+        """Close the gRPC channels and the token session (the backends' aiohttp session belongs to whoever
+        created it)."""
+        await self._token_session.close()
         if self._channels is not None:
             channels, self._channels = self._channels, None
             await channels.close()

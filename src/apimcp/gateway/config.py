@@ -28,12 +28,17 @@ expositions:
 
 Secrets are never written in the file: credentials name environment variables
 (`{env: NAME}`). Every mistake is reported with the file, line and column and
-what was expected, and nothing starts until the whole file is right.
+what was expected, and nothing starts until the whole file is right. The file is
+read within `YamlLimits` (aliases, depth, expanded size), like every YAML document.
+
+Descriptions named by URL (and the URLs they reference) are fetched like any fetch on
+someone's behalf: public addresses only, unless `server.fetch_allow` names the host
+(`[descriptions.corp.example, "*.corp.example", 10.20.0.0/16]`). A public description
+could reference an internal URL; paths of local files are not fetches.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import re
 from pathlib import Path
@@ -53,6 +58,8 @@ from pydantic import (
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
+from apimcp.safety.addresses import AddressPolicy
+from apimcp.safety.yaml_loading import YamlLimitError, YamlLimits, compose_yaml
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
@@ -263,6 +270,18 @@ class ServerConfig(_Strict):
     """Host names (besides loopback) clients may use to reach the gateway (DNS-rebinding protection)."""
     request_state_keys: tuple[EnvRef, ...] = ()
     """Keys sealing 2026-07-28 requestState; every replica needs the same (the first one seals)."""
+    fetch_allow: tuple[str, ...] = ()
+    """Host names, `*.suffix` patterns and CIDR networks that fetches on someone's behalf (descriptions by URL,
+    OAuth token endpoints) may reach besides public addresses."""
+
+    @field_validator("fetch_allow")
+    @classmethod
+    def _fetch_allow(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        AddressPolicy.allowing(value)  # a ValueError names the entry that is wrong
+        return value
+
+    def fetch_policy(self) -> AddressPolicy:
+        return AddressPolicy.allowing(self.fetch_allow)
 
 
 class GatewayConfig(_Strict):
@@ -308,9 +327,13 @@ class GatewayConfig(_Strict):
 Marks = dict[tuple[str | int, ...], yaml.Mark]
 
 
-def _marks(node: yaml.Node, path: tuple[str | int, ...], values: Marks, keys: Marks) -> None:
-    """Where each value (and each mapping key) of a document starts."""
+def _marks(node: yaml.Node, path: tuple[str | int, ...], values: Marks, keys: Marks, walked: set[int]) -> None:
+    """Where each value (and each mapping key) of a document starts. What an alias names is walked once: an
+    error inside it points at the anchored original."""
     values[path] = node.start_mark
+    if id(node) in walked:
+        return
+    walked.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key_node, value_node in node.value:
@@ -319,18 +342,10 @@ def _marks(node: yaml.Node, path: tuple[str | int, ...], values: Marks, keys: Ma
                 raise ConfigError(_where(key_node.start_mark) + f"{key!r} appears twice")
             seen.add(key)
             keys[(*path, key)] = key_node.start_mark
-            _marks(value_node, (*path, key), values, keys)
+            _marks(value_node, (*path, key), values, keys, walked)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _marks(item, (*path, index), values, keys)
-
-
-class _NamedText(io.StringIO):
-    """A text stream with a name, so that YAML marks name the file."""
-
-    def __init__(self, text: str, name: str) -> None:
-        super().__init__(text)
-        self.name = name
+            _marks(item, (*path, index), values, keys, walked)
 
 
 def _where(mark: yaml.Mark) -> str:
@@ -344,20 +359,24 @@ def _label(location: tuple[str | int, ...]) -> str:
     return label or "(top level)"
 
 
-def parse_config(text: str, source: str, base_dir: Path) -> GatewayConfig:
+def parse_config(text: str, source: str, base_dir: Path, limits: YamlLimits | None = None) -> GatewayConfig:
     """Validate a configuration text; errors name `source`, the line and the key."""
+    marks: Marks = {}
+    key_marks: Marks = {}
     try:
-        node = yaml.compose(_NamedText(text, source), Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        document = compose_yaml(
+            text, limits, name=source, inspect=lambda node: _marks(node, (), marks, key_marks, set())
+        )
     except yaml.YAMLError as exc:
         problem_mark = getattr(exc, "problem_mark", None)
         where = _where(problem_mark) if problem_mark is not None else f"{source}: "
-        raise ConfigError(f"{where}not valid YAML: {getattr(exc, 'problem', exc)}") from exc
-    if node is None or not isinstance(data, dict):
+        problem = getattr(exc, "problem", None) or exc
+        if isinstance(exc, YamlLimitError):
+            raise ConfigError(f"{where}{problem}") from None
+        raise ConfigError(f"{where}not valid YAML: {problem}") from exc
+    data = document.data
+    if document.node is None or not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping with at least a 'services' key")
-    marks: Marks = {}
-    key_marks: Marks = {}
-    _marks(node, (), marks, key_marks)
     try:
         return GatewayConfig.model_validate({**data, "base_dir": base_dir})
     except ValidationError as exc:
@@ -396,10 +415,10 @@ def _as_written(location: tuple[str | int, ...], marks: Marks) -> tuple[str | in
     return location
 
 
-def load_config(path: str | Path) -> GatewayConfig:
+def load_config(path: str | Path, limits: YamlLimits | None = None) -> GatewayConfig:
     file = Path(path)
     try:
         text = file.read_text()
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read the configuration: {exc.strerror}") from exc
-    return parse_config(text, str(file), file.resolve().parent)
+    return parse_config(text, str(file), file.resolve().parent, limits)

@@ -91,6 +91,7 @@ def build_gateway(
     plan: GatewayPlan, session: aiohttp.ClientSession, options: EndpointOptions | None = None
 ) -> GatewayApp:
     """The gateway serving `plan`, calling backends through `session` (created in the serving loop)."""
-    runtime = GatewayRuntime(session, options or endpoint_options(plan.config.server))
+    server = plan.config.server
+    runtime = GatewayRuntime(session, options or endpoint_options(server), fetch_policy=server.fetch_policy())
     runtime.apply(snapshot_of(plan), strict=True)
     return GatewayApp(runtime)

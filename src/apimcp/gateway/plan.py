@@ -19,6 +19,7 @@ from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import import_graphql
 from apimcp.importers.openapi import import_openapi
 from apimcp.importers.protobuf import import_protobuf
+from apimcp.safety.fetch import Fetcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +56,12 @@ def import_described(
     location: str,
     include_paths: tuple[str, ...] = (),
     credentials: tuple[Credentials, ...] = (),
+    fetcher: Fetcher | None = None,
 ) -> Service:
     """The service a configuration describes, imported by the importer of its kind. A live GraphQL endpoint
-    is introspected with the service's credentials (those that travel in headers)."""
+    is introspected with the service's credentials (those that travel in headers). URLs are read by `fetcher`
+    (default: public addresses only), even those of the operator's own file: a public description may
+    reference an internal URL."""
     if config.kind == "graphql":
         return import_graphql(
             location,
@@ -68,6 +72,7 @@ def import_described(
             depth=config.depth,
             selections=config.selections,
             tool_prefix=config.tool_prefix,
+            fetcher=fetcher,
         )
     if config.kind == "grpc":
         return import_protobuf(
@@ -77,8 +82,11 @@ def import_described(
             name=config.name,
             version=config.version,
             tool_prefix=config.tool_prefix,
+            fetcher=fetcher,
         )
-    return import_openapi(location, name=config.name, version=config.version, tool_prefix=config.tool_prefix)
+    return import_openapi(
+        location, name=config.name, version=config.version, tool_prefix=config.tool_prefix, fetcher=fetcher
+    )
 
 
 def _introspection_headers(credentials: tuple[Credentials, ...]) -> dict[str, str]:
@@ -101,13 +109,19 @@ def _read_tls(key: str, config: ServiceConfig, gateway: GatewayConfig) -> dict[s
     return texts
 
 
-def plan_service(key: str, config: ServiceConfig, location: str, include_paths: tuple[str, ...] = ()) -> PlannedService:
+def plan_service(
+    key: str,
+    config: ServiceConfig,
+    location: str,
+    include_paths: tuple[str, ...] = (),
+    fetcher: Fetcher | None = None,
+) -> PlannedService:
     try:
         credentials = config.resolved_credentials()
     except ConfigError as exc:
         raise ConfigError(f"service {key!r}: credentials: {exc}") from exc
     try:
-        service = import_described(config, location, include_paths, credentials)
+        service = import_described(config, location, include_paths, credentials, fetcher)
     except SpecError as exc:
         raise ConfigError(f"service {key!r}: {exc}") from exc
     typos = unmatched(service.operations, [*config.include, *config.exclude])
@@ -124,9 +138,10 @@ def plan_service(key: str, config: ServiceConfig, location: str, include_paths: 
 
 def plan_gateway(config: GatewayConfig) -> GatewayPlan:
     services = {}
+    fetcher = Fetcher(config.server.fetch_policy())
     for key, service in config.services.items():
         include_paths = tuple(config.path(p) for p in service.include_paths)
-        planned = plan_service(key, service, config.description_location(service), include_paths)
+        planned = plan_service(key, service, config.description_location(service), include_paths, fetcher)
         services[key] = replace(planned, tls=_read_tls(key, service, config))
     expositions = []
     for name, exposition in config.exposition_map().items():

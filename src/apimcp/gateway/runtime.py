@@ -28,6 +28,7 @@ from apimcp.catalog.selection import select
 from apimcp.gateway.backends import BackendFactory
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
+from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import SealError, open_exposition
 
@@ -67,9 +68,15 @@ class GatewayRuntime:
     """Builds expositions from snapshots and routes requests to them."""
 
     def __init__(
-        self, session: aiohttp.ClientSession, options: EndpointOptions, *, key: GatewayKey | None = None
+        self,
+        session: aiohttp.ClientSession,
+        options: EndpointOptions,
+        *,
+        key: GatewayKey | None = None,
+        fetch_policy: AddressPolicy | None = None,
     ) -> None:
-        self._backends = BackendFactory(session)
+        """`fetch_policy`: which addresses OAuth token endpoints may be at (default: public ones only)."""
+        self._backends = BackendFactory(session, fetch_policy=fetch_policy)
         self._options = options
         self._key = key
         """Opens the sealed secrets of snapshots (a gateway that follows a control plane holds one)."""

@@ -17,6 +17,7 @@ from apimcp.gateway.plan import GatewayPlan
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import HttpSource, following
 from apimcp.protocol import EndpointOptions
+from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.serving import ServerTls, server_for
 
@@ -68,6 +69,7 @@ async def serve_connected_gateway(
     allow_http: bool = False,
     control_plane_tls: ssl.SSLContext | None = None,
     tls: ServerTls | None = None,
+    fetch_policy: AddressPolicy | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
@@ -76,7 +78,7 @@ async def serve_connected_gateway(
     Snapshots are sealed to `key`, whose public half must be registered with the control plane.
     """
     session = new_session()
-    runtime = GatewayRuntime(session, options, key=key)
+    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy)
     try:
         source = HttpSource(
             session, control_plane, token, name, key.public, labels, allow_http=allow_http, tls=control_plane_tls

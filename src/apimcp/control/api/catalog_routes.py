@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, File, Form, Request, UploadFile, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile as FormFile
+from starlette.exceptions import HTTPException
 
 from apimcp.catalog.codec import decode_service
 from apimcp.control.api.auth import DbSession, Plane, UserCaller
@@ -27,9 +28,21 @@ from apimcp.control.api.views import (
 from apimcp.control.domain import secrets, services
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Invalid
+from apimcp.control.import_pool import ImportsBusy
 from apimcp.control.models import Service
+from apimcp.control.plane import ControlPlane
 
 router = APIRouter(tags=["services"])
+T = TypeVar("T")
+
+
+async def _in_import_pool(plane: ControlPlane, work: Callable[[], T]) -> T:
+    """Run blocking import work (fetching, parsing) on the import workers: never in the thread pool the other
+    routes share, so that slow imports cannot starve them. 503 when the import capacity is used up."""
+    try:
+        return await plane.imports.run(work)
+    except ImportsBusy as exc:
+        raise HTTPException(503, str(exc), headers={"Retry-After": str(exc.retry_after_seconds)}) from None
 
 
 @router.post("/services", response_model=ImportedService, status_code=status.HTTP_201_CREATED)
@@ -55,27 +68,41 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
             body = ImportOptionsForm.model_validate(fields)
         except ValidationError as exc:
             raise RequestValidationError(exc.errors(include_url=False)) from exc
-        # parsing (and fetching, below) blocks: off the event loop, so other requests go on meanwhile
-        imported = await run_in_threadpool(
-            services.import_service,
-            session,
-            caller.organization_id,
-            content=content,
-            filename=filename,
-            options=body.options(),
+        options = body.options()
+        imported = await _in_import_pool(
+            plane,
+            lambda: services.import_service(
+                session,
+                caller.organization_id,
+                content=content,
+                filename=filename,
+                options=options,
+                fetcher=plane.fetcher,
+                yaml_limits=plane.yaml_limits,
+            ),
         )
     else:
         try:
-            body = ImportByUrl.model_validate_json(await request.body())
+            by_url = ImportByUrl.model_validate_json(await request.body())
         except ValidationError as exc:  # a problem detail naming the field, not a 500
             raise RequestValidationError(exc.errors(include_url=False)) from exc
-        options = body.options()
-        if body.secret_id is not None:
-            headers = secrets.import_headers(session, plane.keys, caller.organization_id, body.secret_id)
-            options = replace(options, headers=headers)
-        imported = await run_in_threadpool(
-            services.import_service, session, caller.organization_id, url=body.url, options=options
-        )
+
+        def import_by_url() -> services.Imported:
+            options = by_url.options()
+            if by_url.secret_id is not None:
+                with plane.session() as own:  # not the request's session: it must hold no connection while fetching
+                    headers = secrets.import_headers(own, plane.keys, caller.organization_id, by_url.secret_id)
+                options = replace(options, headers=headers)
+            return services.import_service(
+                session,
+                caller.organization_id,
+                url=by_url.url,
+                options=options,
+                fetcher=plane.fetcher,
+                yaml_limits=plane.yaml_limits,
+            )
+
+        imported = await _in_import_pool(plane, import_by_url)
     return ImportedService.model_validate(
         {
             **ServiceView.model_validate(imported.service).model_dump(),
@@ -124,13 +151,18 @@ async def attach_artifact(
     service_id: str,
     caller: UserCaller,
     session: DbSession,
+    plane: Plane,
     file: Annotated[UploadFile, File(description="a YAML or JSON artifact")],
     name: Annotated[str | None, Form()] = None,
 ) -> ArtifactView:
     """Attach an artifact to a service (a same-named one is replaced)."""
     content = await file.read()
-    artifact = services.attach(
-        session, caller.organization_id, service_id, name or file.filename or "artifact", content
+    named = name or file.filename or "artifact"
+    artifact = await _in_import_pool(
+        plane,
+        lambda: services.attach(
+            session, caller.organization_id, service_id, named, content, yaml_limits=plane.yaml_limits
+        ),
     )
     return ArtifactView.model_validate(artifact)
 
@@ -138,11 +170,22 @@ async def attach_artifact(
 @router.post(
     "/services/{service_id}/artifacts/from-url", response_model=ArtifactView, status_code=status.HTTP_201_CREATED
 )
-def attach_artifact_from_url(
-    service_id: str, body: ArtifactByUrl, caller: UserCaller, session: DbSession
+async def attach_artifact_from_url(
+    service_id: str, body: ArtifactByUrl, caller: UserCaller, session: DbSession, plane: Plane
 ) -> ArtifactView:
     """Attach an artifact read from an http(s) URL (same rules as importing a description by URL)."""
-    artifact = services.attach_from_url(session, caller.organization_id, service_id, body.url, body.name)
+    artifact = await _in_import_pool(
+        plane,
+        lambda: services.attach_from_url(
+            session,
+            caller.organization_id,
+            service_id,
+            body.url,
+            body.name,
+            fetcher=plane.fetcher,
+            yaml_limits=plane.yaml_limits,
+        ),
+    )
     return ArtifactView.model_validate(artifact)
 
 

@@ -19,8 +19,10 @@ from apimcp.importers.detection import KINDS, DescriptionKind, detect_kind, kind
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import DEFAULT_DEPTH, import_graphql
 from apimcp.importers.openapi import import_openapi
-from apimcp.importers.openapi.loading import FetchLimits, fetch, is_url, parse
+from apimcp.importers.openapi.loading import fetch, is_url, parse
 from apimcp.importers.protobuf import import_protobuf
+from apimcp.safety.fetch import Fetcher
+from apimcp.safety.yaml_loading import YamlLimits
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,28 +61,31 @@ def import_service(
     filename: str | None = None,
     url: str | None = None,
     options: ImportOptions | None = None,
-    limits: FetchLimits | None = None,
+    fetcher: Fetcher | None = None,
+    yaml_limits: YamlLimits | None = None,
 ) -> Imported:
-    """Import an API description; a service of the same name and version is updated in place."""
+    """Import an API description; a service of the same name and version is updated in place. URLs (the
+    description's, those it references, an endpoint to introspect or reflect) are read by `fetcher`
+    (default: public addresses only)."""
     if (content is None) == (url is None):
         raise Invalid("give either a file or a URL", field="file")
     options = options or ImportOptions()
     if options.kind is not None and options.kind not in KINDS:
         raise Invalid(f"kind must be one of {', '.join(KINDS)}", field="kind")
-    limits = limits or FetchLimits()
+    fetcher = fetcher or Fetcher()
     field = "url" if url is not None else "file"
     try:
         if url is not None:
-            content, source, kind = _read_url(url, options, limits)
+            content, source, kind = _read_url(url, options, fetcher)
         else:
             assert content is not None
-            if len(content) > limits.max_bytes:
-                raise Invalid(f"the file is larger than the {limits.max_bytes} bytes allowed", field="file")
+            if len(content) > fetcher.limits.max_bytes:
+                raise Invalid(f"the file is larger than the {fetcher.limits.max_bytes} bytes allowed", field="file")
             if not content:
                 raise Invalid("the file is empty", field="file")
             source = filename or "upload"
             kind = options.kind or detect_kind(content)
-        catalog = _catalog(kind, content, source, url is not None, options, limits)
+        catalog = _catalog(kind, content, source, url is not None, options, fetcher, yaml_limits)
     except SpecError as exc:
         raise Invalid(str(exc), field=field) from exc
     compiled = encode_service(catalog)
@@ -120,7 +125,7 @@ def import_service(
     return Imported(service, created, catalog)
 
 
-def _read_url(url: str, options: ImportOptions, limits: FetchLimits) -> tuple[bytes, str, DescriptionKind]:
+def _read_url(url: str, options: ImportOptions, fetcher: Fetcher) -> tuple[bytes, str, DescriptionKind]:
     """The description at `url`, and its kind. A live GraphQL endpoint or a gRPC server (reflection)
     is asked by the importer itself: there is then no content to keep (the main artifact is empty)."""
     kind = options.kind or kind_of_url(url)
@@ -133,7 +138,7 @@ def _read_url(url: str, options: ImportOptions, limits: FetchLimits) -> tuple[by
         if kind not in (None, "graphql"):
             raise Invalid("introspect applies to GraphQL endpoints", field="introspect")
         return b"", url, "graphql"
-    content = fetch(url, limits, options.headers)
+    content = fetch(url, fetcher, options.headers)
     return content, url, kind or detect_kind(content)
 
 
@@ -143,7 +148,8 @@ def _catalog(
     source: str,
     from_url: bool,
     options: ImportOptions,
-    limits: FetchLimits,
+    fetcher: Fetcher,
+    yaml_limits: YamlLimits | None,
 ) -> CatalogService:
     if kind == "graphql":
         if not options.name or not options.version:
@@ -156,7 +162,7 @@ def _catalog(
             content=None if live else content,
             introspect=live,
             headers=options.headers,
-            limits=limits,
+            fetcher=fetcher,
             depth=options.graphql_depth or DEFAULT_DEPTH,
         )
     if kind == "grpc":
@@ -167,17 +173,19 @@ def _catalog(
             service=options.grpc_service,
             name=options.name,
             version=options.version,
-            timeout_seconds=limits.timeout_seconds,
+            timeout_seconds=fetcher.limits.timeout_seconds,
             metadata=[(name.lower(), value) for name, value in options.headers.items()],
+            fetcher=fetcher,
         )
     return import_openapi(
         source,
         name=options.name,
         version=options.version,
-        limits=limits,
-        document=parse(content, source),
+        fetcher=fetcher,
+        document=parse(content, source, yaml_limits),
         external_references=from_url,
         headers=options.headers,
+        yaml_limits=yaml_limits,
     )
 
 
@@ -187,27 +195,34 @@ def attach_from_url(
     service_id: str,
     url: str,
     name: str | None,
-    limits: FetchLimits | None = None,
+    fetcher: Fetcher | None = None,
+    yaml_limits: YamlLimits | None = None,
 ) -> Artifact:
-    """Attach what `url` holds, read with the importer's rules (http(s) only, size and time limits)."""
+    """Attach what `url` holds, read with the importer's rules (the fetch policy, size and time limits)."""
     get_owned(session, Service, organization_id, service_id, "service")  # before fetching anything
     if not is_url(url):
         raise Invalid("only http:// and https:// URLs can be attached", field="url")
     try:
-        content = fetch(url, limits or FetchLimits())
+        content = fetch(url, fetcher or Fetcher())
     except SpecError as exc:
         raise Invalid(str(exc), field="url") from exc
     default = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "artifact"
-    return attach(session, organization_id, service_id, name or default, content, source=url)
+    return attach(session, organization_id, service_id, name or default, content, source=url, yaml_limits=yaml_limits)
 
 
 def attach(
-    session: Session, organization_id: str, service_id: str, name: str, content: bytes, source: str | None = None
+    session: Session,
+    organization_id: str,
+    service_id: str,
+    name: str,
+    content: bytes,
+    source: str | None = None,
+    yaml_limits: YamlLimits | None = None,
 ) -> Artifact:
     """Attach (or replace) a named artifact of a service; kinds are interpreted by later features."""
     service = get_owned(session, Service, organization_id, service_id, "service")
     try:
-        document = parse(content, name)
+        document = parse(content, name, yaml_limits)
     except SpecError as exc:
         raise Invalid(str(exc), field="file") from exc
     if not isinstance(document, dict):

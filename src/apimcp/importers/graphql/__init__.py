@@ -14,7 +14,8 @@ from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql.loading import introspect, looks_like_graphql, schema_from_bytes
 from apimcp.importers.graphql.operations import OperationBuilder
 from apimcp.importers.graphql.selection import DEFAULT_MAX_FIELDS
-from apimcp.importers.openapi.loading import FetchLimits, fetch
+from apimcp.importers.openapi.loading import fetch
+from apimcp.safety.fetch import Fetcher
 
 __all__ = ["DEFAULT_DEPTH", "DEFAULT_MAX_FIELDS", "SpecError", "import_graphql", "looks_like_graphql"]
 
@@ -33,14 +34,15 @@ def import_graphql(
     depth: int = DEFAULT_DEPTH,
     selections: Mapping[str, str] | None = None,
     tool_prefix: str = "",
-    limits: FetchLimits | None = None,
+    fetcher: Fetcher | None = None,
 ) -> Service:
     """Read a GraphQL schema into a Service named `name`, version `version`.
 
     `source` is a file path or http(s) URL of SDL or introspection JSON; with `content`, it only
     names the uploaded document. With `introspect`, `source` is a live endpoint, asked for its
     schema with `headers`, and it becomes the service's server. `selections` replaces generated
-    selection sets, by tool name or root field name: `{"user": "{ id name }"}`.
+    selection sets, by tool name or root field name: `{"user": "{ id name }"}`. URLs are read (and endpoints
+    introspected) by `fetcher` (default: public addresses only, default limits).
     """
     if not name or not name.strip():
         raise SpecError("a GraphQL schema does not name its service: a service name is required", source=source)
@@ -48,13 +50,13 @@ def import_graphql(
         raise SpecError("a GraphQL schema has no version: a service version is required", source=source)
     if depth < 1:
         raise SpecError(f"the selection depth must be at least 1, not {depth}", source=source)
-    limits = limits or FetchLimits()
+    fetcher = fetcher or Fetcher()
     servers: tuple[ServerTemplate, ...] = ()
     if introspect:
-        schema = _introspect(source, headers, limits)
+        schema = _introspect(source, headers, fetcher)
         servers = (ServerTemplate(source),)
     else:
-        schema = schema_from_bytes(content if content is not None else fetch(source, limits), source)
+        schema = schema_from_bytes(content if content is not None else fetch(source, fetcher), source)
     try:
         builder = OperationBuilder(schema, source=source, depth=depth, selections=selections, tool_prefix=tool_prefix)
     except ValueError as exc:  # a tool prefix that makes no valid names

@@ -9,8 +9,6 @@ validator's messages and where they point.
 from __future__ import annotations
 
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,13 +26,19 @@ from graphql import (
 from graphql.validation.validate import validate_sdl
 
 from apimcp.importers.errors import SpecError
-from apimcp.importers.openapi.loading import FetchLimits, is_url
+from apimcp.importers.openapi.loading import fetch_error, is_url
+from apimcp.safety.fetch import REDIRECT_STATUSES, Fetcher, FetchError
+from apimcp.safety.yaml_loading import DEFAULT_MAX_DEPTH, JsonTooDeep, check_depth
 
 TOLERATED_SDL_ERRORS = (re.compile(r"^Field '[^']+' can only be defined once\.$"),)
 """A field defined twice in one type: the schema stays usable (the last definition counts)."""
 TOLERATED_SCHEMA_ERRORS = (re.compile(r"^Interface field \S+ is not deprecated, so implementation field \S+ must not"),)
 """An implementation deprecating a field its interface does not: a documentation matter only."""
 MAX_REPORTED_ERRORS = 5
+_ACCEPT = "application/graphql-response+json, application/json"
+MAX_JSON_DEPTH = DEFAULT_MAX_DEPTH
+"""Introspection results nest type references (`ofType`) a few levels deep; deeper is refused before graphql-core
+recurses into it."""
 
 _SDL_START = re.compile(
     rb"^[ \t]*(?:extend[ \t]+)?(?:schema[ \t\r\n]*\{|type[ \t]+[_A-Za-z][_0-9A-Za-z]*[ \t\r\n]*(?:\{|implements\b|@))",
@@ -47,8 +51,8 @@ def looks_like_graphql(content: bytes) -> bool:
     text = content.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text[:1] == b"{":
         try:
-            document = orjson.loads(text)
-        except orjson.JSONDecodeError:
+            document = _json(text)
+        except (orjson.JSONDecodeError, JsonTooDeep):
             return False
         return _introspection_of(document) is not None
     return _SDL_START.search(text) is not None
@@ -59,9 +63,11 @@ def schema_from_bytes(content: bytes, source: str) -> GraphQLSchema:
     text = content.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text[:1] == b"{":
         try:
-            document = orjson.loads(text)
+            document = _json(text)
         except orjson.JSONDecodeError as exc:
             raise SpecError(f"not valid JSON: {exc}", source=source) from exc
+        except JsonTooDeep as exc:
+            raise SpecError(str(exc), source=source) from None
         introspection = _introspection_of(document)
         if introspection is None:
             raise SpecError(
@@ -103,35 +109,42 @@ def schema_from_introspection(introspection: Mapping[str, Any], source: str) -> 
     return schema
 
 
-def introspect(endpoint: str, headers: Mapping[str, str] | None, limits: FetchLimits) -> GraphQLSchema:
-    """Ask a live GraphQL endpoint for its schema with the standard introspection query."""
+def introspect(endpoint: str, headers: Mapping[str, str] | None, fetcher: Fetcher) -> GraphQLSchema:
+    """Ask a live GraphQL endpoint for its schema with the standard introspection query (a guarded fetch)."""
     if not is_url(endpoint):
         raise SpecError("introspection needs an http(s) URL of a GraphQL endpoint", source=endpoint)
     body = orjson.dumps({"query": get_introspection_query(descriptions=True), "operationName": "IntrospectionQuery"})
-    request = urllib.request.Request(endpoint, data=body, method="POST")
-    for key, value in (headers or {}).items():
-        request.add_header(key, value)
-    request.add_header("Content-Type", "application/json")
-    request.add_header("Accept", "application/graphql-response+json, application/json")
     try:
-        with _no_redirects.open(request, timeout=limits.timeout_seconds) as response:
-            content: bytes = response.read(limits.max_bytes + 1)
-    except urllib.error.HTTPError as exc:
-        detail = _graphql_errors(exc.read(limits.max_bytes + 1))
+        # A redirect would resend the query (and its headers, maybe credentials) elsewhere: not followed.
+        response = fetcher.request(
+            "POST",
+            endpoint,
+            headers={"Content-Type": "application/json", "Accept": _ACCEPT},
+            credentials=headers,
+            body=body,
+            follow_redirects=False,
+        )
+    except FetchError as exc:
+        raise fetch_error(exc, endpoint, "introspect it") from None
+    content = response.body
+    if response.status in REDIRECT_STATUSES and response.headers.get("location"):
         raise SpecError(
-            f"introspection failed: HTTP {exc.code} {exc.reason}" + (f": {detail}" if detail else ""), source=endpoint
-        ) from exc
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise SpecError(f"introspection failed: {reason}", source=endpoint) from exc
-    if len(content) > limits.max_bytes:
+            f"introspection failed: HTTP {response.status}: redirected to {response.headers['location']}; "
+            "introspect that URL instead",
+            source=endpoint,
+        )
+    if not 200 <= response.status < 300:
+        detail = _graphql_errors(content)
         raise SpecError(
-            f"the introspection result is larger than the {limits.max_bytes} bytes allowed", source=endpoint
+            f"introspection failed: HTTP {response.status} {response.reason}" + (f": {detail}" if detail else ""),
+            source=endpoint,
         )
     try:
-        answer = orjson.loads(content)
+        answer = _json(content)
     except orjson.JSONDecodeError as exc:
         raise SpecError("introspection failed: the endpoint did not answer with JSON", source=endpoint) from exc
+    except JsonTooDeep as exc:
+        raise SpecError(f"introspection failed: {exc}", source=endpoint) from None
     introspection = _introspection_of(answer)
     if introspection is None:
         detail = _graphql_errors(content)
@@ -139,16 +152,10 @@ def introspect(endpoint: str, headers: Mapping[str, str] | None, limits: FetchLi
     return schema_from_introspection(introspection, endpoint)
 
 
-class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect would resend the query (and its headers, maybe credentials) elsewhere: refuse it."""
-
-    def redirect_request(
-        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> urllib.request.Request | None:
-        raise urllib.error.HTTPError(newurl, code, f"redirected to {newurl}; introspect that URL instead", headers, fp)
-
-
-_no_redirects = urllib.request.build_opener(_RefuseRedirects)
+def _json(content: bytes) -> Any:
+    document = orjson.loads(content)
+    check_depth(document, MAX_JSON_DEPTH)
+    return document
 
 
 def _introspection_of(document: Any) -> Mapping[str, Any] | None:

@@ -7,12 +7,14 @@ from typing import Any
 
 from apimcp.catalog.model import Service
 from apimcp.importers.errors import SpecError
-from apimcp.importers.openapi.loading import DocumentSet, FetchLimits
+from apimcp.importers.openapi.loading import DocumentSet
 from apimcp.importers.openapi.operations import OperationBuilder
 from apimcp.importers.openapi.schemas import SchemaLimits
 from apimcp.importers.openapi.servers import parse_servers
 from apimcp.importers.openapi.swagger2 import convert_swagger2
 from apimcp.importers.openapi.warnings import WarningLog
+from apimcp.safety.fetch import Fetcher
+from apimcp.safety.yaml_loading import YamlLimits
 
 __all__ = ["SchemaLimits", "SpecError", "import_openapi"]
 
@@ -23,23 +25,27 @@ def import_openapi(
     name: str | None = None,
     version: str | None = None,
     tool_prefix: str = "",
-    limits: FetchLimits | None = None,
+    fetcher: Fetcher | None = None,
     document: Mapping[str, Any] | None = None,
     external_references: bool = True,
     headers: Mapping[str, str] | None = None,
     schema_limits: SchemaLimits | None = None,
+    yaml_limits: YamlLimits | None = None,
 ) -> Service:
     """Read an OpenAPI description (file path or http(s) URL) into a Service.
 
     `document` may hold the already-parsed main document (then `source` only names it and
     anchors its relative references). `external_references=False` refuses references to other
     documents (for uploaded descriptions, which have no location to resolve them against). `headers`
-    (credentials) are sent for documents of the main document's origin only.
+    (credentials) are sent for documents of the main document's origin only. URLs are read by `fetcher`
+    (default: public addresses only, default limits); YAML within `yaml_limits`.
 
     What the description gets wrong is repaired when the intent is unambiguous, else left out, and
     told in the service's `warnings`; what no tool could be made of raises SpecError.
     """
-    documents = DocumentSet(source, limits, document, external=external_references, headers=headers)
+    documents = DocumentSet(
+        source, fetcher, document, external=external_references, headers=headers, yaml_limits=yaml_limits
+    )
     main = documents.main()
     if not isinstance(main, dict):
         raise SpecError("an OpenAPI description must be an object", source=source)
@@ -47,7 +53,9 @@ def import_openapi(
     openapi_30 = True
     if main.get("swagger") is not None:
         main = convert_swagger2(main, source=source, warn=log.add_at)
-        documents = DocumentSet(source, limits, main, external=external_references, headers=headers)
+        documents = DocumentSet(
+            source, fetcher, main, external=external_references, headers=headers, yaml_limits=yaml_limits
+        )
     else:
         declared = main.get("openapi")
         if not isinstance(declared, str) or not declared.startswith("3."):

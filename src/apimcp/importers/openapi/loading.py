@@ -1,17 +1,16 @@
 """Reading API descriptions: local files or http(s) URLs, JSON or YAML, and the documents they reference.
 
-Fetching is bounded (size, time, redirects to http(s) only) because a
-description may come from a user-supplied URL. A description fetched from a
-URL may only reference other URLs: it never reads local files.
+URLs are read with the guarded fetch (`apimcp.safety.fetch`): a description may come
+from a user-supplied URL, so only addresses the fetch policy allows are reached, within
+one deadline and a size cap. A description fetched from a URL may only reference other
+URLs: it never reads local files. YAML and JSON are read within `YamlLimits` (aliases,
+depth, expanded size).
 """
 
 from __future__ import annotations
 
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,88 +18,72 @@ import orjson
 import yaml
 
 from apimcp.importers.errors import SpecError
+from apimcp.safety.fetch import Fetcher, FetchError, FetchLimits, FetchRefused
+from apimcp.safety.yaml_loading import JsonTooDeep, YamlLimitError, YamlLimits, check_depth, load_yaml
 
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-DEFAULT_TIMEOUT_SECONDS = 30.0
+__all__ = ["DocumentSet", "FetchLimits", "Fetcher", "fetch", "is_url", "parse", "pointer_get"]
 
-
-@dataclass(frozen=True, slots=True)
-class FetchLimits:
-    max_bytes: int = DEFAULT_MAX_BYTES
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML as JSON sees it: dates and times stay strings (a schema's `example: 2024-01-01`)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+ACCEPT = "application/json, application/yaml, */*"
 
 
 def is_url(location: str) -> bool:
     return urllib.parse.urlsplit(location).scheme in ("http", "https")
 
 
-def parse(content: bytes, source: str) -> Any:
-    """A JSON or YAML document (JSON is tried first when the text looks like it)."""
+def parse(content: bytes, source: str, limits: YamlLimits | None = None) -> Any:
+    """A JSON or YAML document (JSON is tried first when the text looks like it), within `limits`."""
+    limits = limits or YamlLimits()
     text = content.lstrip()
     if text[:1] in (b"{", b"["):
         try:
-            return orjson.loads(content)
+            document = orjson.loads(content)
         except orjson.JSONDecodeError:
             pass  # maybe YAML in flow style
+        else:
+            try:
+                check_depth(document, limits.max_depth)
+            except JsonTooDeep as exc:
+                raise SpecError(str(exc), source=source) from None
+            return document
     try:
-        return yaml.load(content, Loader=_Loader)
+        return load_yaml(content, limits)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
+        if isinstance(exc, YamlLimitError):
+            raise SpecError(f"{problem}{where}", source=source) from None
         raise SpecError(f"not valid JSON or YAML{where}: {problem}", source=source) from exc
 
 
-class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(
-        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
-    ) -> urllib.request.Request | None:
-        if not is_url(newurl):
-            raise urllib.error.HTTPError(newurl, code, f"redirect to a non-http(s) URL refused: {newurl}", headers, fp)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+def fetch_error(exc: FetchError, source: str, doing: str = "fetch it") -> SpecError:
+    """A guarded fetch's failure as an import error."""
+    verb = "refused to" if isinstance(exc, FetchRefused) else "could not"
+    return SpecError(f"{verb} {doing}: {exc}", source=source)
 
 
-_opener = urllib.request.build_opener(_HttpOnlyRedirects)
-
-
-def fetch(location: str, limits: FetchLimits, headers: Mapping[str, str] | None = None) -> bytes:
+def fetch(location: str, fetcher: Fetcher, headers: Mapping[str, str] | None = None) -> bytes:
     """The bytes at a local path or an http(s) URL, refusing anything larger than the limit.
 
-    `headers` (credentials) go to `location` only: a redirect does not carry them elsewhere."""
+    `headers` (credentials) go to `location`'s origin only: a redirect elsewhere drops them."""
     scheme = urllib.parse.urlsplit(location).scheme
+    limit = fetcher.limits.max_bytes
     if scheme in ("http", "https"):
-        request = urllib.request.Request(location, headers={"Accept": "application/json, application/yaml, */*"})
-        for name, value in (headers or {}).items():
-            request.add_unredirected_header(name, value)
         try:
-            with _opener.open(request, timeout=limits.timeout_seconds) as response:
-                content: bytes = response.read(limits.max_bytes + 1)
-        except urllib.error.HTTPError as exc:
-            raise SpecError(f"could not fetch it: HTTP {exc.code} {exc.reason}", source=location) from exc
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise SpecError(f"could not fetch it: {reason}", source=location) from exc
+            content = fetcher.get(location, credentials=headers, accept=ACCEPT)
+        except FetchError as exc:
+            raise fetch_error(exc, location) from None
     elif scheme and len(scheme) > 1:
         raise SpecError(f"only local files and http(s) URLs can be imported, not {scheme}:", source=location)
     else:
         path = Path(location)
         try:
             with path.open("rb") as handle:
-                content = handle.read(limits.max_bytes + 1)
+                content = handle.read(limit + 1)
         except OSError as exc:
             raise SpecError(f"could not read it: {exc.strerror}", source=location) from exc
-    if len(content) > limits.max_bytes:
-        raise SpecError(f"it is larger than the {limits.max_bytes} bytes allowed", source=location)
+    if len(content) > limit:
+        raise SpecError(f"it is larger than the {limit} bytes allowed", source=location)
     return content
 
 
@@ -110,13 +93,15 @@ class DocumentSet:
     def __init__(
         self,
         main: str,
-        limits: FetchLimits | None = None,
+        fetcher: Fetcher | None = None,
         main_document: Any = None,
         *,
         external: bool = True,
         headers: Mapping[str, str] | None = None,
+        yaml_limits: YamlLimits | None = None,
     ) -> None:
-        self._limits = limits or FetchLimits()
+        self._fetcher = fetcher or Fetcher()
+        self._yaml_limits = yaml_limits or YamlLimits()
         self._external = external
         """Whether references may name other documents (not for uploads: they have no location)."""
         self._headers = dict(headers or {})
@@ -129,7 +114,7 @@ class DocumentSet:
     def document(self, uri: str) -> Any:
         if uri not in self._documents:
             headers = self._headers if _origin(uri) == _origin(self.main_uri) else None
-            self._documents[uri] = parse(fetch(uri, self._limits, headers), uri)
+            self._documents[uri] = parse(fetch(uri, self._fetcher, headers), uri, self._yaml_limits)
         return self._documents[uri]
 
     def main(self) -> Any:

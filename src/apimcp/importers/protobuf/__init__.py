@@ -22,6 +22,7 @@ from apimcp.importers.protobuf.compile import compile_protos, proto_name
 from apimcp.importers.protobuf.descriptors import SourceIndex, build_pool, closure, parse_descriptor_set
 from apimcp.importers.protobuf.operations import operations
 from apimcp.importers.protobuf.reflection import internal_service, is_reflection_url, reflect
+from apimcp.safety.fetch import Fetcher
 
 __all__ = ["compile_protos", "import_protobuf", "looks_like_descriptor_set", "looks_like_protobuf"]
 
@@ -65,15 +66,17 @@ def import_protobuf(
     tool_prefix: str = "",
     timeout_seconds: float = 30.0,
     metadata: Sequence[tuple[str, str]] = (),
+    fetcher: Fetcher | None = None,
 ) -> Service:
     """A gRPC service from `source`: a .proto file, a descriptor set file, or grpc(s)://host:port for reflection.
 
     With `content`, `source` only names it: .proto text (whose imports `extra_files` may supply, by import
     path) or a binary descriptor set. The service is the one the file declares, or the one `service` names.
+    Reflection reaches only hosts `fetcher`'s policy allows (default: public addresses only).
     """
     servers: tuple[ServerTemplate, ...] = ()
     if content is None and is_reflection_url(source):
-        files, declared = reflect(source, timeout_seconds, metadata)
+        files, declared = reflect(source, timeout_seconds, metadata, fetcher)
         servers = (ServerTemplate(source),)
     else:
         data = content if content is not None else _read(source)

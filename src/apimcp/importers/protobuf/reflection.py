@@ -5,6 +5,10 @@ differs, so the v1alpha messages bundled with grpcio-reflection serve for both.
 Files come back with some of their imports; missing imports are asked for by
 name until the set is complete. Reflection carries no source comments, so tools
 imported this way have no descriptions from comments.
+
+Reflection is a fetch made on someone's behalf: the host is resolved once, every
+address is checked against the fetch policy, and the channel connects to the checked
+addresses (`ipv4:`/`ipv6:` targets) while TLS and the `:authority` keep the name.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection_pb2 as pb
 
 from apimcp.importers.errors import SpecError
+from apimcp.safety.addresses import AddressRefused, IPAddress, allowed_addresses
+from apimcp.safety.fetch import Fetcher
 
 _PATHS = (
     "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
@@ -26,6 +32,7 @@ _PATHS = (
 )
 _INTERNAL = ("grpc.reflection.",)
 _MAX_ROUNDS = 64
+_DEFAULT_PORT = 443  # gRPC's, when a URL names none
 
 
 def is_reflection_url(source: str) -> bool:
@@ -39,19 +46,33 @@ def internal_service(full_name: str) -> bool:
 
 
 def reflect(
-    url: str, timeout_seconds: float, metadata: Sequence[tuple[str, str]] = ()
+    url: str, timeout_seconds: float, metadata: Sequence[tuple[str, str]] = (), fetcher: Fetcher | None = None
 ) -> tuple[descriptor_pb2.FileDescriptorSet, list[str]]:
     """The descriptors of every service `url` (grpc://host:port or grpcs://host:port) offers, with their imports,
-    and the full names of those services; `metadata` (credentials) goes with every reflection call."""
+    and the full names of those services; `metadata` (credentials) goes with every reflection call. The host
+    must be one `fetcher`'s policy allows (default: public addresses only)."""
     parts = urllib.parse.urlsplit(url)
-    if not parts.netloc:
+    try:
+        host, port = parts.hostname, parts.port or _DEFAULT_PORT
+    except ValueError:
+        host = None
+    if not parts.netloc or not host:
         raise SpecError("a reflection URL looks like grpc://host:port or grpcs://host:port", source=url)
-    address = parts.netloc
-    channel = (
-        grpc.secure_channel(address, grpc.ssl_channel_credentials())
-        if parts.scheme == "grpcs"
-        else grpc.insecure_channel(address)
-    )
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    fetcher = fetcher or Fetcher()
+    try:
+        addresses = allowed_addresses(host, port, fetcher.policy, fetcher.resolve)
+    except AddressRefused as exc:
+        raise SpecError(f"refused to reflect it: {exc}", source=url) from None
+    except OSError:
+        raise SpecError(_unreachable(authority, timeout_seconds), source=url) from None
+    options: list[tuple[str, str | int]] = [("grpc.default_authority", authority), ("grpc.enable_http_proxy", 0)]
+    target = _target(addresses, port)
+    if parts.scheme == "grpcs":
+        options.append(("grpc.ssl_target_name_override", host))
+        channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(), options=options)
+    else:
+        channel = grpc.insecure_channel(target, options=options)
     deadline = time.monotonic() + timeout_seconds
     with channel:
         for path in _PATHS:
@@ -61,21 +82,37 @@ def reflect(
                 code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNKNOWN
                 if code == grpc.StatusCode.UNIMPLEMENTED and path != _PATHS[-1]:
                     continue
-                message = _explain(code, exc, address, timeout_seconds)
+                message = _explain(code, exc, authority, timeout_seconds)
                 for _, value in metadata:  # a server may echo what it was sent
                     message = message.replace(value, "***")
                 raise SpecError(message, source=url) from exc
     raise AssertionError("unreachable")
 
 
+def _target(addresses: Sequence[IPAddress], port: int) -> str:
+    """A gRPC target naming the checked addresses themselves (those of the first one's family), so that the
+    channel never resolves the name again."""
+    first = addresses[0]
+    same = [a for a in addresses if a.version == first.version]
+    if first.version == 4:
+        return "ipv4:" + ",".join(f"{a}:{port}" for a in same)
+    return "ipv6:" + ",".join(f"[{a}]:{port}" for a in same)
+
+
+def _unreachable(authority: str, timeout: float) -> str:
+    # One text for refused, reset, unresolvable and silent: anything more would tell open ports from closed ones.
+    return (
+        f"no answer from a gRPC server at {authority} within {timeout:g} s (the name does not resolve, the "
+        "connection failed, or the answer was too slow)"
+    )
+
+
 def _explain(code: grpc.StatusCode, exc: grpc.RpcError, address: str, timeout: float) -> str:
     details = exc.details() if isinstance(exc, grpc.Call) else str(exc)
     if code == grpc.StatusCode.UNIMPLEMENTED:
         return "the server does not offer server reflection (grpc.reflection.v1 or v1alpha)"
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return f"the server at {address} did not answer reflection within {timeout:g} s"
-    if code == grpc.StatusCode.UNAVAILABLE:
-        return f"could not reach a gRPC server at {address}: {details}"
+    if code in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE):
+        return _unreachable(address, timeout)
     return f"server reflection failed: gRPC {code.name}: {details}"
 
 

@@ -1,0 +1,54 @@
+"""An aiohttp resolver that applies the address policy, for async requests made on someone's behalf.
+
+aiohttp connects to the addresses its resolver returns, so a resolver that checks
+them is also proof against DNS rebinding: what was checked is what is connected to,
+and TLS still verifies the name. It sees host names only: a URL whose host is an
+address must be checked by whoever makes the request (`check_literal_host`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from ipaddress import IPv4Address
+
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from apimcp.safety.addresses import AddressPolicy, Resolve, allowed_addresses, parse_address, system_resolve
+
+_NUMERIC = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
+
+
+class PolicyResolver(AbstractResolver):
+    """Resolves with `resolve` (in a worker thread) and refuses, with AddressRefused, a name leading to an
+    address the policy refuses."""
+
+    def __init__(self, policy: AddressPolicy, resolve: Resolve = system_resolve) -> None:
+        self._policy = policy
+        self._resolve = resolve
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        addresses = await asyncio.to_thread(allowed_addresses, host, port, self._policy, self._resolve)
+        results: list[ResolveResult] = []
+        for address in addresses:
+            kind = socket.AF_INET if isinstance(address, IPv4Address) else socket.AF_INET6
+            if family in (socket.AF_UNSPEC, kind):
+                results.append(
+                    ResolveResult(hostname=host, host=str(address), port=port, family=kind, proto=0, flags=_NUMERIC)
+                )
+        if not results:
+            raise OSError(f"{host} has no address of the family asked for")
+        return results
+
+    async def close(self) -> None:
+        pass
+
+
+def check_literal_host(policy: AddressPolicy, host: str | None) -> None:
+    """Refuse (AddressRefused) a URL host written as an address the policy refuses: aiohttp connects to such
+    a host without asking its resolver."""
+    address = parse_address(host or "")
+    if address is not None:
+        policy.check(host or "", [address])

@@ -1,0 +1,117 @@
+"""Bounded YAML and JSON depth: alias bombs, recursive aliases, deep nesting, and what stays as it was."""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+import pytest
+import yaml
+
+from apimcp.safety import yaml_loading
+from apimcp.safety.yaml_loading import (
+    JsonTooDeep,
+    YamlLimitError,
+    YamlLimits,
+    check_depth,
+    compose_yaml,
+    load_json,
+    load_yaml,
+)
+
+
+def alias_bomb(levels: int = 9, width: int = 9) -> bytes:
+    """Each level names the one before `width` times: a few hundred bytes, width**levels strings once expanded."""
+    lines = [b'l0: &l0 "' + b"lol" * 3 + b'"']
+    lines += [
+        b"l%d: &l%d [" % (level, level) + b", ".join([b"*l%d" % (level - 1)] * width) + b"]"
+        for level in range(1, levels + 1)
+    ]
+    return b"\n".join(lines) + b"\n"
+
+
+def test_an_alias_bomb_is_refused_in_milliseconds() -> None:
+    bomb = alias_bomb()
+    assert len(bomb) < 900
+    started = time.perf_counter()
+    with pytest.raises(YamlLimitError) as caught:
+        load_yaml(bomb)
+    assert time.perf_counter() - started < 0.2
+    assert "expands to more than 134217728 bytes once its aliases are followed" in str(caught.value)
+    assert caught.value.problem_mark is not None  # where: the node that grew too large
+
+
+def test_an_alias_counts_at_the_full_size_of_what_it_names() -> None:
+    big = "x" * 10_000
+    document = f"big: &big {big}\nuses: [{', '.join(['*big'] * 20)}]\n"
+    assert len(load_yaml(document)["uses"]) == 20
+    with pytest.raises(YamlLimitError, match="expands to more than 150000 bytes"):
+        load_yaml(document, YamlLimits(max_expanded_size=150_000))  # 21 times 10 kB, though the text is 10 kB
+
+
+@pytest.mark.parametrize("document", ["&a [*a]", "a: &a {b: *a}", "x: &x\n  y: [1, *x]\n"])
+def test_a_recursive_alias_is_refused_not_a_traceback(document: str) -> None:
+    with pytest.raises(YamlLimitError, match="a recursive alias"):
+        load_yaml(document)
+
+
+def test_the_number_of_aliases_is_bounded() -> None:
+    document = "a: &a 1\nlist: [" + ", ".join(["*a"] * 11) + "]\n"
+    assert load_yaml(document, YamlLimits(max_aliases=11))["list"] == [1] * 11
+    with pytest.raises(YamlLimitError, match="more than 10 aliases"):
+        load_yaml(document, YamlLimits(max_aliases=10))
+
+
+def test_nesting_is_bounded_aliases_included() -> None:
+    limits = YamlLimits(max_depth=10)
+    assert load_yaml("[" * 10 + "]" * 10, limits) == [[[[[[[[[[]]]]]]]]]]
+    with pytest.raises(YamlLimitError, match="nested deeper than 10 levels"):
+        load_yaml("[" * 11 + "]" * 11, limits)
+    # each part is shallow, but the alias brings six levels to where four already are
+    deep_by_alias = "a: &a [[[[[1]]]]]\nb: [[[*a]]]\n"
+    with pytest.raises(YamlLimitError, match="nested deeper than 8 levels"):
+        load_yaml(deep_by_alias, YamlLimits(max_depth=8))
+    assert load_yaml(deep_by_alias, YamlLimits(max_depth=9))["b"] == [[[[[[[[1]]]]]]]]
+
+
+def test_libyaml_nesting_beyond_its_own_limit_is_an_error_not_a_crash() -> None:
+    with pytest.raises(yaml.YAMLError):
+        load_yaml("[" * 5000 + "]" * 5000)
+
+
+def test_yaml_reads_as_json_would_and_anchors_still_work() -> None:
+    document = compose_yaml(
+        "date: 2024-01-01\nwhen: 2024-01-01T10:00:00Z\nbase: &base {a: 1}\nmerged: {<<: *base, b: 2}\n", name="f.yaml"
+    )
+    assert document.data == {
+        "date": "2024-01-01",  # dates and times stay strings
+        "when": "2024-01-01T10:00:00Z",
+        "base": {"a": 1},
+        "merged": {"a": 1, "b": 2},
+    }
+    assert document.node is not None and document.node.start_mark.name == "f.yaml"
+    assert compose_yaml("").data is None
+    if yaml.__with_libyaml__:
+        assert issubclass(yaml_loading._Loader, yaml.CSafeLoader)  # the fast parser when it is there
+
+
+def test_parse_errors_keep_their_position() -> None:
+    with pytest.raises(yaml.YAMLError) as caught:
+        load_yaml("a: 1\nb: [unclosed\n", name="conf.yaml")
+    mark = caught.value.problem_mark  # type: ignore[attr-defined]
+    assert (mark.name, mark.line) == ("conf.yaml", 2)
+
+
+def test_unsafe_tags_are_refused() -> None:
+    with pytest.raises(yaml.YAMLError):
+        load_yaml("!!python/object/apply:os.system ['true']")
+
+
+def test_json_depth_is_bounded() -> None:
+    assert load_json(b"[" * 128 + b"]" * 128) is not None
+    with pytest.raises(JsonTooDeep, match="nested deeper than 128 levels"):
+        load_json(b"[" * 129 + b"]" * 129)
+    with pytest.raises(JsonTooDeep):
+        check_depth(orjson.loads(b'{"a": ' * 20 + b"1" + b"}" * 20), 19)
+    check_depth(orjson.loads(b'{"a": ' * 20 + b"1" + b"}" * 20), 20)
+    check_depth("a string", 1)
