@@ -16,6 +16,7 @@ from apimcp.control.plane import ControlPlane
 from apimcp.demo_api import spec_path, start
 from apimcp.embedded import Started, serve_embedded
 from apimcp.protocol import EndpointOptions
+from apimcp.settings import Settings
 
 EXPOSITION = "bookshelf"
 PLAN = "demo"
@@ -57,6 +58,8 @@ async def run_demo(
     host: str,
     port: int,
     on_ready: Callable[[Started, str], Awaitable[None] | None] | None = None,
+    options: EndpointOptions | None = None,
+    settings: Settings | None = None,
 ) -> None:
     """Start the demo API on a free loopback port, then serve the control plane and gateway until interrupted."""
     runner, api_port = await start("127.0.0.1", 0)
@@ -69,11 +72,12 @@ async def run_demo(
         await serve_embedded(
             data_dir,
             database_url=None,
-            options=EndpointOptions(),
+            options=options or EndpointOptions(),
             host=host,
             port=port,
             prepare=lambda plane: seed(plane, backend_url),
             on_ready=ready,
+            settings=settings,
         )
     finally:
         await runner.cleanup()

@@ -35,6 +35,7 @@ from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey, GatewayPublicKey
 from apimcp.serving import AsgiApp, ServerTls, server_for
+from apimcp.settings import Settings
 
 EMBEDDED_GATEWAY = "embedded"
 
@@ -107,13 +108,26 @@ async def embedded(
     options: EndpointOptions,
     prepare: Callable[[ControlPlane], None] | None = None,
     fetch_policy: AddressPolicy | None = None,
+    settings: Settings | None = None,
 ) -> AsyncIterator[Started]:
     """The control plane opened and its gateway following it, in the running loop, until the block ends.
 
     `prepare` runs on the control plane before the gateway's first snapshot (the demo seeds it).
-    `fetch_policy` says which addresses imports by URL and token endpoints may reach (default: public ones).
+    `fetch_policy` says which addresses imports by URL and token endpoints may reach (default: public ones);
+    `settings` bound the control plane's requests, imports and fetches (default: the defaults).
     """
-    plane = await asyncio.to_thread(open_plane, data_dir, database_url, fetch_policy=fetch_policy)
+    limits = settings or Settings()
+    plane = await asyncio.to_thread(
+        open_plane,
+        data_dir,
+        database_url,
+        limits.api,
+        fetch_policy=fetch_policy,
+        fetch_limits=limits.fetch,
+        yaml_limits=limits.yaml,
+        schema_limits=limits.schema,
+        import_capacity=limits.imports,
+    )
     first = await asyncio.to_thread(bootstrap, plane, data_dir)
     if prepare is not None:
         await asyncio.to_thread(prepare, plane)
@@ -143,10 +157,17 @@ async def serve_embedded(
     on_ready: Callable[[Started], Awaitable[None] | None] | None = None,
     tls: ServerTls | None = None,
     fetch_policy: AddressPolicy | None = None,
+    settings: Settings | None = None,
 ) -> None:
     """Open the control plane, serve it with its gateway until interrupted."""
+    limits = settings or Settings()
     async with embedded(
-        data_dir, database_url=database_url, options=options, prepare=prepare, fetch_policy=fetch_policy
+        data_dir,
+        database_url=database_url,
+        options=options,
+        prepare=prepare,
+        fetch_policy=fetch_policy,
+        settings=limits,
     ) as started:
         if on_ready is not None:
             outcome = on_ready(started)
@@ -157,4 +178,7 @@ async def serve_embedded(
             started.plane.signal.close()  # ends the REST API's long polls
             started.app.gateway.shutdown()  # ends MCP streams
 
-        await server_for(started.app, stopping, host=host, port=port, log_level=log_level, tls=tls).serve()
+        server = server_for(
+            started.app, stopping, host=host, port=port, log_level=log_level, tls=tls, head_limits=limits.head
+        )
+        await server.serve()

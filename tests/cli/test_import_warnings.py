@@ -14,6 +14,7 @@ from apimcp.cli.main import app
 from apimcp.cli.server_commands import run_plan
 from apimcp.gateway.config import parse_config
 from apimcp.gateway.plan import plan_gateway
+from apimcp.settings import Settings
 from tests.deployment.harness import Deployment, deployment
 
 SLOPPY = """
@@ -62,7 +63,7 @@ def test_serve_logs_the_description_warnings(
 
     monkeypatch.setattr("apimcp.gateway.serve.serve_gateway", not_serving)
     with caplog.at_level(logging.WARNING, logger="apimcp.import"):
-        run_plan(plan, "127.0.0.1", 0)
+        run_plan(plan, "127.0.0.1", 0, None, Settings())
     assert [record.getMessage() for record in caplog.records if record.name == "apimcp.import"] == [
         f"service 'sloppy': {WARNING}"
     ]

@@ -252,3 +252,24 @@ def test_another_organizations_secret_is_not_found(plane: ControlPlane) -> None:
     with pytest.raises(NotFound), plane.session() as session:
         secrets.delete(session, globex, secret.id)
     assert secrets.reveal(plane.keys, _stored(plane, secret.id)) == {"token": "mine"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "values", "field"),
+    [
+        ("bearer", {}, {"token": "abc123\n"}, "values.token"),
+        ("api_key", {"name": "X-Key"}, {"value": "k\r\nX-Injected: 1"}, "values.value"),
+        ("api_key", {"name": "X-Key", "location": "cookie"}, {"value": "k\x00k"}, "values.value"),
+    ],
+)
+def test_a_secret_value_with_a_line_break_failed_only_at_call_time(
+    plane: ControlPlane, kind: str, fields: dict[str, Any], values: dict[str, Any], field: str
+) -> None:
+    """A token pasted with its newline used to be stored, then every call failed; it is refused where given."""
+    organization_id = new_org(plane, "acme")
+    with pytest.raises(Invalid) as refused:
+        _create(plane, organization_id, kind=kind, fields=fields, values=values)
+    assert refused.value.field == field
+    assert "control character" in str(refused.value)
+    tab = _create(plane, organization_id, name="tabbed", values={"token": "a\tb-is-fine"})
+    assert tab.kind == "bearer"

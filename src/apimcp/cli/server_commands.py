@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for t
     from apimcp.protocol import EndpointOptions
     from apimcp.safety.addresses import AddressPolicy
     from apimcp.serving import ServerTls
+    from apimcp.settings import Settings
 
 REQUEST_STATE_KEYS_VARIABLE = "APIMCP_REQUEST_STATE_KEYS"
 GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
@@ -90,15 +91,32 @@ def run_async(main: Coroutine[object, object, None]) -> None:
     run(main)
 
 
-def endpoint_options(allowed_hosts: list[str]) -> EndpointOptions:
+def settings() -> Settings:
+    """The limits `APIMCP_*` variables set (docs/security.md); a wrong one is a usage error naming it."""
+    from apimcp.settings import SettingsError, from_environment  # noqa: PLC0415
+
+    try:
+        return from_environment()
+    except SettingsError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def endpoint_options(allowed_hosts: list[str], limits: Settings) -> EndpointOptions:
     """Options for gateways that run from the command line; requestState keys come from the environment."""
-    from apimcp.protocol import EndpointOptions, RequestStateSealer, TransportSecurity  # noqa: PLC0415
+    from apimcp.protocol import (  # noqa: PLC0415
+        EndpointOptions,
+        MemorySessionStore,
+        RequestStateSealer,
+        TransportSecurity,
+    )
 
     raw = os.environ.get(REQUEST_STATE_KEYS_VARIABLE, "")
     keys = [key.strip().encode() for key in raw.split(",") if key.strip()]
     return EndpointOptions(
         security=TransportSecurity.for_hosts(allowed_hosts),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
+        limits=limits.mcp,
+        sessions=MemorySessionStore.with_limits(limits.sessions),
     )
 
 
@@ -161,6 +179,7 @@ def serve(
     if config is not None and openapi is not None:
         fail("give a configuration file or --openapi, not both", EXIT_USAGE)
     tls = server_tls(tls_cert, tls_key)
+    limits = settings()
     if config is None and openapi is None:
         if backend or name or include or exclude:
             fail("--backend, --name, --include and --exclude go with --openapi", EXIT_USAGE)
@@ -172,6 +191,7 @@ def serve(
             allowed_host,
             tls,
             fetch_policy(fetch_allow),
+            limits,
         )
         return
     from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config  # noqa: PLC0415
@@ -179,7 +199,7 @@ def serve(
 
     try:
         if config is not None:
-            gateway_config = load_config(config)
+            gateway_config = load_config(config, limits.yaml)
         else:
             service = ServiceConfig(
                 openapi=openapi or "", backend=backend, include=tuple(include), exclude=tuple(exclude)
@@ -194,12 +214,14 @@ def serve(
         if overrides:
             server = gateway_config.server.model_copy(update=overrides)
             gateway_config = gateway_config.model_copy(update={"server": server})
-        plan = plan_gateway(gateway_config)
+        plan = plan_gateway(
+            gateway_config, fetch_limits=limits.fetch, yaml_limits=limits.yaml, schema_limits=limits.schema
+        )
     except (ConfigError, ValueError) as exc:  # ValueError: pydantic validation of command-line values
         fail(str(exc), EXIT_USAGE)
     if openapi is not None:
         plan = _renamed(plan, name or _slug(plan.services["api"].service.name))
-    run_plan(plan, gateway_config.server.host, gateway_config.server.port, tls)
+    run_plan(plan, gateway_config.server.host, gateway_config.server.port, tls, limits)
 
 
 def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
@@ -209,18 +231,22 @@ def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
     return GatewayPlan(plan.config, plan.services, (type(only)(name, only.config, only.services),))
 
 
-def run_plan(plan: GatewayPlan, host: str, port: int, tls: ServerTls | None = None) -> None:
+def run_plan(plan: GatewayPlan, host: str, port: int, tls: ServerTls | None, limits: Settings) -> None:
     _log_to_stderr()
     for key, planned in plan.services.items():  # what the importer repaired or left out of a description
         for warning in planned.service.warnings:
             logging.getLogger("apimcp.import").warning("service %r: %s", key, warning)
+    from apimcp.gateway.declared import endpoint_options as configured_options  # noqa: PLC0415
     from apimcp.gateway.serve import serve_gateway  # noqa: PLC0415
 
     def ready(gateway: GatewayApp) -> None:
         typer.echo(client_hints(public_base(host, port, tls), gateway.endpoints()))
         typer.echo("Press Ctrl-C to stop.")
 
-    run_async(serve_gateway(plan, host=host, port=port, on_ready=ready, tls=tls))
+    options = configured_options(plan.config.server, limits.mcp, limits.sessions)
+    run_async(
+        serve_gateway(plan, host=host, port=port, on_ready=ready, tls=tls, head_limits=limits.head, options=options)
+    )
 
 
 def _announce(started: Started, base: str) -> None:
@@ -243,6 +269,7 @@ def _serve_embedded(
     allowed_hosts: list[str],
     tls: ServerTls | None,
     policy: AddressPolicy,
+    limits: Settings,
 ) -> None:
     _log_to_stderr()
     from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
@@ -253,12 +280,13 @@ def _serve_embedded(
             serve_embedded(
                 data_dir,
                 database_url=database_url,
-                options=endpoint_options(allowed_hosts),
+                options=endpoint_options(allowed_hosts, limits),
                 host=host,
                 port=port,
                 on_ready=lambda started: _announce(started, base),
                 tls=tls,
                 fetch_policy=policy,
+                settings=limits,
             )
         )
     except ValueError as exc:  # bad key file or key variable
@@ -287,10 +315,20 @@ def control_plane(
 
     tls = server_tls(tls_cert, tls_key)
     policy = fetch_policy(fetch_allow)
+    limits = settings()
     _log_to_stderr()
     directory = _data_dir(data_dir)
     try:
-        plane = open_plane(directory, database_url, fetch_policy=policy)
+        plane = open_plane(
+            directory,
+            database_url,
+            limits.api,
+            fetch_policy=policy,
+            fetch_limits=limits.fetch,
+            yaml_limits=limits.yaml,
+            schema_limits=limits.schema,
+            import_capacity=limits.imports,
+        )
     except ValueError as exc:
         fail(str(exc))
     first = bootstrap(plane, directory)
@@ -299,7 +337,7 @@ def control_plane(
     if first is not None:
         typer.echo(f"  First start: organization 'default' created; its first token is in {first[1]}")
         typer.echo(f'  apimcp login {base} --token "$(cat {first[1]})"')
-    run_async(serve_control_plane(plane, host=host, port=port, tls=tls))
+    run_async(serve_control_plane(plane, host=host, port=port, tls=tls, head_limits=limits.head))
 
 
 def _described(database_url: str | None, directory: Path) -> str:
@@ -340,6 +378,7 @@ def gateway(
             EXIT_USAGE,
         )
     policy = fetch_policy(fetch_allow)
+    limits = settings()
     check_control_plane_url(control_plane_url, allow_http)
     key = gateway_key(key_file)
     control_plane_tls = trusted_ca(control_plane_ca, "--control-plane-ca")
@@ -365,7 +404,7 @@ def gateway(
             key,
             name=gateway_name,
             labels=labels,
-            options=endpoint_options(allowed_host),
+            options=endpoint_options(allowed_host, limits),
             host=host,
             port=port,
             on_ready=ready,
@@ -373,6 +412,7 @@ def gateway(
             control_plane_tls=control_plane_tls,
             tls=tls,
             fetch_policy=policy,
+            head_limits=limits.head,
         )
     )
 
@@ -383,6 +423,7 @@ def demo(
     data_dir: DataDir = None,
 ) -> None:
     """`apimcp serve` with a demo REST API (a bookshelf) imported and exposed at /mcp/default/bookshelf."""
+    limits = settings()
     _log_to_stderr()
     from apimcp.demo import run_demo  # noqa: PLC0415 - the demo's backend is only loaded when asked for
     from apimcp.demo_api import spec_path  # noqa: PLC0415
@@ -395,7 +436,16 @@ def demo(
         _announce(started, base)
 
     try:
-        run_async(run_demo(_data_dir(data_dir), host=host, port=port, on_ready=ready))
+        run_async(
+            run_demo(
+                _data_dir(data_dir),
+                host=host,
+                port=port,
+                on_ready=ready,
+                options=endpoint_options([], limits),
+                settings=limits,
+            )
+        )
     except ValueError as exc:
         fail(str(exc))
 

@@ -15,6 +15,7 @@ from apimcp.control.crypto import KeySet
 from apimcp.control.import_pool import ImportPool
 from apimcp.control.limits import ApiLimits
 from apimcp.control.store import Store
+from apimcp.importers.openapi import SchemaLimits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import Fetcher, FetchLimits
 from apimcp.safety.yaml_loading import YamlLimits
@@ -30,6 +31,7 @@ class ControlPlane:
     """Which addresses imports and attachments by URL may reach: public ones, plus the allow-list's."""
     fetch_limits: FetchLimits = field(default_factory=FetchLimits)
     yaml_limits: YamlLimits = field(default_factory=YamlLimits)
+    schema_limits: SchemaLimits = field(default_factory=SchemaLimits)
     imports: ImportPool = field(default_factory=ImportPool)
     """Imports run here, never in the thread pool the REST API's other routes share."""
 

@@ -14,11 +14,14 @@ from pathlib import Path
 
 from apimcp.control.crypto import KeySet
 from apimcp.control.domain import orgs, secrets
+from apimcp.control.import_pool import ImportCapacity, ImportPool
 from apimcp.control.limits import ApiLimits
 from apimcp.control.plane import ControlPlane
 from apimcp.control.store import open_store, sqlite_url
+from apimcp.importers.openapi import SchemaLimits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import FetchLimits
+from apimcp.safety.yaml_loading import YamlLimits
 
 log = logging.getLogger("apimcp.control")
 SECRET_KEYS_VARIABLE = "APIMCP_SECRET_KEYS"
@@ -43,6 +46,9 @@ def open_plane(
     *,
     fetch_policy: AddressPolicy | None = None,
     fetch_limits: FetchLimits | None = None,
+    yaml_limits: YamlLimits | None = None,
+    schema_limits: SchemaLimits | None = None,
+    import_capacity: ImportCapacity | None = None,
 ) -> ControlPlane:
     """The control plane on `database_url` (default: SQLite in `data_dir`), schema migrated; imports by URL
     reach what `fetch_policy` allows (default: public addresses only)."""
@@ -58,6 +64,9 @@ def open_plane(
         limits=limits or ApiLimits(),
         fetch_policy=fetch_policy or AddressPolicy(),
         fetch_limits=fetch_limits or FetchLimits(),
+        yaml_limits=yaml_limits or YamlLimits(),
+        schema_limits=schema_limits or SchemaLimits(),
+        imports=ImportPool(import_capacity or ImportCapacity()),
     )
 
 

@@ -18,14 +18,26 @@ from apimcp.gateway.app import DEFAULT_ORGANIZATION, GatewayApp
 from apimcp.gateway.config import ServerConfig
 from apimcp.gateway.plan import GatewayPlan, PlannedService
 from apimcp.gateway.runtime import GatewayRuntime
-from apimcp.protocol import EndpointOptions, RequestStateSealer, TransportSecurity
+from apimcp.protocol import (
+    EndpointOptions,
+    MemorySessionStore,
+    RequestStateSealer,
+    SessionLimits,
+    TransportSecurity,
+)
+from apimcp.protocol.limits import EndpointLimits
 
 
-def endpoint_options(server: ServerConfig) -> EndpointOptions:
+def endpoint_options(
+    server: ServerConfig, limits: EndpointLimits | None = None, sessions: SessionLimits | None = None
+) -> EndpointOptions:
+    """The endpoints' options a configuration's `server` section gives, within these limits."""
     keys = [ref.value().encode() for ref in server.request_state_keys]
     return EndpointOptions(
         security=TransportSecurity.for_hosts(server.allowed_hosts),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
+        limits=limits or EndpointLimits(),
+        sessions=MemorySessionStore.with_limits(sessions or SessionLimits()),
     )
 
 

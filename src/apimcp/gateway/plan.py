@@ -17,9 +17,10 @@ from apimcp.catalog.selection import nothing_selected, select, unmatched
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import import_graphql
-from apimcp.importers.openapi import import_openapi
+from apimcp.importers.openapi import SchemaLimits, import_openapi
 from apimcp.importers.protobuf import import_protobuf
-from apimcp.safety.fetch import Fetcher
+from apimcp.safety.fetch import Fetcher, FetchLimits
+from apimcp.safety.yaml_loading import YamlLimits
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,8 @@ def import_described(
     include_paths: tuple[str, ...] = (),
     credentials: tuple[Credentials, ...] = (),
     fetcher: Fetcher | None = None,
+    yaml_limits: YamlLimits | None = None,
+    schema_limits: SchemaLimits | None = None,
 ) -> Service:
     """The service a configuration describes, imported by the importer of its kind. A live GraphQL endpoint
     is introspected with the service's credentials (those that travel in headers). URLs are read by `fetcher`
@@ -85,7 +88,13 @@ def import_described(
             fetcher=fetcher,
         )
     return import_openapi(
-        location, name=config.name, version=config.version, tool_prefix=config.tool_prefix, fetcher=fetcher
+        location,
+        name=config.name,
+        version=config.version,
+        tool_prefix=config.tool_prefix,
+        fetcher=fetcher,
+        yaml_limits=yaml_limits,
+        schema_limits=schema_limits,
     )
 
 
@@ -115,13 +124,15 @@ def plan_service(
     location: str,
     include_paths: tuple[str, ...] = (),
     fetcher: Fetcher | None = None,
+    yaml_limits: YamlLimits | None = None,
+    schema_limits: SchemaLimits | None = None,
 ) -> PlannedService:
     try:
         credentials = config.resolved_credentials()
     except ConfigError as exc:
         raise ConfigError(f"service {key!r}: credentials: {exc}") from exc
     try:
-        service = import_described(config, location, include_paths, credentials, fetcher)
+        service = import_described(config, location, include_paths, credentials, fetcher, yaml_limits, schema_limits)
     except SpecError as exc:
         raise ConfigError(f"service {key!r}: {exc}") from exc
     typos = unmatched(service.operations, [*config.include, *config.exclude])
@@ -136,12 +147,20 @@ def plan_service(
     return PlannedService(key, config, service, operations, credentials)
 
 
-def plan_gateway(config: GatewayConfig) -> GatewayPlan:
+def plan_gateway(
+    config: GatewayConfig,
+    *,
+    fetch_limits: FetchLimits | None = None,
+    yaml_limits: YamlLimits | None = None,
+    schema_limits: SchemaLimits | None = None,
+) -> GatewayPlan:
+    """Import what `config` describes (descriptions read within these limits) and check it can be served."""
     services = {}
-    fetcher = Fetcher(config.server.fetch_policy())
+    fetcher = Fetcher(config.server.fetch_policy(), fetch_limits or FetchLimits())
     for key, service in config.services.items():
         include_paths = tuple(config.path(p) for p in service.include_paths)
-        planned = plan_service(key, service, config.description_location(service), include_paths, fetcher)
+        location = config.description_location(service)
+        planned = plan_service(key, service, location, include_paths, fetcher, yaml_limits, schema_limits)
         services[key] = replace(planned, tls=_read_tls(key, service, config))
     expositions = []
     for name, exposition in config.exposition_map().items():

@@ -16,6 +16,7 @@ from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.plan import GatewayPlan
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import HttpSource, following
+from apimcp.head_limits import HeadLimits
 from apimcp.protocol import EndpointOptions
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
@@ -40,14 +41,19 @@ async def serve_gateway(
     log_level: str = "info",
     on_ready: OnReady | None = None,
     tls: ServerTls | None = None,
+    head_limits: HeadLimits | None = None,
+    options: EndpointOptions | None = None,
 ) -> None:
-    """Serve a configuration's plan until interrupted."""
+    """Serve a configuration's plan until interrupted (`options` default to its `server` section's)."""
     session = new_session()
     try:
-        app = build_gateway(plan, session)
+        app = build_gateway(plan, session, options)
         try:
             await _announce(on_ready, app)
-            await server_for(app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls).serve()
+            server = server_for(
+                app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits
+            )
+            await server.serve()
         finally:
             await app.runtime.close()
     finally:
@@ -70,6 +76,7 @@ async def serve_connected_gateway(
     control_plane_tls: ssl.SSLContext | None = None,
     tls: ServerTls | None = None,
     fetch_policy: AddressPolicy | None = None,
+    head_limits: HeadLimits | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
@@ -86,6 +93,9 @@ async def serve_connected_gateway(
         async with following(runtime, source):
             app = GatewayApp(runtime)
             await _announce(on_ready, app)
-            await server_for(app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls).serve()
+            server = server_for(
+                app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits
+            )
+            await server.serve()
     finally:
         await close_session(session)

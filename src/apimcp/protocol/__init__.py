@@ -50,7 +50,7 @@ from apimcp.protocol.models import (
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.request_state import RequestStateSealer
 from apimcp.protocol.security import TransportSecurity
-from apimcp.protocol.sessions import MemorySessionStore, Session, SessionStore
+from apimcp.protocol.sessions import MemorySessionStore, Session, SessionLimits, SessionStore
 
 __all__ = [
     "Annotations",
@@ -90,6 +90,7 @@ __all__ = [
     "ResourceTemplateRef",
     "ServerFeatures",
     "Session",
+    "SessionLimits",
     "SessionStore",
     "TextContent",
     "TextResourceContents",

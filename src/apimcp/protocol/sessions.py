@@ -104,6 +104,18 @@ class SessionStore(ABC):
         """End a session; False when it did not exist."""
 
 
+@dataclass(frozen=True, slots=True)
+class SessionLimits:
+    """How many sessions a store keeps, and for how long (a shared store reads the same values)."""
+
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT_SECONDS
+    """Seconds without a request (or an open GET stream) after which a session is gone: 404."""
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    """Sessions of the whole store: initialize gets 503 + Retry-After beyond."""
+    max_sessions_per_endpoint: int = DEFAULT_MAX_SESSIONS_PER_ENDPOINT
+    """Sessions of one endpoint (one exposition): initialize gets 503 + Retry-After beyond."""
+
+
 class MemorySessionStore(SessionStore):
     """Sessions in this process's memory, kept in least-recently-seen order.
 
@@ -133,6 +145,14 @@ class MemorySessionStore(SessionStore):
         self._clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._by_endpoint: dict[str, OrderedDict[str, Session]] = {}
+
+    @classmethod
+    def with_limits(cls, limits: SessionLimits) -> MemorySessionStore:
+        return cls(
+            limits.idle_timeout,
+            max_sessions=limits.max_sessions,
+            max_sessions_per_endpoint=limits.max_sessions_per_endpoint,
+        )
 
     def __len__(self) -> int:
         return len(self._sessions)

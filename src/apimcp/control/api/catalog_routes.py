@@ -79,6 +79,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
                 options=options,
                 fetcher=plane.fetcher,
                 yaml_limits=plane.yaml_limits,
+                schema_limits=plane.schema_limits,
             ),
         )
     else:
@@ -100,6 +101,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
                 options=options,
                 fetcher=plane.fetcher,
                 yaml_limits=plane.yaml_limits,
+                schema_limits=plane.schema_limits,
             )
 
         imported = await _in_import_pool(plane, import_by_url)

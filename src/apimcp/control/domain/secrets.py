@@ -7,6 +7,7 @@ Only snapshot building opens them, to hand gateways what they call backends with
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,7 +81,18 @@ def _check(
     for name, value in values.items():
         if not isinstance(value, str):
             raise Invalid("secret values are strings", field=f"values.{name}")
+        if kind in _SENT_AS_IS and _CONTROL.search(value):
+            raise Invalid(
+                f"{name} holds a control character (a line break pasted with it?); it is sent as is in a "
+                "header, which cannot carry one",
+                field=f"values.{name}",
+            )
     return clean_fields, {k: str(v) for k, v in values.items()}
+
+
+_SENT_AS_IS = ("bearer", "api_key")
+"""Kinds whose values travel verbatim in a header (basic and OAuth client credentials are encoded first)."""
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _check_tls(fields: Mapping[str, Any], values: Mapping[str, Any]) -> None:

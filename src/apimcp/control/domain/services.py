@@ -18,7 +18,7 @@ from apimcp.control.models import Artifact, Exposition, Plan, Service
 from apimcp.importers.detection import KINDS, DescriptionKind, detect_kind, kind_of_url
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import DEFAULT_DEPTH, import_graphql
-from apimcp.importers.openapi import import_openapi
+from apimcp.importers.openapi import SchemaLimits, import_openapi
 from apimcp.importers.openapi.loading import fetch, is_url, parse
 from apimcp.importers.protobuf import import_protobuf
 from apimcp.safety.fetch import Fetcher
@@ -63,6 +63,7 @@ def import_service(
     options: ImportOptions | None = None,
     fetcher: Fetcher | None = None,
     yaml_limits: YamlLimits | None = None,
+    schema_limits: SchemaLimits | None = None,
 ) -> Imported:
     """Import an API description; a service of the same name and version is updated in place. URLs (the
     description's, those it references, an endpoint to introspect or reflect) are read by `fetcher`
@@ -85,7 +86,7 @@ def import_service(
                 raise Invalid("the file is empty", field="file")
             source = filename or "upload"
             kind = options.kind or detect_kind(content)
-        catalog = _catalog(kind, content, source, url is not None, options, fetcher, yaml_limits)
+        catalog = _catalog(kind, content, source, url is not None, options, fetcher, yaml_limits, schema_limits)
     except SpecError as exc:
         raise Invalid(str(exc), field=field) from exc
     compiled = encode_service(catalog)
@@ -150,6 +151,7 @@ def _catalog(
     options: ImportOptions,
     fetcher: Fetcher,
     yaml_limits: YamlLimits | None,
+    schema_limits: SchemaLimits | None,
 ) -> CatalogService:
     if kind == "graphql":
         if not options.name or not options.version:
@@ -186,6 +188,7 @@ def _catalog(
         external_references=from_url,
         headers=options.headers,
         yaml_limits=yaml_limits,
+        schema_limits=schema_limits,
     )
 
 
