@@ -27,7 +27,6 @@ import datetime as dt
 import os
 import re
 import secrets
-import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +34,8 @@ from typing import NoReturn
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from apimcp.sealing.private_files import read_private
 
 KEY_BYTES = 32
 NONCE_BYTES = 12
@@ -232,16 +233,7 @@ class KeySet:
 
     @classmethod
     def _load(cls, path: Path) -> KeySet:
-        with path.open("rb") as file:
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise ValueError(f"key file {path} is not a regular file")
-            if os.name == "posix" and info.st_mode & 0o077:
-                raise ValueError(
-                    f"key file {path} has mode {stat.S_IMODE(info.st_mode):04o}: group and others must have no "
-                    f"access to it (chmod 600 {path})"
-                )
-            content = file.read()
+        content = read_private(path, "key file")
         try:
             text = content.decode("ascii").strip()
         except UnicodeDecodeError:

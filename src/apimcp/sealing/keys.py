@@ -13,12 +13,13 @@ import binascii
 import hashlib
 import os
 import re
-import stat
 from pathlib import Path
 from typing import NoReturn
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+
+from apimcp.sealing.private_files import read_private
 
 _PUBLIC_TEXT = re.compile(r"[A-Za-z0-9_-]{43}")
 
@@ -88,16 +89,7 @@ class GatewayKey:
         """The key in the file at `path`; on POSIX a file that group or others may read is refused."""
         path = Path(path)
         try:
-            with path.open("rb") as file:
-                info = os.fstat(file.fileno())
-                if not stat.S_ISREG(info.st_mode):
-                    raise ValueError(f"gateway key file {path} is not a regular file")
-                if os.name == "posix" and info.st_mode & 0o077:
-                    raise ValueError(
-                        f"gateway key file {path} has mode {stat.S_IMODE(info.st_mode):04o}: group and others must "
-                        f"have no access to it (chmod 600 {path})"
-                    )
-                content = file.read(64 * 1024)
+            content = read_private(path, "gateway key file")
         except OSError as exc:
             raise ValueError(f"cannot read the gateway key file {path}: {exc.strerror}") from None
         try:
