@@ -28,6 +28,7 @@ def test_a_variable_sets_its_group_s_field_and_nothing_else() -> None:
     assert given.head.seconds == 3.0
     assert given.mcp.max_json_depth == Settings().mcp.max_json_depth
     assert given.api == Settings().api
+    assert from_environment({"APIMCP_FETCH_MAX_REDIRECTS": "0"}).fetch.max_redirects == 0  # zero follows none
 
 
 @pytest.mark.parametrize(
@@ -38,6 +39,16 @@ def test_a_variable_sets_its_group_s_field_and_nothing_else() -> None:
         ({"APIMCP_HEAD_SECONDS": "nan"}, "APIMCP_HEAD_SECONDS: expected a finite number, got 'nan'"),
         ({"APIMCP_FETCH_TIMEOUT_SECONDS": "soon"}, "APIMCP_FETCH_TIMEOUT_SECONDS: expected a number, got 'soon'"),
         ({"APIMCP_MCP_MAX_JSON_DEPTH": "500"}, "APIMCP_MCP_MAX_JSON_DEPTH: max_json_depth must be at most 200"),
+        ({"APIMCP_SESSIONS_MAX_SESSIONS": "0"}, "APIMCP_SESSIONS_MAX_SESSIONS: session limits must be positive"),
+        (
+            {"APIMCP_FETCH_TIMEOUT_SECONDS": "-1"},
+            "APIMCP_FETCH_TIMEOUT_SECONDS: fetch limits must be positive (max_redirects may be 0)",
+        ),
+        (
+            {"APIMCP_IMPORTS_WORKERS": "0", "APIMCP_IMPORTS_QUEUED": "0"},
+            "APIMCP_IMPORTS_WORKERS, APIMCP_IMPORTS_QUEUED: workers and retry_after_seconds must be positive, "
+            "queued at least 0",
+        ),
     ],
 )
 def test_a_wrong_value_is_refused_naming_its_variable(environment: dict[str, str], message: str) -> None:

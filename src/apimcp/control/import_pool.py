@@ -32,6 +32,10 @@ class ImportCapacity:
     retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS
     """What a refused client is told to wait."""
 
+    def __post_init__(self) -> None:
+        if self.workers <= 0 or self.queued < 0 or self.retry_after_seconds <= 0:
+            raise ValueError("workers and retry_after_seconds must be positive, queued at least 0")
+
 
 class ImportsBusy(Exception):
     """Every worker is busy and every waiting place taken."""

@@ -115,6 +115,10 @@ class SessionLimits:
     max_sessions_per_endpoint: int = DEFAULT_MAX_SESSIONS_PER_ENDPOINT
     """Sessions of one endpoint (one exposition): initialize gets 503 + Retry-After beyond."""
 
+    def __post_init__(self) -> None:
+        if not self.idle_timeout > 0 or self.max_sessions <= 0 or self.max_sessions_per_endpoint <= 0:
+            raise ValueError("session limits must be positive")
+
 
 class MemorySessionStore(SessionStore):
     """Sessions in this process's memory, kept in least-recently-seen order.

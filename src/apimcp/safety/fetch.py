@@ -49,6 +49,11 @@ class FetchLimits:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     """One deadline for the whole fetch: resolving, connecting, every redirect, every byte."""
     max_redirects: int = DEFAULT_MAX_REDIRECTS
+    """Redirects followed; 0 follows none."""
+
+    def __post_init__(self) -> None:
+        if self.max_bytes <= 0 or not self.timeout_seconds > 0 or self.max_redirects < 0:
+            raise ValueError("fetch limits must be positive (max_redirects may be 0)")
 
 
 class FetchError(Exception):

@@ -35,6 +35,10 @@ class YamlLimits:
     max_expanded_size: int = DEFAULT_MAX_EXPANDED_SIZE
     """About the size in bytes of the document written as JSON with every alias replaced by what it names."""
 
+    def __post_init__(self) -> None:
+        if self.max_aliases < 0 or self.max_depth <= 0 or self.max_expanded_size <= 0:
+            raise ValueError("YAML limits must be positive (max_aliases may be 0: no aliases at all)")
+
 
 class YamlLimitError(yaml.MarkedYAMLError):
     """A YAML document beyond a limit; like parser errors it has `problem` and `problem_mark` (where)."""
