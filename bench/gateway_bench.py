@@ -6,7 +6,10 @@
 2. `tools/list` latency for the GitHub exposition (~1,200 tools): one connection, so the
    figures are per-request latency.
 
-    python -m bench.gateway_bench [--rounds 3] [--duration 10]
+    python -m bench.gateway_bench [--rounds 3] [--duration 10] [--baseline DIR]
+
+`--baseline DIR` also runs `apimcp serve` from another checkout (with its own `.venv`) in the
+same rounds of part 1, and reports this checkout's gateway against it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from bench import harness
-from bench.harness import Scenario
+from bench.harness import THIS, Checkout, Scenario
 
 ITEM_SPEC = Path(__file__).resolve().parent / "item_api.yaml"
 GITHUB_SPEC = harness.ROOT.parent / "shared" / "corpus" / "openapi" / "github" / "api.github.com.json"
@@ -49,9 +52,13 @@ http {{
     return harness.start_pinned(1, command, port, "nginx"), port
 
 
-def apimcp_serve(arguments: list[str], port: int) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "apimcp.cli", "serve", *arguments, "--port", str(port)]
-    process = subprocess.Popen(["taskset", "-c", "0", *command], cwd=harness.ROOT, stdout=subprocess.DEVNULL)
+def apimcp_serve(
+    arguments: list[str], port: int, checkout: Checkout = THIS, connections: int = 64
+) -> subprocess.Popen[bytes]:
+    command = [checkout.python, "-m", "apimcp.cli", "serve", *arguments, "--port", str(port)]
+    # wrk's connections all share one session, far more requests at once than one client sends (32 by default)
+    env = {**os.environ, "APIMCP_MCP_MAX_REQUESTS_PER_SESSION": str(max(32, connections))}
+    process = subprocess.Popen(["taskset", "-c", "0", *command], cwd=checkout.root, stdout=subprocess.DEVNULL, env=env)
     harness.wait_for_port(port, process, "apimcp serve")
     return process
 
@@ -65,23 +72,28 @@ def check_item(url: str, body: dict[str, object], headers: dict[str, str]) -> No
 
 def call_throughput(args: argparse.Namespace, tmp: Path, backend: str) -> list[Scenario]:
     proxy = Scenario("bare aiohttp JSON-RPC -> HTTP proxy")
-    modern = Scenario("apimcp gateway, 2026-07-28 stateless")
-    session = Scenario("apimcp gateway, 2025-11-25 session")
+    gateways = [
+        (Scenario("apimcp gateway, 2026-07-28 stateless"), THIS),
+        (Scenario("apimcp gateway, 2025-11-25 session"), THIS),
+    ]
+    if args.baseline is not None:
+        baseline = Checkout.at(args.baseline)
+        gateways += [(Scenario(f"baseline: {scenario.label}"), baseline) for scenario, _ in gateways]
     config = tmp / "gateway.yaml"
     config.write_text(f"services:\n  items:\n    openapi: {ITEM_SPEC}\n    backend: {backend}\n")
     call = {"name": "get_item", "arguments": {"itemId": 1}}
     for round_number in range(1, args.rounds + 1):
-        for scenario in (proxy, modern, session):
+        for scenario, checkout in [(proxy, THIS), *gateways]:
             port = harness.free_port()
             if scenario is proxy:
                 env_command = ["env", f"BACKEND={backend}", *harness.uvicorn_command("bench.proxy_app:app", port)]
                 server = harness.start_pinned(0, env_command, port, "proxy")
                 url = f"http://127.0.0.1:{port}/mcp"
             else:
-                server = apimcp_serve([str(config)], port)
+                server = apimcp_serve([str(config)], port, checkout, args.connections)
                 url = f"http://127.0.0.1:{port}/mcp/items"
             try:
-                if scenario is session:
+                if "session" in scenario.label:
                     headers = harness.open_session(url)
                     body: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
                 else:
@@ -93,7 +105,7 @@ def call_throughput(args: argparse.Namespace, tmp: Path, backend: str) -> list[S
             finally:
                 harness.stop(server)
             print(f"round {round_number}: {scenario.label}: {scenario.rps[-1]:,.0f} req/s", file=sys.stderr)
-    return [proxy, modern, session]
+    return [proxy, *(scenario for scenario, _ in gateways)]
 
 
 def list_latency(args: argparse.Namespace, tmp: Path) -> list[Scenario]:
@@ -129,6 +141,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--skip-list", action="store_true", help="skip the GitHub tools/list latency part")
+    parser.add_argument("--baseline", type=Path, help="another checkout whose gateway is measured beside this one")
     args = parser.parse_args()
     harness.require_tools("nginx")
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
@@ -141,6 +154,9 @@ def main() -> None:
             harness.stop(nginx)
         title = f"tools/call via the gateway, {args.connections} connections, {args.rounds} x {args.duration}s, medians"
         harness.print_table(title, calls, calls[0])
+        if args.baseline is not None:
+            pairs = [(this, other) for other in calls[3:] for this in calls[1:3] if other.label.endswith(this.label)]
+            harness.print_comparison(f"this checkout against {args.baseline}", pairs)
         if not args.skip_list and GITHUB_SPEC.exists():
             lists = list_latency(args, tmp)
             harness.print_table(

@@ -29,6 +29,25 @@ MODERN_META = {
 ACCEPT = "application/json, text/event-stream"
 
 
+@dataclass(frozen=True)
+class Checkout:
+    """Where a server's code comes from: this checkout, or another one (with its own `.venv`) measured
+    beside it in the same rounds, e.g. the main branch before a change."""
+
+    root: Path
+    python: str
+
+    @classmethod
+    def at(cls, path: Path) -> Checkout:
+        python = path.resolve() / ".venv" / "bin" / "python"
+        if not python.exists():
+            raise SystemExit(f"{path} has no .venv/bin/python (run scripts/setup.sh there first)")
+        return cls(path.resolve(), str(python))
+
+
+THIS = Checkout(ROOT, sys.executable)
+
+
 @dataclass
 class Scenario:
     label: str
@@ -70,15 +89,17 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str, second
     raise SystemExit(f"{what} did not start")
 
 
-def start_pinned(cpu: int, command: Sequence[str], port: int, what: str) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(["taskset", "-c", str(cpu), *command], cwd=ROOT)
+def start_pinned(
+    cpu: int, command: Sequence[str], port: int, what: str, checkout: Checkout = THIS
+) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(["taskset", "-c", str(cpu), *command], cwd=checkout.root)
     wait_for_port(port, process, what)
     return process
 
 
-def uvicorn_command(app: str, port: int) -> list[str]:
+def uvicorn_command(app: str, port: int, checkout: Checkout = THIS) -> list[str]:
     return [
-        sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", f"--port={port}",
+        checkout.python, "-m", "uvicorn", app, "--host", "127.0.0.1", f"--port={port}",
         "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning",
     ]  # fmt: skip
 
@@ -183,3 +204,15 @@ def print_table(title: str, scenarios: Sequence[Scenario], baseline: Scenario, o
         if other is not None:
             line += f" {ratio(scenario, other):>13.1f}x"
         print(line)
+
+
+def print_comparison(title: str, pairs: Sequence[tuple[Scenario, Scenario]]) -> None:
+    """Each scenario against the same scenario served by the baseline checkout, as same-round ratios."""
+    print(f"\n{title}")
+    print(f"{'scenario':<52} {'this req/s':>11} {'baseline':>11} {'this/baseline':>14}")
+    for this, baseline in pairs:
+        ratio = statistics.median(a / b for a, b in zip(this.rps, baseline.rps, strict=True))
+        print(
+            f"{this.label:<52} {statistics.median(this.rps):>11,.0f} {statistics.median(baseline.rps):>11,.0f} "
+            f"{ratio:>14.1%}"
+        )

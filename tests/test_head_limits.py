@@ -130,3 +130,30 @@ def test_pipelined_requests_with_large_bodies_are_not_taken_for_large_heads() ->
 def test_head_limits_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         HeadLimits(max_bytes=0)
+
+
+def test_a_body_that_never_comes_gets_408_and_one_that_trickles_is_left_to_the_application() -> None:
+    """Headers announcing a body, then silence: the application would wait for it forever."""
+    port = free_port()
+    server = server_for(_read_all, lambda: None, host="127.0.0.1", port=port, head_limits=HeadLimits(seconds=0.5))
+    thread = threading.Thread(target=asyncio.run, args=(server.serve(),), daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        started = time.monotonic()
+        silent = exchange("127.0.0.1", port, b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n")
+        assert silent.status == 408
+        assert silent.json()["detail"] == "the request body stopped arriving for 0.5 s"
+        assert 0.4 < time.monotonic() - started < 2
+
+        def trickle() -> Iterator[bytes]:
+            for _ in range(10):
+                time.sleep(0.2)  # slower than nothing at all, faster than the 0.5 s silence allowed
+                yield b"b" * 10
+
+        slow = exchange("127.0.0.1", port, b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n", trickle())
+        assert slow.status == 200  # two seconds in all: the total body time is the application's to bound
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

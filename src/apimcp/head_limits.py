@@ -1,12 +1,15 @@
-"""A bound on the request head (request line and header fields) every apimcp server applies, in its HTTP protocol.
+"""Bounds on what a connection may hold every apimcp server applies, in its HTTP protocol.
 
 uvicorn's httptools protocol keeps whatever head a client sends (a 100 MB header
-value, twenty thousand fields) and waits for it forever: memory and connections a
-client holds without ever making a request. The protocol here counts the bytes of
-a head still being received and refuses it beyond `max_bytes` (431), and refuses a
-head that takes longer than `seconds` to `2 * seconds` to arrive (408). It works
-below the application, so it protects the gateway and the control plane alike; the
-applications keep their own, finer checks (field count, problem details).
+value, twenty thousand fields) and waits for it, and for a body, forever: memory
+and connections a client holds without ever making a request. The protocol here
+counts the bytes of a head still being received and refuses it beyond `max_bytes`
+(431); it refuses a head that takes longer than `seconds` to `2 * seconds` to
+arrive, and a body that stops arriving for as long (408); and it closes a
+connection that says nothing. One timer per connection does the timing, so a
+request costs nothing for it. It works below the application, so it protects the
+gateway and the control plane alike; the applications keep their own, finer checks
+(field count, total body time, problem details).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ class HeadLimits:
     """Request line and header fields of one request, as received: 431 and the connection closed above."""
     seconds: float = 10.0
     """A connection that sends nothing for this long is closed; a head still incomplete at two checks this far
-    apart (so after `seconds` to twice that) gets 408 and the connection closed."""
+    apart (so after `seconds` to twice that), or a body of which nothing arrived between two checks, gets 408
+    and the connection closed."""
 
     def __post_init__(self) -> None:
         if self.max_bytes <= 0 or self.seconds <= 0:
@@ -52,11 +56,14 @@ def bounded_protocol(limits: HeadLimits) -> type[asyncio.Protocol] | None:
             self._head_bytes = 0
             self._messages = 0
             self._open_at_last_check = -1
+            self._received = 0
+            self._received_at_last_check = 0
             super().connection_made(transport)
             self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(limits.seconds, self._check_head)
 
         def data_received(self, data: bytes) -> None:
             open_before = self._head_open
+            self._received += len(data)
             super().data_received(data)
             if open_before and self._head_open:  # the chunk is all head: the head neither began nor ended in it
                 self._head_bytes += len(data)
@@ -84,21 +91,32 @@ def bounded_protocol(limits: HeadLimits) -> type[asyncio.Protocol] | None:
             self._head_timer = None
             if self.transport.is_closing():
                 return
+            progressed = self._received != self._received_at_last_check
+            self._received_at_last_check = self._received
             if self._head_open:
                 if self._open_at_last_check == self._messages:
                     seconds = f"{limits.seconds:g}"
                     self._refuse(408, "Request Timeout", f"the request head did not arrive within {seconds} s")
                     return
                 self._open_at_last_check = self._messages
+            elif not progressed and self._body_awaited():
+                seconds = f"{limits.seconds:g}"
+                self._refuse(408, "Request Timeout", f"the request body stopped arriving for {seconds} s")
+                return
             elif self._messages == 0:
                 self.transport.close()  # connected and said nothing
                 return
             self._head_timer = self.loop.call_later(limits.seconds, self._check_head)
 
+        def _body_awaited(self) -> bool:
+            """Whether the current request's body is still incomplete and nothing has been answered yet."""
+            cycle = self.cycle
+            return cycle is not None and cycle.more_body and not cycle.response_started
+
         def _refuse(self, status: int, title: str, detail: str) -> None:
             if self.transport.is_closing():
                 return
-            if self.cycle is not None and not self.cycle.response_complete:
+            if self.cycle is not None and not self.cycle.response_complete and not self._body_awaited():
                 self.transport.close()  # a pipelined head while a response is still being written: no room to answer
                 return
             body = orjson.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail})

@@ -54,9 +54,14 @@ class McpEndpoint:
     def __init__(self, handler: McpHandler, options: EndpointOptions | None = None, endpoint_id: str = "mcp"):
         self.handler = handler
         self.options = options or EndpointOptions()
-        self._limits = self.options.limits
-        self._body_deadline = SharedDeadline(self._limits.body_read_seconds)
-        self._body_limit_digits = len(str(self._limits.max_body_bytes))
+        limits = self._limits = self.options.limits
+        # Read on every request: plain attributes, not attribute chains.
+        self._max_header_count = limits.max_header_count
+        self._max_header_bytes = limits.max_header_bytes
+        self._max_body_bytes = limits.max_body_bytes
+        self._max_depth = limits.max_json_depth
+        self._body_deadline = SharedDeadline(limits.body_read_seconds)
+        self._body_limit_digits = len(str(limits.max_body_bytes))
         self.changes = ChangeHub()
         """Call `changes.tools_changed()` (etc.) to notify listening clients."""
         dispatcher = Dispatcher(handler)
@@ -85,10 +90,9 @@ class McpEndpoint:
             await run_lifespan(receive, send, self.shutdown)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        limits = self._limits
         raw_headers = scope["headers"]
-        if len(raw_headers) > limits.max_header_count:
-            text = f"More than {limits.max_header_count} request headers (max_header_count)"
+        if len(raw_headers) > self._max_header_count:
+            text = f"More than {self._max_header_count} request headers (max_header_count)"
             await Exchange(send, accepts_json=True, accepts_sse=False).refuse(431, text)
             return
         headers: dict[bytes, bytes] = {}
@@ -102,8 +106,8 @@ class McpEndpoint:
                 param_headers[name[len(_PARAM_PREFIX) :]] = value
         accepts_json, accepts_sse = parse_accept(headers.get(b"accept"))
         exchange = Exchange(send, accepts_json=accepts_json, accepts_sse=accepts_sse)
-        if size > limits.max_header_bytes:
-            text = f"Request headers take {size} bytes, more than {limits.max_header_bytes} (max_header_bytes)"
+        if size > self._max_header_bytes:
+            text = f"Request headers take {size} bytes, more than {self._max_header_bytes} (max_header_bytes)"
             await exchange.refuse(431, text)
             return
 
@@ -124,13 +128,12 @@ class McpEndpoint:
             header_version = decode_header_value(raw_version) if raw_version is not None else None
         except MalformedHeader:
             header_version = "(malformed)"
-        stateless_header = _names_stateless_revision(header_version)
 
         method = scope["method"]
         if method == "POST":
             await self._post(exchange, receive, headers, param_headers, session_id, header_version)
         elif method in ("GET", "DELETE"):
-            if stateless_header or not self.options.session_era:
+            if _names_stateless_revision(header_version) or not self.options.session_era:
                 await exchange.empty(405, [_ALLOW_STATELESS])
             elif method == "GET":
                 await self._sessions.get(exchange, receive, session_id, header_version)
@@ -163,7 +166,7 @@ class McpEndpoint:
             await exchange.refuse(413, _too_large(limits))
             return
         try:
-            body = await read_body(receive, limits.max_body_bytes, self._body_deadline)
+            body = await read_body(receive, self._max_body_bytes, self._body_deadline)
         except BodyTooLarge:
             await exchange.refuse(413, _too_large(limits))
             return
@@ -182,7 +185,7 @@ class McpEndpoint:
             return
         # Each level takes an opening and a closing bracket: a short body, or one with few brackets,
         # cannot nest that deep, and only a body that might is walked.
-        depth = limits.max_json_depth
+        depth = self._max_depth
         if len(body) > 2 * depth and body.count(b"{") + body.count(b"[") > depth:
             too_deep = too_deep_error(payload, depth)
             if too_deep is not None:

@@ -165,15 +165,21 @@ class BodyTooSlow(Exception):
 
 
 async def read_body(receive: Receive, limit: int, deadline: SharedDeadline) -> bytes:
-    """The whole request body; raises BodyTooLarge past `limit` bytes, BodyTooSlow past `deadline`."""
+    """The whole request body; raises BodyTooLarge past `limit` bytes, BodyTooSlow past `deadline`.
+
+    Nearly every body is complete at the first read, which costs no deadline: watching a task costs
+    more than the rest of reading a small body. A body that comes in pieces gets one total deadline
+    from its first piece on. How long the first piece may take is the server's to bound: apimcp's
+    server closes a connection whose body stops arriving (`apimcp.head_limits`).
+    """
+    message = await receive()
+    body: bytes = message.get("body", b"")
+    if not message.get("more_body", False):
+        if len(body) > limit:
+            raise BodyTooLarge
+        return body
     task, watched = deadline.watch()
     try:
-        message = await receive()
-        body: bytes = message.get("body", b"")
-        if not message.get("more_body", False):
-            if len(body) > limit:
-                raise BodyTooLarge
-            return body
         chunks = [body]
         size = len(body)
         while message.get("more_body", False):

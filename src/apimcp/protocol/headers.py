@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 
 _SENTINEL_START = b"=?base64?"
@@ -21,8 +22,23 @@ class MalformedHeader(ValueError):
     pass
 
 
+_CACHED_UP_TO = 128
+"""Values this short are decoded once and remembered (they repeat: versions, methods, tool names)."""
+
+
 def decode_header_value(raw: bytes) -> str:
     """The value a client meant, after trimming surrounding whitespace and Base64 decoding."""
+    if len(raw) <= _CACHED_UP_TO:
+        return _decode_cached(raw)
+    return _decode(raw)
+
+
+@functools.lru_cache(maxsize=1024)  # at most 1024 values of 128 bytes: a client cannot grow it
+def _decode_cached(raw: bytes) -> str:
+    return _decode(raw)
+
+
+def _decode(raw: bytes) -> str:
     value = raw.strip(b" \t")
     if _FORBIDDEN.search(value) is not None:
         raise MalformedHeader("contains control characters or bytes that are not ASCII")

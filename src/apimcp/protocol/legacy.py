@@ -81,6 +81,7 @@ class SessionEra:
         self._store = options.sessions
         self._live: dict[str, _Live] = {}
         self._active: dict[str, int] = {}  # requests in progress, by session
+        self._max_active = options.limits.max_requests_per_session
         self._inflight: dict[tuple[str, RequestId], asyncio.Task[Any]] = {}
         self._cancelled: set[tuple[str, RequestId]] = set()
         self._request_ids = itertools.count(1)  # ids of our requests to clients: never reused
@@ -275,15 +276,10 @@ class SessionEra:
     def _begin(self, session_id: str) -> bool:
         """Count a request of the session in progress; False when it has as many as it may."""
         active = self._active.get(session_id, 0)
-        if active >= self._options.limits.max_requests_per_session:
+        if active >= self._max_active:
             return False
         self._active[session_id] = active + 1
         return True
-
-    async def _too_many(self, exchange: Exchange, request_id: RequestId | None) -> None:
-        limit = self._options.limits.max_requests_per_session
-        text = f"This session already has {limit} requests in progress (max_requests_per_session)"
-        await exchange.json(429, error_message(request_id, SERVER_BUSY, text), [_RETRY_SOON])
 
     def _end(self, session_id: str) -> None:
         remaining = self._active[session_id] - 1
@@ -291,6 +287,11 @@ class SessionEra:
             self._active[session_id] = remaining
         else:
             del self._active[session_id]
+
+    async def _too_many(self, exchange: Exchange, request_id: RequestId | None) -> None:
+        limit = self._options.limits.max_requests_per_session
+        text = f"This session already has {limit} requests in progress (max_requests_per_session)"
+        await exchange.json(429, error_message(request_id, SERVER_BUSY, text), [_RETRY_SOON])
 
     def _end_live(self, session_id: str) -> None:
         """The session has ended: close its GET stream and give up on what it was asked."""

@@ -26,7 +26,8 @@ class EndpointLimits:
     max_body_bytes: int = 4 * 1024 * 1024
     """Request body size: 413, decided from Content-Length when announced, else while reading."""
     body_read_seconds: float = 30.0
-    """Total time to receive a request body (not per read): 408 past it (checked once a second)."""
+    """Total time to receive a request body that arrives in pieces, from its first piece (not per read): 408
+    past it (checked once a second). How long the first piece may take is the server's to bound."""
     max_header_count: int = 100
     """Request header lines: 431 past it."""
     max_header_bytes: int = 32 * 1024
