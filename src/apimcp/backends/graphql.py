@@ -8,7 +8,9 @@ failures, credential masking and redirects work as they do for REST backends.
 
 from __future__ import annotations
 
+import functools
 import ssl
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +29,7 @@ from apimcp.backends.http_common import (
     too_large,
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
-from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, send_following
+from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, follow, redirect_of
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
 
@@ -106,23 +108,26 @@ class GraphQLBackend(Backend):
         payload = orjson.dumps(
             {"query": binding.document, "variables": variables, "operationName": binding.operation_name}
         )
-        outgoing = Outgoing("POST", url, headers, payload, lambda: payload, access.placement.query)
-
-        async def answer(response: aiohttp.ClientResponse) -> BackendResult:
-            body = await read_limited(response, self._max_bytes)
-            if body is None:
-                return too_large(self._max_bytes)
-            reason = response.reason
-            if access.mask:  # once, on the bytes: data, notes and error excerpts all come from them
-                body = access.mask.mask_bytes(body)
-                reason = access.mask.mask_text(reason) if reason else reason
-            return _result(response.status, reason, body)
-
+        started = time.monotonic()
         try:
-            return await send_following(
+            async with self._session.request(
+                "POST",
+                url,
+                headers=headers,
+                data=payload,
+                timeout=self._timeout,
+                ssl=self._ssl,
+                allow_redirects=False,  # redirects.follow decides which are followed
+            ) as response:
+                redirect = redirect_of(response)
+                if redirect is None:
+                    return await self._answer(response, access)
+            return await follow(
                 self._session,
-                outgoing,
-                answer,
+                Outgoing("POST", url, headers, lambda: payload, access.placement.query),
+                redirect,
+                functools.partial(self._answer, access=access),
+                started=started,
                 client_timeout=self._timeout,
                 tls=self._ssl,
                 max_redirects=self._max_redirects,
@@ -130,6 +135,16 @@ class GraphQLBackend(Backend):
             )
         except CALL_ERRORS as exc:
             return exception_failure(exc, self._endpoint, self._timeout_seconds)
+
+    async def _answer(self, response: aiohttp.ClientResponse, access: Access) -> BackendResult:
+        body = await read_limited(response, self._max_bytes)
+        if body is None:
+            return too_large(self._max_bytes)
+        reason = response.reason
+        if access.mask:  # once, on the bytes: data, notes and error excerpts all come from them
+            body = access.mask.mask_bytes(body)
+            reason = access.mask.mask_text(reason) if reason else reason
+        return _result(response.status, reason, body)
 
 
 def _result(status: int, reason: str | None, body: bytes) -> BackendResult:

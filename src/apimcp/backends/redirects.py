@@ -46,16 +46,30 @@ def shown_origin(url: yarl.URL) -> str:
     return f"{scheme}://{bracketed}" + (f":{url.explicit_port}" if url.explicit_port is not None else "")
 
 
-def next_hop(
-    status: int, reason: str | None, location: str | None, url: yarl.URL, method: str, hops: int, max_hops: int
-) -> Hop | Failure | None:
-    """What to do with an answer of `status` to `method url` after `hops` redirects: None when it is not a
-    redirect to follow (no Location: the answer is the result), a Hop, or the Failure saying why not."""
-    if status not in REDIRECT_STATUSES or not location:
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """An answer asking for another request: its status, reason and Location."""
+
+    status: int
+    reason: str | None
+    location: str
+
+
+def redirect_of(response: aiohttp.ClientResponse) -> Redirect | None:
+    """The redirect an answer asks for; None for every other answer (the common case, decided first)."""
+    if response.status not in REDIRECT_STATUSES:
         return None
-    said = f"HTTP {status} {reason or ''}".strip()
+    location = response.headers.get("Location")
+    return Redirect(response.status, response.reason, location) if location else None
+
+
+def next_hop(redirect: Redirect, url: yarl.URL, method: str, hops: int, max_hops: int) -> Hop | Failure:
+    """What to do with `redirect`, the answer to `method url` after `hops` redirects: a Hop to follow, or the
+    Failure saying why it is not followed."""
+    status = redirect.status
+    said = f"HTTP {status} {redirect.reason or ''}".strip()
     try:
-        target = url.join(yarl.URL(location))
+        target = url.join(yarl.URL(redirect.location))
     except (ValueError, TypeError):
         return Failure(f"The backend answered {said} with a Location that is not a URL; it is not followed", status)
     if target.scheme not in ("http", "https") or not target.host:
@@ -84,46 +98,42 @@ Body = bytes | aiohttp.FormData | None
 
 @dataclass(frozen=True, slots=True)
 class Outgoing:
-    """One backend request, as `send_following` sends it and its same-origin redirects."""
+    """A backend request that was redirected, as `follow` sends it again (made only then)."""
 
     method: str
     url: yarl.URL
     headers: dict[str, str]
-    body: Body
     body_again: Callable[[], Body]
     """The body for a redirect that keeps it (a multipart form is written once: it is built again)."""
     query_credentials: Sequence[tuple[str, str]] = ()
     """Query API keys: kept on a same-origin redirect whose Location leaves them out."""
 
 
-async def send_following(
+async def follow(
     session: aiohttp.ClientSession,
     request: Outgoing,
+    redirect: Redirect,
     answer: Callable[[aiohttp.ClientResponse], Awaitable[BackendResult]],
     *,
+    started: float,
     client_timeout: aiohttp.ClientTimeout,
     tls: ssl.SSLContext | bool,
     max_redirects: int,
     mask: SecretMask,
 ) -> BackendResult:
-    """Send `request`, follow its same-origin redirects, and give the final response to `answer`. The whole
-    exchange, every hop included, has the `client_timeout` total; a timeout raises TimeoutError."""
-    method, url, headers, body = request.method, request.url, request.headers, request.body
-    timeout, total = client_timeout, client_timeout.total
-    started = time.monotonic()
+    """Follow `redirect`, the answer to `request` (sent at `started`, by `time.monotonic`), within its origin,
+    and give the final response to `answer`. Backends send the first request themselves, so that the answers
+    that are no redirect (nearly all) cost nothing here. Every hop shares the `client_timeout` total of the
+    call; a timeout raises TimeoutError."""
+    method, url, headers = request.method, request.url, request.headers
+    total = client_timeout.total
     hops = 0
     while True:
-        async with session.request(
-            method, url, headers=headers, data=body, timeout=timeout, ssl=tls, allow_redirects=False
-        ) as response:
-            hop = next_hop(
-                response.status, response.reason, response.headers.get("Location"), url, method, hops, max_redirects
-            )
-            if hop is None:
-                return await answer(response)
+        hop = next_hop(redirect, url, method, hops, max_redirects)
         if isinstance(hop, Failure):
             return Failure(mask.mask_text(hop.message), hop.status) if mask else hop
         hops += 1
+        timeout = client_timeout
         if total is not None:  # the hops share the call's deadline
             left = total - (time.monotonic() - started)
             if left <= 0:
@@ -133,6 +143,13 @@ async def send_following(
         if not hop.keeps_body:
             headers = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length")}
         method, body = hop.method, request.body_again() if hop.keeps_body else None
+        async with session.request(
+            method, url, headers=headers, data=body, timeout=timeout, ssl=tls, allow_redirects=False
+        ) as response:
+            followed = redirect_of(response)
+            if followed is None:
+                return await answer(response)
+            redirect = followed
 
 
 def _with_query_credentials(url: yarl.URL, query: Sequence[tuple[str, str]]) -> yarl.URL:

@@ -10,7 +10,9 @@ Redirects are followed within the backend's origin only (`redirects.py`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,7 +39,7 @@ from apimcp.backends.http_common import (
     too_large,
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
-from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, send_following
+from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, follow, redirect_of
 from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.media import media_kind
@@ -114,24 +116,35 @@ class RestBackend(Backend):
             request = build_request(binding, arguments, base_url, access.placement)
         except InvalidArgument as exc:
             return Failure(f"Invalid arguments: {exc}")
-        outgoing = Outgoing(
-            request.method,
-            yarl.URL(request.url, encoded=True),
-            request.headers,
-            request.body,
-            # A multipart form is written once; a redirect that keeps the body needs it built again.
-            body_again=lambda: build_request(binding, arguments, base_url, access.placement).body,
-            query_credentials=access.placement.query,
-        )
-
-        async def answer(response: aiohttp.ClientResponse) -> BackendResult:
-            return await self._answer(response, request.public_url, access)
-
+        url = yarl.URL(request.url, encoded=True)
+        started = time.monotonic()
         try:
-            return await send_following(
+            async with self._session.request(
+                request.method,
+                url,
+                headers=request.headers,
+                data=request.body,
+                timeout=self._timeout,
+                ssl=self._ssl,
+                allow_redirects=False,  # redirects.follow decides which are followed
+            ) as response:
+                redirect = redirect_of(response)
+                if redirect is None:
+                    return await self._answer(response, request.public_url, access)
+            again = Outgoing(
+                request.method,
+                url,
+                request.headers,
+                # A multipart form is written once; a redirect that keeps the body needs it built again.
+                body_again=lambda: build_request(binding, arguments, base_url, access.placement).body,
+                query_credentials=access.placement.query,
+            )
+            return await follow(
                 self._session,
-                outgoing,
-                answer,
+                again,
+                redirect,
+                functools.partial(self._answer, uri=request.public_url, access=access),
+                started=started,
                 client_timeout=self._timeout,
                 tls=self._ssl,
                 max_redirects=self._max_redirects,
