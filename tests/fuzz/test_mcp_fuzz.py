@@ -151,7 +151,7 @@ def envelopes(draw: st.DrawFn, method: str, params: Any) -> Any:
     elif flaw == "params":
         message["params"] = draw(values | deep)
     elif flaw == "method":
-        message["method"] = draw(st.one_of(st.text(max_size=20), st.integers(), st.none()))
+        message["method"] = draw(st.one_of(st.text(max_size=20), st.integers(-(2**63), 2**63 - 1), st.none()))
     return message
 
 
