@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -157,3 +158,50 @@ def test_a_body_that_never_comes_gets_408_and_one_that_trickles_is_left_to_the_a
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def _closed_by_the_server(sock: socket.socket) -> bool:
+    """Whether the server has closed `sock` (within its timeout) rather than kept it open."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_one_body_byte_after_an_early_answer_does_not_keep_the_connection_open() -> None:
+    """An answer sent before the body arrived ends the connection: the rest of the body is not wanted.
+
+    uvicorn would keep the connection and discard the body, each byte of which cancels its keep-alive timer.
+    """
+    with serving(HeadLimits(seconds=1)) as port, socket.create_connection(("127.0.0.1", port), timeout=3) as s:
+        s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 100000000\r\n\r\n")
+        assert _answer(s).startswith(b"HTTP/1.1 200")  # _hello answers without reading the body
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            s.sendall(b"b")
+        assert _closed_by_the_server(s)  # at once: well before uvicorn's 5 s keep-alive, let alone 15 s
+
+
+def test_requests_with_bodies_keep_their_connection_alive() -> None:
+    """Bodies read by the application, or complete before the answer, leave keep-alive as it was."""
+    port = free_port()
+    server = server_for(_read_all, lambda: None, host="127.0.0.1", port=port, head_limits=HeadLimits(seconds=1))
+    thread = threading.Thread(target=asyncio.run, args=(server.serve(),), daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=3) as s:
+            for size in (0, 10, 100_000):
+                s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: %d\r\n\r\n%b" % (size, b"b" * size))
+                assert _answer(s).startswith(b"HTTP/1.1 200")
+            s.settimeout(0.3)
+            assert not _closed_by_the_server(s)  # still open, waiting for the next request
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+    with serving(HeadLimits()) as port, socket.create_connection(("127.0.0.1", port), timeout=3) as s:
+        for _ in range(3):  # the body arrives with the head, so it is complete before the unread answer
+            s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 5\r\n\r\nhello")
+            assert _answer(s).startswith(b"HTTP/1.1 200")

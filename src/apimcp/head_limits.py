@@ -5,11 +5,18 @@ value, twenty thousand fields) and waits for it, and for a body, forever: memory
 and connections a client holds without ever making a request. The protocol here
 counts the bytes of a head still being received and refuses it beyond `max_bytes`
 (431); it refuses a head that takes longer than `seconds` to `2 * seconds` to
-arrive, and a body that stops arriving for as long (408); and it closes a
-connection that says nothing. One timer per connection does the timing, so a
-request costs nothing for it. It works below the application, so it protects the
-gateway and the control plane alike; the applications keep their own, finer checks
-(field count, total body time, problem details).
+arrive, and a body that stops arriving for as long (408); it closes a connection
+that says nothing, and one answered before its body arrived. One timer per
+connection does the timing, so a request costs nothing for it. It works below the
+application, so it protects the gateway and the control plane alike; the
+applications keep their own, finer and exact checks (header bytes and count, total
+body time, problem details).
+
+Only reads that begin and end inside a head are counted: the read that starts a
+head and the one that completes it are not, since either may also hold body bytes
+(the previous request's, or this one's), which are no head. So a head of
+`max_bytes` always passes, and one may reach `max_bytes` plus those two reads
+(uvicorn reads up to 256 KiB at once) before it is refused.
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ KiB = 1024
 @dataclass(frozen=True, slots=True)
 class HeadLimits:
     max_bytes: int = 64 * KiB
-    """Request line and header fields of one request, as received: 431 and the connection closed above."""
+    """Request line and header fields of one request, as received: 431 and the connection closed above (the
+    reads that start and complete a head are not counted: see the module's docstring)."""
     seconds: float = 10.0
     """A connection that sends nothing for this long is closed; a head still incomplete at two checks this far
     apart (so after `seconds` to twice that), or a body of which nothing arrived between two checks, gets 408
@@ -49,6 +57,7 @@ def bounded_protocol(limits: HeadLimits) -> type[asyncio.Protocol] | None:
 
         One timer per connection, not per request: every `seconds` it checks whether the same head is
         still incomplete as at the previous check (then 408), or whether a new connection said nothing.
+        A response complete before its request's body closes the connection.
         """
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -80,6 +89,15 @@ def bounded_protocol(limits: HeadLimits) -> type[asyncio.Protocol] | None:
         def on_headers_complete(self) -> None:
             self._head_open = False
             super().on_headers_complete()
+
+        def on_response_complete(self) -> None:
+            # Answered before its body arrived (413, 415...): uvicorn would keep the connection and discard
+            # the rest of the body, each piece of which cancels its keep-alive timer, for ever. Nobody wants
+            # that body. (A pipelined request's cycle has no complete response: it is left alone.)
+            cycle = self.cycle
+            if cycle.more_body and cycle.response_complete:
+                self.transport.close()
+            super().on_response_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._head_timer is not None:

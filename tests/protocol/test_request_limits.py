@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import select
@@ -137,6 +138,75 @@ def test_a_body_sent_a_byte_at_a_time_is_408_within_the_total_read_time() -> Non
         assert error["code"] == -32600 and "body_read_seconds" in error["message"]
         assert 1 <= elapsed < 4  # the deadline is total, checked once a second
         assert mcp.initialize().request("ping").status == 200
+
+
+def _answer_on(sock: socket.socket) -> tuple[bytes, bytes]:
+    """The head and body of one answer read from `sock` (its body has a Content-Length)."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        data = sock.recv(65536)
+        assert data, received
+        received += data
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = next(int(line[15:]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head.lower(), body
+
+
+def _closed_by_the_server(sock: socket.socket) -> bool:
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("status", "headers"),
+    [
+        (406, b"host: localhost\r\naccept: text/html\r\ncontent-type: application/json\r\n"),
+        (415, b"host: localhost\r\naccept: application/json\r\ncontent-type: text/plain\r\n"),
+        (413, b"host: localhost\r\naccept: application/json\r\ncontent-type: application/json\r\n"),
+        (421, b"host: evil.example.com\r\naccept: application/json\r\ncontent-type: application/json\r\n"),
+    ],
+    ids=["406-accept", "415-content-type", "413-content-length", "421-host"],
+)
+def test_one_body_byte_after_an_early_answer_does_not_keep_the_connection_open(status: int, headers: bytes) -> None:
+    """A refusal made before the body is read says Connection: close, so that any server ends the connection.
+
+    (live_server is plain uvicorn: without the header it would keep the connection and drain the body.)
+    """
+    with serving(max_body_bytes=1000) as mcp:
+        host, port = mcp.url.removeprefix("http://").split("/")[0].split(":")
+        with socket.create_connection((host, int(port)), timeout=3) as sock:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\n%bcontent-length: 100000000\r\n\r\n" % headers)
+            head, body = _answer_on(sock)
+            assert head.startswith(b"http/1.1 %d " % status) and b"\r\nconnection: close" in head
+            assert orjson.loads(body)["error"]["code"] == -32600
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                sock.sendall(b"{")
+            assert _closed_by_the_server(sock)  # at once, not after uvicorn's 5 s keep-alive
+
+
+def test_requests_answered_after_their_body_keep_the_connection_alive() -> None:
+    with serving() as mcp:
+        host, port = mcp.url.removeprefix("http://").split("/")[0].split(":")
+        body, headers = modern_message("server/discover")
+        fields = b"".join(b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in headers.items())
+        request = b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n%bcontent-length: %d\r\n\r\n%b" % (
+            fields,
+            len(orjson.dumps(body)),
+            orjson.dumps(body),
+        )
+        with socket.create_connection((host, int(port)), timeout=3) as sock:
+            for _ in range(3):
+                sock.sendall(request)
+                head, _ = _answer_on(sock)
+                assert head.startswith(b"http/1.1 200 ") and b"connection: close" not in head
+            sock.settimeout(0.3)
+            assert not _closed_by_the_server(sock)
 
 
 # --- JSON depth ------------------------------------------------------------------------------------

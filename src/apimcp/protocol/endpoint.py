@@ -46,6 +46,8 @@ _PARAM_PREFIX = b"mcp-param-"
 _ALLOW = (b"allow", b"GET, POST, DELETE")
 _ALLOW_STATELESS = (b"allow", b"POST")
 _CLOSE = ((b"connection", b"close"),)
+"""On a refusal made before the body is read: a server would otherwise keep the connection and drain a body
+nobody wants (uvicorn does, for as long as it keeps coming)."""
 
 
 class McpEndpoint:
@@ -93,7 +95,7 @@ class McpEndpoint:
         raw_headers = scope["headers"]
         if len(raw_headers) > self._max_header_count:
             text = f"More than {self._max_header_count} request headers (max_header_count)"
-            await Exchange(send, accepts_json=True, accepts_sse=False).refuse(431, text)
+            await Exchange(send, accepts_json=True, accepts_sse=False).refuse(431, text, _CLOSE)
             return
         headers: dict[bytes, bytes] = {}
         param_headers: dict[bytes, bytes] = {}
@@ -108,17 +110,17 @@ class McpEndpoint:
         exchange = Exchange(send, accepts_json=accepts_json, accepts_sse=accepts_sse)
         if size > self._max_header_bytes:
             text = f"Request headers take {size} bytes, more than {self._max_header_bytes} (max_header_bytes)"
-            await exchange.refuse(431, text)
+            await exchange.refuse(431, text, _CLOSE)
             return
 
         security = self.options.security
         host = headers.get(b"host")
         if not security.host_allowed(host.decode("latin-1") if host is not None else None):
-            await exchange.refuse(421, "Host not allowed (DNS rebinding protection)")
+            await exchange.refuse(421, "Host not allowed (DNS rebinding protection)", _CLOSE)
             return
         origin = headers.get(b"origin")
         if not security.origin_allowed(origin.decode("latin-1") if origin is not None else None):
-            await exchange.refuse(403, "Origin not allowed")
+            await exchange.refuse(403, "Origin not allowed", _CLOSE)
             return
 
         raw_session = headers.get(b"mcp-session-id")
@@ -140,7 +142,7 @@ class McpEndpoint:
             else:
                 await self._sessions.delete(exchange, session_id, header_version)
         else:
-            await exchange.empty(405, [_ALLOW if self.options.session_era else _ALLOW_STATELESS])
+            await exchange.empty(405, [_ALLOW if self.options.session_era else _ALLOW_STATELESS, *_CLOSE])
 
     async def _post(
         self,
@@ -153,22 +155,22 @@ class McpEndpoint:
     ) -> None:
         if not (exchange.accepts_json or exchange.accepts_sse):
             text = "Accept must include application/json or text/event-stream"
-            await exchange.refuse(406, text)
+            await exchange.refuse(406, text, _CLOSE)
             return
         content_type = headers.get(b"content-type")
         if content_type is not None and not content_type.lower().startswith(b"application/json"):
-            await exchange.refuse(415, "Content-Type must be application/json")
+            await exchange.refuse(415, "Content-Type must be application/json", _CLOSE)
             return
         limits = self._limits
         announced = headers.get(b"content-length")
         # Fewer digits than the limit has cannot announce more: most requests stop at len().
         if announced is not None and len(announced) >= self._body_limit_digits and _more_than(announced, limits):
-            await exchange.refuse(413, _too_large(limits))
+            await exchange.refuse(413, _too_large(limits), _CLOSE)
             return
         try:
             body = await read_body(receive, self._max_body_bytes, self._body_deadline)
         except BodyTooLarge:
-            await exchange.refuse(413, _too_large(limits))
+            await exchange.refuse(413, _too_large(limits), _CLOSE)  # the rest of the body is still on its way
             return
         except BodyTooSlow:
             text = f"The request body did not arrive within {limits.body_read_seconds:g} seconds (body_read_seconds)"
