@@ -9,7 +9,7 @@ from apimcp.catalog.model import Service
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi.loading import DocumentSet
 from apimcp.importers.openapi.operations import OperationBuilder
-from apimcp.importers.openapi.schemas import SchemaLimits
+from apimcp.importers.openapi.schemas import CpuBudget, SchemaLimits
 from apimcp.importers.openapi.servers import parse_servers
 from apimcp.importers.openapi.swagger2 import convert_swagger2
 from apimcp.importers.openapi.warnings import WarningLog
@@ -41,8 +41,11 @@ def import_openapi(
     (default: public addresses only, default limits); YAML within `yaml_limits`.
 
     What the description gets wrong is repaired when the intent is unambiguous, else left out, and
-    told in the service's `warnings`; what no tool could be made of raises SpecError.
+    told in the service's `warnings`; what no tool could be made of raises SpecError, and so does an import
+    needing more CPU time than `schema_limits.max_cpu_seconds`.
     """
+    # The budget starts before loading: what reading and converting the description took counts too.
+    budget = CpuBudget((schema_limits or SchemaLimits()).max_cpu_seconds, source)
     documents = DocumentSet(
         source, fetcher, document, external=external_references, headers=headers, yaml_limits=yaml_limits
     )
@@ -68,7 +71,13 @@ def import_openapi(
         raise SpecError('the description has no "info.title"; give the service a name', source=source, pointer="/info")
     service_version = version or info.get("version")
     builder = OperationBuilder(
-        documents, openapi_30=openapi_30, prefix=tool_prefix, source=source, log=log, limits=schema_limits
+        documents,
+        openapi_30=openapi_30,
+        prefix=tool_prefix,
+        source=source,
+        log=log,
+        limits=schema_limits,
+        budget=budget,
     )
     operations = builder.build(main)
     description = info.get("description")

@@ -11,6 +11,7 @@ caller reports it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -31,20 +32,27 @@ _COMPILED = frozenset({"pattern"})
 _UNSUPPORTED = frozenset({"$dynamicRef", "$recursiveRef"})
 """References resolved at validation time, outside the definitions a tool schema carries."""
 _MAX_SHOWN = 60
-
-_cache: dict[tuple[str, type, Any], str | None] = {}
+_ANNOTATIONS = frozenset({"title", "description", "default", "examples", "example", "$comment"})
+"""Keywords whose values are prose or data, distinct nearly every time: checked, never cached."""
+_MAX_CACHED_CHARS = 256
+"""The longest keyword or string value cached: the cache lives as long as the process and serves every
+import, so it must hold only what recurs (`type: string`, short patterns), never a description's bulk."""
+_CACHE_ENTRIES = 4096
 
 
 def problem(keyword: str, value: Any) -> str | None:
     """Why `keyword: value` is not valid JSON Schema 2020-12 (or does not compile); None when it is."""
-    cacheable = value is None or isinstance(value, str | int | float | bool)
-    key = (keyword, type(value), value)  # the type too: 1 == True, yet only one is a valid uniqueItems
-    if cacheable and key in _cache:
-        return _cache[key]
-    found = _problem(keyword, value)
-    if cacheable and len(_cache) < 100_000:
-        _cache[key] = found
-    return found
+    if keyword in _ANNOTATIONS or len(keyword) > _MAX_CACHED_CHARS:
+        return _problem(keyword, value)
+    if (isinstance(value, str) and len(value) <= _MAX_CACHED_CHARS) or value is None or isinstance(value, int | float):
+        # The type is part of the key: 1 == True, yet only one of them is a valid `uniqueItems`.
+        return _cached_problem(keyword, type(value).__name__, value)
+    return _problem(keyword, value)
+
+
+@functools.lru_cache(maxsize=_CACHE_ENTRIES)  # thread-safe: imports run on several worker threads at once
+def _cached_problem(keyword: str, kind: str, value: Any) -> str | None:
+    return _problem(keyword, value)
 
 
 def _problem(keyword: str, value: Any) -> str | None:

@@ -39,7 +39,7 @@ from apimcp.catalog.naming import NameAllocator, snake_case
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi.keywords import compile_problem
 from apimcp.importers.openapi.loading import DocumentSet, pointer_get
-from apimcp.importers.openapi.schemas import BINARY_HINT, JsonObject, SchemaConverter, SchemaLimits
+from apimcp.importers.openapi.schemas import BINARY_HINT, CpuBudget, JsonObject, SchemaConverter, SchemaLimits
 from apimcp.importers.openapi.servers import parse_servers
 from apimcp.importers.openapi.warnings import WarningLog
 
@@ -107,11 +107,17 @@ class OperationBuilder:
         source: str,
         log: WarningLog,
         limits: SchemaLimits | None = None,
+        budget: CpuBudget | None = None,
     ) -> None:
         self._documents = documents
         self._log = log
-        self._inputs = SchemaConverter(documents, openapi_30=openapi_30, mode="input", log=log, limits=limits)
-        self._outputs = SchemaConverter(documents, openapi_30=openapi_30, mode="output", log=log, limits=limits)
+        self._budget = budget or CpuBudget((limits or SchemaLimits()).max_cpu_seconds, source)
+        self._inputs = SchemaConverter(
+            documents, openapi_30=openapi_30, mode="input", log=log, limits=limits, budget=self._budget
+        )
+        self._outputs = SchemaConverter(
+            documents, openapi_30=openapi_30, mode="output", log=log, limits=limits, budget=self._budget
+        )
         self._names = NameAllocator(prefix)
         self._source = source
 
@@ -132,6 +138,7 @@ class OperationBuilder:
                     continue
                 if not isinstance(operation, dict):
                     raise SpecError("an operation must be an object", source=self._source, pointer=f"{at}/{method}")
+                self._budget.check()
                 self._log.operation = f"{method.upper()} {path}"
                 built = self._operation(path, method, item, operation, item_uri, f"{item_at}/{method}")
                 if built is not None:

@@ -19,6 +19,7 @@ accepts any value below it.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -34,6 +35,7 @@ JsonObject = dict[str, Any]
 
 DEFAULT_MAX_DEPTH = 64
 DEFAULT_MAX_VALUE_DEPTH = 32
+DEFAULT_MAX_CPU_SECONDS = 60.0
 _JSON_DEPTH_BUDGET = 224
 """How deep the JSON of a tool schema may nest (orjson, which encodes compiled services, stops at 255;
 the rest is left for the envelope around it). A schema level costs up to two (`properties`, then a name)."""
@@ -58,19 +60,41 @@ BINARY_HINT = "File content: base64, or a data: URL (data:<media type>;base64,<d
 @dataclass(frozen=True, slots=True)
 class SchemaLimits:
     """Bounds on what one schema of a description may nest (a compiled service must stay encodable
-    and validators must never recurse without end)."""
+    and validators must never recurse without end), and on the CPU time an import may take."""
 
     max_depth: int = DEFAULT_MAX_DEPTH
     """Subschemas nested in one schema (references start again from 0); deeper ones accept any value."""
     max_value_depth: int = DEFAULT_MAX_VALUE_DEPTH
     """Arrays and objects nested in a keyword's value (`default`, `examples`, `enum`, `const`, an unknown
     keyword); deeper values are dropped."""
+    max_cpu_seconds: float = DEFAULT_MAX_CPU_SECONDS
+    """CPU time one OpenAPI import may take (its thread's): an import holds the GIL that the API and, in
+    `apimcp serve`, the data plane share. Past it the import fails."""
 
     def __post_init__(self) -> None:
         if self.max_depth < 1 or self.max_value_depth < 1:
             raise ValueError("schema depth limits are at least 1")
+        if not self.max_cpu_seconds > 0:
+            raise ValueError("max_cpu_seconds must be positive")
         if 2 * self.max_depth + self.max_value_depth > _JSON_DEPTH_BUDGET:
             raise ValueError(f"twice max_depth plus max_value_depth must stay within {_JSON_DEPTH_BUDGET}")
+
+
+class CpuBudget:
+    """The CPU time left to one import, checked cooperatively by its loops (operations, definitions, schemas)."""
+
+    __slots__ = ("_deadline", "_seconds", "_source")
+
+    def __init__(self, seconds: float, source: str | None = None) -> None:
+        self._seconds = seconds
+        self._source = source
+        # The thread's own CPU time: waiting for the GIL or for the network is not the import's doing.
+        self._deadline = time.thread_time() + seconds
+
+    def check(self) -> None:
+        if time.thread_time() > self._deadline:
+            raise SpecError(f"the import needs more than the {self._seconds:g} s of CPU time allowed (schema limit "
+                            "max_cpu_seconds, APIMCP_SCHEMA_MAX_CPU_SECONDS)", source=self._source)  # fmt: skip
 
 
 class SchemaConverter:
@@ -84,15 +108,19 @@ class SchemaConverter:
         mode: SchemaMode,
         log: WarningLog,
         limits: SchemaLimits | None = None,
+        budget: CpuBudget | None = None,
     ) -> None:
         self._documents = documents
         self._openapi_30 = openapi_30
         self._mode = mode
         self._log = log
         self._limits = limits or SchemaLimits()
+        self._budget = budget or CpuBudget(self._limits.max_cpu_seconds)
         self.definitions: dict[str, Any] = {}
         self._names: dict[tuple[str, str], str] = {}
         self._used_names: set[str] = set()
+        self._next_suffix: dict[str, int] = {}
+        """Per base name, the first `_n` suffix not tried yet: naming stays O(1) however many share a base."""
         self._dependencies: dict[str, set[str]] = {}
         self._closures: dict[str, frozenset[str]] = {}
         self._pending: list[tuple[str, Any, str, str]] = []
@@ -209,6 +237,7 @@ class SchemaConverter:
         return self._convert(schema, uri, pointer, refs, depth)
 
     def _convert(self, schema: JsonObject, uri: str, pointer: str, refs: set[str], depth: int) -> Any:
+        self._budget.check()
         out: JsonObject = {}
         if "$ref" in schema:
             reference = schema["$ref"]
@@ -307,8 +336,8 @@ class SchemaConverter:
         names: list[Any] = []
         if "required" in schema:
             written = schema["required"]
-            if isinstance(written, list):
-                written = [name for name in written if name not in removed]
+            if isinstance(written, list):  # names only: any other entry is reported (and dropped) by `_value`
+                written = [name for name in written if not isinstance(name, str) or name not in removed]
             checked = self._value("required", written, uri, f"{pointer}/required") if written != [] else []
             if checked is not _MISSING:
                 names = list(checked)
@@ -449,10 +478,12 @@ class SchemaConverter:
             base = _NAME_UNSAFE.sub("_", uri.rsplit("/", 1)[-1].rsplit(".", 1)[0]).strip("_")
         if base.isdigit() or not base:
             base = _NAME_UNSAFE.sub("_", fragment).strip("_") or "schema"
-        name, counter = base, 2
-        while name in self._used_names:
-            name = f"{base}_{counter}"
-            counter += 1
+        name = base
+        if name in self._used_names:
+            counter = self._next_suffix.get(base, 2)
+            while (name := f"{base}_{counter}") in self._used_names:  # a name written so in the description
+                counter += 1
+            self._next_suffix[base] = counter + 1
         self._used_names.add(name)
         return name
 
