@@ -72,7 +72,8 @@ def import_protobuf(
 
     With `content`, `source` only names it: .proto text (whose imports `extra_files` may supply, by import
     path) or a binary descriptor set. The service is the one the file declares, or the one `service` names.
-    Reflection reaches only hosts `fetcher`'s policy allows (default: public addresses only).
+    Reflection reaches only hosts `fetcher`'s policy allows (default: public addresses only) and receives at
+    most its `limits.max_bytes`.
     """
     servers: tuple[ServerTemplate, ...] = ()
     if content is None and is_reflection_url(source):

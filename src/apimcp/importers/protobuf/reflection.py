@@ -8,14 +8,16 @@ imported this way have no descriptions from comments.
 
 Reflection is a fetch made on someone's behalf: the host is resolved once, every
 address is checked against the fetch policy, and the channel connects to the checked
-addresses (`ipv4:`/`ipv6:` targets) while TLS and the `:authority` keep the name.
+addresses (`ipv4:`/`ipv6:` targets) while TLS and the `:authority` keep the name. Like a fetch it
+has a size cap (`FetchLimits.max_bytes`, for all its answers together) and answers are read one
+message at a time: a server that sends more (or more messages than it was asked for) is cut off.
 """
 
 from __future__ import annotations
 
 import time
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import grpc
 from google.protobuf import descriptor_pb2
@@ -25,6 +27,7 @@ from grpc_reflection.v1alpha import reflection_pb2 as pb
 from apimcp.importers.errors import SpecError
 from apimcp.safety.addresses import AddressRefused, IPAddress, allowed_addresses
 from apimcp.safety.fetch import Fetcher
+from apimcp.safety.masking import SecretMask
 
 _PATHS = (
     "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
@@ -32,6 +35,8 @@ _PATHS = (
 )
 _INTERNAL = ("grpc.reflection.",)
 _MAX_ROUNDS = 64
+_MAX_MESSAGE_BYTES = 2**31 - 1
+"""The largest value gRPC's `grpc.max_receive_message_length` takes (a C int)."""
 _DEFAULT_PORT = 443  # gRPC's, when a URL names none
 
 
@@ -66,7 +71,12 @@ def reflect(
         raise SpecError(f"refused to reflect it: {exc}", source=url) from None
     except OSError:
         raise SpecError(_unreachable(authority, timeout_seconds), source=url) from None
-    options: list[tuple[str, str | int]] = [("grpc.default_authority", authority), ("grpc.enable_http_proxy", 0)]
+    max_bytes = fetcher.limits.max_bytes
+    options: list[tuple[str, str | int]] = [
+        ("grpc.default_authority", authority),
+        ("grpc.enable_http_proxy", 0),
+        ("grpc.max_receive_message_length", min(max_bytes, _MAX_MESSAGE_BYTES)),
+    ]
     target = _target(addresses, port)
     if parts.scheme == "grpcs":
         options.append(("grpc.ssl_target_name_override", host))
@@ -77,15 +87,14 @@ def reflect(
     with channel:
         for path in _PATHS:
             try:
-                return _Session(channel, path, deadline, url, tuple(metadata)).run()
+                return _Session(channel, path, deadline, url, tuple(metadata), max_bytes).run()
             except grpc.RpcError as exc:
                 code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNKNOWN
                 if code == grpc.StatusCode.UNIMPLEMENTED and path != _PATHS[-1]:
                     continue
-                message = _explain(code, exc, authority, timeout_seconds)
-                for _, value in metadata:  # a server may echo what it was sent
-                    message = message.replace(value, "***")
-                raise SpecError(message, source=url) from exc
+                message = _explain(code, exc, authority, timeout_seconds, max_bytes)
+                # A server may echo what it was sent; the mask leaves values too short to be secrets alone.
+                raise SpecError(SecretMask(value for _, value in metadata).mask_text(message), source=url) from exc
     raise AssertionError("unreachable")
 
 
@@ -107,41 +116,72 @@ def _unreachable(authority: str, timeout: float) -> str:
     )
 
 
-def _explain(code: grpc.StatusCode, exc: grpc.RpcError, address: str, timeout: float) -> str:
+def _explain(code: grpc.StatusCode, exc: grpc.RpcError, address: str, timeout: float, max_bytes: int) -> str:
     details = exc.details() if isinstance(exc, grpc.Call) else str(exc)
     if code == grpc.StatusCode.UNIMPLEMENTED:
         return "the server does not offer server reflection (grpc.reflection.v1 or v1alpha)"
     if code in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNAVAILABLE):
         return _unreachable(address, timeout)
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:  # the usual cause: one message past the channel's limit
+        return f"server reflection failed: gRPC {code.name}: {details} (answers may hold {max_bytes} bytes)"
     return f"server reflection failed: gRPC {code.name}: {details}"
+
+
+def _raw(data: bytes) -> bytes:
+    return data
 
 
 class _Session:
     def __init__(
-        self, channel: grpc.Channel, path: str, deadline: float, url: str, metadata: tuple[tuple[str, str], ...]
+        self,
+        channel: grpc.Channel,
+        path: str,
+        deadline: float,
+        url: str,
+        metadata: tuple[tuple[str, str], ...],
+        max_bytes: int,
     ) -> None:
         self._metadata = metadata
         self._url = url
+        # Raw answers: their size is counted before anything is parsed.
         self._call = channel.stream_stream(
-            path,
-            request_serializer=pb.ServerReflectionRequest.SerializeToString,
-            response_deserializer=pb.ServerReflectionResponse.FromString,
+            path, request_serializer=pb.ServerReflectionRequest.SerializeToString, response_deserializer=_raw
         )
         self._deadline = deadline
+        self._max_bytes = max_bytes
+        self._received = 0
+        """Bytes of every answer of the session so far, held against `max_bytes`."""
         self.files: dict[str, descriptor_pb2.FileDescriptorProto] = {}
 
     def _ask(self, requests: list[pb.ServerReflectionRequest]) -> list[pb.ServerReflectionResponse]:
+        """One answer per request, read one at a time: the call is cancelled as soon as the server sends more
+        messages than it was asked for or more bytes than the session may receive."""
         timeout = max(0.001, self._deadline - time.monotonic())
-        responses: Iterable[pb.ServerReflectionResponse] = self._call(
-            iter(requests), timeout=timeout, metadata=self._metadata
-        )
-        return list(responses)
+        call = self._call(iter(requests), timeout=timeout, metadata=self._metadata)
+        answers: list[pb.ServerReflectionResponse] = []
+        for data in call:
+            self._received += len(data)
+            problem = None
+            if len(answers) == len(requests):
+                problem = f"sent more answers than the {len(requests)} questions it was asked"
+            elif self._received > self._max_bytes:
+                problem = f"sent more than the {self._max_bytes} bytes allowed"
+            if problem is not None:
+                call.cancel()
+                raise SpecError(f"server reflection {problem}", source=self._url)
+            try:
+                answers.append(pb.ServerReflectionResponse.FromString(data))
+            except DecodeError as exc:
+                call.cancel()
+                raise SpecError(f"server reflection sent an answer that does not parse: {exc}",
+                                source=self._url) from exc  # fmt: skip
+        if len(answers) != len(requests):
+            raise SpecError(f"server reflection sent {len(answers)} answers to the {len(requests)} questions it was "
+                            "asked", source=self._url)  # fmt: skip
+        return answers
 
     def run(self) -> tuple[descriptor_pb2.FileDescriptorSet, list[str]]:
-        answers = self._ask([pb.ServerReflectionRequest(list_services="")])
-        if len(answers) != 1:
-            raise SpecError(f"server reflection answered {len(answers)} messages to one question", source=self._url)
-        listing = answers[0]
+        (listing,) = self._ask([pb.ServerReflectionRequest(list_services="")])
         self._check(listing)
         services = [s.name for s in listing.list_services_response.service if not internal_service(s.name)]
         if services:
