@@ -233,6 +233,35 @@ def test_a_session_deleted_while_a_request_waits_for_the_client_answers_that_req
     assert not [r for r in caplog.records if r.exc_info]
 
 
+@pytest.mark.parametrize("ending", ["expired", "deleted on another replica"])
+def test_a_get_stream_that_finds_its_session_gone_answers_the_requests_waiting_for_the_client(ending: str) -> None:
+    """The GET stream's tick learns that the session ended; who waits for the client learns it at once.
+
+    Without it, they waited for client_request_timeout (here 30 s) although no answer could come.
+    """
+    clock = Clock()
+    store = MemorySessionStore(idle_timeout=60, clock=clock)  # shared, as by two replicas of one exposition
+    with (
+        serving(store, keepalive_seconds=0.2, client_request_timeout=30) as one,
+        serving(store, keepalive_seconds=0.2) as two,
+    ):
+        session = one.initialize("2025-11-25", {"elicitation": {}})
+        body = {"jsonrpc": "2.0", "id": "asking", "method": "tools/call", "params": {"name": "elicit"}}
+        headers = {"content-type": "application/json", "accept": "text/event-stream", **session.headers()}
+        with get_stream(one, session), one.http.stream("POST", one.url, json=body, headers=headers) as response:
+            messages = sse_messages(response.iter_lines())
+            assert next(messages)["method"] == "elicitation/create"
+            started = time.monotonic()
+            if ending == "expired":
+                clock.skipped = 3600
+            else:
+                assert two.http.delete(two.url, headers=session.headers()).status_code == 200
+            final = next(messages)
+            assert time.monotonic() - started < 3  # a tick or two, not client_request_timeout
+        assert final["id"] == "asking"
+        assert final["error"] == {"code": -32603, "message": "The session ended before the client answered"}
+
+
 # --- requests and streams at once --------------------------------------------------------------------
 
 

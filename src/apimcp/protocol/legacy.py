@@ -163,8 +163,12 @@ class SessionEra:
         def wants(kind: ChangeKind, uri: str | None) -> bool:
             return kind != "resource" or uri in session.subscriptions
 
+        gone = False
+
         async def session_lives() -> bool:
-            return await self._store.touch(session.id)
+            nonlocal gone
+            gone = not await self._store.touch(session.id)
+            return not gone
 
         # An open stream keeps its session alive, and notices within a tick when it has ended.
         tick = min(self._options.keepalive_seconds, self._store.idle_timeout / 3)
@@ -178,7 +182,10 @@ class SessionEra:
             self._hub.detach(listener)
             if live.stream is listener:
                 live.stream = None
-            self._forget_if_idle(session.id, live)
+            if gone:  # expired, or deleted on another replica: as a DELETE here, release who waits for the client
+                self._end_live(session.id)
+            else:
+                self._forget_if_idle(session.id, live)
             await exchange.close()
 
     async def delete(self, exchange: Exchange, session_id: str | None, header_version: str | None) -> None:
