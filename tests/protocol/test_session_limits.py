@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx2
+import orjson
 import pytest
 
 from apimcp.protocol import EndpointOptions, McpEndpoint, MemorySessionStore
@@ -113,6 +114,29 @@ def test_subscriptions_count_toward_the_session_record() -> None:
         assert refused and refused[0].error["code"] == -32602
         assert "max_session_bytes" in refused[0].error["message"]
         assert session.request("resources/subscribe", {"uri": "test://0" + "0" * 39}).result == {}  # already held
+
+
+def test_subscriptions_listen_keeps_its_resource_subscriptions_within_max_session_bytes() -> None:
+    """A listen stream keeps its URIs while open: bounded as a session's subscriptions, not by the 4 MiB body."""
+    with serving(limits={"max_session_bytes": 300}) as mcp:
+        uris = [f"test://{i:040d}" for i in range(8)]  # 376 bytes
+        body, headers = modern_message("subscriptions/listen", {"notifications": {"resourceSubscriptions": uris}})
+        body["id"] = "listen-big"
+        reply = mcp.post(body, headers)
+        assert reply.status == 400 and reply.body["id"] == "listen-big"
+        assert reply.error["code"] == -32602
+        assert "376 bytes" in reply.error["message"] and "max_session_bytes" in reply.error["message"]
+        assert reply.error["data"] == {"field": "notifications.resourceSubscriptions"}
+
+        repeated = {"resourceSubscriptions": [uris[0]] * 1000}  # one URI, however often named
+        body, headers = modern_message("subscriptions/listen", {"notifications": repeated})
+        with (
+            httpx2.Client(timeout=10) as client,
+            client.stream("POST", mcp.url, content=orjson.dumps(body), headers=headers) as stream,
+        ):
+            assert stream.status_code == 200
+            ack = next(sse_messages(stream.iter_lines()))
+            assert ack["params"]["notifications"] == {"resourceSubscriptions": [uris[0]]}
 
 
 # --- how many sessions ---------------------------------------------------------------------------------

@@ -336,6 +336,22 @@ class StatelessEra:
         if not isinstance(wanted, dict):
             await exchange.json(400, error_message(request.id, INVALID_PARAMS, '"notifications" must be an object'))
             return
+        features = self._handler.features
+        uris = wanted.get("resourceSubscriptions")
+        # Kept as long as the stream is open: bounded as a session's subscriptions are (dict: unique, in order).
+        subscribed: dict[str, None] = {}
+        if features.resources_subscribe and isinstance(uris, list):
+            subscribed = dict.fromkeys(u for u in uris if isinstance(u, str))
+            weight = sum(len(uri.encode()) for uri in subscribed)
+            most = self._options.limits.max_session_bytes
+            if weight > most:
+                text = (
+                    f"resourceSubscriptions take {weight} bytes; a subscriptions/listen stream keeps at most "
+                    f"{most} bytes of subscribed URIs (max_session_bytes)"
+                )
+                data = {"field": "notifications.resourceSubscriptions"}
+                await exchange.json(400, error_message(request.id, INVALID_PARAMS, text, data))
+                return
         if not exchange.accepts_sse:
             await exchange.json(
                 400,
@@ -351,7 +367,6 @@ class StatelessEra:
             text = f"This endpoint already serves {limit} open streams (max_listeners); try again later"
             await exchange.json(503, error_message(request.id, SERVER_BUSY, text), [(b"retry-after", b"5")])
             return
-        features = self._handler.features
         honoured: JsonObject = {}
         for key, offered in (
             ("toolsListChanged", features.tools_list_changed),
@@ -360,10 +375,8 @@ class StatelessEra:
         ):
             if offered and wanted.get(key) is True:
                 honoured[key] = True
-        uris = wanted.get("resourceSubscriptions")
         if features.resources_subscribe and isinstance(uris, list):
-            honoured["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
-        subscribed = set(honoured.get("resourceSubscriptions", ()))
+            honoured["resourceSubscriptions"] = list(subscribed)
         kinds = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 
         def wants(kind: ChangeKind, uri: str | None) -> bool:
