@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Annotated, TypeVar
+from typing import TypeVar
 
-from fastapi import APIRouter, File, Form, Request, UploadFile, status
+from fastapi import APIRouter, Request, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile as FormFile
@@ -25,14 +25,31 @@ from apimcp.control.api.views import (
     ServiceView,
     view,
 )
-from apimcp.control.domain import secrets, services
+from apimcp.control.domain import secrets, services, tokens
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Invalid
 from apimcp.control.import_pool import ImportsBusy
-from apimcp.control.models import Service
+from apimcp.control.models import Artifact, Service
 from apimcp.control.plane import ControlPlane
 
 router = APIRouter(tags=["services"])
+
+# The upload route reads its form by hand (see attach_artifact); its documented body:
+_ARTIFACT_UPLOAD = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["file"],
+                "properties": {
+                    "file": {"type": "string", "format": "binary", "description": "a YAML or JSON artifact"},
+                    "name": {"type": "string", "description": "its name (default: the file's)"},
+                },
+            }
+        }
+    },
+}
 T = TypeVar("T")
 
 
@@ -80,6 +97,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
                 fetcher=plane.fetcher,
                 yaml_limits=plane.yaml_limits,
                 schema_limits=plane.schema_limits,
+                may_move_secrets=caller.kind == tokens.ADMIN,
             ),
         )
     else:
@@ -87,6 +105,9 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
             by_url = ImportByUrl.model_validate_json(await request.body())
         except ValidationError as exc:  # a problem detail naming the field, not a 500
             raise RequestValidationError(exc.errors(include_url=False)) from exc
+
+        if by_url.secret_id is not None:  # the URL is the caller's choice: only an admin sends a secret there
+            tokens.require_admin(caller, "reading a description with a secret")
 
         def import_by_url() -> services.Imported:
             options = by_url.options()
@@ -102,6 +123,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
                 fetcher=plane.fetcher,
                 yaml_limits=plane.yaml_limits,
                 schema_limits=plane.schema_limits,
+                may_move_secrets=caller.kind == tokens.ADMIN,
             )
 
         imported = await _in_import_pool(plane, import_by_url)
@@ -148,18 +170,28 @@ def list_artifacts(service_id: str, caller: UserCaller, session: DbSession) -> l
     return [ArtifactView.model_validate(a) for a in services.artifacts(session, caller.organization_id, service_id)]
 
 
-@router.post("/services/{service_id}/artifacts", response_model=ArtifactView, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/services/{service_id}/artifacts",
+    response_model=ArtifactView,
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra={"requestBody": _ARTIFACT_UPLOAD},
+)
 async def attach_artifact(
-    service_id: str,
-    caller: UserCaller,
-    session: DbSession,
-    plane: Plane,
-    file: Annotated[UploadFile, File(description="a YAML or JSON artifact")],
-    name: Annotated[str | None, Form()] = None,
+    service_id: str, request: Request, caller: UserCaller, session: DbSession, plane: Plane
 ) -> ArtifactView:
-    """Attach an artifact to a service (a same-named one is replaced)."""
-    content = await file.read()
-    named = name or file.filename or "artifact"
+    """Attach an artifact to a service (multipart: `file`, optional `name`); a same-named one is replaced.
+
+    The form is read by hand, after the token is checked: a parameter declared as a form field would have
+    FastAPI parse (and spool) the upload before any dependency runs."""
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        raise Invalid("send the artifact as multipart/form-data with a `file` part", field="file")
+    async with request.form() as form:
+        upload = form.get("file")
+        if not isinstance(upload, FormFile):
+            raise Invalid("the form needs a `file` part", field="file")
+        content = await upload.read()
+        given = form.get("name")
+        named = (given if isinstance(given, str) and given else None) or upload.filename or "artifact"
     artifact = await _in_import_pool(
         plane,
         lambda: services.attach(
@@ -176,19 +208,22 @@ async def attach_artifact_from_url(
     service_id: str, body: ArtifactByUrl, caller: UserCaller, session: DbSession, plane: Plane
 ) -> ArtifactView:
     """Attach an artifact read from an http(s) URL (same rules as importing a description by URL)."""
-    artifact = await _in_import_pool(
-        plane,
-        lambda: services.attach_from_url(
+
+    def attach_by_url() -> Artifact:
+        with plane.session() as own:  # not the request's session: it must hold no connection while fetching
+            get_owned(own, Service, caller.organization_id, service_id, "service")  # before fetching anything
+        content, default_name = services.read_artifact(body.url, plane.fetcher)
+        return services.attach(
             session,
             caller.organization_id,
             service_id,
-            body.url,
-            body.name,
-            fetcher=plane.fetcher,
+            body.name or default_name,
+            content,
+            source=body.url,
             yaml_limits=plane.yaml_limits,
-        ),
-    )
-    return ArtifactView.model_validate(artifact)
+        )
+
+    return ArtifactView.model_validate(await _in_import_pool(plane, attach_by_url))
 
 
 @router.delete("/artifacts/{artifact_id}", status_code=status.HTTP_204_NO_CONTENT)

@@ -43,7 +43,9 @@ def _plan_values(fields: PlanFields) -> dict[str, Any]:
 
 @router.post("/plans", response_model=PlanResult, status_code=status.HTTP_201_CREATED, tags=["plans"])
 def create_plan(body: PlanInput, caller: UserCaller, session: DbSession) -> PlanResult:
-    plan, key = plans.create(session, caller.organization_id, body.service_id, body.name, _plan_values(body))
+    values = _plan_values(body)
+    plans.check_secret_use(caller, values)
+    plan, key = plans.create(session, caller.organization_id, body.service_id, body.name, values)
     return plan_view(plan, key)
 
 
@@ -59,7 +61,9 @@ def get_plan(plan_id: str, caller: UserCaller, session: DbSession) -> PlanResult
 
 @router.patch("/plans/{plan_id}", response_model=PlanResult, tags=["plans"])
 def update_plan(plan_id: str, body: PlanFields, caller: UserCaller, session: DbSession) -> PlanResult:
-    plan, key = plans.update(session, caller.organization_id, plan_id, _plan_values(body))
+    values = _plan_values(body)
+    plans.check_secret_use(caller, values, get_owned(session, Plan, caller.organization_id, plan_id, "plan"))
+    plan, key = plans.update(session, caller.organization_id, plan_id, values)
     return plan_view(plan, key)
 
 

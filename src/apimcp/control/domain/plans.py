@@ -22,7 +22,9 @@ from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_pro
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.selection import unmatched
 from apimcp.control import changes
+from apimcp.control.domain import tokens
 from apimcp.control.domain.common import check_name, get_owned
+from apimcp.control.domain.tokens import Caller
 from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, PlanSecret, Secret, Service
 
@@ -210,6 +212,23 @@ def update(session: Session, organization_id: str, plan_id: str, values: Mapping
     session.flush()  # sets updated_at, so that the answer shows what a read will
     changes.record(session, organization_id, "plan", plan.id)
     return plan, key
+
+
+_SECRET_FIELDS = ("secret_id", "secret_ids", "tls_secret_id")
+
+
+def check_secret_use(caller: Caller, values: Mapping[str, Any], plan: Plan | None = None) -> None:
+    """Only an admin decides where secrets go: attaching secrets to a plan, or moving a plan that carries
+    secrets to another backend (any holder of a user token could otherwise receive them on its own server).
+    Removing secrets, and every other change, is anyone's."""
+    if caller.kind == tokens.ADMIN:
+        return
+    if any(values.get(field) for field in _SECRET_FIELDS):
+        tokens.require_admin(caller, "attaching secrets to a plan")
+    if plan is None or not (plan.secret_ids or plan.tls_secret_id):
+        return
+    if "backend_endpoint" in values and values["backend_endpoint"] != plan.backend_endpoint:
+        tokens.require_admin(caller, "changing the backend of a plan that carries secrets")
 
 
 def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -> tuple[Plan, str | None]:

@@ -15,7 +15,7 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, place
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, header_problem, place
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.control import changes
 from apimcp.control.crypto import KeySet, token_key_id
@@ -67,6 +67,7 @@ def _check(
         clean_fields.setdefault("location", "header")
         if clean_fields["location"] not in LOCATIONS:
             raise Invalid(f"an API key goes in one of {', '.join(LOCATIONS)}", field="fields.location")
+        _check_api_key_name(clean_fields)
     if kind == "oauth_client_credentials":
         scopes = clean_fields.get("scopes", [])
         if isinstance(scopes, str):
@@ -81,18 +82,30 @@ def _check(
     for name, value in values.items():
         if not isinstance(value, str):
             raise Invalid("secret values are strings", field=f"values.{name}")
-        if kind in _SENT_AS_IS and _CONTROL.search(value):
-            raise Invalid(
-                f"{name} holds a control character (a line break pasted with it?); it is sent as is in a "
-                "header, which cannot carry one",
-                field=f"values.{name}",
-            )
+        problem = header_problem(value) if kind in _SENT_AS_IS else None
+        if problem is not None:
+            raise Invalid(f"{name} cannot be sent as is in a header: {problem} (pasted with it?)",
+                          field=f"values.{name}")  # fmt: skip
     return clean_fields, {k: str(v) for k, v in values.items()}
 
 
 _SENT_AS_IS = ("bearer", "api_key")
 """Kinds whose values travel verbatim in a header (basic and OAuth client credentials are encoded first)."""
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_HTTP_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""What an HTTP field or cookie name may be made of (RFC 9110 token)."""
+
+
+def _check_api_key_name(fields: Mapping[str, Any]) -> None:
+    name, location = fields.get("name"), fields.get("location", "header")
+    if not isinstance(name, str):
+        raise Invalid("an API key's name is a string", field="fields.name")
+    if location in ("header", "cookie") and not _HTTP_TOKEN.fullmatch(name):
+        raise Invalid(
+            f"{name!r} cannot be a {location} name: letters, digits and !#$%&'*+.^_`|~- only", field="fields.name"
+        )
+    problem = header_problem(name)
+    if problem is not None:  # a query parameter's name is encoded, but a control character is a mistake
+        raise Invalid(f"the API key's name: {problem}", field="fields.name")
 
 
 def _check_tls(fields: Mapping[str, Any], values: Mapping[str, Any]) -> None:

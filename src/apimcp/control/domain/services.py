@@ -13,7 +13,7 @@ from apimcp.catalog.codec import encode_service
 from apimcp.catalog.model import Service as CatalogService
 from apimcp.control import changes
 from apimcp.control.domain.common import get_owned
-from apimcp.control.errors import Conflict, Invalid
+from apimcp.control.errors import Conflict, Forbidden, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, Service
 from apimcp.importers.detection import KINDS, DescriptionKind, detect_kind, kind_of_url
 from apimcp.importers.errors import SpecError
@@ -64,6 +64,7 @@ def import_service(
     fetcher: Fetcher | None = None,
     yaml_limits: YamlLimits | None = None,
     schema_limits: SchemaLimits | None = None,
+    may_move_secrets: bool = True,
 ) -> Imported:
     """Import an API description; a service of the same name and version is updated in place. URLs (the
     description's, those it references, an endpoint to introspect or reflect) are read by `fetcher`
@@ -98,6 +99,11 @@ def import_service(
         )
     )
     created = service is None
+    if service is not None and not may_move_secrets and _sends_secrets_to_its_servers(session, service):
+        raise Forbidden(
+            f"{service.name} {service.version} has plans that send secrets to the servers its description names: "
+            "updating it needs an admin token (a new description could send them elsewhere)"
+        )
     if service is not None and service.kind != kind:
         used = session.scalar(select(Plan.id).where(Plan.service_id == service.id).limit(1))
         if used is not None:
@@ -124,6 +130,12 @@ def import_service(
     main.source = source
     changes.record(session, organization_id, "service", service.id)
     return Imported(service, created, catalog)
+
+
+def _sends_secrets_to_its_servers(session: Session, service: Service) -> bool:
+    """Whether a plan of `service` carries secrets and calls the servers its description names (no backend)."""
+    relying = session.scalars(select(Plan).where(Plan.service_id == service.id, Plan.backend_endpoint.is_(None)))
+    return any(plan.secret_ids or plan.tls_secret_id for plan in relying)
 
 
 def _read_url(url: str, options: ImportOptions, fetcher: Fetcher) -> tuple[bytes, str, DescriptionKind]:
@@ -192,25 +204,16 @@ def _catalog(
     )
 
 
-def attach_from_url(
-    session: Session,
-    organization_id: str,
-    service_id: str,
-    url: str,
-    name: str | None,
-    fetcher: Fetcher | None = None,
-    yaml_limits: YamlLimits | None = None,
-) -> Artifact:
-    """Attach what `url` holds, read with the importer's rules (the fetch policy, size and time limits)."""
-    get_owned(session, Service, organization_id, service_id, "service")  # before fetching anything
+def read_artifact(url: str, fetcher: Fetcher | None = None) -> tuple[bytes, str]:
+    """What `url` holds, read with the importer's rules (the fetch policy, size and time limits), and the
+    name the URL suggests for it."""
     if not is_url(url):
         raise Invalid("only http:// and https:// URLs can be attached", field="url")
     try:
         content = fetch(url, fetcher or Fetcher())
     except SpecError as exc:
         raise Invalid(str(exc), field="url") from exc
-    default = url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "artifact"
-    return attach(session, organization_id, service_id, name or default, content, source=url, yaml_limits=yaml_limits)
+    return content, url.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "artifact"
 
 
 def attach(

@@ -1,0 +1,129 @@
+"""Who decides where secrets go: only admins attach them to plans, move such plans, or read a URL with one.
+
+A user token could otherwise send an organization's secrets to a server it chooses (a plan's backend, a
+description's URL, a description's servers) and read them there, which is the "any token reads every
+secret" finding by another road. Both databases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import pytest
+
+from apimcp.control.domain import services
+from tests.control.api_harness import ECHO_API, Api, Org, created, import_echo, ok, problem
+
+ECHO_BACKEND = "http://127.0.0.1:9/v1"
+
+
+def _secret(org: Org, name: str = "key") -> str:
+    body = {"name": name, "kind": "api_key", "fields": {"name": "X-Key"}, "values": {"value": "s3cret-value"}}
+    return str(created(org.user.post("/secrets", json=body))["id"])
+
+
+def _plan(client: httpx2.Client, service_id: str, **values: Any) -> httpx2.Response:
+    return client.post("/plans", json={"service_id": service_id, "name": "p", **values})
+
+
+def test_a_user_token_could_send_an_organization_s_secrets_to_its_own_backend(api: Api) -> None:
+    acme = api.org("acme")
+    member = api.member(acme)
+    service = import_echo(acme.user)["id"]
+    secret = _secret(acme)
+    body = problem(_plan(member, service, backend_endpoint=ECHO_BACKEND, secret_ids=[secret]), 403)
+    assert (
+        body["detail"] == "attaching secrets to a plan needs an admin token of organization acme; this is a user token"
+    )
+    plan = created(_plan(acme.user, service, backend_endpoint=ECHO_BACKEND, secret_ids=[secret]))["id"]
+    moved = problem(member.patch(f"/plans/{plan}", json={"backend_endpoint": "http://attacker.example/v1"}), 403)
+    assert "changing the backend of a plan that carries secrets needs an admin token" in moved["detail"]
+    assert problem(member.patch(f"/plans/{plan}", json={"tls_secret_id": secret}), 403)["status"] == 403
+    # everything else stays the user's, removing the secrets included; then the backend is free to move
+    assert ok(member.patch(f"/plans/{plan}", json={"include": ["GET *"]}))["include"] == ["GET *"]
+    assert ok(member.patch(f"/plans/{plan}", json={"secret_ids": []}))["secret_ids"] == []
+    assert ok(member.patch(f"/plans/{plan}", json={"backend_endpoint": "http://127.0.0.2:9/v1"}))["secret_ids"] == []
+    own = created(_plan(member, service, name="mine", backend_endpoint=ECHO_BACKEND))
+    assert own["secret_ids"] == []
+
+
+def test_a_user_token_could_read_a_description_url_of_its_choice_with_a_secret(api: Api) -> None:
+    acme = api.org("acme")
+    member = api.member(acme)
+    secret = _secret(acme, "reader")
+    body = {"url": "http://attacker.example/openapi.yaml", "name": "x", "version": "1", "secret_id": secret}
+    refused = problem(member.post("/services", json=body), 403)
+    assert refused["detail"].startswith("reading a description with a secret needs an admin token")
+
+
+def test_a_user_token_could_point_a_description_s_servers_elsewhere_under_plans_with_secrets(api: Api) -> None:
+    """A plan without a backend calls the servers its description names: a new description moves its secrets."""
+    acme = api.org("acme")
+    member = api.member(acme)
+    service = import_echo(acme.user)["id"]
+    import_echo(member)  # no plan carries secrets yet: anyone updates it
+    created(_plan(acme.user, service, secret_ids=[_secret(acme)]))
+    body = problem(
+        member.post(
+            "/services",
+            files={"file": ("echo.yaml", ECHO_API.read_bytes(), "application/yaml")},
+            data={"name": "echo", "version": "1"},
+        ),
+        403,
+    )
+    assert "has plans that send secrets to the servers its description names" in body["detail"]
+    assert import_echo(acme.user)["id"] == service  # an admin may
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"name": "X-Key\r\nEvil: 1"}, "cannot be a header name"),
+        ({"name": "X Key"}, "cannot be a header name"),
+        ({"name": "session id", "location": "cookie"}, "cannot be a cookie name"),
+        ({"name": 5}, "an API key's name is a string"),
+        ({"name": "key\x00", "location": "query"}, "control character"),
+    ],
+)
+def test_an_api_key_name_no_header_can_carry_was_stored_and_failed_every_call(
+    api: Api, fields: dict[str, Any], message: str
+) -> None:
+    acme = api.org("acme")
+    body = {"name": "bad", "kind": "api_key", "fields": fields, "values": {"value": "v4lue-of-the-key"}}
+    refused = problem(acme.user.post("/secrets", json=body), 422, field="fields.name")
+    assert message in refused["detail"]
+    fine = {"name": "fine", "kind": "api_key", "fields": {"name": "api key", "location": "query"},
+            "values": {"value": "v4lue-of-the-key"}}  # fmt: skip
+    assert created(acme.user.post("/secrets", json=fine))["fields"]["name"] == "api key"
+
+
+def test_an_artifact_upload_was_parsed_before_the_token_was_checked(api: Api) -> None:
+    """A form field parameter made FastAPI read and spool the upload before any dependency ran."""
+    acme = api.org("acme")
+    service = import_echo(acme.user)["id"]
+    broken = b"--b\r\nContent-Disposition: form-data; name=file; filename=a.yaml\r\n\r\nnot closed"
+    headers = {"Content-Type": "multipart/form-data; boundary=b"}
+    anonymous = api.client()
+    assert problem(anonymous.post(f"/services/{service}/artifacts", content=broken, headers=headers), 401)
+    upload = {"file": ("prompts.yaml", b"kind: Prompts\nprompts: []\n", "application/yaml")}
+    assert created(acme.user.post(f"/services/{service}/artifacts", files=upload))["name"] == "prompts.yaml"
+    named = created(acme.user.post(f"/services/{service}/artifacts", files=upload, data={"name": "mine"}))
+    assert named["name"] == "mine"
+    assert problem(acme.user.post(f"/services/{service}/artifacts", json={}), 422, field="file")
+
+
+def test_attaching_by_url_held_a_database_connection_while_fetching(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    acme = api.org("acme")
+    service = import_echo(acme.user)["id"]
+    pool = api.plane.store.engine.pool
+    held: list[int] = []
+
+    def fetched(url: str, fetcher: object = None) -> tuple[bytes, str]:
+        held.append(pool.checkedout())  # type: ignore[attr-defined]
+        return b"kind: Prompts\nprompts: []\n", "prompts.yaml"
+
+    monkeypatch.setattr(services, "read_artifact", fetched)
+    attached = created(acme.user.post(f"/services/{service}/artifacts/from-url", json={"url": "http://x.test/p"}))
+    assert attached["name"] == "prompts.yaml"
+    assert held == [0]
