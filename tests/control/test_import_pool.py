@@ -36,7 +36,7 @@ async def test_beyond_the_workers_and_the_queue_work_is_turned_away_at_once() ->
         started = time.monotonic()
         with pytest.raises(ImportsBusy) as caught:
             await pool.run(lambda: True)
-        assert time.monotonic() - started < 0.1
+        assert time.monotonic() - started < 2  # at once: not after the 5 s the running work may take
         assert caught.value.retry_after_seconds == 4
         assert str(caught.value) == (
             "the server is busy with as many imports as it takes (1 running and 1 waiting, its import capacity); "

@@ -4,7 +4,6 @@ fetch policy (`server.fetch_allow`), even though the file is the operator's own.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from aiohttp import web
 from apimcp.gateway.config import ConfigError, load_config, parse_config
 from apimcp.gateway.plan import plan_gateway
 from tests.gateway.conftest import ECHO_SPEC
-from tests.safety.test_yaml_loading import alias_bomb
+from tests.safety.test_yaml_loading import alias_bomb, never_built
 from tests.support.live_aiohttp import live_aiohttp
 
 
@@ -86,12 +85,14 @@ def test_a_wrong_fetch_allow_entry_is_named_with_its_line(tmp_path: Path) -> Non
     )
 
 
-def test_an_alias_bomb_configuration_is_refused_in_milliseconds(tmp_path: Path) -> None:
+def test_an_alias_bomb_configuration_is_refused_before_it_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`apimcp serve` on such a file reached 4.5 GB."""
     (tmp_path / "gw.yaml").write_bytes(alias_bomb() + f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n".encode())
-    started = time.perf_counter()
+    never_built(monkeypatch)
     with pytest.raises(ConfigError, match=r"gw\.yaml:\d+:\d+: the document expands to more than \d+ bytes"):
         load_config(tmp_path / "gw.yaml")
-    assert time.perf_counter() - started < 0.2
 
 
 def test_a_recursive_alias_in_a_configuration_is_an_error_with_its_position(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from urllib.parse import quote, quote_plus
 
 import orjson
@@ -65,10 +64,8 @@ def test_masks_combine_and_never_show_their_values() -> None:
     assert "secret" not in repr(both) and repr(both) == "SecretMask(2 values)"
 
 
-def test_an_answer_without_secrets_is_returned_as_is_and_quickly() -> None:
+def test_an_answer_without_secrets_is_returned_as_is() -> None:
+    """Not copied, not rebuilt: a few `in` tests over the bytes are all it costs (bench/ has the figures)."""
     mask = SecretMask([f"secret-number-{i}" for i in range(5)])
     body = orjson.dumps([{"id": i, "name": f"item {i}", "tags": ["a", "b"]} for i in range(20_000)])
-    started = time.perf_counter()
-    for _ in range(10):
-        assert mask.mask_bytes(body) is body
-    assert time.perf_counter() - started < 1.0  # 10 rounds over 1 MB, a few bytes `in` tests each (~0.1 s)
+    assert mask.mask_bytes(body) is body

@@ -253,8 +253,8 @@ class OperationBuilder:
         schema: Any = parameter.get("schema")
         schema_at = f"{parameter_at}/schema"
         content_type = None
-        content = parameter.get("content")
-        if schema is None and isinstance(content, dict) and content:
+        content = self._media_types(parameter.get("content"), parameter_uri, f"{parameter_at}/content")
+        if schema is None and content:
             content_type, media = next(iter(content.items()))
             schema = media.get("schema") if isinstance(media, dict) else None
             schema_at = f"{parameter_at}/content/{_escape(str(content_type))}/schema"
@@ -309,8 +309,10 @@ class OperationBuilder:
         if raw is None:
             return None
         request_body, body_uri, body_at = self._deref(raw, uri, f"{at}/requestBody")
-        content = request_body.get("content") if isinstance(request_body, dict) else None
-        if not isinstance(content, dict) or not content:
+        content = self._media_types(
+            request_body.get("content") if isinstance(request_body, dict) else None, body_uri, f"{body_at}/content"
+        )
+        if not content:
             return None
         media_type = min(content, key=lambda m: _KIND_PREFERENCE[media_kind(m)])
         media = content[media_type] if isinstance(content[media_type], dict) else {}
@@ -449,15 +451,17 @@ class OperationBuilder:
         promise = method != "head"  # HEAD answers carry no body
         for code in codes:
             response, response_uri, response_at = self._deref(responses[code], uri, f"{at}/responses/{code}")
-            content = response.get("content") if isinstance(response, dict) else None
-            declared = isinstance(content, dict) and bool(content)
+            content = self._media_types(
+                response.get("content") if isinstance(response, dict) else None, response_uri, f"{response_at}/content"
+            )
+            declared = bool(content)
             if code in _NO_BODY:
                 if declared:
                     self._log.add(response_uri, f"{response_at}/content",
                                   f"a {code} response has no body; the content it declares is ignored")  # fmt: skip
                 promise = False
                 continue
-            if not isinstance(content, dict) or not content:
+            if not content:
                 promise = False  # this success answers without a body
                 continue
             accept.extend(m for m in content if m not in accept)
@@ -487,6 +491,15 @@ class OperationBuilder:
         union: set[str] = set().union(*(refs for _, refs in objects.values()))
         either = {"type": "object", "anyOf": [converted for converted, _ in objects.values()]}
         return self._outputs.bundle(either, union), tuple(accept)
+
+    def _media_types(self, content: Any, uri: str, at: str) -> dict[str, Any]:
+        """A `content` map keeping only media types written as strings; any other key is reported and left out."""
+        if not isinstance(content, dict):
+            return {}
+        kept = {media_type: media for media_type, media in content.items() if isinstance(media_type, str)}
+        if len(kept) != len(content):
+            self._log.add(uri, at, "a media type that is not a string is left out")
+        return kept
 
     def _deref(self, value: Any, uri: str, at: str) -> tuple[Any, str, str]:
         """Follow a `$ref` to a component (parameter, request body, response, path item): the component,
