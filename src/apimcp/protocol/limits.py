@@ -39,7 +39,8 @@ class EndpointLimits:
     max_batch_response_bytes: int = 16 * 1024 * 1024
     """Encoded responses of one batch; requests after the budget is spent get an error, not run."""
     max_session_bytes: int = 16 * 1024
-    """A session record: the JSON of initialize's capabilities and clientInfo, plus subscribed URIs."""
+    """A session record: the JSON of initialize's capabilities and clientInfo, plus subscribed URIs; and the
+    resource URIs one subscriptions/listen stream may follow."""
     max_requests_per_session: int = 32
     """Requests of one session in progress at once (each may hold an SSE stream): 429 past it."""
     max_listeners: int = 1000
