@@ -121,7 +121,9 @@ def test_metadata_addresses_are_refused_whatever_the_allow_list_says() -> None:
         ("fd00:ec2::254", "fd00:ec2::254"),
         ("::ffff:169.254.169.254", "::ffff:169.254.169.254"),
     ]:
-        with pytest.raises(AddressRefused, match="cloud metadata address: no fetch made on someone's behalf"):
+        with pytest.raises(
+            AddressRefused, match=r"cloud metadata address, which .* no request made on someone's behalf"
+        ):
             policy.check(host, [address(text)])
     policy.check("other.internal", [address("169.254.1.1")])  # the rest of link-local follows the allow-list
 
@@ -163,3 +165,24 @@ def test_every_spelling_of_loopback_resolves_to_a_refused_address(spelling: str)
     assert addresses
     with pytest.raises(AddressRefused):
         AddressPolicy().check(spelling, addresses)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fd20:ce::254",  # Google Cloud, over IPv6
+        "168.63.129.16",  # Azure WireServer: public, so only the metadata list refuses it
+        "::ffff:168.63.129.16",  # mapped
+        "64:ff9b::a83f:8110",  # NAT64
+        "2002:a83f:8110::1",  # 6to4
+        "::168.63.129.16",  # IPv4-compatible
+    ],
+)
+def test_the_metadata_address_list_misses_google_ipv6_and_azure_wireserver(text: str) -> None:
+    """Finding: fd20:ce::254 was only a private address (allowed by an allow-list naming fd00::/8) and
+    168.63.129.16 a public one (allowed by default)."""
+    reason = internal_reason(address(text))
+    assert reason is not None and "a cloud metadata address" in reason, reason
+    for policy in (AddressPolicy(), AddressPolicy.allowing(["0.0.0.0/0", "::/0"])):
+        with pytest.raises(AddressRefused, match="a cloud metadata address"):
+            policy.check("metadata.example", [address(text)])

@@ -132,7 +132,7 @@ def test_loopback_in_every_spelling_is_refused_before_connecting(host: str, coun
 @pytest.mark.usefixtures("no_connections")
 def test_metadata_addresses_are_refused_even_when_allowed(url: str) -> None:
     allowing = Fetcher(AddressPolicy.allowing(["169.254.0.0/16", "fd00::/8", "100.64.0.0/10", "::/0"]))
-    with pytest.raises(FetchRefused, match="a cloud metadata address: no fetch made on someone's behalf reaches it"):
+    with pytest.raises(FetchRefused, match=r"a cloud metadata address, which .* no request made on someone's behalf"):
         allowing.get(url)
 
 
@@ -349,7 +349,7 @@ def test_status_errors_and_bad_urls_are_named(recorder: tuple[Recorder, str]) ->
         Fetcher(LOOPBACK).get(base.replace("http://", "http://user:pw@") + "/x")
     with pytest.raises(BadUrl, match="only http:// and https://"):
         Fetcher(LOOPBACK).get("ftp://127.0.0.1/x")
-    with pytest.raises(BadUrl, match="invalid port"):
+    with pytest.raises(BadUrl, match=r"^http://127.0.0.1:99999/x is not a valid URL \(Port out of range"):
         Fetcher(LOOPBACK).get("http://127.0.0.1:99999/x")
     assert [r["path"] for r in server.requests] == ["/missing"]
 

@@ -30,6 +30,7 @@ from apimcp.backends.http_common import (
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, follow, redirect_of
+from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
 
@@ -63,6 +64,8 @@ class GraphQLBackend(Backend):
         self._service = service
         self._session = session
         self._endpoint = endpoint
+        self._refused = url_address_problem(endpoint)
+        """Why the endpoint's host, written as an address, is refused (a name is checked by the session's resolver)."""
         self._extra_headers = dict(headers or {})
         self._access = BackendAccess(credentials, oauth_session or session)
         fixed = self._access.fixed
@@ -93,6 +96,8 @@ class GraphQLBackend(Backend):
         binding = operation.binding
         if not isinstance(binding, GraphQLBinding):
             return Failure(f"{operation.tool_name} is not a GraphQL operation")
+        if self._refused is not None:
+            return Failure(f"The backend is refused: {self._refused}")
         target = self._target
         if target is None or self._access.fixed is None:
             try:

@@ -12,6 +12,7 @@ Credential values the server echoes (in answers or error details) are masked.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -28,6 +29,7 @@ from apimcp.backends.grpc_messages import ArgumentError, Messages, Method
 from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.targets import api_key_problem
 from apimcp.catalog.model import GrpcBinding, Operation, Service
+from apimcp.safety.addresses import AddressRefused
 from apimcp.safety.masking import SecretMask
 
 __all__ = ["GrpcBackend", "GrpcChannels", "GrpcTls"]
@@ -125,8 +127,11 @@ class GrpcBackend(Backend):
     async def _call(
         self, method: Method, requests: list[bytes], metadata: Metadata, progress: Progress | None, mask: SecretMask
     ) -> BackendResult:
+        made = await self._callable(method)
+        if isinstance(made, Failure):
+            return made
         request: Any = iter(requests) if method.client_streaming else requests[0]
-        call = self._callable(method)(request, timeout=self._timeout, metadata=metadata)
+        call = made(request, timeout=self._timeout, metadata=metadata)
         if method.server_streaming:
             return await self._collect(method, call, progress, mask)
         data: bytes = await call
@@ -168,9 +173,17 @@ class GrpcBackend(Backend):
                 call.cancel()
         return _json_body({"messages": messages}, mask, (note,) if note else ())
 
-    def _callable(self, method: Method) -> Any:
-        """The channel's multicallable for the method, made once per channel (bytes in, bytes out)."""
-        channel = self._channels.get(self._target, self._tls)
+    async def _callable(self, method: Method) -> Any:
+        """The channel's multicallable for the method, made once per channel (bytes in, bytes out); a Failure when
+        the channel cannot be opened (its target is refused, or does not resolve in time)."""
+        channel = self._channels.opened(self._target, self._tls)
+        if channel is None:
+            try:
+                channel = await asyncio.wait_for(self._channels.open(self._target, self._tls), self._timeout)
+            except AddressRefused as exc:
+                return Failure(f"The backend is refused: {exc}")
+            except OSError:  # TimeoutError included
+                return Failure(f"gRPC UNAVAILABLE: could not resolve the backend host ({self._target.address})")
         cached = self._callables.get(method.path)
         if cached is not None and cached[0] is channel:
             return cached[1]

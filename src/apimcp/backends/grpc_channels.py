@@ -3,6 +3,10 @@
 A channel multiplexes any number of concurrent calls over HTTP/2, so opening
 one per call (as reShapr does) only adds handshakes. Channels are created on
 first use, inside the event loop that will use them.
+
+A channel is opened (`open`) once its target's hosts are checked: none may be, or
+resolve to, a cloud metadata address. grpc resolves names itself, later and again,
+so this checks the name of the moment; it does not pin the addresses.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from dataclasses import dataclass
 import grpc
 import grpc.aio
 
+from apimcp.backends.targets import grpc_hosts
 from apimcp.backends.tls import TlsSettings
+from apimcp.safety.addresses import ANYTHING_BUT_METADATA, Resolve, system_resolve
+from apimcp.safety.resolver import checked_addresses
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 RETIRED_GRACE_SECONDS = 30.0
@@ -53,7 +60,11 @@ ChannelKey = tuple[Target, GrpcTls | None]
 class GrpcChannels:
     """The channels of one gateway, by (address, TLS); `close()` closes them all."""
 
-    def __init__(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+    def __init__(
+        self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, resolve: Resolve = system_resolve
+    ) -> None:
+        """`resolve`: how the hosts of targets resolve when their channel is opened (tests map names)."""
+        self._resolve = resolve
         self._options = (
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
@@ -65,7 +76,22 @@ class GrpcChannels:
     def key(target: Target, tls: GrpcTls | None) -> ChannelKey:
         return (target, tls if target.secure else None)
 
+    def opened(self, target: Target, tls: GrpcTls | None = None) -> grpc.aio.Channel | None:
+        """The channel already open for `target`, if any (no work: a dictionary lookup)."""
+        return self._channels.get(self.key(target, tls))
+
+    async def open(self, target: Target, tls: GrpcTls | None = None) -> grpc.aio.Channel:
+        """The channel for `target`, opened once its hosts are checked: AddressRefused when one is or resolves to a
+        cloud metadata address, OSError when a name does not resolve."""
+        channel = self.opened(target, tls)
+        if channel is None:
+            for host, port in grpc_hosts(target.address):
+                await checked_addresses(host, port, ANYTHING_BUT_METADATA, self._resolve)
+            channel = self.get(target, tls)
+        return channel
+
     def get(self, target: Target, tls: GrpcTls | None = None) -> grpc.aio.Channel:
+        """The channel for `target`, opened without checking its hosts (backends call `open`)."""
         key = self.key(target, tls)
         channel = self._channels.get(key)
         if channel is None:

@@ -14,6 +14,7 @@ import aiohttp
 import yarl
 
 from apimcp.backends.base import Failure
+from apimcp.safety.addresses import AddressRefused
 
 log = logging.getLogger("apimcp.backends")
 
@@ -53,7 +54,10 @@ def excerpt(body: bytes) -> str:
 
 
 def origin(public_url: str) -> str:
-    url = yarl.URL(public_url, encoded=True)
+    try:
+        url = yarl.URL(public_url, encoded=True)
+    except ValueError:
+        return "a URL that is not valid"
     return f"{url.host}:{url.port}" if url.port else str(url.host)
 
 
@@ -61,6 +65,8 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
     """The Failure for an exception raised while calling the backend at `public_url`."""
     if isinstance(exc, TimeoutError):
         return Failure(f"The backend did not answer within {timeout_seconds:g} s ({origin(public_url)})")
+    if isinstance(exc, AddressRefused):  # from the session's resolver: the name leads to a cloud metadata address
+        return Failure(f"The backend is refused: {exc}")
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}")
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
@@ -98,5 +104,5 @@ def _tls_hint(public_url: str) -> str:
     return " (over TLS, a server that requires a client certificate does this when it gets none)"
 
 
-CALL_ERRORS = (TimeoutError, aiohttp.ClientError)
+CALL_ERRORS = (TimeoutError, aiohttp.ClientError, AddressRefused)
 """The exceptions `exception_failure` turns into Failures."""

@@ -21,10 +21,10 @@ import aiohttp
 import yarl
 
 from apimcp.backends.base import BackendResult, Failure
+from apimcp.safety.fetch import REDIRECT_STATUSES, BadUrl, url_origin
 from apimcp.safety.masking import SecretMask
 
 DEFAULT_MAX_REDIRECTS = 5
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +36,8 @@ class Hop:
     keeps_body: bool
 
 
-def origin_of(url: yarl.URL) -> tuple[str, str, int | None]:
-    return url.scheme.lower(), (url.host or "").lower(), url.port
-
-
 def shown_origin(url: yarl.URL) -> str:
-    scheme, host, _ = origin_of(url)
+    scheme, host = url.scheme.lower(), (url.host or "").lower()
     bracketed = f"[{host}]" if ":" in host else host
     return f"{scheme}://{bracketed}" + (f":{url.explicit_port}" if url.explicit_port is not None else "")
 
@@ -70,11 +66,12 @@ def next_hop(redirect: Redirect, url: yarl.URL, method: str, hops: int, max_hops
     said = f"HTTP {status} {redirect.reason or ''}".strip()
     try:
         target = url.join(yarl.URL(redirect.location))
-    except (ValueError, TypeError):
+        same_origin = url_origin(str(target)) == url_origin(str(url))
+    except (ValueError, TypeError, BadUrl):
         return Failure(f"The backend answered {said} with a Location that is not a URL; it is not followed", status)
     if target.scheme not in ("http", "https") or not target.host:
         return Failure(f"The backend answered {said}, a redirect to a non-HTTP location; it is not followed", status)
-    if origin_of(target) != origin_of(url):
+    if not same_origin:
         return Failure(
             f"The backend answered {said}, a redirect to another origin ({shown_origin(target)}), which is not "
             "followed: that origin is not trusted with this backend's credentials, nor checked by the gateway's "

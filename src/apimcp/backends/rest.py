@@ -5,12 +5,17 @@ connection or an unresolvable host becomes a `Failure` that names the cause
 (and never the credentials). Responses are read up to a size limit, and their
 bytes masked at once (credential values a backend echoes become `***`).
 Redirects are followed within the backend's origin only (`redirects.py`).
+
+Backends may be internal, never a cloud metadata address: the shared session's
+resolver refuses names that resolve to one, and each backend refuses hosts written
+as one (aiohttp does not ask its resolver about those).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import ssl
 import time
 from collections.abc import Mapping
@@ -34,6 +39,7 @@ from apimcp.backends.base import (
 from apimcp.backends.http_common import (
     CALL_ERRORS,
     exception_failure,
+    origin,
     read_limited,
     status_failure,
     too_large,
@@ -41,18 +47,27 @@ from apimcp.backends.http_common import (
 from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, follow, redirect_of
 from apimcp.backends.rest_request import InvalidArgument, build_request
+from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
+from apimcp.safety.addresses import ANYTHING_BUT_METADATA, Resolve, system_resolve
+from apimcp.safety.masking import SecretMask
+from apimcp.safety.resolver import PolicyResolver
+
+log = logging.getLogger("apimcp.backends")
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 
 
-def new_session(limit: int = 256) -> aiohttp.ClientSession:
-    """The one client session a gateway shares between all its REST backends."""
+def new_session(limit: int = 256, resolve: Resolve = system_resolve) -> aiohttp.ClientSession:
+    """The one client session a gateway shares between all its REST and GraphQL backends. Its resolver refuses
+    names that resolve to a cloud metadata address (`resolve`: how names resolve, tests map them); it runs once
+    per host and minute at most (the DNS cache), never per request."""
+    resolver = PolicyResolver(ANYTHING_BUT_METADATA, resolve)
     return aiohttp.ClientSession(
-        connector=aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=60),
+        connector=aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=60, resolver=resolver),
         cookie_jar=aiohttp.DummyCookieJar(),  # a gateway must not carry one user's cookies to another
     )
 
@@ -85,6 +100,17 @@ class RestBackend(Backend):
         self._max_redirects = max_redirects
         # aiohttp's `ssl=True` is its default verification; a context carries a private CA or a client certificate.
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
+        self._refusals: dict[str, str | None] = {}
+        """Per base URL, why its host (when written as an address) is refused; the configured one is checked now."""
+        if base_url is not None:
+            self._refusal(base_url)
+
+    def _refusal(self, base_url: str) -> str | None:
+        try:
+            return self._refusals[base_url]
+        except KeyError:
+            refused = self._refusals[base_url] = url_address_problem(base_url)
+            return refused
 
     def base_url_for(self, operation: Operation) -> str:
         """The configured backend URL, else the operation's own servers, else the service's."""
@@ -112,13 +138,18 @@ class RestBackend(Backend):
         if access.problem is not None:
             return Failure(f"The backend credentials cannot be sent: {access.problem}")
         base_url = self.base_url_for(operation)
+        refused = self._refusal(base_url)
+        if refused is not None:
+            return Failure(f"The backend is refused: {refused}")
         try:
             request = build_request(binding, arguments, base_url, access.placement)
         except InvalidArgument as exc:
             return Failure(f"Invalid arguments: {exc}")
-        url = yarl.URL(request.url, encoded=True)
+        except ValueError as exc:
+            return _unsendable(operation, base_url, exc, access.mask)
         started = time.monotonic()
         try:
+            url = yarl.URL(request.url, encoded=True)
             async with self._session.request(
                 request.method,
                 url,
@@ -152,6 +183,8 @@ class RestBackend(Backend):
             )
         except CALL_ERRORS as exc:
             return exception_failure(exc, request.public_url, self._timeout_seconds)
+        except ValueError as exc:
+            return _unsendable(operation, request.public_url, exc, access.mask)
 
     async def _answer(self, response: aiohttp.ClientResponse, uri: str, access: Access) -> BackendResult:
         body = await read_limited(response, self._max_bytes)
@@ -165,6 +198,13 @@ class RestBackend(Backend):
         if status >= 400:
             return status_failure(status, reason, body)
         return _body(body, response.headers.get("Content-Type", "application/octet-stream"), status, uri)
+
+
+def _unsendable(operation: Operation, url: str, exc: ValueError, mask: SecretMask) -> Failure:
+    """A request aiohttp refuses to build or send (a value it will not put in a header...): a tool error like the
+    ones `build_request` raises for what it knows, logged once without the values (they may be secrets)."""
+    log.warning("%s: the request to %s could not be sent (%s)", operation.tool_name, origin(url), type(exc).__name__)
+    return Failure(f"The request cannot be sent: {mask.mask_text(str(exc))}")
 
 
 def _body(body: bytes, media_type: str, status: int, uri: str) -> BackendResult:

@@ -9,8 +9,10 @@ Building a request is pure: no I/O, so it is tested on its own.
 
 Arguments never change the request's shape: a path parameter is data in its
 segment (`/` is encoded, and a segment that would be `.` or `..` has its dots
-sent as `%2E`, so no client or server removes it as a dot-segment), and a
-header parameter holding a control character (CR, LF, NUL...) is refused.
+sent as `%2E`, so no client or server removes it as a dot-segment), and what
+would go into a header is refused when it holds a control character (CR, LF,
+NUL...) or is not what that header takes: a header parameter, a data: URL's media
+type (it becomes a Content-Type), a multipart field name.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ from apimcp.backends.credentials import Placement, header_problem
 from apimcp.catalog.model import BodyBinding, ParameterBinding, RestBinding
 
 _UNRESERVED = "-._~"
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_QUOTED = r'"(?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\[^\x00-\x08\x0a-\x1f\x7f])*"'
+_MEDIA_TYPE = re.compile(rf"{_TOKEN}/{_TOKEN}(?:[ \t]*;(?:[ \t]*{_TOKEN}=(?:{_TOKEN}|{_QUOTED}))?)*[ \t]*")
+"""type/subtype and parameters (RFC 9110, 8.3.1)."""
 _RESERVED = ":/?#[]@!$&'()*+,;="
 
 
@@ -162,6 +168,14 @@ def _dot_segments_encoded(path: str) -> str:
     return "/".join(segments)
 
 
+def media_type_problem(value: str) -> str | None:
+    """Why `value` cannot be sent as a Content-Type, or None."""
+    problem = header_problem(value)
+    if problem is None and not _MEDIA_TYPE.fullmatch(value):
+        problem = "it is not a media type (type/subtype, then any ;name=value parameters)"
+    return problem
+
+
 def decode_file(argument: str, value: Any) -> tuple[bytes, str | None]:
     """File content from base64 or a data: URL; the media type when the data URL names one."""
     if not isinstance(value, str):
@@ -171,6 +185,9 @@ def decode_file(argument: str, value: Any) -> tuple[bytes, str | None]:
         if not comma:
             raise InvalidArgument(argument, "a data: URL needs a comma before its data")
         media_type = header.split(";", 1)[0] or None
+        problem = media_type_problem(media_type) if media_type is not None else None
+        if problem is not None:
+            raise InvalidArgument(argument, f"the data: URL's media type cannot be a Content-Type: {problem}")
         if header.endswith(";base64"):
             return _b64(argument, data), media_type
         return unquote_to_bytes(data), media_type
@@ -203,7 +220,8 @@ def _body(
         if binding.kind == "text":
             return _text(value).encode(), binding.media_type
         if binding.kind in ("form", "multipart") and isinstance(value, dict):
-            return _fields(binding, value)  # a form kept whole: its schema says more than its fields
+            # A form kept whole (its schema says more than its fields): a bad field name is this argument's fault.
+            return _fields(binding, value, binding.argument)
         return orjson.dumps(value), binding.media_type
     fields = {name: arguments[name] for name in binding.fields if name in arguments}
     if binding.extra_fields:
@@ -213,8 +231,11 @@ def _body(
     return _fields(binding, fields)
 
 
-def _fields(binding: BodyBinding, fields: Mapping[str, Any]) -> tuple[bytes | aiohttp.FormData, str | None]:
-    """Named fields as a JSON object, a urlencoded form or multipart parts."""
+def _fields(
+    binding: BodyBinding, fields: Mapping[str, Any], argument: str | None = None
+) -> tuple[bytes | aiohttp.FormData, str | None]:
+    """Named fields as a JSON object, a urlencoded form or multipart parts. `argument` holds all the fields, when
+    one does (else each field is an argument)."""
     if binding.kind == "json":
         return orjson.dumps(fields), binding.media_type
     if binding.kind == "form":
@@ -228,6 +249,10 @@ def _fields(binding: BodyBinding, fields: Mapping[str, Any]) -> tuple[bytes | ai
     # Multipart even when no part is a file (aiohttp would otherwise send a urlencoded form).
     form = aiohttp.FormData(quote_fields=False, default_to_multipart=True)
     for name, value in fields.items():
+        problem = header_problem(name)  # a part's name goes into its Content-Disposition header
+        if problem is not None:
+            what = f"the form field name {name!r}" if argument is not None else "a form field name"
+            raise InvalidArgument(argument or name, f"{what} cannot be sent: {problem}")
         # An array is one part per item (OpenAPI 3.1 multipart), files included.
         for item in value if isinstance(value, list) else [value]:
             _add_part(form, binding, name, item)

@@ -5,7 +5,8 @@ backends share live here too: the aiohttp session (REST, GraphQL) and the gRPC
 channels, opened on first use and closed with the gateway. OAuth token requests
 have a session of their own, which reaches only what the fetch policy allows: a
 token URL is fetched on the plan owner's behalf, while backends are the endpoints
-the plan chose and may well be internal.
+the plan chose and may well be internal (never a cloud metadata address: the
+session's resolver, `rest.new_session`, and the gRPC channels refuse those).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class BackendFactory:
     ) -> None:
         self._session = session
         self._token_session = TokenSession(fetch_policy, resolve)
+        self._resolve = resolve
         self._channels: GrpcChannels | None = None
         self._messages: dict[int, tuple[Service, Messages]] = {}
         """Message classes per gRPC service (by identity: the runtime decodes each service once)."""
@@ -93,7 +95,7 @@ class BackendFactory:
         tls = tls_of(member.get("backend_tls"))
         if service.kind == "grpc":
             if self._channels is None:
-                self._channels = GrpcChannels()
+                self._channels = GrpcChannels(resolve=self._resolve)
             return GrpcBackend(
                 service,
                 self._channels,

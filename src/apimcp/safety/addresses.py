@@ -30,11 +30,14 @@ METADATA_ADDRESSES: frozenset[IPAddress] = frozenset(
         "169.254.169.254",  # AWS, Google Cloud, Azure, OpenStack, Oracle...
         "169.254.170.2",  # AWS ECS task metadata
         "fd00:ec2::254",  # AWS instance metadata over IPv6
+        "fd20:ce::254",  # Google Cloud instance metadata over IPv6
+        "168.63.129.16",  # Azure WireServer: a public address, so nothing else would refuse it
         "100.100.100.200",  # Alibaba Cloud
         "192.0.0.192",  # Oracle Cloud (legacy)
     )
 )
-"""Cloud instance metadata services: they hand out the machine's own credentials."""
+"""Cloud instance metadata services: they hand out the machine's own credentials. Their IPv6 forms (mapped,
+NAT64, 6to4...) are refused too (`is_metadata`)."""
 
 _PRIVATE = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"))
 _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT (RFC 6598)
@@ -200,7 +203,10 @@ class AddressPolicy:
         literal = parse_address(name) == address
         subject = f"{name} is" if literal else f"{name} resolves to"
         if is_metadata(address):
-            return f"{subject} {reason}: no fetch made on someone's behalf reaches it, whatever the allow-list says"
+            return (
+                f"{subject} {reason}, which hands out the machine's own credentials: no request made on someone's "
+                "behalf reaches it, whatever the allow-list says"
+            )
         if self.names_host(host) or any(address in network for network in self.networks):
             return None
         return f"{subject} {reason}; {how_to_allow(name)}"
@@ -212,6 +218,13 @@ class AddressPolicy:
             reason = self.refusal(host, address)
             if reason is not None:
                 raise AddressRefused(reason)
+
+
+ANYTHING_BUT_METADATA = AddressPolicy(
+    networks=(ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0")), entries=("0.0.0.0/0", "::/0")
+)
+"""The policy of backend calls: a plan's backend is the endpoint its author chose and is often internal, but a
+cloud metadata address is never a backend (`refusal` refuses it whatever the networks allow)."""
 
 
 def system_resolve(host: str, port: int) -> list[IPAddress]:

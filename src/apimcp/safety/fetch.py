@@ -9,13 +9,17 @@ endpoint for its schema, all go through `Fetcher.request`, which
 - follows redirects by hand, http(s) only, a bounded number of hops, each hop checked like the
   first, credentials dropped as soon as the origin changes;
 - gives the whole fetch one deadline (resolving, connecting, every redirect, every byte: a server
-  sending a byte now and then cannot hold it longer) and a size cap;
+  sending a byte now and then cannot hold it longer, nor can a slow name server) and a size cap;
 - fails with one uniform text for every network failure, so that refused, reset and timed-out
   connections read the same and the server cannot be used to tell which ports are open.
+
+A URL that cannot be parsed (an unclosed IPv6 bracket, a port out of range) is a `BadUrl`, whoever
+parses it: `split_url`, `join_url` and `url_origin` are the URL helpers the importers use too.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import http.client
 import io
@@ -40,6 +44,10 @@ _CHUNK = 64 * 1024
 _USER_AGENT = "apimcp-fetch"
 _SAFE_IN_PATH = "/%:@!$&'()*+,;=-._~"
 _SAFE_IN_QUERY = _SAFE_IN_PATH + "?"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOOKUPS = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="apimcp-fetch-lookup")
+"""Where fetches resolve names: getaddrinfo has no timeout of its own, so a fetch waits for its lookup only until
+its deadline, and a lookup stuck on a slow name server holds one of these threads, no one else's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +137,7 @@ class Fetcher:
         origin only: a redirect to another origin drops them. Without `follow_redirects` a redirect is
         returned as it is."""
         deadline = time.monotonic() + self.limits.timeout_seconds
-        origin = _origin(url)
+        origin = url_origin(url)
         secret = dict(credentials or {})
         for hop in range(self.limits.max_redirects + 1):
             response = self._exchange(method, url, {**(headers or {}), **secret}, body, deadline)
@@ -138,10 +146,14 @@ class Fetcher:
                 return response
             if hop == self.limits.max_redirects:
                 break
-            target = urllib.parse.urljoin(url, location.strip())
-            if urllib.parse.urlsplit(target).scheme not in ("http", "https"):
+            try:
+                target = join_url(url, location.strip())
+                target_origin = url_origin(target)
+            except BadUrl as exc:
+                raise BadUrl(f"redirected to a Location that is not a URL: {exc}") from None
+            if target_origin[0] not in ("http", "https"):
                 raise BadUrl(f"redirected to a non-http(s) URL ({_shown(target)}), which is not followed")
-            if _origin(target) != origin:
+            if target_origin != origin:
                 secret = {}  # and never again, even if a later hop comes back
             if response.status == 303 or (response.status in (301, 302) and method == "POST"):
                 method, body = "GET", None
@@ -151,21 +163,18 @@ class Fetcher:
     def _exchange(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, deadline: float
     ) -> FetchResponse:
-        parts = urllib.parse.urlsplit(url)
+        parts = split_url(url)
         if parts.scheme not in ("http", "https"):
             raise BadUrl(f"only http:// and https:// URLs are fetched, not {_shown(url)}")
         if parts.username is not None or parts.password is not None:
             raise BadUrl("a URL with credentials in it (user:password@) is not fetched; give them as a secret")
-        try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-        except ValueError:
-            raise BadUrl(f"{_shown(url)} has an invalid port") from None
+        port = parts.port or _DEFAULT_PORTS[parts.scheme]
         host = parts.hostname
         if not host:
             raise BadUrl(f"{_shown(url)} names no host")
         authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         try:
-            addresses = allowed_addresses(host, port, self.policy, self.resolve)
+            addresses = self.checked_addresses(host, port, deadline)
             connection = self._connect(host, addresses, port, parts.scheme == "https", deadline)
         except AddressRefused as exc:
             raise FetchRefused(str(exc)) from None
@@ -188,6 +197,16 @@ class Fetcher:
         finally:
             connection.close()
             connection.guarded.release()
+
+    def checked_addresses(self, host: str, port: int, deadline: float) -> list[IPAddress]:
+        """The addresses of `host` once the policy has checked them all (`allowed_addresses`), by `deadline` (a
+        `time.monotonic` time): past it, TimeoutError, an OSError like every other failure to resolve."""
+        lookup = _LOOKUPS.submit(allowed_addresses, host, port, self.policy, self.resolve)
+        try:
+            return lookup.result(timeout=max(0.0, deadline - time.monotonic()))
+        except concurrent.futures.TimeoutError:
+            lookup.cancel()  # when still queued, it never runs; when running, it ends on its own
+            raise TimeoutError(f"resolving {host} took longer than the fetch's deadline") from None
 
     def _connect(self, host: str, addresses: list[IPAddress], port: int, tls: bool, deadline: float) -> _Connection:
         """A connection to the first of `addresses` that answers (and to nothing else)."""
@@ -293,13 +312,31 @@ class _Reader(io.RawIOBase):
         return self._sock.recv_into(buffer)
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urllib.parse.urlsplit(url)
+def split_url(url: str) -> urllib.parse.SplitResult:
+    """`url` in parts, its port read; BadUrl when they cannot be (an unclosed IPv6 bracket, a port out of range)."""
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        port = None
-    return parts.scheme, (parts.hostname or "").rstrip("."), port
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - read for its check: urlsplit leaves the port unchecked until it is asked for
+    except ValueError as exc:
+        raise _bad_url(url, exc) from None
+    return parts
+
+
+def join_url(base: str, reference: str) -> str:
+    """`reference` resolved against `base` (RFC 3986), checked like `split_url` (BadUrl)."""
+    try:
+        joined = urllib.parse.urljoin(base, reference)
+    except ValueError as exc:
+        raise _bad_url(reference, exc) from None
+    split_url(joined)
+    return joined
+
+
+def url_origin(url: str) -> tuple[str, str, int | None]:
+    """What makes two URLs one origin: scheme, host (lower case, no trailing dot) and port (the scheme's own when
+    none is written; None for other schemes). BadUrl for a URL `split_url` refuses."""
+    parts = split_url(url)
+    return parts.scheme, (parts.hostname or "").rstrip("."), parts.port or _DEFAULT_PORTS.get(parts.scheme)
 
 
 def _target(parts: urllib.parse.SplitResult) -> str:
@@ -310,8 +347,16 @@ def _target(parts: urllib.parse.SplitResult) -> str:
     return path
 
 
+def _bad_url(url: str, problem: ValueError) -> BadUrl:
+    try:
+        return BadUrl(f"{_shown(url)} is not a valid URL ({problem})")
+    except ValueError:  # not even split: it is not shown (it may hold credentials)
+        return BadUrl(f"the URL is not valid ({problem})")
+
+
 def _shown(url: str) -> str:
-    """A URL for a message: without credentials or query (either may carry a secret)."""
+    """A URL for a message: without credentials or query (either may carry a secret); ValueError when `url`
+    cannot be split."""
     parts = urllib.parse.urlsplit(url)
     netloc = parts.netloc.rsplit("@", 1)[-1]
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -4,23 +4,44 @@ aiohttp connects to the addresses its resolver returns, so a resolver that check
 them is also proof against DNS rebinding: what was checked is what is connected to,
 and TLS still verifies the name. It sees host names only: a URL whose host is an
 address must be checked by whoever makes the request (`check_literal_host`).
+
+Lookups run on a small pool of their own (`checked_addresses`): getaddrinfo has no
+timeout, and lookups stuck on a slow name server must not hold the threads of the
+loop's default executor, which the rest of the server uses.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import socket
 from ipaddress import IPv4Address
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
-from apimcp.safety.addresses import AddressPolicy, Resolve, allowed_addresses, parse_address, system_resolve
+from apimcp.safety.addresses import (
+    AddressPolicy,
+    IPAddress,
+    Resolve,
+    allowed_addresses,
+    parse_address,
+    system_resolve,
+)
 
 _NUMERIC = socket.AI_NUMERICHOST | socket.AI_NUMERICSERV
+LOOKUP_THREADS = 8
+_LOOKUPS = concurrent.futures.ThreadPoolExecutor(max_workers=LOOKUP_THREADS, thread_name_prefix="apimcp-lookup")
+
+
+async def checked_addresses(host: str, port: int, policy: AddressPolicy, resolve: Resolve) -> list[IPAddress]:
+    """`allowed_addresses`, resolved on the lookup pool (at most `LOOKUP_THREADS` at once; more wait their turn).
+    Cancelling the wait drops a lookup that has not started."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_LOOKUPS, allowed_addresses, host, port, policy, resolve)
 
 
 class PolicyResolver(AbstractResolver):
-    """Resolves with `resolve` (in a worker thread) and refuses, with AddressRefused, a name leading to an
+    """Resolves with `resolve` (on the lookup pool) and refuses, with AddressRefused, a name leading to an
     address the policy refuses."""
 
     def __init__(self, policy: AddressPolicy, resolve: Resolve = system_resolve) -> None:
@@ -30,7 +51,7 @@ class PolicyResolver(AbstractResolver):
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
-        addresses = await asyncio.to_thread(allowed_addresses, host, port, self._policy, self._resolve)
+        addresses = await checked_addresses(host, port, self._policy, self._resolve)
         results: list[ResolveResult] = []
         for address in addresses:
             kind = socket.AF_INET if isinstance(address, IPv4Address) else socket.AF_INET6

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import yaml
 
 DEFAULT_MAX_ALIASES = 10_000
@@ -155,13 +154,6 @@ class _Measure:
                 node.start_mark,
             )
         return known
-
-
-def load_json(content: bytes | str, limits: YamlLimits | None = None) -> Any:
-    """A JSON document nested no deeper than `limits.max_depth` (orjson.JSONDecodeError, JsonTooDeep)."""
-    value = orjson.loads(content)
-    check_depth(value, (limits or YamlLimits()).max_depth)
-    return value
 
 
 def check_depth(value: Any, max_depth: int) -> None:

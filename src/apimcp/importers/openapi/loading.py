@@ -4,11 +4,12 @@ URLs are read with the guarded fetch (`apimcp.safety.fetch`): a description may 
 from a user-supplied URL, so only addresses the fetch policy allows are reached, within
 one deadline and a size cap. A description fetched from a URL may only reference other
 URLs: it never reads local files. YAML and JSON are read within `YamlLimits` (aliases,
-depth, expanded size).
+depth, expanded size). A URL that cannot be parsed is a SpecError, never a ValueError.
 """
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,16 +19,27 @@ import orjson
 import yaml
 
 from apimcp.importers.errors import SpecError
-from apimcp.safety.fetch import Fetcher, FetchError, FetchLimits, FetchRefused
+from apimcp.safety.fetch import BadUrl, Fetcher, FetchError, FetchLimits, FetchRefused, join_url, url_origin
 from apimcp.safety.yaml_loading import JsonTooDeep, YamlLimitError, YamlLimits, check_depth, load_yaml
 
 __all__ = ["DocumentSet", "FetchLimits", "Fetcher", "fetch", "is_url", "parse", "pointer_get"]
 
 ACCEPT = "application/json, application/yaml, */*"
+_SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.-]*):")
 
 
 def is_url(location: str) -> bool:
-    return urllib.parse.urlsplit(location).scheme in ("http", "https")
+    return scheme_of(location) in ("http", "https")
+
+
+def scheme_of(location: str) -> str:
+    """The scheme of `location` in lower case ("" for a path), even when the rest of it cannot be parsed (an
+    unclosed IPv6 bracket): reading it says what is wrong."""
+    try:
+        return urllib.parse.urlsplit(location).scheme
+    except ValueError:
+        found = _SCHEME.match(location)
+        return found.group(1).lower() if found else ""
 
 
 def parse(content: bytes, source: str, limits: YamlLimits | None = None) -> Any:
@@ -66,7 +78,7 @@ def fetch(location: str, fetcher: Fetcher, headers: Mapping[str, str] | None = N
     """The bytes at a local path or an http(s) URL, refusing anything larger than the limit.
 
     `headers` (credentials) go to `location`'s origin only: a redirect elsewhere drops them."""
-    scheme = urllib.parse.urlsplit(location).scheme
+    scheme = scheme_of(location)
     limit = fetcher.limits.max_bytes
     if scheme in ("http", "https"):
         try:
@@ -113,7 +125,11 @@ class DocumentSet:
 
     def document(self, uri: str) -> Any:
         if uri not in self._documents:
-            headers = self._headers if _origin(uri) == _origin(self.main_uri) else None
+            try:
+                same_origin = url_origin(uri) == url_origin(self.main_uri)
+            except BadUrl as exc:
+                raise fetch_error(exc, uri) from None
+            headers = self._headers if same_origin else None
             self._documents[uri] = parse(fetch(uri, self._fetcher, headers), uri, self._yaml_limits)
         return self._documents[uri]
 
@@ -130,20 +146,18 @@ class DocumentSet:
                 source=base_uri,
             )
         if is_url(base_uri):
-            target = urllib.parse.urljoin(base_uri, reference)
+            try:
+                target = join_url(base_uri, reference)
+            except BadUrl as exc:
+                raise SpecError(f"the reference {reference!r} cannot be followed: {exc}", source=base_uri) from None
             if not is_url(target):
                 raise SpecError(f"a description fetched from a URL may not reference {reference!r}", source=base_uri)
             return target
         if is_url(reference):
             return reference
-        if urllib.parse.urlsplit(reference).scheme:
+        if scheme_of(reference):
             raise SpecError(f"unsupported reference {reference!r}", source=base_uri)
         return str((Path(base_uri).parent / urllib.parse.unquote(reference)).resolve())
-
-
-def _origin(uri: str) -> tuple[str, str, int | None]:
-    parts = urllib.parse.urlsplit(uri)
-    return parts.scheme, parts.hostname or "", parts.port
 
 
 def pointer_get(document: Any, pointer: str, source: str) -> Any:
