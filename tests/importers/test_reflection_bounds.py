@@ -3,6 +3,8 @@ the fetch's byte limit or past one answer per question; credentials a server ech
 
 from __future__ import annotations
 
+import ipaddress
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -13,8 +15,8 @@ from grpc_reflection.v1alpha import reflection_pb2 as pb
 
 from apimcp.importers.errors import SpecError
 from apimcp.importers.protobuf import import_protobuf
-from apimcp.safety.fetch import FetchLimits
-from tests.support.fetching import loopback_fetcher
+from apimcp.safety.fetch import Fetcher, FetchLimits
+from tests.support.fetching import LOOPBACK_ALLOWED, loopback_fetcher
 
 Answer = Callable[[pb.ServerReflectionRequest, grpc.ServicerContext], Iterator[pb.ServerReflectionResponse]]
 LIMIT = 64 * 1024
@@ -134,3 +136,30 @@ def test_reflection_masks_echoed_credentials_with_the_secret_mask() -> None:
     with reflecting(echo) as url, pytest.raises(SpecError) as refused:
         reflected(url, credentials)
     assert refused.value.message == "server reflection failed: gRPC PERMISSION_DENIED: *** may not reflect (user bob)"
+
+
+@pytest.mark.parametrize("url", ["grpc://[::1", "grpcs://host.example:99999"])
+def test_a_malformed_reflection_url_raised_value_error(url: str) -> None:
+    """urlsplit's ValueError escaped the importer: a 500 in the control plane."""
+    with pytest.raises(SpecError, match=url.replace("[", r"\[")):
+        import_protobuf(url, fetcher=loopback_fetcher(), timeout_seconds=1)
+
+
+def test_the_name_lookup_of_a_reflection_url_had_no_deadline() -> None:
+    """The lookup is bounded by the import's deadline: reflection gives up without waiting for a resolver
+    that does not answer (it is released afterwards)."""
+    release = threading.Event()
+    finished = threading.Event()
+
+    def hanging(host: str, port: int) -> list[ipaddress.IPv4Address]:
+        release.wait(30)
+        finished.set()
+        return [ipaddress.IPv4Address("127.0.0.1")]
+
+    fetcher = Fetcher(LOOPBACK_ALLOWED, FetchLimits(), hanging)
+    try:
+        with pytest.raises(SpecError, match=r"no answer from a gRPC server at slow\.test:50051"):
+            import_protobuf("grpc://slow.test:50051", fetcher=fetcher, timeout_seconds=0.3)
+        assert not finished.is_set()  # the import did not wait for the lookup to end
+    finally:
+        release.set()

@@ -16,7 +16,6 @@ message at a time: a server that sends more (or more messages than it was asked 
 from __future__ import annotations
 
 import time
-import urllib.parse
 from collections.abc import Sequence
 
 import grpc
@@ -25,8 +24,8 @@ from google.protobuf.message import DecodeError
 from grpc_reflection.v1alpha import reflection_pb2 as pb
 
 from apimcp.importers.errors import SpecError
-from apimcp.safety.addresses import AddressRefused, IPAddress, allowed_addresses
-from apimcp.safety.fetch import Fetcher
+from apimcp.safety.addresses import AddressRefused, IPAddress
+from apimcp.safety.fetch import BadUrl, Fetcher, split_url
 from apimcp.safety.masking import SecretMask
 
 _PATHS = (
@@ -41,7 +40,8 @@ _DEFAULT_PORT = 443  # gRPC's, when a URL names none
 
 
 def is_reflection_url(source: str) -> bool:
-    return urllib.parse.urlsplit(source).scheme in ("grpc", "grpcs")
+    # the scheme only: the rest of a malformed URL is reflect()'s to refuse
+    return source.partition("://")[0].lower() in ("grpc", "grpcs")
 
 
 def internal_service(full_name: str) -> bool:
@@ -56,17 +56,18 @@ def reflect(
     """The descriptors of every service `url` (grpc://host:port or grpcs://host:port) offers, with their imports,
     and the full names of those services; `metadata` (credentials) goes with every reflection call. The host
     must be one `fetcher`'s policy allows (default: public addresses only)."""
-    parts = urllib.parse.urlsplit(url)
     try:
-        host, port = parts.hostname, parts.port or _DEFAULT_PORT
-    except ValueError:
-        host = None
+        parts = split_url(url)
+    except BadUrl as exc:
+        raise SpecError(str(exc), source=url) from None
+    host, port = parts.hostname, parts.port or _DEFAULT_PORT
     if not parts.netloc or not host:
         raise SpecError("a reflection URL looks like grpc://host:port or grpcs://host:port", source=url)
     authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     fetcher = fetcher or Fetcher()
+    deadline = time.monotonic() + timeout_seconds  # for the lookup and every call: one deadline
     try:
-        addresses = allowed_addresses(host, port, fetcher.policy, fetcher.resolve)
+        addresses = fetcher.checked_addresses(host, port, deadline)
     except AddressRefused as exc:
         raise SpecError(f"refused to reflect it: {exc}", source=url) from None
     except OSError:
@@ -83,7 +84,6 @@ def reflect(
         channel = grpc.secure_channel(target, grpc.ssl_channel_credentials(), options=options)
     else:
         channel = grpc.insecure_channel(target, options=options)
-    deadline = time.monotonic() + timeout_seconds
     with channel:
         for path in _PATHS:
             try:
