@@ -181,3 +181,19 @@ def test_secrets_never_show_in_reprs(monkeypatch: pytest.MonkeyPatch) -> None:
         )
     )
     assert "super-secret-value" not in repr(plan)
+
+
+@pytest.mark.parametrize(
+    ("name", "location", "problem"),
+    [
+        ("X Key", "header", "'X Key' cannot be a header name"),
+        ("a;b", "cookie", "'a;b' cannot be a cookie name"),
+        ('"k\\u0000"', "query", "the name holds the control character NUL"),
+    ],
+)
+def test_an_api_key_name_no_header_can_carry_failed_every_call(name: str, location: str, problem: str) -> None:
+    text = (
+        f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n"
+        f"    credentials: {{type: api_key, in: {location}, name: {name}, value: {{env: K}}}}\n"
+    )
+    assert problem in error_of(text)

@@ -117,6 +117,16 @@ def header_problem(value: str) -> str | None:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""What a header or cookie name is made of (RFC 9110 token)."""
+
+
+def name_problem(name: str, location: str) -> str | None:
+    """Why `name` cannot name an API key in `location` (header, cookie or query), or None."""
+    if location in ("header", "cookie") and not _TOKEN.fullmatch(name):
+        return f"{name!r} cannot be a {location} name: letters, digits and !#$%&'*+.^_`|~- only"
+    problem = header_problem(name)  # a query parameter's name is encoded, but a control character is a mistake
+    return None if problem is None else f"the name {problem.removeprefix('it ')}"
 
 
 def _named(char: str) -> str:

@@ -55,7 +55,7 @@ from pydantic import (
     model_validator,
 )
 
-from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, name_problem
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
 from apimcp.safety.addresses import AddressPolicy
@@ -107,6 +107,13 @@ class ApiKeyConfig(_Strict):
     name: str = Field(min_length=1)
     value: EnvRef
     location: Literal["header", "query", "cookie"] = Field(default="header", alias="in")
+
+    @model_validator(mode="after")
+    def _name(self) -> ApiKeyConfig:
+        problem = name_problem(self.name, self.location)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
 
 CredentialsConfig = Annotated[BearerConfig | BasicConfig | ApiKeyConfig, Field(discriminator="type")]

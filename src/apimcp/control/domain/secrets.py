@@ -7,7 +7,6 @@ Only snapshot building opens them, to hand gateways what they call backends with
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +14,7 @@ import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, header_problem, place
+from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, header_problem, name_problem, place
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.control import changes
 from apimcp.control.crypto import KeySet, token_key_id
@@ -91,21 +90,15 @@ def _check(
 
 _SENT_AS_IS = ("bearer", "api_key")
 """Kinds whose values travel verbatim in a header (basic and OAuth client credentials are encoded first)."""
-_HTTP_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-"""What an HTTP field or cookie name may be made of (RFC 9110 token)."""
 
 
 def _check_api_key_name(fields: Mapping[str, Any]) -> None:
-    name, location = fields.get("name"), fields.get("location", "header")
+    name = fields.get("name")
     if not isinstance(name, str):
         raise Invalid("an API key's name is a string", field="fields.name")
-    if location in ("header", "cookie") and not _HTTP_TOKEN.fullmatch(name):
-        raise Invalid(
-            f"{name!r} cannot be a {location} name: letters, digits and !#$%&'*+.^_`|~- only", field="fields.name"
-        )
-    problem = header_problem(name)
-    if problem is not None:  # a query parameter's name is encoded, but a control character is a mistake
-        raise Invalid(f"the API key's name: {problem}", field="fields.name")
+    problem = name_problem(name, fields.get("location", "header"))
+    if problem is not None:
+        raise Invalid(problem, field="fields.name")
 
 
 def _check_tls(fields: Mapping[str, Any], values: Mapping[str, Any]) -> None:
