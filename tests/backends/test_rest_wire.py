@@ -92,7 +92,7 @@ async def call(server: RawServer, op: Operation, arguments: dict[str, Any]) -> A
         ("...", "/api/files/.../raw"),  # not a dot-segment
     ],
 )
-async def test_dot_dot_in_a_path_parameter_is_sent_as_a_literal_dot_segment(
+async def test_dot_dot_in_a_path_parameter_is_no_longer_sent_as_a_literal_dot_segment(
     raw_server: RawServer, value: str, sent: str
 ) -> None:
     """Finding: `..` went out as `/files/../raw`, which the backend resolved to `/raw`."""

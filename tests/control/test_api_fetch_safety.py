@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -173,6 +174,37 @@ def test_an_alias_bomb_upload_is_refused_before_it_is_built(strict: Org, monkeyp
     attached = strict.user.post(f"/services/{service['id']}/artifacts", files={"file": ("hints.yaml", alias_bomb())})
     assert "expands to more than" in problem(attached, 422, "file")["detail"]
     assert ok(strict.user.get("/services"))[0]["name"] == service["name"]  # and the server is fine
+
+
+def serving(body: bytes) -> Callable[..., Awaitable[None]]:
+    """An ASGI app answering every GET with `body` as YAML."""
+
+    async def app(scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Awaitable[None]]) -> None:
+        if scope["type"] != "http":
+            return
+        headers = [(b"content-type", b"application/yaml"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+def test_an_alias_bomb_fetched_by_url_is_refused_before_it_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bomb imported or attached by URL (from an allowed internal host) takes the path of an upload: refused
+    from its node graph, before anything is built, naming where it expands."""
+    with control_plane(tmp_path, LOOPBACK_ALLOWED) as api, live_server(serving(alias_bomb())) as base:
+        acme = api.org("acme")
+        service = import_echo(acme.user)
+        url = base.replace("//localhost:", "//127.0.0.1:") + "/bomb.yaml"
+        never_built(monkeypatch)
+        imported = problem(acme.user.post("/services", json={"url": url}), 422)
+        assert "expands to more than" in imported["detail"] and "(line " in imported["detail"]
+        attached = problem(acme.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": url}), 422)
+        assert "expands to more than" in attached["detail"]
+        monkeypatch.undo()
+        assert [s["name"] for s in ok(acme.user.get("/services"))] == [service["name"]]  # nothing was stored
 
 
 def test_stalled_imports_never_starve_the_rest_api(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def _invalid(plane: ControlPlane, call: Any, *args: Any) -> Invalid:
     return caught.value
 
 
-def test_an_operation_whose_security_requires_two_schemes_at_once_cannot_be_given_both_credentials(
+def test_an_operation_whose_security_requires_two_schemes_at_once_is_given_both_credentials(
     plane: ControlPlane, acme: str, echo: str
 ) -> None:
     """Finding: a plan had one secret; it now has a list, all sent on every call, in order."""

@@ -27,7 +27,9 @@ def _secrets(monkeypatch: pytest.MonkeyPatch) -> None:
      *((credentials, 307) for credentials in ORIGIN_CREDENTIALS[1:])],
     ids=["header-301", "header-302", "header-303", "header-307", "header-308", "cookie", "query", "bearer"],
 )  # fmt: skip
-def test_an_api_key_header_secret_follows_a_backend_s_cross_origin_redirect(credentials: str, status: int) -> None:
+def test_an_api_key_header_secret_no_longer_follows_a_backend_s_cross_origin_redirect(
+    credentials: str, status: int
+) -> None:
     """Finding: the redirect is not followed at all; the result names the status and the other origin."""
     with hostile_backend() as elsewhere, hostile_gateway(credentials) as (mcp, backend):
         other = elsewhere.url.removesuffix("/v1")

@@ -129,7 +129,7 @@ def test_credentials_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     assert message == "service 'echo': credentials: the environment variable TOKEN is not set"
 
 
-def test_an_operation_whose_security_requires_two_schemes_at_once_cannot_be_given_both_credentials(
+def test_an_operation_whose_security_requires_two_schemes_at_once_is_given_both_credentials(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Finding: `credentials` took one scheme; a list gives every call all of them."""

@@ -9,7 +9,7 @@ import pytest
 from tests.gateway.conftest import live_gateway
 
 
-def test_cr_lf_nul_in_a_header_parameter_give_json_rpc_32603_with_a_traceback_in_the_log(
+def test_cr_lf_nul_in_a_header_parameter_give_a_tool_error_not_32603_nor_a_traceback_in_the_log(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
