@@ -24,7 +24,7 @@ from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import FetchLimits
 from tests.control.api_harness import Api, Org, import_echo, ok, problem
 from tests.safety.test_yaml_loading import alias_bomb, never_built
-from tests.support.fetching import LOOPBACK_ALLOWED, forbid_connections
+from tests.support.fetching import LOOPBACK_ALLOWED, connections_to, counting_listener, forbid_connections
 from tests.support.live_server import live_server
 from tests.support.misbehaving import dripping, misbehaving, resetting, silent
 
@@ -66,24 +66,8 @@ def strict(tmp_path: Path) -> Iterator[Org]:
 
 @pytest.fixture
 def counted() -> Iterator[socket.socket]:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    listener.setblocking(False)
-    try:
+    with counting_listener() as listener:
         yield listener
-    finally:
-        listener.close()
-
-
-def accepted(listener: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            listener.accept()[0].close()
-        except BlockingIOError:
-            return count
-        count += 1
 
 
 SPELLINGS = ["127.0.0.1", "localhost", "0.0.0.0", "2130706433", "0x7f000001", "127.1", "[::1]", "[::ffff:127.0.0.1]"]
@@ -95,7 +79,7 @@ def test_imports_by_url_refuse_loopback_in_every_spelling(strict: Org, counted: 
         answer = problem(strict.user.post("/services", json={"url": f"http://{host}:{port}/openapi.yaml"}), 422, "url")
         assert "refused to fetch it: " in answer["detail"], answer
         assert "--fetch-allow" in answer["detail"]
-    assert accepted(counted) == 0
+    assert connections_to(counted) == 0
     assert ok(strict.user.get("/services")) == []
 
 
@@ -137,7 +121,7 @@ def test_introspection_and_reflection_by_url_are_refused_too(strict: Org, counte
     assert "refused to introspect it" in problem(strict.user.post("/services", json=introspect), 422)["detail"]
     reflect = {"url": f"grpc://localhost:{port}", "name": "shop"}
     assert "refused to reflect it" in problem(strict.user.post("/services", json=reflect), 422)["detail"]
-    assert accepted(counted) == 0
+    assert connections_to(counted) == 0
 
 
 def test_error_messages_do_not_tell_open_ports_from_closed_ones(tmp_path: Path) -> None:

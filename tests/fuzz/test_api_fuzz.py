@@ -11,7 +11,6 @@ by one of a few loopback URLs before it is sent.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,8 +30,8 @@ from apimcp.control.domain import orgs, tokens
 from apimcp.control.plane import ControlPlane
 from apimcp.control.store import open_store
 from tests.control.api_harness import ECHO_API, import_echo
+from tests.fuzz.error_records import ErrorRecords
 from tests.fuzz.strategies import conforming, deep, values
-from tests.fuzz.test_mcp_fuzz import ErrorRecords
 from tests.support.live_server import live_server
 
 EXAMPLES = int(os.environ.get("APIMCP_FUZZ_EXAMPLES", "300"))
@@ -72,15 +71,6 @@ class Api:
     schemas: dict[str, Any]
     tokens: dict[str, str]
     ids: list[str]
-
-
-@pytest.fixture(scope="module")
-def errors() -> Iterator[ErrorRecords]:
-    handler = ErrorRecords()
-    root = logging.getLogger()
-    root.addHandler(handler)
-    yield handler
-    root.removeHandler(handler)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ ones instead of CI's fixed sequence, for a longer run by hand.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -25,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.fuzz.error_records import ErrorRecords
 from tests.fuzz.strategies import conforming, deep, values, wide_integers_kept
 from tests.gateway.conftest import gateway_for
 from tests.support.live_server import live_app
@@ -55,18 +55,6 @@ METHODS = (
 )  # fmt: skip
 
 
-class ErrorRecords(logging.Handler):
-    """Keeps every record at ERROR or above, and any record carrying a traceback."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno >= logging.ERROR or record.exc_info:
-            self.records.append(record)
-
-
 class Target:
     """The live echo exposition, its tools, and sessions opened on it in every session revision."""
 
@@ -89,15 +77,6 @@ class Target:
         if reply.content_type.startswith("application/json") and reply.status >= 400 and not reply.messages:
             raise AssertionError(f"an error status {reply.status} came with an empty JSON body")
         return reply.status, reply.messages
-
-
-@pytest.fixture(scope="module")
-def errors() -> Iterator[ErrorRecords]:
-    handler = ErrorRecords()
-    root = logging.getLogger()
-    root.addHandler(handler)
-    yield handler
-    root.removeHandler(handler)
 
 
 @pytest.fixture(scope="module")

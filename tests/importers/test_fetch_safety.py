@@ -20,6 +20,7 @@ from apimcp.importers.protobuf import import_protobuf
 from apimcp.safety.addresses import AddressPolicy, IPAddress
 from apimcp.safety.fetch import Fetcher
 from tests.safety.test_yaml_loading import alias_bomb, never_built
+from tests.support.fetching import connections_to, counting_listener
 from tests.support.grpc_server import running_server
 from tests.support.live_aiohttp import live_aiohttp
 
@@ -51,24 +52,8 @@ def resolve_to(name: str, address: str) -> Any:
 
 @pytest.fixture
 def counted() -> Iterator[socket.socket]:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    listener.setblocking(False)
-    try:
+    with counting_listener() as listener:
         yield listener
-    finally:
-        listener.close()
-
-
-def accepted(listener: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            listener.accept()[0].close()
-        except BlockingIOError:
-            return count
-        count += 1
 
 
 def test_a_ref_to_an_internal_url_is_not_copied_into_the_tools() -> None:
@@ -112,7 +97,7 @@ def test_graphql_introspection_of_an_internal_endpoint_is_refused_before_posting
     for host in ("127.0.0.1", "localhost", "[::ffff:127.0.0.1]"):
         with pytest.raises(SpecError, match=r"refused to introspect it: .* loopback address"):
             import_graphql(f"http://{host}:{port}/graphql", name="g", version="1", introspect=True)
-    assert accepted(counted) == 0
+    assert connections_to(counted) == 0
 
 
 def test_grpc_reflection_of_an_internal_server_is_refused_before_connecting(counted: socket.socket) -> None:
@@ -121,7 +106,7 @@ def test_grpc_reflection_of_an_internal_server_is_refused_before_connecting(coun
         with pytest.raises(SpecError, match="refused to reflect it: ") as caught:
             import_protobuf(f"grpc://{host}:{port}", timeout_seconds=2)
         assert "--fetch-allow" in caught.value.message
-    assert accepted(counted) == 0
+    assert connections_to(counted) == 0
     with pytest.raises(SpecError, match="cloud metadata address"):
         import_protobuf("grpcs://169.254.169.254:443", fetcher=Fetcher(AddressPolicy.allowing(["169.254.0.0/16"])))
 

@@ -26,7 +26,7 @@ from apimcp.safety.fetch import (
     HttpStatusError,
     ResponseTooLarge,
 )
-from tests.support.fetching import forbid_connections
+from tests.support.fetching import connections_to, counting_listener, forbid_connections
 from tests.support.grpc_certs import make_pki
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.misbehaving import dripping, misbehaving, resetting, silent
@@ -79,26 +79,8 @@ def recorder() -> Iterator[tuple[Recorder, str]]:
 
 @pytest.fixture
 def counted() -> Iterator[socket.socket]:
-    """A listening socket that nobody should connect to (connections are counted by accepting)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    listener.setblocking(False)
-    try:
+    with counting_listener() as listener:
         yield listener
-    finally:
-        listener.close()
-
-
-def connections(listener: socket.socket) -> int:
-    count = 0
-    while True:
-        try:
-            connection, _ = listener.accept()
-        except BlockingIOError:
-            return count
-        connection.close()
-        count += 1
 
 
 @pytest.fixture
@@ -117,7 +99,7 @@ def test_loopback_in_every_spelling_is_refused_before_connecting(host: str, coun
     message = str(caught.value)
     assert "loopback address" in message or "unspecified address" in message
     assert "--fetch-allow" in message and "APIMCP_FETCH_ALLOW" in message and "server.fetch_allow" in message
-    assert connections(counted) == 0
+    assert connections_to(counted) == 0
 
 
 @pytest.mark.parametrize(
@@ -162,7 +144,7 @@ def test_a_redirect_to_loopback_is_refused(counted: socket.socket) -> None:
         with pytest.raises(FetchRefused, match=r"^127\.0\.0\.1 is a loopback address"):
             fetcher.get(base.replace("127.0.0.2", "public.test") + "/spec.yaml")
     assert [r["path"] for r in server.requests] == ["/spec.yaml"]
-    assert connections(counted) == 0
+    assert connections_to(counted) == 0
 
 
 def test_the_connection_goes_to_the_address_that_was_checked() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import socket
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -30,3 +32,28 @@ def forbid_connections(monkeypatch: pytest.MonkeyPatch) -> None:
     guarded = types.SimpleNamespace(**{name: getattr(socket, name) for name in names})
     guarded.create_connection = forbidden
     monkeypatch.setattr(fetch_module, "socket", guarded)
+
+
+@contextmanager
+def counting_listener() -> Iterator[socket.socket]:
+    """A listening loopback socket that nobody should connect to; `connections_to` counts who did."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    try:
+        yield listener
+    finally:
+        listener.close()
+
+
+def connections_to(listener: socket.socket) -> int:
+    """How many connections reached `listener` since the last count (each is accepted and closed)."""
+    count = 0
+    while True:
+        try:
+            connection, _ = listener.accept()
+        except BlockingIOError:
+            return count
+        connection.close()
+        count += 1
