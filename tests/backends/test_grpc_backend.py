@@ -308,7 +308,7 @@ async def test_credentials_travel_as_metadata_and_their_echo_is_masked(
     assert caller["metadata"][key] == echoed
 
 
-async def test_a_backend_that_echoes_request_headers_hands_the_credentials_to_the_mcp_client(
+async def test_a_backend_that_echoes_request_headers_no_longer_hands_the_credentials_to_the_mcp_client(
     channels: GrpcChannels, server: RunningServer
 ) -> None:
     """Finding: the echo of every credential of a call is masked, in the value and in its text."""

@@ -57,7 +57,7 @@ def _secrets(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(("credentials", "secrets"), CREDENTIALS, ids=["bearer", "basic", "header", "query", "cookie"])
-def test_a_backend_that_echoes_request_headers_hands_the_credentials_to_the_mcp_client(
+def test_a_backend_that_echoes_request_headers_no_longer_hands_the_credentials_to_the_mcp_client(
     caplog: pytest.LogCaptureFixture, credentials: str, secrets: list[str]
 ) -> None:
     caplog.set_level(logging.DEBUG)
