@@ -16,7 +16,7 @@ import pytest
 from apimcp.head_limits import HeadLimits
 from apimcp.serving import server_for
 from tests.support.processes import free_port
-from tests.support.raw_http import exchange, request_head
+from tests.support.raw_http import closed_by_the_server, exchange, request_head
 
 
 async def _hello(scope: Any, receive: Any, send: Any) -> None:
@@ -160,16 +160,6 @@ def test_a_body_that_never_comes_gets_408_and_one_that_trickles_is_left_to_the_a
         thread.join(timeout=10)
 
 
-def _closed_by_the_server(sock: socket.socket) -> bool:
-    """Whether the server has closed `sock` (within its timeout) rather than kept it open."""
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
-
-
 def test_one_body_byte_after_an_early_answer_does_not_keep_the_connection_open() -> None:
     """An answer sent before the body arrived ends the connection: the rest of the body is not wanted.
 
@@ -180,7 +170,7 @@ def test_one_body_byte_after_an_early_answer_does_not_keep_the_connection_open()
         assert _answer(s).startswith(b"HTTP/1.1 200")  # _hello answers without reading the body
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             s.sendall(b"b")
-        assert _closed_by_the_server(s)  # at once: well before uvicorn's 5 s keep-alive, let alone 15 s
+        assert closed_by_the_server(s)  # at once: well before uvicorn's 5 s keep-alive, let alone 15 s
 
 
 def test_requests_with_bodies_keep_their_connection_alive() -> None:
@@ -197,7 +187,7 @@ def test_requests_with_bodies_keep_their_connection_alive() -> None:
                 s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: %d\r\n\r\n%b" % (size, b"b" * size))
                 assert _answer(s).startswith(b"HTTP/1.1 200")
             s.settimeout(0.3)
-            assert not _closed_by_the_server(s)  # still open, waiting for the next request
+            assert not closed_by_the_server(s)  # still open, waiting for the next request
     finally:
         server.should_exit = True
         thread.join(timeout=10)

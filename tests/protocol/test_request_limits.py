@@ -21,6 +21,7 @@ from apimcp.protocol.limits import EndpointLimits
 from tests.protocol.showcase import Showcase
 from tests.support.live_server import live_server
 from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, Reply, modern_message
+from tests.support.raw_http import closed_by_the_server
 
 
 @contextmanager
@@ -154,15 +155,6 @@ def _answer_on(sock: socket.socket) -> tuple[bytes, bytes]:
     return head.lower(), body
 
 
-def _closed_by_the_server(sock: socket.socket) -> bool:
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
-
-
 @pytest.mark.parametrize(
     ("status", "headers"),
     [
@@ -187,7 +179,7 @@ def test_one_body_byte_after_an_early_answer_does_not_keep_the_connection_open(s
             assert orjson.loads(body)["error"]["code"] == -32600
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 sock.sendall(b"{")
-            assert _closed_by_the_server(sock)  # at once, not after uvicorn's 5 s keep-alive
+            assert closed_by_the_server(sock)  # at once, not after uvicorn's 5 s keep-alive
 
 
 def test_requests_answered_after_their_body_keep_the_connection_alive() -> None:
@@ -206,7 +198,7 @@ def test_requests_answered_after_their_body_keep_the_connection_alive() -> None:
                 head, _ = _answer_on(sock)
                 assert head.startswith(b"http/1.1 200 ") and b"connection: close" not in head
             sock.settimeout(0.3)
-            assert not _closed_by_the_server(sock)
+            assert not closed_by_the_server(sock)
 
 
 # --- JSON depth ------------------------------------------------------------------------------------

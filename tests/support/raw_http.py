@@ -91,3 +91,13 @@ def chunked(pieces: Iterable[bytes]) -> Iterable[bytes]:
     """`pieces` in chunked transfer coding (without the final chunk: the server answers before it)."""
     for piece in pieces:
         yield b"%x\r\n%s\r\n" % (len(piece), piece)
+
+
+def closed_by_the_server(sock: socket.socket) -> bool:
+    """Whether the server has closed `sock` (within its timeout) rather than kept it open."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
