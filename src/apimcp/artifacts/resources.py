@@ -1,0 +1,306 @@
+"""Resources and resource templates declared in artifact files, and where their content comes from.
+
+Everything is built when the catalog is (list pages, compiled templates, the tools' `_meta.ui`), so
+resources/read only looks up and loads. Content is inline (`text`, base64 `blob`), fetched
+(`remoteContent`, through the loader, which applies the gateway's fetch policy) or, for `file://`
+URIs, read from the exposition's backend: `file:///docs/readme.md` is the backend's `/docs/readme.md`.
+A URI with no content source is listed but not found when read.
+
+MCP Apps: a `ui://` resource is HTML for the client to render (`text/html;profile=mcp-app` unless it
+says otherwise); the tools in its `tools` list carry `_meta.ui.resourceUri`, and a `visibility` when
+the binding declares one.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import unquote
+
+from apimcp.artifacts.prompts import complete_values
+from apimcp.artifacts.uri_templates import UriTemplate
+from apimcp.protocol.errors import INTERNAL_ERROR, McpError, ResourceNotFound, invalid_params
+from apimcp.protocol.models import (
+    Annotations,
+    BlobResourceContents,
+    Completion,
+    Icon,
+    Page,
+    ReadResourceResult,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+    Role,
+    TextResourceContents,
+)
+
+__all__ = [
+    "APP_MIME_TYPE",
+    "ContentLoader",
+    "Loaded",
+    "ResourceCatalog",
+    "ResourceUnavailable",
+    "is_text_media_type",
+]
+
+APP_MIME_TYPE = "text/html;profile=mcp-app"
+_TEXT_MARKERS = ("json", "yaml", "xml", "javascript")
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """Content a loader read, with the media type its source gave."""
+
+    data: bytes
+    media_type: str
+
+
+class ContentLoader(Protocol):
+    """Reads content that is not inline; raises ResourceUnavailable when it cannot."""
+
+    async def backend_file(self, path: str) -> Loaded: ...
+
+    async def remote(self, url: str) -> Loaded: ...
+
+
+class ResourceUnavailable(McpError):
+    """A resource that exists but whose content could not be read (-32603).
+
+    `reason` reaches the client: loaders say what failed without credentials or internal addresses.
+    """
+
+    def __init__(self, reason: str, uri: str | None = None) -> None:
+        super().__init__(INTERNAL_ERROR, f"Resource unavailable: {reason}", {"uri": uri} if uri else None)
+        self.reason = reason
+        self.uri = uri
+
+
+def is_text_media_type(media_type: str) -> bool:
+    """Whether content of this type is sent as text (when it is UTF-8) rather than base64."""
+    essence = media_type.split(";", 1)[0].strip().lower()
+    return essence.startswith("text/") or any(marker in essence for marker in _TEXT_MARKERS)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _icons(specs: Any) -> tuple[Icon, ...]:
+    return tuple(
+        Icon(
+            src=str(spec["src"]),
+            mime_type=_text(spec.get("mimeType")),
+            sizes=tuple(str(size) for size in spec.get("sizes") or ()),
+            theme="light" if spec.get("theme") == "light" else "dark" if spec.get("theme") == "dark" else None,
+        )
+        for spec in specs or ()
+        if isinstance(spec, Mapping) and spec.get("src")
+    )
+
+
+def _annotations(spec: Any) -> Annotations | None:
+    if not isinstance(spec, Mapping) or not spec:
+        return None
+    audience = spec.get("audience")
+    priority = spec.get("priority")
+    return Annotations(
+        audience=None if audience is None else tuple(_ROLES[a] for a in audience if a in _ROLES),
+        priority=None if priority is None else float(priority),
+        last_modified=_text(spec.get("lastModified")),
+    )
+
+
+def _meta(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    meta = spec.get("_meta")
+    return dict(meta) if isinstance(meta, Mapping) and meta else None
+
+
+def _scheme(uri: str) -> str:
+    return uri.split(":", 1)[0].lower() if ":" in uri else ""
+
+
+def _file_path(uri: str) -> str | None:
+    """The backend path of a `file://` URI (`file:///docs/a.md` → `/docs/a.md`), else None."""
+    return uri[len("file://") :] if uri[: len("file://")].lower() == "file://" else None
+
+
+def _climbs(path: str) -> bool:
+    """Whether a client-built path has dot segments, which could leave the template's directory."""
+    return any(segment in {".", ".."} for segment in unquote(path).replace("\\", "/").split("/"))
+
+
+@dataclass(frozen=True, slots=True)
+class _Static:
+    resource: Resource
+    text: str | None
+    blob: str | None
+    remote: str | None
+    path: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    definition: ResourceTemplate
+    compiled: UriTemplate
+    from_backend: bool
+    candidates: Mapping[str, tuple[str, ...]]
+
+
+def _static(uri: str, spec: Mapping[str, Any]) -> _Static:
+    text, blob = _text(spec.get("text")), _text(spec.get("blob"))
+    mime_type = _text(spec.get("mimeType"))
+    if mime_type is None:
+        if _scheme(uri) == "ui":
+            mime_type = APP_MIME_TYPE
+        elif text is not None:
+            mime_type = "text/plain"
+        elif blob is not None:
+            mime_type = "application/octet-stream"
+    size = spec.get("size")
+    resource = Resource(
+        uri=uri,
+        name=str(spec.get("name") or uri),
+        title=_text(spec.get("title")),
+        description=_text(spec.get("description")),
+        mime_type=mime_type,
+        size=None if size is None else int(size),
+        annotations=_annotations(spec.get("annotations")),
+        icons=_icons(spec.get("icons")),
+        meta=_meta(spec),
+    )
+    return _Static(resource, text, blob, _text(spec.get("remoteContent")), _file_path(uri))
+
+
+def _template(uri_template: str, spec: Mapping[str, Any]) -> _Template:
+    try:
+        compiled = UriTemplate(uri_template)
+    except ValueError as exc:
+        raise ValueError(f"resource template {uri_template!r} cannot be served: {exc}") from exc
+    definition = ResourceTemplate(
+        uri_template=uri_template,
+        name=str(spec.get("name") or uri_template),
+        title=_text(spec.get("title")),
+        description=_text(spec.get("description")),
+        mime_type=_text(spec.get("mimeType")),
+        annotations=_annotations(spec.get("annotations")),
+        icons=_icons(spec.get("icons")),
+        meta=_meta(spec),
+    )
+    completions = spec.get("completions") or {}
+    candidates = {str(k): tuple(str(v) for v in values or ()) for k, values in completions.items()}
+    return _Template(definition, compiled, _file_path(uri_template) is not None, candidates)
+
+
+def _bindings(statics: Sequence[_Static], specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Tool name → its `_meta` from the first `ui://` resource listing it."""
+    bound: dict[str, Mapping[str, Any]] = {}
+    for static in statics:
+        uri = static.resource.uri
+        if _scheme(uri) != "ui":
+            continue
+        for item in specs[uri].get("tools") or ():
+            options: Mapping[str, Any] = {}
+            if isinstance(item, Mapping):
+                for name, value in item.items():
+                    options = value if isinstance(value, Mapping) else {}
+                    bound.setdefault(str(name), _ui_meta(uri, options))
+            else:
+                bound.setdefault(str(item), _ui_meta(uri, options))
+    return bound
+
+
+def _ui_meta(uri: str, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    ui: dict[str, Any] = {"resourceUri": uri}
+    if options.get("visibility") is not None:
+        ui["visibility"] = [str(v) for v in options["visibility"]]
+    return {"ui": ui}
+
+
+def _contents(uri: str, loaded: Loaded, mime_type: str | None, meta: Mapping[str, Any] | None) -> ResourceContents:
+    """Text when the media type is textual and the bytes are UTF-8, base64 otherwise."""
+    media_type = mime_type or loaded.media_type
+    if is_text_media_type(media_type):
+        try:
+            return TextResourceContents(uri=uri, text=loaded.data.decode("utf-8"), mime_type=media_type, meta=meta)
+        except UnicodeDecodeError:
+            pass
+    blob = base64.b64encode(loaded.data).decode("ascii")
+    return BlobResourceContents(uri=uri, blob=blob, mime_type=media_type, meta=meta)
+
+
+async def _load(pending: Awaitable[Loaded], uri: str) -> Loaded:
+    try:
+        return await pending
+    except ResourceUnavailable as exc:
+        if exc.uri is not None:
+            raise
+        raise ResourceUnavailable(exc.reason, uri) from exc
+
+
+class ResourceCatalog:
+    """The `resources` and `resourceTemplates` sections of an exposition's artifacts.
+
+    Raises ValueError when a template is not a valid RFC 6570 template.
+    """
+
+    def __init__(
+        self,
+        resources: Mapping[str, Mapping[str, Any]],
+        templates: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self._statics = {str(uri): _static(str(uri), spec) for uri, spec in resources.items()}
+        self._templates = {str(text): _template(str(text), spec) for text, spec in (templates or {}).items()}
+        self._tool_meta = _bindings(list(self._statics.values()), resources)
+        self.resources_page: Page[Resource] = Page(items=tuple(s.resource for s in self._statics.values()))
+        self.templates_page: Page[ResourceTemplate] = Page(items=tuple(t.definition for t in self._templates.values()))
+
+    @property
+    def has_resources(self) -> bool:
+        return bool(self._statics)
+
+    @property
+    def has_templates(self) -> bool:
+        return bool(self._templates)
+
+    def tool_meta(self, tool_name: str) -> Mapping[str, Any] | None:
+        """`{"ui": {"resourceUri": ...}}` for a tool a `ui://` resource binds, to merge into its `_meta`."""
+        return self._tool_meta.get(tool_name)
+
+    async def read(self, uri: str, loader: ContentLoader) -> ReadResourceResult:
+        """The contents of `uri`: a declared resource first, then the first template that matches it."""
+        static = self._statics.get(uri)
+        if static is not None:
+            return ReadResourceResult(contents=(await self._read_static(static, loader),))
+        for template in self._templates.values():
+            if template.compiled.match(uri) is None:
+                continue
+            path = _file_path(uri) if template.from_backend else None
+            if path is None or _climbs(path):
+                raise ResourceNotFound(uri)
+            loaded = await _load(loader.backend_file(path), uri)
+            definition = template.definition
+            return ReadResourceResult(contents=(_contents(uri, loaded, definition.mime_type, definition.meta),))
+        raise ResourceNotFound(uri)
+
+    async def _read_static(self, static: _Static, loader: ContentLoader) -> ResourceContents:
+        resource = static.resource
+        uri, mime_type, meta = resource.uri, resource.mime_type, resource.meta
+        if static.text is not None:
+            return TextResourceContents(uri=uri, text=static.text, mime_type=mime_type, meta=meta)
+        if static.blob is not None:
+            return BlobResourceContents(uri=uri, blob=static.blob, mime_type=mime_type, meta=meta)
+        if static.remote is not None:
+            return _contents(uri, await _load(loader.remote(static.remote), uri), mime_type, meta)
+        if static.path is not None:
+            return _contents(uri, await _load(loader.backend_file(static.path), uri), mime_type, meta)
+        raise ResourceNotFound(uri)
+
+    def complete(self, uri_template: str, argument: str, value: str) -> Completion:
+        """The template's declared `completions` for `argument` that start with `value`."""
+        template = self._templates.get(uri_template)
+        if template is None:
+            raise invalid_params(f"Unknown resource template: {uri_template}", {"field": "ref", "uri": uri_template})
+        return complete_values(template.candidates.get(argument, ()), value)
