@@ -1,0 +1,69 @@
+"""A fake gateway for the sandbox tests: tools whose behaviour their names say."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from apimcp.artifacts.scripting import Script, ScriptRunner, ToolRef
+from apimcp.protocol.errors import INVALID_PARAMS, McpError
+from apimcp.protocol.models import CallToolResult, TextContent
+
+
+def script(source: str, *tools: str | tuple[str, str], name: str = "probe") -> Script:
+    """A script allowed to call `tools` (a name, or (service, name) for another service)."""
+    entries = [{"tool": t} if isinstance(t, str) else {"service": t[0], "tool": t[1]} for t in tools]
+    return Script.from_spec(name, {"script": source, "tools": entries})
+
+
+def text(result: CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+class Tools:
+    """An `Invoke` that records each call; `sleep` waits `args.s` seconds and notes cancellation."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[ToolRef, dict[str, Any], int]] = []
+        self.cancelled = 0
+        self.scripts: dict[str, Script] = {}
+        self.runner: ScriptRunner | None = None
+
+    async def __call__(self, ref: ToolRef, arguments: Mapping[str, Any], depth: int) -> CallToolResult:
+        self.calls.append((ref, dict(arguments), depth))
+        if ref.tool in self.scripts:  # a scripted tool, run one level deeper as the gateway would
+            assert self.runner is not None
+            return await self.runner.run(self.scripts[ref.tool], arguments, self, depth)
+        if ref.tool == "echo":
+            return CallToolResult(content=(TextContent(text="{}"),), structured_content={"got": dict(arguments)})
+        if ref.tool == "json_text":
+            return CallToolResult(content=(TextContent(text='[1, "two"]'),))
+        if ref.tool == "plain_text":
+            return CallToolResult(content=(TextContent(text="just words"),))
+        if ref.tool == "error_result":
+            return CallToolResult(content=(TextContent(text='{"reason": "nope"}'),), is_error=True)
+        if ref.tool == "invalid":
+            raise McpError(INVALID_PARAMS, "login is required")
+        if ref.tool == "crash":
+            raise RuntimeError("secret internal detail")
+        if ref.tool == "sleep":
+            try:
+                await asyncio.sleep(float(arguments.get("s", 0.05)))
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+            return CallToolResult(content=(TextContent(text="slept"),))
+        raise McpError(INVALID_PARAMS, f"Unknown tool: {ref.tool}")
+
+
+async def until_idle(runner: ScriptRunner, within: float) -> float:
+    """Seconds until no worker runs a script; fails past `within`."""
+    start = time.monotonic()
+    while runner.running:
+        assert time.monotonic() - start < within, f"a worker still runs a script after {within} s"
+        await asyncio.sleep(0.005)
+    return time.monotonic() - start
