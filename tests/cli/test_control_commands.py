@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
+from starlette.responses import Response
+from starlette.routing import Route
 from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
+from tests.control.factories import prompts
 from tests.deployment.harness import ECHO_SPEC, Deployment, deployment, wait_until
+from tests.support.live_server import live_server
 
 SECRET = "tok-9f8e7d6c5b4a-never-printed"
 
@@ -170,13 +176,40 @@ def test_organizations_need_the_admin_token(logged_in: Deployment) -> None:
 def test_artifacts_are_attached_from_files_and_urls(logged_in: Deployment, tmp_path: Path) -> None:
     run("import", str(ECHO_SPEC), "--name", "arts", "--version", "1")
     overlay = tmp_path / "overlay.yaml"
-    overlay.write_text("overlay: 1.0.0\nactions: []\n")
+    overlay.write_bytes(prompts("arts", "1", "greet", "farewell"))
     assert "Attached overlay.yaml to arts 1" in run("attach", "arts", str(overlay)).output
-    by_url = json.loads(run("attach", "arts", f"{logged_in.backend}/items/hints", "-o", "json").output)
-    assert (by_url["name"], by_url["source"]) == ("hints", f"{logged_in.backend}/items/hints")
+    app = Starlette(routes=[Route("/hints", lambda _: Response(prompts("arts", "1", "hint")))])
+    with live_server(app) as files:
+        by_url = json.loads(run("attach", "arts", f"{files}/hints", "-o", "json").output)
+    assert (by_url["name"], by_url["source"], by_url["kind"]) == ("hints", f"{files}/hints", "Prompts")
     shown = json.loads(run("service", "show", "arts", "-o", "json").output)
     assert sorted(a["name"] for a in shown["artifacts"]) == ["arts-1-description", "hints", "overlay.yaml"]
+    table = run("service", "show", "arts").output
+    assert re.search(r"overlay\.yaml +│ Prompts +│ greet, farewell", table), table
+    assert re.search(r"arts-1-description +│ description +│ -", table), table
     assert "is neither a file nor an http(s) URL" in run("attach", "arts", "nope.yaml", code=1).output
+    overlay.write_bytes(prompts("arts", "2"))
+    refused = run("attach", "arts", str(overlay), code=1).output
+    assert "/service: the file is for arts 2, not arts 1" in refused
+
+
+def test_detach_says_which_plans_selected_the_artifact(logged_in: Deployment, tmp_path: Path) -> None:
+    run("import", str(ECHO_SPEC), "--name", "detaching", "--version", "1")
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_bytes(prompts("detaching", "1", name.replace(".", "_")))
+        run("attach", "detaching", str(tmp_path / name))
+    run("plan", "create", "detaching", "--name", "only-a", "--artifact", "a.yaml")
+    run("plan", "create", "detaching", "--name", "both", "--artifact", "a.yaml", "--artifact", "b.yaml")
+    detached = run("detach", "detaching:1", "a.yaml").output
+    assert "Detached a.yaml from detaching 1" in detached
+    assert re.search(
+        r"plan only-a \(\w+\) no longer selects it: it selected nothing else, so it now serves all", detached
+    )
+    assert re.search(r"plan both \(\w+\) no longer selects it: it keeps its other artifacts", detached)
+    report = json.loads(run("detach", "detaching", "b.yaml", "-o", "json").output)
+    assert [(p["name"], p["falls_back_to_all"]) for p in report["impacted_plans"]] == [("both", True)]
+    assert "has no artifact 'a.yaml'" in run("detach", "detaching", "a.yaml", code=1).output
+    run("service", "delete", "detaching")
 
 
 def test_plan_secret_is_repeatable_for_operations_needing_several(logged_in: Deployment) -> None:

@@ -43,6 +43,17 @@ def spec(
     return orjson.dumps(document)
 
 
+def prompts(service: str = "Echo API", version: str = "2.1", *names: str, result: str = "Be brief.") -> bytes:
+    """A valid Prompts artifact for `service` (reShapr's format), declaring a prompt per name ("hello" if none)."""
+    document = {
+        "apiVersion": "reshapr.io/v1alpha1",
+        "kind": "Prompts",
+        "service": {"name": service, "version": version},
+        "prompts": {name: {"result": result} for name in names or ("hello",)},
+    }
+    return orjson.dumps(document)
+
+
 def new_org(plane: ControlPlane, name: str) -> str:
     with plane.session() as session:
         return orgs.create(session, name).id

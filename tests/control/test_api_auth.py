@@ -15,6 +15,7 @@ RESOURCE_PATHS = {
     "/api/v1/services/{service_id}": {"get", "delete"},
     "/api/v1/services/{service_id}/artifacts": {"get", "post"},
     "/api/v1/artifacts/{artifact_id}": {"delete"},
+    "/api/v1/artifact-schemas/{kind}": {"get"},
     "/api/v1/plans": {"get", "post"},
     "/api/v1/plans/{plan_id}": {"get", "patch", "delete"},
     "/api/v1/plans/{plan_id}/api-key": {"post"},

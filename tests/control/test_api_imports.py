@@ -15,6 +15,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from tests.control.api_harness import ECHO_API, Api, created, import_echo, ok, problem
+from tests.control.factories import prompts
 from tests.support.live_server import live_server
 
 SPLIT_MAIN = b"""
@@ -31,6 +32,7 @@ paths:
           content: {application/json: {schema: {$ref: "schemas.yaml#/Thing"}}}
 """
 SPLIT_SCHEMAS = b"Thing: {type: object, properties: {id: {type: string}}}\n"
+PROMPTS = prompts("echo", "1")
 
 
 def _document_with_ref(reference: str) -> bytes:
@@ -54,6 +56,9 @@ class Descriptions:
         async def schemas(_: Request) -> Response:
             return Response(SPLIT_SCHEMAS, media_type="application/yaml")
 
+        async def artifact(_: Request) -> Response:
+            return Response(PROMPTS, media_type="application/yaml")
+
         async def file_ref(_: Request) -> Response:
             return Response(_document_with_ref("file:///etc/passwd#/x"), media_type="application/yaml")
 
@@ -73,6 +78,7 @@ class Descriptions:
                 Route("/echo.yaml", echo),
                 Route("/split/main.yaml", split),
                 Route("/split/schemas.yaml", schemas),
+                Route("/artifacts/prompts.yaml", artifact),
                 Route("/file-ref.yaml", file_ref),
                 Route("/to-file.yaml", to_file),
                 Route("/missing.yaml", missing),
@@ -223,10 +229,10 @@ def test_artifacts_are_attached_from_a_url_within_the_same_rules(
     _, base = descriptions
     acme, other = api.org("acme"), api.org("other")
     service = import_echo(acme.user)
-    url = f"{base}/split/schemas.yaml"
+    url = f"{base}/artifacts/prompts.yaml"
     artifact = created(acme.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": url}))
-    assert (artifact["name"], artifact["role"], artifact["source"]) == ("schemas.yaml", "attached", url)
-    assert artifact["content_hash"] == hashlib.sha256(SPLIT_SCHEMAS).hexdigest()
+    assert (artifact["name"], artifact["role"], artifact["source"]) == ("prompts.yaml", "attached", url)
+    assert artifact["content_hash"] == hashlib.sha256(PROMPTS).hexdigest()
     renamed = created(
         acme.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": url, "name": "overlay"})
     )
@@ -237,4 +243,4 @@ def test_artifacts_are_attached_from_a_url_within_the_same_rules(
     # another organization's service is not there, and nothing is fetched for it
     problem(other.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": url}), 404)
     names = sorted(a["name"] for a in ok(acme.user.get(f"/services/{service['id']}/artifacts")))
-    assert names == ["echo-1-description", "overlay", "schemas.yaml"]
+    assert names == ["echo-1-description", "overlay", "prompts.yaml"]

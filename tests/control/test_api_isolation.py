@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.control.api_harness import ECHO_API, Api, Org, created, import_echo, ok, problem
+from tests.control.factories import prompts
 
 SECRET_VALUE = "acme-backend-token-7f3c9a"
 
@@ -27,7 +28,7 @@ def build(api: Api) -> World:
     artifact = created(
         a.user.post(
             f"/services/{service['id']}/artifacts",
-            files={"file": ("extra.yaml", b"hints: {a: 1}\n", "application/yaml")},
+            files={"file": ("extra.yaml", prompts("echo", "1"), "application/yaml")},
         )
     )
     secret = created(

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from apimcp.control.models import GatewayGroup
 from tests.control.api_harness import Api, Org, created, import_echo, ok, problem
+from tests.control.factories import prompts
 
 
 def _service_and_plan(org: Org, **plan: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -38,7 +39,7 @@ def test_a_plan_holds_what_it_was_given(api: Api) -> None:
         acme.user.post(
             f"/services/{service['id']}/artifacts",
             data={"name": "hints"},
-            files={"file": ("hints.yaml", b"tools: {}\n", "application/yaml")},
+            files={"file": ("hints.yaml", prompts("echo", "1"), "application/yaml")},
         )
     )
     body = {

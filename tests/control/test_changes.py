@@ -14,7 +14,7 @@ from apimcp.control import changes
 from apimcp.control.domain import expositions, groups, plans, secrets, services
 from apimcp.control.models import Change
 from apimcp.control.plane import ControlPlane
-from tests.control.factories import echo_content, new_org, spec
+from tests.control.factories import echo_content, new_org, prompts, spec
 
 
 def _changes(plane: ControlPlane) -> list[tuple[int, str, str, str]]:
@@ -50,7 +50,7 @@ def test_every_mutation_that_gateways_see_records_a_revision(plane: ControlPlane
     service_id = created["service:import"].service.id
     step("service:reimport", lambda: service_id, lambda s: services.import_service(s, org, content=echo_content()))
     step("artifact:attach", lambda: created["artifact:attach"].id,
-         lambda s: services.attach(s, org, service_id, "extra.json", b"{}"))  # fmt: skip
+         lambda s: services.attach(s, org, service_id, "extra.json", prompts()))  # fmt: skip
     step("artifact:detach", lambda: created["artifact:attach"].id,
          lambda s: services.delete_artifact(s, org, created["artifact:attach"].id))  # fmt: skip
 

@@ -11,7 +11,7 @@ from apimcp.control.domain import expositions, groups, plans, secrets, services
 from apimcp.control.errors import Conflict, Invalid, NotFound
 from apimcp.control.models import Exposition, GatewayGroup, Plan
 from apimcp.control.plane import ControlPlane
-from tests.control.factories import dump_all_rows, import_echo, import_spec, new_org, sha256, spec
+from tests.control.factories import dump_all_rows, import_echo, import_spec, new_org, prompts, sha256, spec
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_a_new_plan_has_the_defaults(plane: ControlPlane, acme: str, echo: str) 
 
 def test_a_plan_stores_what_it_is_given(plane: ControlPlane, acme: str, echo: str) -> None:
     with plane.session() as session:
-        services.attach(session, acme, echo, "overlay.yaml", b"a: 1\n")
+        services.attach(session, acme, echo, "overlay.yaml", prompts())
     plan = _plan(
         plane,
         acme,

@@ -14,6 +14,7 @@ import pytest
 
 from apimcp.control.domain import services
 from tests.control.api_harness import ECHO_API, Api, Org, created, import_echo, ok, problem
+from tests.control.factories import prompts
 
 ECHO_BACKEND = "http://127.0.0.1:9/v1"
 
@@ -106,7 +107,7 @@ def test_an_artifact_upload_was_parsed_before_the_token_was_checked(api: Api) ->
     headers = {"Content-Type": "multipart/form-data; boundary=b"}
     anonymous = api.client()
     assert problem(anonymous.post(f"/services/{service}/artifacts", content=broken, headers=headers), 401)
-    upload = {"file": ("prompts.yaml", b"kind: Prompts\nprompts: []\n", "application/yaml")}
+    upload = {"file": ("prompts.yaml", prompts("echo", "1"), "application/yaml")}
     assert created(acme.user.post(f"/services/{service}/artifacts", files=upload))["name"] == "prompts.yaml"
     named = created(acme.user.post(f"/services/{service}/artifacts", files=upload, data={"name": "mine"}))
     assert named["name"] == "mine"
@@ -121,7 +122,7 @@ def test_attaching_by_url_held_a_database_connection_while_fetching(api: Api, mo
 
     def fetched(url: str, fetcher: object = None) -> tuple[bytes, str]:
         held.append(pool.checkedout())  # type: ignore[attr-defined]
-        return b"kind: Prompts\nprompts: []\n", "prompts.yaml"
+        return prompts("echo", "1"), "prompts.yaml"
 
     monkeypatch.setattr(services, "read_artifact", fetched)
     attached = created(acme.user.post(f"/services/{service}/artifacts/from-url", json={"url": "http://x.test/p"}))

@@ -13,7 +13,7 @@ from apimcp.control.errors import Conflict, Invalid, NotFound
 from apimcp.control.models import Artifact, Exposition, Plan, Service
 from apimcp.control.plane import ControlPlane
 from apimcp.safety.fetch import Fetcher, FetchLimits
-from tests.control.factories import echo_content, import_echo, import_spec, new_org, sha256, spec
+from tests.control.factories import echo_content, import_echo, import_spec, new_org, prompts, sha256, spec
 
 
 def _count(plane: ControlPlane, model: type) -> int:
@@ -181,9 +181,10 @@ def test_a_file_larger_than_the_limit_is_refused(plane: ControlPlane) -> None:
 def test_attaching_an_artifact_records_its_hash(plane: ControlPlane) -> None:
     organization_id = new_org(plane, "acme")
     service_id = import_echo(plane, organization_id).service.id
-    content = b"overlay: 1.0.0\nactions: []\n"
+    content = prompts()
     with plane.session() as session:
         artifact = services.attach(session, organization_id, service_id, "overlay.yaml", content)
+    assert (artifact.kind, artifact.capabilities) == ("Prompts", ["hello"])
     assert (artifact.role, artifact.name, artifact.content_hash) == ("attached", "overlay.yaml", sha256(content))
     with plane.session() as session:
         listed = services.artifacts(session, organization_id, service_id)
@@ -194,14 +195,15 @@ def test_attaching_the_same_name_replaces_the_artifact(plane: ControlPlane) -> N
     organization_id = new_org(plane, "acme")
     service_id = import_echo(plane, organization_id).service.id
     with plane.session() as session:
-        first = services.attach(session, organization_id, service_id, "extra.json", b'{"a": 1}')
+        first = services.attach(session, organization_id, service_id, "extra.json", prompts())
     with plane.session() as session:
-        second = services.attach(session, organization_id, service_id, "extra.json", b'{"a": 2}')
+        second = services.attach(session, organization_id, service_id, "extra.json", prompts("Echo API", "2.1", "bye"))
     assert second.id == first.id
     with plane.session() as session:
         attached = [a for a in services.artifacts(session, organization_id, service_id) if a.role == "attached"]
-    assert [(a.id, bytes(a.content), a.content_hash) for a in attached] == [
-        (first.id, b'{"a": 2}', sha256(b'{"a": 2}'))
+    changed = prompts("Echo API", "2.1", "bye")
+    assert [(a.id, bytes(a.content), a.content_hash, a.capabilities) for a in attached] == [
+        (first.id, changed, sha256(changed), ["bye"])
     ]
 
 
@@ -217,7 +219,7 @@ def test_an_artifact_cannot_take_the_main_description_name(plane: ControlPlane) 
 
 
 @pytest.mark.parametrize("content", [b"- not\n- a mapping\n", b"{unbalanced: [", b"just text"])
-def test_an_artifact_must_be_a_mapping(plane: ControlPlane, content: bytes) -> None:
+def test_an_artifact_must_be_a_document(plane: ControlPlane, content: bytes) -> None:
     organization_id = new_org(plane, "acme")
     service_id = import_echo(plane, organization_id).service.id
     with pytest.raises(Invalid) as caught, plane.session() as session:
@@ -230,7 +232,7 @@ def test_an_attached_artifact_can_be_detached_but_not_the_main_one(plane: Contro
     organization_id = new_org(plane, "acme")
     service_id = import_echo(plane, organization_id).service.id
     with plane.session() as session:
-        attached = services.attach(session, organization_id, service_id, "extra.json", b"{}")
+        attached = services.attach(session, organization_id, service_id, "extra.json", prompts())
         main_id = services.artifacts(session, organization_id, service_id)[0].id
     with pytest.raises(Conflict), plane.session() as session:
         services.delete_artifact(session, organization_id, main_id)
@@ -245,11 +247,11 @@ def test_artifacts_of_another_organization_are_not_found(plane: ControlPlane) ->
     globex = new_org(plane, "globex")
     service_id = import_echo(plane, acme).service.id
     with plane.session() as session:
-        attached = services.attach(session, acme, service_id, "extra.json", b"{}")
+        attached = services.attach(session, acme, service_id, "extra.json", prompts())
     with pytest.raises(NotFound), plane.session() as session:
         services.artifacts(session, globex, service_id)
     with pytest.raises(NotFound), plane.session() as session:
-        services.attach(session, globex, service_id, "other.json", b"{}")
+        services.attach(session, globex, service_id, "other.json", prompts())
     with pytest.raises(NotFound), plane.session() as session:
         services.delete_artifact(session, globex, attached.id)
     assert _count(plane, Artifact) == 2
@@ -263,7 +265,7 @@ def test_deleting_a_service_deletes_its_artifacts_plans_and_expositions(plane: C
     doomed = import_echo(plane, organization_id).service.id
     kept = import_spec(plane, organization_id, spec()).service.id
     with plane.session() as session:
-        services.attach(session, organization_id, doomed, "extra.json", b"{}")
+        services.attach(session, organization_id, doomed, "extra.json", prompts())
         first, _ = plans.create(session, organization_id, doomed, "one", {})
         second, _ = plans.create(session, organization_id, doomed, "two", {})
         kept_plan, _ = plans.create(session, organization_id, kept, "kept", {})

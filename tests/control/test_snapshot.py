@@ -91,6 +91,7 @@ def test_a_snapshot_carries_the_exposition_its_plan_and_its_service(plane: Contr
             "tool_prefix": "echo_",
             "credentials": [{"kind": "bearer", "fields": {}, "values": {"token": "tok-123"}}],
             "backend_tls": None,
+            "artifacts": [],
         }
     ]
 

@@ -228,7 +228,47 @@ def show_service(
     operations = [("TOOL", "tool_name"), ("OPERATION", "signature"), ("TITLE", "title")]
     output.rows(detail["operations"], operations, out, "No operations.")
     if detail["artifacts"]:
-        output.rows(detail["artifacts"], [("ARTIFACT", "name"), ("ROLE", "role"), ("SHA-256", "content_hash")], out, "")
+        output.rows(detail["artifacts"], ARTIFACT_COLUMNS, out, "")
+
+
+def _artifact_kind(artifact: dict[str, Any]) -> str:
+    if artifact["role"] == "main":
+        return "description"
+    return str(artifact.get("kind") or "unchecked (not served: attach a valid file)")
+
+
+ARTIFACT_COLUMNS: list[output.Column] = [
+    ("ARTIFACT", "name"),
+    ("KIND", _artifact_kind),
+    ("DECLARES", "capabilities"),
+]
+"""The content's SHA-256 is in `-o json` (a table cell would wrap it)."""
+
+
+def detach_command(
+    service: Annotated[str, typer.Argument(help="The service: id, name or name:version.")],
+    artifact: Annotated[str, typer.Argument(help="The attached artifact: id or name.")],
+    out: OutputOption = Format.table,
+) -> None:
+    """Detach an artifact from a service; plans that selected it no longer do (and say so)."""
+    api = client()
+    with reporting():
+        found = find_service(api, service)
+        attached = [a for a in api.get(f"/services/{found['id']}/artifacts") if artifact in (a["id"], a["name"])]
+        if not attached:
+            fail(f"{found['name']} {found['version']} has no artifact {artifact!r} (`apimcp service show` lists them)")
+        report: dict[str, Any] = api.delete(f"/artifacts/{attached[0]['id']}")
+    if out is Format.json:
+        output.record(report, out)
+        return
+    typer.echo(f"Detached {report['artifact_name']} from {found['name']} {found['version']}")
+    for plan in report["impacted_plans"]:
+        after = (
+            "it selected nothing else, so it now serves all artifacts"
+            if plan["falls_back_to_all"]
+            else ("it keeps its other artifacts")
+        )
+        typer.echo(f"  plan {plan['name']} ({plan['id']}) no longer selects it: {after}")
 
 
 @service_app.command("delete")

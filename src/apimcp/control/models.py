@@ -94,7 +94,8 @@ class Service(Base):
 
 
 class Artifact(Base):
-    """A file of a service: its main description, or an attached artifact."""
+    """A file of a service: its main description, or an attached artifact (a document of one of the kinds
+    `apimcp.artifacts.documents` reads, validated when attached: snapshots carry `document`, never parse)."""
 
     __tablename__ = "artifacts"
     __table_args__ = (UniqueConstraint("service_id", "name"),)
@@ -106,7 +107,15 @@ class Artifact(Base):
     content: Mapped[bytes] = mapped_column(LargeBinary)
     content_hash: Mapped[str] = mapped_column(String(64))
     source: Mapped[str | None] = mapped_column(Text)
+    kind: Mapped[str | None] = mapped_column(String(32))
+    """Prompts, Resources, CustomTools or ToolsOutputFilters; None for the main description, and for a file
+    attached before artifacts were checked that migration 0005 could not read (snapshots leave it out)."""
+    capabilities: Mapped[list[Any]] = mapped_column(default=list)
+    """What the document declares: prompt names, resource and template URIs, custom tool or filtered tool names."""
+    document: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """The validated document as JSON data."""
     created_at: Mapped[datetime] = _created()
+    """Attachment order: re-attaching a name keeps its row, so its place among the service's artifacts."""
 
 
 class Secret(Base):

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from apimcp.control import changes
 from apimcp.control.crypto import KeySet
 from apimcp.control.domain import groups, secrets
-from apimcp.control.models import Exposition, GatewayGroup, Organization, Plan, Secret, Service, as_utc
+from apimcp.control.models import Artifact, Exposition, GatewayGroup, Organization, Plan, Secret, Service, as_utc
 from apimcp.sealing.keys import GatewayPublicKey
 from apimcp.sealing.snapshots import seal_exposition
 
@@ -100,4 +100,21 @@ def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dic
         "tool_prefix": plan.tool_prefix,
         "credentials": credentials,
         "backend_tls": tls,
+        "artifacts": _artifacts(session, plan, service),
     }
+
+
+def _artifacts(session: Session, plan: Plan, service: Service) -> list[dict[str, Any]]:
+    """The attached artifacts the plan selects (all when it names none), validated documents in attachment
+    order: the gateway merges them, first attached wins."""
+    query = (
+        select(Artifact)
+        .where(Artifact.service_id == service.id, Artifact.role == "attached", Artifact.kind.is_not(None))
+        .order_by(Artifact.created_at, Artifact.id)
+    )
+    selected = set(plan.artifacts)
+    return [
+        {"name": a.name, "kind": a.kind, "document": a.document}
+        for a in session.scalars(query)
+        if not selected or a.name in selected
+    ]

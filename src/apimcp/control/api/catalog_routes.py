@@ -6,16 +6,19 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
 
-from fastapi import APIRouter, Request, status
+from fastapi import APIRouter, Request, Response, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile as FormFile
 from starlette.exceptions import HTTPException
 
+from apimcp.artifacts.documents import KINDS as ARTIFACT_KINDS
+from apimcp.artifacts.documents import schema_text
 from apimcp.catalog.codec import decode_service
 from apimcp.control.api.auth import DbSession, Plane, UserCaller
 from apimcp.control.api.views import (
     ArtifactByUrl,
+    ArtifactDeletionView,
     ArtifactView,
     ImportByUrl,
     ImportedService,
@@ -27,7 +30,7 @@ from apimcp.control.api.views import (
 )
 from apimcp.control.domain import secrets, services, tokens
 from apimcp.control.domain.common import get_owned
-from apimcp.control.errors import Invalid
+from apimcp.control.errors import Invalid, NotFound
 from apimcp.control.import_pool import ImportsBusy
 from apimcp.control.models import Artifact, Service
 from apimcp.control.plane import ControlPlane
@@ -179,7 +182,11 @@ def list_artifacts(service_id: str, caller: UserCaller, session: DbSession) -> l
 async def attach_artifact(
     service_id: str, request: Request, caller: UserCaller, session: DbSession, plane: Plane
 ) -> ArtifactView:
-    """Attach an artifact to a service (multipart: `file`, optional `name`); a same-named one is replaced.
+    """Attach an artifact to a service (multipart: `file`, optional `name`); a same-named one is replaced in place.
+
+    The file is a Prompts, Resources, CustomTools or ToolsOutputFilters document (reShapr's format; schemas at
+    `/artifact-schemas/{kind}`), for this service, naming only tools it has: otherwise 422 with the JSON pointer
+    of the fault in `detail`, and nothing is stored.
 
     The form is read by hand, after the token is checked: a parameter declared as a form field would have
     FastAPI parse (and spool) the upload before any dependency runs."""
@@ -226,6 +233,21 @@ async def attach_artifact_from_url(
     return ArtifactView.model_validate(await _in_import_pool(plane, attach_by_url))
 
 
-@router.delete("/artifacts/{artifact_id}", status_code=status.HTTP_204_NO_CONTENT)
-def delete_artifact(artifact_id: str, caller: UserCaller, session: DbSession) -> None:
-    services.delete_artifact(session, caller.organization_id, artifact_id)
+@router.delete("/artifacts/{artifact_id}", response_model=ArtifactDeletionView)
+def delete_artifact(artifact_id: str, caller: UserCaller, session: DbSession) -> ArtifactDeletionView:
+    """Detach an artifact. The plans that selected it by name no longer do; one that selected nothing else
+    falls back to all the service's artifacts (an empty selection means all), which the answer says."""
+    return ArtifactDeletionView.model_validate(services.delete_artifact(session, caller.organization_id, artifact_id))
+
+
+@router.get(
+    "/artifact-schemas/{kind}",
+    response_class=Response,
+    responses={200: {"content": {"application/schema+json": {}}, "description": "the kind's JSON Schema"}},
+)
+def artifact_schema(kind: str, caller: UserCaller) -> Response:
+    """The JSON Schema (2020-12) artifact files of `kind` are validated with: Prompts, Resources, CustomTools or
+    ToolsOutputFilters (editors can check files with it)."""
+    if kind not in ARTIFACT_KINDS:
+        raise NotFound(f"no artifact kind {kind!r}; the kinds are {', '.join(ARTIFACT_KINDS)}")
+    return Response(schema_text(kind), media_type="application/schema+json")

@@ -148,10 +148,31 @@ class ArtifactView(View):
     id: str
     service_id: str
     name: str
-    role: str
+    role: str = Field(description="main (the service's description) or attached")
+    kind: str | None = Field(
+        description="Prompts, Resources, CustomTools or ToolsOutputFilters; null for the main description and for "
+        "a file attached before artifacts were checked that is not a valid document (it is not served)"
+    )
+    capabilities: list[str] = Field(
+        description="what it declares: prompt names, resource and template URIs, custom tool or filtered tool names"
+    )
     content_hash: str
     source: str | None
     created_at: Timestamp
+
+
+class ImpactedPlanView(View):
+    id: str
+    name: str
+    falls_back_to_all: bool = Field(description="the plan selected no other artifact: it now serves all of them")
+
+
+class ArtifactDeletionView(View):
+    artifact_id: str
+    artifact_name: str
+    impacted_plans: list[ImpactedPlanView] = Field(
+        description="the plans that selected the artifact; it was removed from their selection"
+    )
 
 
 # --- secrets ----------------------------------------------------------------------------------------

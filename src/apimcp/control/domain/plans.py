@@ -89,12 +89,7 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
     if "cache" in values:
         plan.cache = _cache(values["cache"])
     if "artifacts" in values:
-        names = list(values["artifacts"] or [])
-        known = set(session.scalars(select(Artifact.name).where(Artifact.service_id == service.id)))
-        missing = [n for n in names if n not in known]
-        if missing:
-            raise Invalid(f"{service.name} has no attached artifact {missing[0]!r}", field="artifacts")
-        plan.artifacts = names
+        plan.artifacts = _artifact_selection(session, service, values["artifacts"])
     if "tool_prefix" in values:
         if not _PREFIX.match(values["tool_prefix"] or ""):
             raise Invalid("a tool prefix is at most 32 letters, digits, '_', '.' or '-'", field="tool_prefix")
@@ -116,6 +111,27 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         plan.inbound = {"mode": "none"}
         return None
     return renew_api_key(plan)
+
+
+def _artifact_selection(session: Session, service: Service, given: Any) -> list[str]:
+    """The attached artifacts a plan serves, by name (none: all of them)."""
+    names = list(given or [])
+    if not all(isinstance(name, str) for name in names):
+        raise Invalid("artifacts is a list of artifact names", field="artifacts")
+    rows = session.execute(
+        select(Artifact.name, Artifact.kind).where(Artifact.service_id == service.id, Artifact.role == "attached")
+    )
+    attached = {row.name: row.kind for row in rows}
+    for name in names:
+        if name not in attached:
+            raise Invalid(f"{service.name} has no attached artifact {name!r}", field="artifacts")
+        if attached[name] is None:
+            raise Invalid(
+                f"{name!r} was attached before artifacts were checked and is not a valid artifact document: "
+                "attach a valid file under that name first",
+                field="artifacts",
+            )
+    return list(dict.fromkeys(names))
 
 
 def _set_secrets(session: Session, plan: Plan, service: Service, values: Mapping[str, Any]) -> None:

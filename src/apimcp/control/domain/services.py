@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from apimcp.catalog.codec import encode_service
+from apimcp.artifacts.documents import ArtifactError, check_against, read_document
+from apimcp.catalog.codec import decode_service, encode_service
 from apimcp.catalog.model import Service as CatalogService
 from apimcp.control import changes
 from apimcp.control.domain.common import get_owned
@@ -225,39 +226,86 @@ def attach(
     source: str | None = None,
     yaml_limits: YamlLimits | None = None,
 ) -> Artifact:
-    """Attach (or replace) a named artifact of a service; kinds are interpreted by later features."""
+    """Attach (or replace, keeping its id and place) a named artifact document of a service, refused unless it
+    is valid and every tool it names is one of the service's (`apimcp.artifacts.documents`): nothing is stored
+    then. `source` is the URL it was read from, if any."""
     service = get_owned(session, Service, organization_id, service_id, "service")
-    try:
-        document = parse(content, name, yaml_limits)
-    except SpecError as exc:
-        raise Invalid(str(exc), field="file") from exc
-    if not isinstance(document, dict):
-        raise Invalid("an attached artifact must be a YAML or JSON mapping", field="file")
     artifact = session.scalar(select(Artifact).where(Artifact.service_id == service.id, Artifact.name == name))
     if artifact is not None and artifact.role == "main":
         raise Conflict(f"{name!r} is the service's main description", field="name")
+    try:
+        document = read_document(content, name, yaml_limits)
+        check_against(
+            document,
+            decode_service(service.compiled).operations,
+            _custom_tools_of_others(session, service.id, name),
+            service=(service.name, service.version),
+        )
+    except ArtifactError as exc:
+        raise Invalid(str(exc), field="url" if source is not None else "file") from exc
     if artifact is None:
         artifact = Artifact(organization_id=organization_id, service_id=service.id, name=name, role="attached")
         session.add(artifact)
     artifact.content = content
     artifact.content_hash = _sha(content)
     artifact.source = source
+    artifact.kind = document.kind
+    artifact.capabilities = list(document.capabilities)
+    artifact.document = dict(document.body)
     session.flush()
     changes.record(session, organization_id, "artifact", artifact.id)
     return artifact
 
 
+def _custom_tools_of_others(session: Session, service_id: str, name: str) -> set[str]:
+    """The custom tools the service's other artifacts declare (filters and MCP Apps may name them)."""
+    declared = session.scalars(
+        select(Artifact.capabilities).where(
+            Artifact.service_id == service_id, Artifact.kind == "CustomTools", Artifact.name != name
+        )
+    )
+    return {tool for capabilities in declared for tool in capabilities}
+
+
 def artifacts(session: Session, organization_id: str, service_id: str) -> list[Artifact]:
+    """A service's artifacts in attachment order (its main description first)."""
     service = get_owned(session, Service, organization_id, service_id, "service")
-    return list(session.scalars(select(Artifact).where(Artifact.service_id == service.id).order_by(Artifact.id)))
+    query = select(Artifact).where(Artifact.service_id == service.id)
+    return list(session.scalars(query.order_by(Artifact.created_at, Artifact.id)))
 
 
-def delete_artifact(session: Session, organization_id: str, artifact_id: str) -> None:
+@dataclass(frozen=True, slots=True)
+class ImpactedPlan:
+    id: str
+    name: str
+    falls_back_to_all: bool
+    """The plan selected no other artifact: it now serves all of them (an empty selection means all)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactDeletion:
+    artifact_id: str
+    artifact_name: str
+    impacted_plans: tuple[ImpactedPlan, ...]
+    """The plans that selected the artifact; it is removed from their selection."""
+
+
+def delete_artifact(session: Session, organization_id: str, artifact_id: str) -> ArtifactDeletion:
+    """Detach an artifact, and take it out of the plans that select it (each recorded as a plan change, so
+    gateways serving them resync)."""
     artifact = get_owned(session, Artifact, organization_id, artifact_id, "artifact")
     if artifact.role == "main":
         raise Conflict("the main description cannot be detached; delete the service instead")
+    impacted = []
+    for plan in session.scalars(select(Plan).where(Plan.service_id == artifact.service_id).order_by(Plan.name)):
+        if artifact.name not in plan.artifacts:
+            continue
+        plan.artifacts = [selected for selected in plan.artifacts if selected != artifact.name]
+        impacted.append(ImpactedPlan(plan.id, plan.name, falls_back_to_all=not plan.artifacts))
+        changes.record(session, organization_id, "plan", plan.id)
     session.delete(artifact)
     changes.record(session, organization_id, "artifact", artifact.id)
+    return ArtifactDeletion(artifact.id, artifact.name, tuple(impacted))
 
 
 def listed(session: Session, organization_id: str) -> list[Service]:
