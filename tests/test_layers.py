@@ -46,11 +46,11 @@ def _foreign(package: str, forbidden: tuple[str, ...]) -> dict[str, set[str]]:
 
 
 def test_gateways_never_touch_the_database_or_parse_descriptions_while_serving() -> None:
-    # The gateway gets compiled services in snapshots; only plan.py, which reads a configuration file
-    # before serving starts, uses the importer.
+    # The gateway gets compiled services in snapshots; only plan.py and artifact_files.py, which read a
+    # configuration file and what it lists before serving starts, use the importer.
     assert _foreign("gateway", ("apimcp.control", "sqlalchemy")) == {}
     importing = _foreign("gateway", ("apimcp.importers",))
-    assert set(importing) == {"gateway/plan.py"}
+    assert set(importing) == {"gateway/plan.py", "gateway/artifact_files.py"}
 
 
 def test_the_catalog_and_backends_know_nothing_of_control_or_gateways() -> None:
@@ -73,3 +73,8 @@ def test_shared_building_blocks_import_nothing_else_from_apimcp(package: str) ->
     for module in modules:
         foreign = {m for m in _imports(module) if m.startswith("apimcp") and not m.startswith(f"apimcp.{package}")}
         assert not foreign, f"{module.name} imports {foreign}"
+
+
+def test_artifacts_know_nothing_of_the_gateway_the_control_plane_or_the_database() -> None:
+    # the gateway hands artifacts what reaches backends and other tools through small interfaces
+    assert _foreign("artifacts", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "sqlalchemy", "fastapi")) == {}

@@ -133,7 +133,7 @@ async def embedded(
         await asyncio.to_thread(prepare, plane)
     session = new_session()
     key = GatewayKey.generate()  # in memory only: this process's gateway is the only one that reads its snapshots
-    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy)
+    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy, script_limits=limits.scripts)
     try:
         async with following(runtime, LocalSource(plane, key.public)) as sync:
             await asyncio.wait_for(sync.first_applied.wait(), 60)

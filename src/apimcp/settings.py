@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, get_type_hints
 
+from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.control.import_pool import ImportCapacity
 from apimcp.control.limits import ApiLimits
 from apimcp.head_limits import HeadLimits
@@ -43,6 +44,7 @@ class Settings:
     yaml: YamlLimits = field(default_factory=YamlLimits)
     imports: ImportCapacity = field(default_factory=ImportCapacity)
     schema: SchemaLimits = field(default_factory=SchemaLimits)
+    scripts: ScriptLimits = field(default_factory=ScriptLimits)
 
 
 def variables() -> Iterator[tuple[str, str, str, Any]]:

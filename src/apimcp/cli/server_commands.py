@@ -245,7 +245,16 @@ def run_plan(plan: GatewayPlan, host: str, port: int, tls: ServerTls | None, lim
 
     options = configured_options(plan.config.server, limits.mcp, limits.sessions)
     run_async(
-        serve_gateway(plan, host=host, port=port, on_ready=ready, tls=tls, head_limits=limits.head, options=options)
+        serve_gateway(
+            plan,
+            host=host,
+            port=port,
+            on_ready=ready,
+            tls=tls,
+            head_limits=limits.head,
+            options=options,
+            script_limits=limits.scripts,
+        )
     )
 
 
@@ -413,6 +422,7 @@ def gateway(
             tls=tls,
             fetch_policy=policy,
             head_limits=limits.head,
+            script_limits=limits.scripts,
         )
     )
 

@@ -87,6 +87,12 @@ class BackendFactory:
         self._messages: dict[int, tuple[Service, Messages]] = {}
         """Message classes per gRPC service (by identity: the runtime decodes each service once)."""
 
+    @property
+    def guarded_session(self) -> TokenSession:
+        """The session for URLs that come from users' files (token endpoints, remote resource contents): it
+        reaches only what the fetch policy allows."""
+        return self._token_session
+
     def build(self, service: Service, member: Mapping[str, Any]) -> Backend:
         credentials = credentials_of(member["credentials"])
         timeout = member["backend_timeout_ms"] / 1000

@@ -170,6 +170,9 @@ class ServiceConfig(_Strict):
     service: str | None = None
     """gRPC: which service of the file, when it declares several (`package.Service` or `Service`)."""
     tls: TlsConfig | None = None
+    artifacts: tuple[str, ...] = ()
+    """Prompts, Resources, CustomTools and ToolsOutputFilters files (paths relative to this file, or http(s)
+    URLs), in reShapr's format; when several declare the same name, the first listed wins."""
 
     @field_validator("credentials", mode="before")
     @classmethod

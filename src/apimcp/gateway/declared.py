@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 
+from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.gateway.app import DEFAULT_ORGANIZATION, GatewayApp
 from apimcp.gateway.config import ServerConfig
@@ -82,6 +83,7 @@ def _member(planned: PlannedService) -> dict[str, Any]:
         "tool_prefix": "",  # the importer already applied the configured prefix
         "credentials": [_credentials(c) for c in planned.credentials],
         "backend_tls": planned.tls,
+        "artifacts": [dict(artifact) for artifact in planned.artifacts],
     }
 
 
@@ -100,10 +102,15 @@ def _credentials(credentials: Credentials) -> dict[str, Any]:
 
 
 def build_gateway(
-    plan: GatewayPlan, session: aiohttp.ClientSession, options: EndpointOptions | None = None
+    plan: GatewayPlan,
+    session: aiohttp.ClientSession,
+    options: EndpointOptions | None = None,
+    script_limits: ScriptLimits | None = None,
 ) -> GatewayApp:
     """The gateway serving `plan`, calling backends through `session` (created in the serving loop)."""
     server = plan.config.server
-    runtime = GatewayRuntime(session, options or endpoint_options(server), fetch_policy=server.fetch_policy())
+    runtime = GatewayRuntime(
+        session, options or endpoint_options(server), fetch_policy=server.fetch_policy(), script_limits=script_limits
+    )
     runtime.apply(snapshot_of(plan), strict=True)
     return GatewayApp(runtime)

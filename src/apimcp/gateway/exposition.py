@@ -1,12 +1,8 @@
-"""An exposition: operations of one or more services, served as an MCP server.
+"""An exposition: operations of one or more services, with their artifacts, served as an MCP server.
 
-Everything a call needs is prepared when the exposition is built: tools, the
-operation and backend behind each tool name, validators. The request path
-looks things up, validates the arguments and calls the backend.
-
-Tools and validators depend only on the operations, not on the backend, so they
-live in a `ToolSet` that expositions of the same selection share (with the
-encoded tools/list page the engine caches for it).
+Everything a call needs is prepared when the exposition is built (`composition.py`): the entry behind
+each tool name, validators, prompts and resources catalogs. The request path looks things up,
+validates the arguments and calls.
 """
 
 from __future__ import annotations
@@ -17,22 +13,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimcp import __version__
+from apimcp.artifacts.resources import ContentLoader, Loaded, ResourceUnavailable
 from apimcp.backends.base import Backend
-from apimcp.catalog.model import Operation
-from apimcp.gateway.results import error_result, tool_result
-from apimcp.gateway.validation import ArgumentValidator
+from apimcp.gateway.composition import Composition, Extras, compose
+from apimcp.gateway.tool_entries import ToolEntry
+from apimcp.gateway.toolset import ToolSet, tool_of
 from apimcp.protocol import (
     CacheHint,
     CallToolResult,
+    Completion,
+    CompletionRef,
+    GetPromptResult,
     Implementation,
     McpHandler,
     Page,
+    Prompt,
+    PromptRef,
+    ReadResourceResult,
     RequestContext,
+    Resource,
+    ResourceNotFound,
+    ResourceTemplate,
     ServerFeatures,
     Tool,
-    ToolAnnotations,
     invalid_params,
 )
+
+__all__ = ["ExpositionHandler", "ExpositionSettings", "Extras", "ToolSet", "tool_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,50 +51,35 @@ class ExpositionSettings:
     """ttlMs/cacheScope per cacheable method for 2026-07-28 clients."""
 
 
-def tool_of(operation: Operation, *, output_schema: bool = True) -> Tool:
-    hints = operation.hints
-    return Tool(
-        name=operation.tool_name,
-        title=operation.title,
-        description=operation.description,
-        input_schema=operation.input_schema,
-        output_schema=operation.output_schema if output_schema else None,
-        annotations=ToolAnnotations(
-            title=operation.title,
-            read_only_hint=hints.read_only,
-            destructive_hint=hints.destructive,
-            idempotent_hint=hints.idempotent,
-            open_world_hint=hints.open_world,
-        ),
-        meta={"io.apimcp/operation": {"signature": operation.signature, "operationId": operation.operation_id}},
-    )
+def _no_cursor(cursor: str | None, what: str) -> None:
+    if cursor is not None:
+        raise invalid_params(f"Invalid cursor: this server lists every {what} on one page", {"field": "cursor"})
 
 
-class _Prepared:
-    __slots__ = ("input", "operation", "output", "tool")
+class _NoLoader:
+    """For expositions built without a way to read contents: only inline resources are served."""
 
-    def __init__(self, operation: Operation, output_schemas: bool) -> None:
-        self.operation = operation
-        self.tool = tool_of(operation, output_schema=output_schemas)
-        self.input = ArgumentValidator(operation.input_schema)
-        schema = operation.output_schema
-        self.output = ArgumentValidator(schema) if schema is not None and output_schemas else None
+    async def backend_file(self, path: str) -> Loaded:
+        raise ResourceUnavailable("this exposition reads no files from its backend")
+
+    async def remote(self, url: str) -> Loaded:
+        raise ResourceUnavailable("this exposition fetches no remote contents")
 
 
-class ToolSet:
-    """The tools of some operations, with their validators and their one-page listing; immutable."""
-
-    def __init__(self, operations: Sequence[Operation], output_schemas: bool = True) -> None:
-        self.prepared = tuple(_Prepared(operation, output_schemas) for operation in operations)
-        self.page = Page(items=tuple(p.tool for p in self.prepared))
+_NO_LOADER = _NoLoader()
 
 
 class ExpositionHandler(McpHandler):
-    """Serves one exposition's tools: tool sets, each called through its backend."""
+    """Serves one exposition: its tools (operations and custom tools), prompts and resources."""
 
-    features = ServerFeatures(tools=True, tools_list_changed=True, logging=False)
-
-    def __init__(self, settings: ExpositionSettings, members: Sequence[tuple[ToolSet, Backend]]) -> None:
+    def __init__(
+        self,
+        settings: ExpositionSettings,
+        members: Sequence[tuple[ToolSet, Backend]],
+        extras: Extras | None = None,
+        loader: ContentLoader | None = None,
+    ) -> None:
+        """`loader` reads resources that are not inline (`file://` from the backend, `remoteContent`)."""
         names = [p.operation.tool_name for tools, _ in members for p in tools.prepared]
         duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
@@ -95,32 +87,83 @@ class ExpositionHandler(McpHandler):
         self.settings = settings
         self.server_info = Implementation(name=settings.name, version=__version__, title=settings.title)
         self.instructions = settings.instructions
-        self._entries = {p.operation.tool_name: (p, backend) for tools, backend in members for p in tools.prepared}
-        if len(members) == 1:
-            self._page = members[0][0].page  # shared: its encoded form is cached once for every such exposition
-        else:
-            self._page = Page(items=tuple(p.tool for p, _ in self._entries.values()))
+        self.composition: Composition = compose(members, extras or Extras())
+        self._entries = self.composition.exposed
+        self._loader = loader
+        prompts, resources = self.composition.prompts, self.composition.resources
+        self.features = ServerFeatures(
+            tools=True,
+            tools_list_changed=True,
+            prompts=prompts is not None,
+            prompts_list_changed=prompts is not None,
+            resources=resources is not None,
+            resources_list_changed=resources is not None,
+            completions=prompts is not None or (resources is not None and resources.has_templates),
+            logging=False,
+        )
 
     def cache_hint(self, method: str) -> CacheHint:
         return self.settings.cache_hints.get(method) or super().cache_hint(method)
 
     def tool_definition(self, name: str) -> Tool | None:
         entry = self._entries.get(name)
-        return entry[0].tool if entry is not None else None
+        return entry.tool if entry is not None else None
+
+    def internal_tool(self, reference: str) -> ToolEntry | None:
+        """What a script of another exposition reaches when it names `reference` in this one."""
+        return self.composition.find(reference)
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
-        if cursor is not None:
-            raise invalid_params("Invalid cursor: this server lists every tool on one page", {"field": "cursor"})
-        return self._page
+        _no_cursor(cursor, "tool")
+        return self.composition.page
 
     async def call_tool(self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
         entry = self._entries.get(name)
         if entry is None:
             raise invalid_params(f"Unknown tool: {name}", {"field": "name"})
-        prepared, backend = entry
-        problems = prepared.input.problems(arguments)
-        if problems:
-            return error_result(f"Invalid arguments for {name}: " + "; ".join(problems))
-        progress = ctx.progress if ctx.progress_token is not None else None
-        result = await backend.call(prepared.operation, arguments, progress)
-        return tool_result(result, prepared.output)
+        return await entry.call(ctx, arguments)
+
+    async def list_prompts(self, ctx: RequestContext, cursor: str | None) -> Page[Prompt]:
+        _no_cursor(cursor, "prompt")
+        prompts = self.composition.prompts
+        return prompts.page if prompts is not None else await super().list_prompts(ctx, cursor)
+
+    async def get_prompt(self, ctx: RequestContext, name: str, arguments: Mapping[str, str]) -> GetPromptResult:
+        prompts = self.composition.prompts
+        if prompts is None:
+            return await super().get_prompt(ctx, name, arguments)
+        return prompts.get(name, arguments)
+
+    async def list_resources(self, ctx: RequestContext, cursor: str | None) -> Page[Resource]:
+        _no_cursor(cursor, "resource")
+        resources = self.composition.resources
+        return resources.resources_page if resources is not None else await super().list_resources(ctx, cursor)
+
+    async def list_resource_templates(self, ctx: RequestContext, cursor: str | None) -> Page[ResourceTemplate]:
+        _no_cursor(cursor, "resource template")
+        resources = self.composition.resources
+        return resources.templates_page if resources is not None else Page(items=())
+
+    async def read_resource(self, ctx: RequestContext, uri: str) -> ReadResourceResult:
+        resources = self.composition.resources
+        if resources is None:
+            raise ResourceNotFound(uri)
+        return await resources.read(uri, self._loader or _NO_LOADER)
+
+    async def complete(
+        self,
+        ctx: RequestContext,
+        ref: CompletionRef,
+        argument: str,
+        value: str,
+        context_arguments: Mapping[str, str],
+    ) -> Completion:
+        if isinstance(ref, PromptRef):
+            prompts = self.composition.prompts
+            if prompts is None:
+                raise invalid_params(f"Unknown prompt: {ref.name}", {"field": "ref"})
+            return prompts.complete(ref.name, argument, value)
+        resources = self.composition.resources
+        if resources is None:
+            raise invalid_params(f"Unknown resource template: {ref.uri}", {"field": "ref"})
+        return resources.complete(ref.uri, argument, value)

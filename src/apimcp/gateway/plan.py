@@ -8,12 +8,15 @@ credentials are read from the environment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from apimcp.backends.credentials import Credentials, place_all
 from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.catalog.selection import nothing_selected, select, unmatched
+from apimcp.gateway.artifact_files import read_artifact_files
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import import_graphql
@@ -32,6 +35,8 @@ class PlannedService:
     credentials: tuple[Credentials, ...]
     tls: dict[str, str] | None = None
     """PEM texts for a gRPC backend: `ca`, `certificate`, `private_key`."""
+    artifacts: tuple[Mapping[str, Any], ...] = ()
+    """The service's artifact files, read and checked: `{name, kind, document}` in the order listed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +166,10 @@ def plan_gateway(
         include_paths = tuple(config.path(p) for p in service.include_paths)
         location = config.description_location(service)
         planned = plan_service(key, service, location, include_paths, fetcher, yaml_limits, schema_limits)
-        services[key] = replace(planned, tls=_read_tls(key, service, config))
+        artifacts = read_artifact_files(
+            key, service, config, planned.service, planned.service.operations, fetcher, yaml_limits
+        )
+        services[key] = replace(planned, tls=_read_tls(key, service, config), artifacts=artifacts)
     expositions = []
     for name, exposition in config.exposition_map().items():
         members = tuple(services[key] for key in exposition.services)

@@ -20,13 +20,18 @@ from typing import Any
 import aiohttp
 import orjson
 
+from apimcp.artifacts.bundle import merge
+from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner
 from apimcp.backends.base import Backend
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Service
 from apimcp.catalog.naming import fit
 from apimcp.catalog.selection import select
 from apimcp.gateway.backends import BackendFactory
+from apimcp.gateway.composition import CrossService, Extras
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
+from apimcp.gateway.resource_loading import BackendLoader
+from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
@@ -74,8 +79,10 @@ class GatewayRuntime:
         *,
         key: GatewayKey | None = None,
         fetch_policy: AddressPolicy | None = None,
+        script_limits: ScriptLimits | None = None,
     ) -> None:
-        """`fetch_policy`: which addresses OAuth token endpoints may be at (default: public ones only)."""
+        """`fetch_policy`: which addresses OAuth token endpoints and remote resource contents may be at (default:
+        public ones only); `script_limits`: what one run of a scripted custom tool may cost."""
         self._backends = BackendFactory(session, fetch_policy=fetch_policy)
         self._options = options
         self._key = key
@@ -83,6 +90,9 @@ class GatewayRuntime:
         self._services: dict[str, Service] = {}
         self._built: dict[str, tuple[bytes, Route]] = {}
         self._tool_sets: dict[tuple[Any, ...], ToolSet] = {}
+        self._script_limits = script_limits or ScriptLimits()
+        self._scripts: ScriptRunner | None = None
+        """Started with the first exposition that has scripted custom tools (it owns threads)."""
         self.routes = Routes()
 
     def known_services(self) -> list[str]:
@@ -137,7 +147,13 @@ class GatewayRuntime:
             instructions=exposition.get("instructions"),
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
         )
-        handler = ExpositionHandler(settings, members)
+        bundle = merge(artifact for member in exposition["members"] for artifact in member.get("artifacts", ()))
+        if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
+            self._scripts = ScriptRunner(self._script_limits)
+        cross_service = self._cross_service(exposition["organization"])
+        extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service)
+        loader = BackendLoader(members[0][1] if members else None, self._backends.guarded_session)
+        handler = ExpositionHandler(settings, members, extras, loader)
         if previous is not None:
             previous.endpoint.replace_handler(handler)
             endpoint = previous.endpoint
@@ -173,6 +189,18 @@ class GatewayRuntime:
             tools = self._tool_sets[key] = ToolSet(operations, output_schemas)
         return tools
 
+    def _cross_service(self, organization: str) -> CrossService:
+        """How scripts of `organization` reach a tool of another of its services (`Name:version`): through the
+        exposition that serves that service, as it is when the call is made."""
+
+        def find(service: str, tool: str) -> ToolEntry | None:
+            name, colon, version = service.rpartition(":")
+            route = self.routes.by_service.get((organization, name, version)) if colon else None
+            handler = route.endpoint.handler if route is not None else None
+            return handler.internal_tool(tool) if isinstance(handler, ExpositionHandler) else None
+
+        return find
+
     def shutdown(self) -> None:
         for _, route in self._built.values():
             route.endpoint.shutdown()
@@ -180,6 +208,8 @@ class GatewayRuntime:
     async def close(self) -> None:
         """End every stream, then close the connections backends hold."""
         self.shutdown()
+        if self._scripts is not None:
+            self._scripts.close()
         await self._backends.close()
 
 

@@ -10,6 +10,7 @@ import logging
 import ssl
 from collections.abc import Awaitable, Callable, Mapping
 
+from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.rest import close_session, new_session
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.declared import build_gateway
@@ -43,11 +44,12 @@ async def serve_gateway(
     tls: ServerTls | None = None,
     head_limits: HeadLimits | None = None,
     options: EndpointOptions | None = None,
+    script_limits: ScriptLimits | None = None,
 ) -> None:
     """Serve a configuration's plan until interrupted (`options` default to its `server` section's)."""
     session = new_session()
     try:
-        app = build_gateway(plan, session, options)
+        app = build_gateway(plan, session, options, script_limits)
         try:
             await _announce(on_ready, app)
             server = server_for(
@@ -77,6 +79,7 @@ async def serve_connected_gateway(
     tls: ServerTls | None = None,
     fetch_policy: AddressPolicy | None = None,
     head_limits: HeadLimits | None = None,
+    script_limits: ScriptLimits | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
@@ -85,7 +88,7 @@ async def serve_connected_gateway(
     Snapshots are sealed to `key`, whose public half must be registered with the control plane.
     """
     session = new_session()
-    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy)
+    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy, script_limits=script_limits)
     try:
         source = HttpSource(
             session, control_plane, token, name, key.public, labels, allow_http=allow_http, tls=control_plane_tls

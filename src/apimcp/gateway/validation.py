@@ -10,6 +10,11 @@ import jsonschema_rs
 MAX_REPORTED_ERRORS = 5
 
 
+def _refuse(uri: str) -> Any:
+    """Schemas come from descriptions and artifact files: a `$ref` outside them is never fetched or read."""
+    raise ValueError(f"{uri} is outside the schema")
+
+
 class ArgumentValidator:
     """Compiled on first use (an exposition may have a thousand tools, most never called)."""
 
@@ -22,7 +27,7 @@ class ArgumentValidator:
     def problems(self, value: Any) -> list[str]:
         """Human-readable validation errors, empty when the value conforms."""
         if self._validator is None:
-            self._validator = jsonschema_rs.Draft202012Validator(dict(self._schema))
+            self._validator = jsonschema_rs.Draft202012Validator(dict(self._schema), retriever=_refuse)
         if self._validator.is_valid(value):
             return []
         problems = []

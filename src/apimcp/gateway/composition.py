@@ -1,0 +1,176 @@
+"""What an exposition serves, composed from its services' operations and its artifacts.
+
+Done once when a snapshot is applied, never per request:
+
+- every selected operation becomes an entry, reachable by tool name, operationId or `METHOD /path`;
+- each custom tool becomes an entry; a declarative one replaces its target in the tool list (the target
+  stays callable by scripts), a scripted one hides nothing;
+- each output filter wraps the entry of the tool it names, for clients and scripts alike, and the tool's
+  outputSchema becomes what the filter leaves;
+- tools bound to a `ui://` resource carry `_meta.ui` (MCP Apps);
+- prompts and resources are compiled into their catalogs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from apimcp.artifacts.bundle import ArtifactBundle
+from apimcp.artifacts.output_filters import FilterError, OutputFilter
+from apimcp.artifacts.prompts import PromptCatalog
+from apimcp.artifacts.resources import ResourceCatalog
+from apimcp.artifacts.scripting import ScriptRunner, ToolRef
+from apimcp.backends.base import Backend
+from apimcp.gateway.custom_tools import DeclarativeEntry, ScriptedEntry
+from apimcp.gateway.tool_entries import FilteredEntry, OperationEntry, ToolEntry
+from apimcp.gateway.toolset import ToolSet
+from apimcp.protocol import Page, Tool
+
+log = logging.getLogger("apimcp.gateway")
+
+CrossService = Callable[[str, str], ToolEntry | None]
+"""(`Service:version`, tool) → the entry of that tool in the organization's exposition of that service."""
+
+
+@dataclass(frozen=True, slots=True)
+class Extras:
+    """What an exposition serves besides its operations, and what its artifacts need to run."""
+
+    bundle: ArtifactBundle = field(default_factory=ArtifactBundle)
+    runner: ScriptRunner | None = None
+    """Runs scripted custom tools (one per gateway: it owns the sandbox threads)."""
+    cross_service: CrossService | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    exposed: Mapping[str, ToolEntry]
+    """What clients list and call, by tool name."""
+    internal: Mapping[str, ToolEntry]
+    """What scripts may call by name: the exposed tools and the targets custom tools hide."""
+    aliases: Mapping[str, str]
+    """operationId and `METHOD /path` → tool name."""
+    page: Page[Tool]
+    prompts: PromptCatalog | None = None
+    resources: ResourceCatalog | None = None
+
+    def find(self, reference: str) -> ToolEntry | None:
+        """The entry a script or an artifact names: tool name first, then operationId or `METHOD /path`."""
+        entry = self.internal.get(reference)
+        if entry is None:
+            name = self.aliases.get(reference) or self.aliases.get(_signature_key(reference))
+            entry = self.internal.get(name) if name is not None else None
+        return entry
+
+
+def _signature_key(reference: str) -> str:
+    method, _, path = reference.partition(" ")
+    return f"{method.upper()} {path}" if path else reference
+
+
+def operation_entries(members: Sequence[tuple[ToolSet, Backend]]) -> dict[str, OperationEntry]:
+    return {
+        p.tool.name: OperationEntry(p.tool, p.operation, backend, p.input, p.output)
+        for tools, backend in members
+        for p in tools.prepared
+    }
+
+
+def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Composition:
+    """The exposition's tools, prompts and resources. With no artifacts this is the operations alone."""
+    base = operation_entries(members)
+    aliases: dict[str, str] = {}
+    for operation_entry in base.values():
+        operation = operation_entry.operation
+        for alias in (operation.operation_id, _signature_key(operation.signature)):
+            if alias:
+                aliases.setdefault(alias, operation_entry.name)
+    bundle = extras.bundle
+    if bundle.empty:
+        page = members[0][0].page if len(members) == 1 else Page(items=tuple(e.tool for e in base.values()))
+        return Composition(exposed=base, internal=base, aliases=aliases, page=page)
+
+    internal: dict[str, ToolEntry] = dict(base)
+    provisional = Composition(exposed=base, internal=internal, aliases=aliases, page=Page(items=()))
+    hidden: set[str] = set()
+    custom: dict[str, ToolEntry] = {}
+    declarative: dict[str, Mapping[str, Any]] = {}
+    for name, spec in bundle.custom_tools.items():
+        if "script" not in spec:
+            declarative[name] = spec
+        elif extras.runner is None:
+            log.warning("custom tool %s is scripted, and this gateway runs no scripts: it is not served", name)
+        else:
+            custom[name] = ScriptedEntry(name, spec, extras.runner, _script_lookup(provisional, extras.cross_service))
+    while declarative:  # a declarative tool may call another one: build targets first (no loops: checked on attach)
+        ready = {}
+        for name, spec in declarative.items():
+            reference = str(spec.get("tool", ""))
+            target = custom.get(reference) if reference in bundle.custom_tools else provisional.find(reference)
+            if target is not None or reference not in declarative:
+                ready[name] = (spec, target)
+        if not ready:
+            log.warning("custom tools %s call each other in a loop: they are not served", ", ".join(declarative))
+            break
+        for name, (spec, target) in ready.items():
+            del declarative[name]
+            if target is None:
+                log.warning("custom tool %s calls %r, which the exposition does not offer: it is not served",
+                            name, spec.get("tool"))  # fmt: skip
+                continue
+            hidden.add(target.name)
+            custom[name] = DeclarativeEntry(name, spec, target)
+    internal.update(custom)
+
+    for reference, spec in bundle.filters.items():
+        found = provisional.find(reference)
+        if found is None:
+            log.warning("output filter for %r names no tool of the exposition: it is not applied", reference)
+            continue
+        try:
+            internal[found.name] = FilteredEntry(found, OutputFilter.from_spec(spec, tool=found.name))
+        except FilterError as exc:  # checked when attached; a file from an older gateway may still be wrong
+            log.warning("output filter for %s cannot be applied: %s", found.name, exc)
+
+    resources = None
+    if bundle.resources or bundle.resource_templates:
+        resources = ResourceCatalog(bundle.resources, bundle.resource_templates)
+    also_named: dict[str, list[str]] = {}  # a ui:// binding may name a tool by operationId or METHOD /path
+    for alias, name in aliases.items():
+        also_named.setdefault(name, []).append(alias)
+    exposed: dict[str, ToolEntry] = {}
+    for name in [*(n for n in base if n not in hidden and n not in custom), *(n for n in custom if n not in hidden)]:
+        served = internal[name]
+        ui = _ui_meta(resources, (name, *also_named.get(name, ()))) if resources is not None else None
+        if ui is not None:
+            served = served.with_tool(replace(served.tool, meta={**(served.tool.meta or {}), **ui}))
+        exposed[name] = served
+    prompts = PromptCatalog(bundle.prompts) if bundle.prompts else None
+    return Composition(
+        exposed=exposed,
+        internal=internal,
+        aliases=aliases,
+        page=Page(items=tuple(e.tool for e in exposed.values())),
+        prompts=prompts,
+        resources=resources,
+    )
+
+
+def _ui_meta(resources: ResourceCatalog, references: Sequence[str]) -> Mapping[str, Any] | None:
+    for reference in references:
+        meta = resources.tool_meta(reference)
+        if meta is not None:
+            return meta
+    return None
+
+
+def _script_lookup(composition: Composition, cross_service: CrossService | None) -> Callable[[ToolRef], Any]:
+    def lookup(ref: ToolRef) -> ToolEntry | None:
+        if ref.service is None:
+            return composition.find(ref.tool)
+        return cross_service(ref.service, ref.tool) if cross_service is not None else None
+
+    return lookup

@@ -1,0 +1,91 @@
+"""Custom tools as exposition entries: declarative ones call one target, scripted ones run a sandboxed script.
+
+Both validate their own input first (their `input` schema is served whole as the tool's inputSchema).
+A declarative tool then calls its target entry with templated arguments; a scripted tool hands the
+sandbox a way to call other tools, which finds them by name among everything this exposition can
+call (including targets that custom tools hide from clients) or, for `Service:version` references,
+in another exposition of the same organization, and calls them through their own full pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from apimcp.artifacts.declarative import ArgumentTemplate
+from apimcp.artifacts.scripting import Script, ScriptRunner, ToolRef
+from apimcp.gateway.results import error_result
+from apimcp.gateway.tool_entries import ToolEntry
+from apimcp.gateway.validation import ArgumentValidator
+from apimcp.protocol import CallToolResult, RequestContext, Tool, invalid_params
+
+ToolLookup = Callable[[ToolRef], ToolEntry | None]
+"""Finds the entry a script's call names, or None."""
+
+
+def custom_tool_definition(name: str, spec: Mapping[str, Any]) -> Tool:
+    return Tool(
+        name=name,
+        title=spec.get("title"),
+        description=spec.get("description"),
+        input_schema=dict(spec.get("input") or {"type": "object"}),
+        meta={"io.apimcp/customTool": {"kind": "script" if "script" in spec else "declarative"}},
+    )
+
+
+class _CustomEntry(ToolEntry):
+    __slots__ = ("_input",)
+
+    def __init__(self, name: str, spec: Mapping[str, Any]) -> None:
+        super().__init__(custom_tool_definition(name, spec))
+        self._input = ArgumentValidator(self.tool.input_schema)
+
+    def _problems(self, arguments: Mapping[str, Any]) -> CallToolResult | None:
+        problems = self._input.problems(arguments)
+        if problems:
+            return error_result(f"Invalid arguments for {self.tool.name}: " + "; ".join(problems))
+        return None
+
+
+class DeclarativeEntry(_CustomEntry):
+    """Calls its target with arguments templated from its own input."""
+
+    __slots__ = ("_target", "_template")
+
+    def __init__(self, name: str, spec: Mapping[str, Any], target: ToolEntry) -> None:
+        super().__init__(name, spec)
+        self._target = target
+        self._template = ArgumentTemplate.compile(spec.get("arguments") or {})
+
+    async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
+        refused = self._problems(arguments)
+        if refused is not None:
+            return refused
+        return await self._target.call(ctx, self._template.render(arguments), depth)
+
+
+class ScriptedEntry(_CustomEntry):
+    """Runs its script in the sandbox; the script's calls reach tools through `lookup`."""
+
+    __slots__ = ("_lookup", "_runner", "_script")
+
+    def __init__(self, name: str, spec: Mapping[str, Any], runner: ScriptRunner, lookup: ToolLookup) -> None:
+        super().__init__(name, spec)
+        self._script = Script.from_spec(name, spec)
+        self._runner = runner
+        self._lookup = lookup
+
+    async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
+        refused = self._problems(arguments)
+        if refused is not None:
+            return refused
+        lookup = self._lookup
+
+        async def invoke(ref: ToolRef, inner_arguments: Mapping[str, Any], inner_depth: int) -> CallToolResult:
+            entry = lookup(ref)
+            if entry is None:
+                where = f" of {ref.service}" if ref.service else ""
+                raise invalid_params(f"Unknown tool{where}: {ref.tool}", {"tool": ref.tool, "service": ref.service})
+            return await entry.call(ctx, inner_arguments, inner_depth)
+
+        return await self._runner.run(self._script, arguments, invoke, depth)

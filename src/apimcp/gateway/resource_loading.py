@@ -1,0 +1,81 @@
+"""Where resources without inline content come from: the plan's backend, or a remote URL.
+
+`file:///docs/readme.md` is read with a GET of `/docs/readme.md` on the exposition's REST backend,
+through the same backend call as its operations (the plan's credentials, timeout, size limit, masking,
+redirect rules). `remoteContent` URLs (MCP Apps' HTML) are fetched with the session that applies the
+gateway's fetch policy, since the URL comes from an uploaded file and must not reach internal addresses.
+"""
+
+from __future__ import annotations
+
+import re
+
+import aiohttp
+
+from apimcp.artifacts.resources import Loaded, ResourceUnavailable
+from apimcp.backends.base import Backend, BinaryBody, EmptyBody, Failure, JsonBody, TextBody
+from apimcp.backends.http_common import read_limited
+from apimcp.backends.oauth_client import TokenSession
+from apimcp.catalog.model import Operation, RestBinding, ToolHints
+from apimcp.safety.addresses import AddressRefused
+
+_PATH = re.compile(r"^/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$")
+"""An absolute URI path: no query, fragment or template braces."""
+
+MAX_REMOTE_BYTES = 5 * 1024 * 1024
+REMOTE_TIMEOUT_SECONDS = 10.0
+
+
+class BackendLoader:
+    """Reads resources for one exposition."""
+
+    def __init__(self, backend: Backend | None, remote: TokenSession) -> None:
+        self._backend = backend
+        self._remote = remote
+
+    async def backend_file(self, path: str) -> Loaded:
+        if self._backend is None:
+            raise ResourceUnavailable("this exposition's backend does not serve files")
+        if not _PATH.match(path):
+            raise ResourceUnavailable("the resource's path is not a plain URI path")
+        operation = Operation(
+            tool_name="resources_read",
+            input_schema={"type": "object"},
+            binding=RestBinding(method="GET", path=path),
+            hints=ToolHints(read_only=True),
+        )
+        result = await self._backend.call(operation, {})
+        if isinstance(result, Failure):
+            raise ResourceUnavailable(result.message)
+        if isinstance(result, JsonBody):
+            return Loaded(result.text.encode(), "application/json")
+        if isinstance(result, TextBody):
+            return Loaded(result.text.encode(), result.media_type)
+        if isinstance(result, BinaryBody):
+            return Loaded(result.data, result.media_type)
+        assert isinstance(result, EmptyBody)
+        return Loaded(b"", "text/plain")
+
+    async def remote(self, url: str) -> Loaded:
+        try:
+            session = self._remote.for_url(url)
+            timeout = aiohttp.ClientTimeout(total=REMOTE_TIMEOUT_SECONDS)
+            async with session.get(url, timeout=timeout, allow_redirects=False) as response:
+                if response.status != 200:
+                    raise ResourceUnavailable(f"{_origin(url)} answered HTTP {response.status}")
+                body = await read_limited(response, MAX_REMOTE_BYTES)
+                if body is None:
+                    too_large = f"the content at {_origin(url)} is larger than {MAX_REMOTE_BYTES} bytes"
+                    raise ResourceUnavailable(too_large)
+                return Loaded(body, response.headers.get("Content-Type", "application/octet-stream"))
+        except AddressRefused as exc:
+            raise ResourceUnavailable(f"the content's address is refused: {exc}") from exc
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ResourceUnavailable(
+                f"the content at {_origin(url)} could not be read ({type(exc).__name__})"
+            ) from exc
+
+
+def _origin(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0].rsplit('@', 1)[-1]}"

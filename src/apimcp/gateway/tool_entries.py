@@ -1,0 +1,93 @@
+"""What stands behind a tool name in an exposition: something that takes arguments and gives a result.
+
+An operation of a service is the common case; custom tools and output filters (`custom_tools.py`,
+`composition.py`) are other entries built on top of it, so the handler calls every tool the same way
+and a script's inner calls go through exactly the pipeline a client's call does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from apimcp.artifacts.output_filters import OutputFilter
+from apimcp.backends.base import Backend
+from apimcp.catalog.model import Operation
+from apimcp.gateway.results import error_result, tool_result
+from apimcp.gateway.validation import ArgumentValidator
+from apimcp.protocol import CallToolResult, RequestContext, Tool
+
+
+class ToolEntry:
+    """A tool as served: its definition, and how a call is answered."""
+
+    __slots__ = ("tool",)
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
+        """Answer a call; `depth` counts the scripts this call is nested in (0 for a client's call)."""
+        raise NotImplementedError
+
+    def with_tool(self, tool: Tool) -> ToolEntry:
+        """The same entry listed with another definition (a UI binding's `_meta`)."""
+        return _Relisted(tool, self)
+
+
+class _Relisted(ToolEntry):
+    __slots__ = ("_inner",)
+
+    def __init__(self, tool: Tool, inner: ToolEntry) -> None:
+        super().__init__(tool)
+        self._inner = inner
+
+    async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
+        return await self._inner.call(ctx, arguments, depth)
+
+
+class OperationEntry(ToolEntry):
+    """An operation of a service: arguments validated, the backend called, its answer shaped."""
+
+    __slots__ = ("backend", "input", "operation", "output")
+
+    def __init__(
+        self,
+        tool: Tool,
+        operation: Operation,
+        backend: Backend,
+        input_validator: ArgumentValidator,
+        output_validator: ArgumentValidator | None,
+    ) -> None:
+        super().__init__(tool)
+        self.operation = operation
+        self.backend = backend
+        self.input = input_validator
+        self.output = output_validator
+
+    async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
+        problems = self.input.problems(arguments)
+        if problems:
+            return error_result(f"Invalid arguments for {self.tool.name}: " + "; ".join(problems))
+        progress = ctx.progress if ctx.progress_token is not None else None
+        result = await self.backend.call(self.operation, arguments, progress)
+        return tool_result(result, self.output)
+
+
+class FilteredEntry(ToolEntry):
+    """Another entry whose results go through an output filter; its output schema says what remains."""
+
+    __slots__ = ("_filter", "_inner")
+
+    def __init__(self, inner: ToolEntry, output_filter: OutputFilter) -> None:
+        super().__init__(replace(inner.tool, output_schema=output_filter.output_schema(inner.tool.output_schema)))
+        self._inner = inner
+        self._filter = output_filter
+
+    async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
+        return self._filter.apply(await self._inner.call(ctx, arguments, depth))
