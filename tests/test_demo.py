@@ -50,7 +50,7 @@ async def test_the_bookshelf_through_mcp(demo_url: str, mode: str) -> None:
         tools = {t.name for t in (await client.list_tools()).tools}
         assert tools == {
             "list_books", "add_book", "get_book", "update_book", "delete_book", "upload_cover", "get_cover",
-            "list_reviews", "add_review", "get_author", "get_stats",
+            "list_reviews", "add_review", "get_stats", "books_by_author", "book_with_reviews",
         }  # fmt: skip
         listed = await client.call_tool("list_books", {"limit": 2})
         assert listed.structured_content["total"] >= 5  # type: ignore[index]
@@ -79,10 +79,12 @@ async def test_the_bookshelf_through_mcp(demo_url: str, mode: str) -> None:
         )
         assert not review.is_error, text(review)
         reviews = await client.call_tool("list_reviews", {"bookId": book_id, "filter": {"minStars": 4}})
-        assert '"Spice!"' in text(reviews)
+        assert "Spice!" in text(reviews)  # in TOON, the demo's filter for this tool
 
-        author = await client.call_tool("get_author", {"name": "frank herbert"})
+        author = await client.call_tool("books_by_author", {"author": "frank herbert"})
         assert [b["title"] for b in author.structured_content["books"]] == ["Dune"]  # type: ignore[index]
+        together = await client.call_tool("book_with_reviews", {"bookId": book_id})
+        assert together.structured_content["book"]["title"] == "Dune"  # type: ignore[index]
         assert "books" in text(await client.call_tool("get_stats"))
 
         assert not (await client.call_tool("delete_book", {"bookId": book_id})).is_error
@@ -90,3 +92,16 @@ async def test_the_bookshelf_through_mcp(demo_url: str, mode: str) -> None:
         assert missing.is_error and text(missing).startswith("HTTP 404")
         invalid = await client.call_tool("add_review", {"bookId": 1, "stars": 9})
         assert invalid.is_error and "stars" in text(invalid)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_the_demo_offers_prompts_and_resources(demo_url: str, mode: str) -> None:
+    async with Client(demo_url, mode=mode) as client:  # type: ignore[arg-type]
+        assert {p.name for p in (await client.list_prompts()).prompts} == {"recommend_books", "review_digest"}
+        prompt = await client.get_prompt("recommend_books", {"mood": "romantic"})
+        assert isinstance(prompt.messages[0].content, types.TextContent)
+        assert "feels romantic" in prompt.messages[0].content.text
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert uris == {"note://bookshelf/house-rules", "file:///openapi.yaml"}
+        book = (await client.read_resource("file:///books/1")).contents[0]
+        assert isinstance(book, types.TextResourceContents) and '"id":1' in book.text.replace(" ", "")

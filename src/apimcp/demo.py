@@ -1,5 +1,8 @@
 """`apimcp demo`: `apimcp serve` with the bundled Bookshelf REST API started on loopback and exposed.
 
+The demo's artifacts (`demo_api/artifacts/`: two prompts, resources, two custom tools, output filters)
+are attached too, so a newcomer sees every kind at work.
+
 Everything a newcomer sees is the real path: the description imported into the
 control plane, a plan and an exposition, the gateway following them, a backend
 called over HTTP, tools served to MCP clients of every revision. The CLI works
@@ -21,6 +24,8 @@ from apimcp.settings import Settings
 EXPOSITION = "bookshelf"
 PLAN = "demo"
 CACHE = {"tools/list": {"ttl_ms": 60_000, "scope": "public"}}
+ARTIFACTS = ("prompts.yaml", "resources.yaml", "custom-tools.yaml", "output-filters.yaml")
+"""In attachment order: filters may name the custom tools attached before them."""
 
 
 def seed(plane: ControlPlane, backend_url: str) -> None:
@@ -38,6 +43,9 @@ def seed(plane: ControlPlane, backend_url: str) -> None:
             filename="bookshelf.yaml",
             options=services.ImportOptions(name=EXPOSITION),
         )
+        for name in ARTIFACTS:
+            content = (spec_path().parent / "artifacts" / name).read_bytes()
+            services.attach(session, organization.id, imported.service.id, name, content)
         existing = [p for p in plans.listed(session, organization.id, imported.service.id) if p.name == PLAN]
         if existing:
             plan, _ = plans.update(session, organization.id, existing[0].id, {"backend_endpoint": backend_url})
