@@ -8,6 +8,7 @@ brings them up to date (nothing is deleted):
   backend, timeout, selection, tool prefix and credentials;
 - credentials become a secret `<key>-credentials` (a list of several: `<key>-credentials-1`, `-2`...),
   created or rotated from the environment;
+- its artifact files are attached to the service (named after the file), and the plan selects them;
 - each exposition becomes an exposition of that plan on the default gateway group (or `--group`);
   its cache hints and output-schema choice go to the plan. An exposition of several services has
   no equivalent in the control plane (an exposition publishes one plan) and is refused.
@@ -86,6 +87,20 @@ def _secret(api: ControlPlaneClient, body: dict[str, Any]) -> tuple[str, str]:
     return api.post("/secrets", body)["id"], "created"
 
 
+def _artifact_name(location: str) -> str:
+    return location.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "artifact"
+
+
+def _attach(api: ControlPlaneClient, config: GatewayConfig, service_id: str, location: str) -> dict[str, Any]:
+    name = _artifact_name(location)
+    path = f"/services/{service_id}/artifacts"
+    if re.match(r"^https?://", location):
+        attached: dict[str, Any] = api.post(f"{path}/from-url", {"url": location, "name": name})
+        return attached
+    uploaded: dict[str, Any] = api.upload(path, Path(config.path(location)), {"name": name})
+    return uploaded
+
+
 def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[str]) -> dict[str, Any]:
     return {
         "backend_endpoint": service.backend,
@@ -94,6 +109,7 @@ def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[st
         "exclude": list(service.exclude),
         "tool_prefix": service.tool_prefix,
         "secret_ids": secret_ids,
+        "artifacts": [_artifact_name(location) for location in service.artifacts],
         **hints,
     }
 
@@ -136,6 +152,10 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
                 "serve this file with `apimcp serve FILE`",
                 EXIT_USAGE,
             )
+        names = [_artifact_name(location) for location in service.artifacts]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            fail(f"service {key!r}: several artifact files are named {twice[0]!r}; rename one", EXIT_USAGE)
     # Everything that can be refused is checked before the first write.
     hints = {key: _exposition_hints(key, expositions) for key in config.services}
     secrets = {key: _secret_bodies(key, service) for key, service in config.services.items()}
@@ -151,6 +171,9 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
                 "action": "created" if imported["created"] else "updated",
             }
         )
+        for location in service.artifacts:
+            attached = _attach(api, config, imported["id"], location)
+            done.append({"object": "artifact", "name": attached["name"], "action": "attached"})
         secret_ids = []
         for body in secrets[key]:
             secret_id, action = _secret(api, body)
