@@ -24,7 +24,10 @@ def walkthrough() -> list[list[str]]:
 
 def test_the_readme_walkthrough_works(tmp_path: Path) -> None:
     commands = walkthrough()
-    assert [c[0] for c in commands] == ["serve", "demo-api", "import", "plan", "expo", "tools", "call", "plan"]
+    assert [c[0] for c in commands] == [
+        "serve", "demo-api", "import", "plan", "expo", "tools", "call", "plan",
+        "attach", "attach", "attach", "prompt", "read", "call",
+    ]  # fmt: skip
     gateway_port, api_port = str(free_port()), str(free_port())
 
     def moved(argument: str) -> str:
@@ -38,16 +41,23 @@ def test_the_readme_walkthrough_works(tmp_path: Path) -> None:
         server.wait_for_http(f"http://127.0.0.1:{gateway_port}/healthz")
         api.wait_for_http(f"http://127.0.0.1:{api_port}/openapi.yaml")
         outputs = []
-        for step in steps:
+        first_use = steps.index(next(step for step in steps if step[0] == "prompt"))
+        for number, step in enumerate(steps):
+            if number == first_use:  # the attachments reach the gateway within a second
+                wait_until(lambda: cli(*step).returncode == 0, seconds=5)
             done = cli(*step)
             assert done.returncode == 0, (step, done.stdout, done.stderr)
             outputs.append(done.stdout)
-        imported, planned, exposed, tools, called, _ = outputs
-        assert "Imported service books 1.0.0 (11 operations)" in imported
+        imported, planned, exposed, tools, called, _, *attached, prompted, read, scripted = outputs
+        assert "Imported service bookshelf 1.0.0 (11 operations)" in imported
         assert "Created plan readers" in planned
         assert f"http://localhost:{gateway_port}/mcp/default/library" in exposed
         assert "get_book" in tools and "get_cover" in tools and "add_book" not in tools  # GET * only
         assert '"title": "Pride and Prejudice"' in called
+        assert [line.split()[0] for line in attached] == ["Attached"] * 3
+        assert prompted.startswith("[user] ") and "feels curious today" in prompted
+        assert '"title": "Pride and Prejudice"' in read
+        assert '"book"' in scripted and '"reviews"' in scripted
         endpoint = f"http://localhost:{gateway_port}/mcp/default/library"
         wait_until(lambda: "get_cover" not in cli("tools", endpoint).stdout, seconds=5)
     finally:

@@ -19,6 +19,7 @@ from apimcp.cli import (
     exposure_commands,
     gateway_key_commands,
     mcp_commands,
+    mcp_listing,
     server_commands,
 )
 
@@ -67,6 +68,10 @@ app.add_typer(gateway_key_commands.gateway_key_app, name="gateway-key")
 app.add_typer(access_commands.org_app, name="organization")
 app.command()(mcp_commands.tools)
 app.command()(mcp_commands.call)
+app.command()(mcp_listing.prompts)
+app.command()(mcp_listing.prompt)
+app.command()(mcp_listing.resources)
+app.command()(mcp_listing.read)
 
 
 def main() -> None:

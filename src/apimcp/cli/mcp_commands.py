@@ -41,8 +41,9 @@ def request(endpoint: str, method: str, params: dict[str, Any], api_key: str | N
         "MCP-Protocol-Version": VERSION,
         "Mcp-Method": method,
     }
-    if "name" in params:
-        headers["Mcp-Name"] = str(params["name"])
+    named = params.get("uri") if method == "resources/read" else params.get("name")
+    if named is not None:
+        headers["Mcp-Name"] = str(named)
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     for name, value in headers.items():
