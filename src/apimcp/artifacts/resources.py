@@ -3,7 +3,7 @@
 Everything is built when the catalog is (list pages, compiled templates, the tools' `_meta.ui`), so
 resources/read only looks up and loads. Content is inline (`text`, base64 `blob`), fetched
 (`remoteContent`, through the loader, which applies the gateway's fetch policy) or, for `file://`
-URIs, read from the exposition's backend: `file:///docs/readme.md` is the backend's `/docs/readme.md`.
+URIs, read from the exposition's backend: `file:///guides/readme.md` is the backend's `/guides/readme.md`.
 A URI with no content source is listed but not found when read.
 
 MCP Apps: a `ui://` resource is HTML for the client to render (`text/html;profile=mcp-app` unless it
@@ -123,7 +123,7 @@ def _scheme(uri: str) -> str:
 
 
 def _file_path(uri: str) -> str | None:
-    """The backend path of a `file://` URI (`file:///docs/a.md` → `/docs/a.md`), else None."""
+    """The backend path of a `file://` URI (`file:///guides/a.md` → `/guides/a.md`), else None."""
     return uri[len("file://") :] if uri[: len("file://")].lower() == "file://" else None
 
 

@@ -1,6 +1,6 @@
 """Where resources without inline content come from: the plan's backend, or a remote URL.
 
-`file:///docs/readme.md` is read with a GET of `/docs/readme.md` on the exposition's REST backend,
+`file:///guides/readme.md` is read with a GET of `/guides/readme.md` on the exposition's REST backend,
 through the same backend call as its operations (the plan's credentials, timeout, size limit, masking,
 redirect rules). `remoteContent` URLs (MCP Apps' HTML) are fetched with the session that applies the
 gateway's fetch policy, since the URL comes from an uploaded file and must not reach internal addresses.
