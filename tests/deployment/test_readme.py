@@ -44,7 +44,7 @@ def test_the_readme_walkthrough_works(tmp_path: Path) -> None:
         first_use = steps.index(next(step for step in steps if step[0] == "prompt"))
         for number, step in enumerate(steps):
             if number == first_use:  # the attachments reach the gateway within a second
-                wait_until(lambda: cli(*step).returncode == 0, seconds=5)
+                wait_until(lambda step=step: cli(*step).returncode == 0, seconds=5)
             done = cli(*step)
             assert done.returncode == 0, (step, done.stdout, done.stderr)
             outputs.append(done.stdout)
