@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -20,6 +21,10 @@ def walkthrough() -> list[list[str]]:
     block = block[block.index("```bash\n") + 8 :]
     block = block[: block.index("```")]
     return [shlex.split(line)[1:] for line in block.splitlines() if line.startswith(".venv/bin/apimcp ")]
+
+
+def _succeeds(command: list[str]) -> bool:
+    return cli(*command).returncode == 0
 
 
 def test_the_readme_walkthrough_works(tmp_path: Path) -> None:
@@ -44,7 +49,7 @@ def test_the_readme_walkthrough_works(tmp_path: Path) -> None:
         first_use = steps.index(next(step for step in steps if step[0] == "prompt"))
         for number, step in enumerate(steps):
             if number == first_use:  # the attachments reach the gateway within a second
-                wait_until(lambda step=step: cli(*step).returncode == 0, seconds=5)
+                wait_until(functools.partial(_succeeds, step), seconds=5)
             done = cli(*step)
             assert done.returncode == 0, (step, done.stdout, done.stderr)
             outputs.append(done.stdout)
