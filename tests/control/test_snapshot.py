@@ -8,11 +8,11 @@ import orjson
 
 from apimcp.catalog.codec import decode_service
 from apimcp.control import changes, snapshot
-from apimcp.control.domain import expositions, groups, plans, secrets
+from apimcp.control.domain import expositions, groups, plans, secrets, services
 from apimcp.control.plane import ControlPlane
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import open_exposition
-from tests.control.factories import import_echo, import_spec, new_org, sha256, spec
+from tests.control.factories import import_echo, import_spec, new_org, prompts, sha256, spec
 
 GATEWAY_KEY = GatewayKey.generate()
 
@@ -227,3 +227,22 @@ def test_an_organization_without_expositions_gets_an_empty_snapshot(plane: Contr
     built = _build(plane, acme)
     assert (built["expositions"], built["services"]) == ([], {})
     assert built["revision"] > 0
+
+
+def test_a_member_carries_the_artifacts_its_plan_selects_in_attachment_order(plane: ControlPlane) -> None:
+    acme = new_org(plane, "acme")
+    service = import_echo(plane, acme).service
+    with plane.session() as session:
+        for name, prompt in (("second-attached.yaml", "b"), ("first-attached.yaml", "a")):
+            services.attach(session, acme, service.id, name, prompts("Echo API", "2.1", prompt))
+        services.attach(session, acme, service.id, "second-attached.yaml", prompts("Echo API", "2.1", "b2"))
+        every, _ = plans.create(session, acme, service.id, "every", {"backend_endpoint": "https://e.example"})
+        selecting = {"backend_endpoint": "https://e.example", "artifacts": ["first-attached.yaml"]}
+        one, _ = plans.create(session, acme, service.id, "one", selecting)
+        expositions.create(session, acme, every.id, name="every")
+        expositions.create(session, acme, one.id, name="one")
+    members = {e["name"]: e["members"][0] for e in _build(plane, acme)["expositions"]}
+    served = [(a["name"], a["kind"], list(a["document"]["prompts"])) for a in members["every"]["artifacts"]]
+    # attaching a name again replaces the file in its place
+    assert served == [("second-attached.yaml", "Prompts", ["b2"]), ("first-attached.yaml", "Prompts", ["a"])]
+    assert [a["name"] for a in members["one"]["artifacts"]] == ["first-attached.yaml"]

@@ -10,9 +10,10 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.control.factories import prompts
 from tests.deployment.harness import Deployment, deployment, wait_until
 from tests.gateway.echo_backend import digest
-from tests.support.mcp_http import McpHttp, sse_messages
+from tests.support.mcp_http import McpHttp, Session, sse_messages
 
 
 @pytest.fixture
@@ -60,33 +61,59 @@ def test_the_newest_exposition_of_a_service_answers_its_coordinates(live: Deploy
     assert answer.headers["link"] == f'</mcp/default/{first["name"]}>; rel="canonical"'
 
 
+def _listener(url: str, session: Session, heard: list[Any], count: int) -> threading.Thread:
+    """A GET stream of `session`, open when this returns, that keeps the first `count` messages it hears."""
+    listening = threading.Event()
+
+    def listen() -> None:
+        headers = {"accept": "text/event-stream", **session.headers()}
+        with httpx2.Client(timeout=10) as client, client.stream("GET", url, headers=headers) as stream:
+            listening.set()
+            for message in sse_messages(stream.iter_lines()):
+                heard.append(message)
+                if len(heard) == count:
+                    return
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    assert listening.wait(5)
+    return thread
+
+
 def test_a_plan_change_reaches_open_sessions_and_their_streams(live: Deployment) -> None:
     service = live.api.import_echo()
     plan, _ = live.api.expose(service["id"], live.backend, "echo", include=["get_item"])
     url = f"{live.base}/mcp/default/echo"
     wait_until(lambda: live.served("/mcp/default/echo"))
     heard: list[Any] = []
-    listening = threading.Event()
     with McpHttp(url) as mcp:
         session = mcp.initialize("2025-06-18")
         assert {t["name"] for t in session.request("tools/list").result["tools"]} == {"get_item"}
-
-        def listen() -> None:
-            headers = {"accept": "text/event-stream", **session.headers()}
-            with httpx2.Client(timeout=10) as client, client.stream("GET", url, headers=headers) as stream:
-                listening.set()
-                for message in sse_messages(stream.iter_lines()):
-                    heard.append(message)
-                    return
-
-        listener = threading.Thread(target=listen, daemon=True)
-        listener.start()
-        assert listening.wait(5)
+        listener = _listener(url, session, heard, 1)
         live.api.call("PATCH", f"/plans/{plan['id']}", json={"include": ["get_item", "delete_item"]})
         listener.join(timeout=1.0)  # the change reaches the open stream within a second
         assert heard == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
         tools = session.request("tools/list").result["tools"]  # the same session, still valid
         assert {t["name"] for t in tools} == {"get_item", "delete_item"}
+
+
+def test_an_attached_prompts_file_reaches_open_sessions_and_their_streams(live: Deployment) -> None:
+    service = live.api.import_echo()
+    live.api.expose(service["id"], live.backend, "echo", include=["get_item"])
+    url = f"{live.base}/mcp/default/echo"
+    wait_until(lambda: live.served("/mcp/default/echo"))
+    heard: list[Any] = []
+    with McpHttp(url) as mcp:
+        session = mcp.initialize("2025-06-18")
+        assert session.request("prompts/list").error["code"] == -32601  # nothing attached yet
+        listener = _listener(url, session, heard, 3)
+        files = {"file": ("greetings.yaml", prompts("echo", "2.1", "greet"), "application/yaml")}
+        live.api.call("POST", f"/services/{service['id']}/artifacts", 201, files=files)
+        listener.join(timeout=1.0)
+        # tools may have changed too (a file may be custom tools); nothing is said of resources, never offered
+        methods = sorted(m["method"] for m in heard)
+        assert methods == ["notifications/prompts/list_changed", "notifications/tools/list_changed"]
+        assert [p["name"] for p in session.request("prompts/list").result["prompts"]] == ["greet"]
 
 
 def test_inbound_api_keys_guard_the_endpoint(live: Deployment) -> None:

@@ -71,14 +71,19 @@ class McpEndpoint:
         self._stateless = StatelessEra(dispatcher, self.changes, self.options)
 
     def replace_handler(self, handler: McpHandler) -> None:
-        """Serve `handler` from now on, keeping sessions and open streams; listeners hear that lists changed."""
+        """Serve `handler` from now on, keeping sessions and open streams; listeners hear that the lists the old
+        or the new handler offers changed."""
+        before, after = self.handler.features, handler.features
         dispatcher = Dispatcher(handler)
         self.handler = handler
         self._sessions.use(dispatcher)
         self._stateless.use(dispatcher)
-        self.changes.tools_changed()
-        self.changes.prompts_changed()
-        self.changes.resources_changed()
+        if before.tools or after.tools:
+            self.changes.tools_changed()
+        if before.prompts or after.prompts:
+            self.changes.prompts_changed()
+        if before.resources or after.resources:
+            self.changes.resources_changed()
 
     def shutdown(self) -> None:
         """End every long-lived stream (GET streams, subscriptions) so the server can stop."""
