@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
+from tests.control.factories import prompts
 from tests.deployment.harness import ECHO_SPEC, Deployment, deployment, wait_until
 from tests.gateway.echo_backend import digest
 from tests.support.mcp_http import McpHttp
@@ -115,3 +116,41 @@ services:
         sent = mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result["structuredContent"]
     assert (sent["headers"]["X-Api-Key"], sent["headers"]["X-Client-Id"]) == ("***", "***")
     assert sent["header_digests"]["X-Client-Id"] == digest("applied-client-id")
+
+
+def test_a_services_artifact_files_are_attached_and_selected_by_its_plan(live: Deployment, tmp_path: Path) -> None:
+    (tmp_path / "greetings.yaml").write_bytes(prompts("artifacts", "1", "greet", result="Say hello."))
+    (tmp_path / "other.yaml").write_bytes(prompts("artifacts", "1", "other"))
+    live.api.import_echo("artifacts", "1")
+    [service] = live.api.call("GET", "/services")
+    files = {"file": ("other.yaml", (tmp_path / "other.yaml").read_bytes(), "application/yaml")}
+    live.api.call("POST", f"/services/{service['id']}/artifacts", 201, files=files)  # attached by someone else
+    path = tmp_path / "gateway.yaml"
+    path.write_text(f"""
+services:
+  echo:
+    openapi: {ECHO_SPEC}
+    name: artifacts
+    version: "1"
+    backend: {live.backend}
+    artifacts: [greetings.yaml]
+""")
+    output = run("apply", str(path)).output
+    assert "artifact" in output and "greetings.yaml" in output and "attached" in output
+    [plan] = [p for p in live.api.call("GET", "/plans") if p["name"] == "echo"]
+    assert plan["artifacts"] == ["greetings.yaml"]
+    wait_until(lambda: live.served("/mcp/default/echo"))
+
+    def prompt_names() -> list[str]:
+        with McpHttp(f"{live.base}/mcp/default/echo") as mcp:
+            reply = mcp.modern("prompts/list")
+            return [p["name"] for p in reply.result["prompts"]] if "result" in reply.body else []
+
+    wait_until(lambda: prompt_names() == ["greet"])  # the plan's selection, not every attached file
+
+    (tmp_path / "greetings.yaml").write_bytes(prompts("someone-else", "1", "greet"))
+    refused = run("apply", str(path), code=1).output  # the control plane knows which service it is
+    assert "artifact greetings.yaml: /service: the file is for someone-else 1, not artifacts 1" in refused
+    (tmp_path / "greetings.yaml").write_text("kind: Prompts\n")
+    refused = run("apply", str(path), code=2).output  # checked before anything is written
+    assert "service 'echo': artifact greetings.yaml: " in refused and "apiVersion" in refused

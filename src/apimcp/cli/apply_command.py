@@ -28,7 +28,7 @@ import typer
 
 from apimcp.cli import output
 from apimcp.cli.catalog_commands import upload_description
-from apimcp.cli.client import ControlPlaneClient
+from apimcp.cli.client import ApiError, ControlPlaneClient
 from apimcp.cli.common import EXIT_USAGE, client, fail, find, reporting
 from apimcp.cli.output import Format, OutputOption
 
@@ -94,11 +94,31 @@ def _artifact_name(location: str) -> str:
 def _attach(api: ControlPlaneClient, config: GatewayConfig, service_id: str, location: str) -> dict[str, Any]:
     name = _artifact_name(location)
     path = f"/services/{service_id}/artifacts"
-    if re.match(r"^https?://", location):
-        attached: dict[str, Any] = api.post(f"{path}/from-url", {"url": location, "name": name})
-        return attached
-    uploaded: dict[str, Any] = api.upload(path, Path(config.path(location)), {"name": name})
-    return uploaded
+    try:
+        if re.match(r"^https?://", location):
+            attached: dict[str, Any] = api.post(f"{path}/from-url", {"url": location, "name": name})
+            return attached
+        uploaded: dict[str, Any] = api.upload(path, Path(config.path(location)), {"name": name})
+        return uploaded
+    except ApiError as exc:
+        raise ApiError(f"artifact {location}: {exc}", exc.status, exc.field) from None
+
+
+def _check_artifact_files(key: str, service: ServiceConfig, config: GatewayConfig) -> None:
+    """Each local artifact file read and checked on its own (schema, rules) before anything is written; what it
+    names in the service is checked by the control plane when it is attached."""
+    from apimcp.artifacts.documents import read_document  # noqa: PLC0415
+    from apimcp.artifacts.errors import ArtifactError  # noqa: PLC0415
+
+    for location in service.artifacts:
+        if re.match(r"^https?://", location):
+            continue
+        try:
+            read_document(Path(config.path(location)).read_bytes(), location)
+        except OSError as exc:
+            fail(f"service {key!r}: artifact {location}: cannot read it: {exc.strerror}", EXIT_USAGE)
+        except ArtifactError as exc:
+            fail(f"service {key!r}: artifact {location}: {exc}", EXIT_USAGE)
 
 
 def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[str]) -> dict[str, Any]:
@@ -152,6 +172,7 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
                 "serve this file with `apimcp serve FILE`",
                 EXIT_USAGE,
             )
+        _check_artifact_files(key, service, config)
         names = [_artifact_name(location) for location in service.artifacts]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
