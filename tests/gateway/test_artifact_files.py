@@ -60,5 +60,5 @@ def test_a_file_that_does_not_fit_stops_the_configuration_saying_where(
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="artifact nowhere.yaml: .*could not read it"):
+    with pytest.raises(ConfigError, match=r"artifact nowhere\.yaml: .*could not read it"):
         _plan(tmp_path, "nowhere.yaml")
