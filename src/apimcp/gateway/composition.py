@@ -22,7 +22,7 @@ from apimcp.artifacts.bundle import ArtifactBundle
 from apimcp.artifacts.output_filters import FilterError, OutputFilter
 from apimcp.artifacts.prompts import PromptCatalog
 from apimcp.artifacts.resources import ResourceCatalog
-from apimcp.artifacts.scripting import ScriptRunner, ToolRef
+from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
 from apimcp.backends.base import Backend
 from apimcp.gateway.custom_tools import DeclarativeEntry, ScriptedEntry
 from apimcp.gateway.tool_entries import FilteredEntry, OperationEntry, ToolEntry
@@ -104,7 +104,11 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
         elif extras.runner is None:
             log.warning("custom tool %s is scripted, and this gateway runs no scripts: it is not served", name)
         else:
-            custom[name] = ScriptedEntry(name, spec, extras.runner, _script_lookup(provisional, extras.cross_service))
+            try:
+                lookup = _script_lookup(provisional, extras.cross_service)
+                custom[name] = ScriptedEntry(name, spec, extras.runner, lookup)
+            except ScriptSpecError as exc:  # checked when attached; kept out rather than failing the exposition
+                log.warning("custom tool %s cannot be served: %s", name, exc)
     while declarative:  # a declarative tool may call another one: build targets first (no loops: checked on attach)
         ready = {}
         for name, spec in declarative.items():
@@ -135,9 +139,17 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
         except FilterError as exc:  # checked when attached; a file from an older gateway may still be wrong
             log.warning("output filter for %s cannot be applied: %s", found.name, exc)
 
-    resources = None
-    if bundle.resources or bundle.resource_templates:
-        resources = ResourceCatalog(bundle.resources, bundle.resource_templates)
+    # Both are checked when attached; should a file get through anyway, the rest of the exposition is served.
+    resources = prompts = None
+    try:
+        if bundle.resources or bundle.resource_templates:
+            resources = ResourceCatalog(bundle.resources, bundle.resource_templates)
+    except ValueError as exc:
+        log.warning("the exposition's resources cannot be served: %s", exc)
+    try:
+        prompts = PromptCatalog(bundle.prompts) if bundle.prompts else None
+    except ValueError as exc:
+        log.warning("the exposition's prompts cannot be served: %s", exc)
     also_named: dict[str, list[str]] = {}  # a ui:// binding may name a tool by operationId or METHOD /path
     for alias, name in aliases.items():
         also_named.setdefault(name, []).append(alias)
@@ -148,7 +160,6 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
         if ui is not None:
             served = served.with_tool(replace(served.tool, meta={**(served.tool.meta or {}), **ui}))
         exposed[name] = served
-    prompts = PromptCatalog(bundle.prompts) if bundle.prompts else None
     return Composition(
         exposed=exposed,
         internal=internal,

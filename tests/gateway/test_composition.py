@@ -1,0 +1,151 @@
+"""An exposition composed from operations and artifacts: what is listed, what stands behind each name."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import Any
+
+import orjson
+import pytest
+
+from apimcp.artifacts.bundle import merge
+from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner
+from apimcp.backends.base import Backend, BackendResult, JsonBody, Progress
+from apimcp.catalog.model import Operation
+from apimcp.demo_api import spec_path
+from apimcp.gateway.composition import Composition, Extras, compose
+from apimcp.gateway.toolset import ToolSet
+from apimcp.importers.openapi import import_openapi
+
+pytestmark = pytest.mark.anyio
+CTX: Any = SimpleNamespace(progress_token=None)
+OPERATIONS = import_openapi(str(spec_path()), name="bookshelf").operations
+
+
+class Recording(Backend):
+    """Answers every call with the operation's tool name and arguments, and remembers them."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+    ) -> BackendResult:
+        self.calls.append((operation.tool_name, dict(arguments)))
+        value = {"tool": operation.tool_name, "arguments": dict(arguments), "books": [{"id": 1, "title": "t"}]}
+        return JsonBody(value, orjson.dumps(value).decode())
+
+
+def _compose(
+    *documents: tuple[str, dict[str, Any]], runner: ScriptRunner | None = None
+) -> tuple[Composition, Recording]:
+    backend = Recording()
+    bundle = merge({"kind": kind, "document": document} for kind, document in documents)
+    # no output schemas: the recording backend's answers are not the Bookshelf's
+    return compose(
+        [(ToolSet(OPERATIONS, output_schemas=False), backend)], Extras(bundle=bundle, runner=runner)
+    ), backend
+
+
+def _declarative(target: str, **arguments: Any) -> dict[str, Any]:
+    return {"description": "d", "input": {"type": "object"}, "tool": target, "arguments": arguments}
+
+
+def test_without_artifacts_the_tool_sets_page_is_served_as_is() -> None:
+    tools = ToolSet(OPERATIONS)
+    composition = compose([(tools, Recording())], Extras())
+    assert composition.page is tools.page
+    assert composition.prompts is None and composition.resources is None
+
+
+async def test_a_declarative_tool_replaces_its_target_named_by_operation_id_or_signature() -> None:
+    composition, backend = _compose(
+        (
+            "CustomTools",
+            {
+                "customTools": {
+                    "author": _declarative("getAuthor", name="${who}"),
+                    "shelf": _declarative("get /books", limit=5),
+                }
+            },
+        ),
+    )
+    listed = [tool.name for tool in composition.page.items]
+    assert "get_author" not in listed and "list_books" not in listed
+    assert listed[-2:] == ["author", "shelf"]
+    await composition.exposed["author"].call(CTX, {"who": "ada"})
+    await composition.exposed["shelf"].call(CTX, {})
+    assert backend.calls == [("get_author", {"name": "ada"}), ("list_books", {"limit": 5})]
+    assert composition.find("get_author") is not None  # scripts still reach the hidden target
+
+
+async def test_a_declarative_tool_may_call_another_built_first() -> None:
+    composition, backend = _compose(
+        (
+            "CustomTools",
+            {
+                "customTools": {
+                    "outer": _declarative("inner", who="${name}"),
+                    "inner": _declarative("getAuthor", name="${who}"),
+                }
+            },
+        ),
+    )
+    assert "inner" not in composition.exposed  # the outer one replaces it, as it replaces an operation
+    await composition.exposed["outer"].call(CTX, {"name": "ada"})
+    assert backend.calls == [("get_author", {"name": "ada"})]
+
+
+def test_a_tool_whose_target_is_gone_is_left_out_and_said(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, "apimcp.gateway"):
+        composition, _ = _compose(("CustomTools", {"customTools": {"lost": _declarative("removed_since")}}))
+    assert "lost" not in composition.exposed and "list_books" in composition.exposed
+    assert "custom tool lost calls 'removed_since'" in caplog.text
+
+
+async def test_filters_apply_to_clients_and_to_scripts_alike() -> None:
+    script = {
+        "description": "d",
+        "input": {"type": "object"},
+        "tools": [{"tool": "list_books"}],
+        "script": "return rs.callTool('list_books', {}).content;",
+    }
+    runner = ScriptRunner(ScriptLimits(timeout_seconds=5))
+    try:
+        composition, _ = _compose(
+            ("CustomTools", {"customTools": {"via_script": script}}),
+            ("ToolsOutputFilters", {"filters": {"listBooks": {"jsonRetain": ["/books/title"]}}}),
+            runner=runner,
+        )
+        direct = await composition.exposed["list_books"].call(CTX, {})
+        scripted = await composition.exposed["via_script"].call(CTX, {})
+    finally:
+        runner.close()
+    assert direct.structured_content == {"books": [{"title": "t"}]}
+    assert scripted.structured_content == {"books": [{"title": "t"}]}
+
+
+def test_a_ui_resource_may_name_its_tool_by_operation_id() -> None:
+    resources = {"ui://card": {"name": "card", "text": "<p>", "tools": ["getBook"]}}
+    composition, _ = _compose(("Resources", {"resources": resources}))
+    assert composition.exposed["get_book"].tool.meta["ui"] == {"resourceUri": "ui://card"}  # type: ignore[index]
+    assert "ui" not in (composition.exposed["list_books"].tool.meta or {})
+
+
+def test_scripted_tools_are_left_out_where_no_scripts_run(caplog: pytest.LogCaptureFixture) -> None:
+    script = {"description": "d", "input": {"type": "object"}, "tools": [{"tool": "list_books"}], "script": "1"}
+    with caplog.at_level(logging.WARNING, "apimcp.gateway"):
+        composition, _ = _compose(("CustomTools", {"customTools": {"s": script}}))
+    assert "s" not in composition.exposed and "runs no scripts" in caplog.text
+
+
+def test_a_broken_template_keeps_the_rest_of_the_exposition(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, "apimcp.gateway"):
+        composition, _ = _compose(
+            ("Resources", {"resourceTemplates": {"file:///{unclosed": {"name": "x"}}}),
+            ("Prompts", {"prompts": {"p": {"result": "r"}}}),
+        )
+    assert composition.resources is None and composition.prompts is not None
+    assert "resources cannot be served" in caplog.text
