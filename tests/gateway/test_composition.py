@@ -149,3 +149,28 @@ def test_a_broken_template_keeps_the_rest_of_the_exposition(caplog: pytest.LogCa
         )
     assert composition.resources is None and composition.prompts is not None
     assert "resources cannot be served" in caplog.text
+
+
+@pytest.mark.parametrize(("declared", "called"), [("listBooks", "list_books"), ("list_books", "GET /books")])
+async def test_a_scripts_allow_list_and_its_calls_may_name_a_tool_differently(declared: str, called: str) -> None:
+    script = {
+        "description": "d",
+        "input": {"type": "object"},
+        "tools": [{"tool": declared}],
+        "script": f"const r = rs.callTool('{called}', {{}}); if (!r.ok) throw new Error(r.error.message); return 1;",
+    }
+    runner = ScriptRunner(ScriptLimits(timeout_seconds=5))
+    try:
+        composition, backend = _compose(("CustomTools", {"customTools": {"s": script}}), runner=runner)
+        result = await composition.exposed["s"].call(CTX, {})
+        refused = (
+            await _compose(
+                ("CustomTools", {"customTools": {"s": {**script, "tools": [{"tool": "get_book"}]}}}), runner=runner
+            )[0]
+            .exposed["s"]
+            .call(CTX, {})
+        )
+    finally:
+        runner.close()
+    assert not result.is_error and backend.calls == [("list_books", {})]
+    assert refused.is_error and called in refused.content[0].text  # type: ignore[union-attr]

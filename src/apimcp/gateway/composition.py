@@ -106,7 +106,7 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
         else:
             try:
                 lookup = _script_lookup(provisional, extras.cross_service)
-                custom[name] = ScriptedEntry(name, spec, extras.runner, lookup)
+                custom[name] = ScriptedEntry(name, spec, extras.runner, lookup, _equivalents(aliases))
             except ScriptSpecError as exc:  # checked when attached; kept out rather than failing the exposition
                 log.warning("custom tool %s cannot be served: %s", name, exc)
     while declarative:  # a declarative tool may call another one: build targets first (no loops: checked on attach)
@@ -150,9 +150,7 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
         prompts = PromptCatalog(bundle.prompts) if bundle.prompts else None
     except ValueError as exc:
         log.warning("the exposition's prompts cannot be served: %s", exc)
-    also_named: dict[str, list[str]] = {}  # a ui:// binding may name a tool by operationId or METHOD /path
-    for alias, name in aliases.items():
-        also_named.setdefault(name, []).append(alias)
+    also_named = _names_by_tool(aliases)  # a ui:// binding may name a tool by operationId or METHOD /path
     exposed: dict[str, ToolEntry] = {}
     for name in [*(n for n in base if n not in hidden and n not in custom), *(n for n in custom if n not in hidden)]:
         served = internal[name]
@@ -168,6 +166,24 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
         prompts=prompts,
         resources=resources,
     )
+
+
+def _names_by_tool(aliases: Mapping[str, str]) -> dict[str, list[str]]:
+    """tool name → its operationId and `METHOD /path`."""
+    named: dict[str, list[str]] = {}
+    for alias, name in aliases.items():
+        named.setdefault(name, []).append(alias)
+    return named
+
+
+def _equivalents(aliases: Mapping[str, str]) -> Callable[[str], list[str]]:
+    named = _names_by_tool(aliases)
+
+    def equivalents(reference: str) -> list[str]:
+        name = aliases.get(reference) or aliases.get(_signature_key(reference)) or reference
+        return [reference, name, *named.get(name, ())]
+
+    return equivalents
 
 
 def _ui_meta(resources: ResourceCatalog, references: Sequence[str]) -> Mapping[str, Any] | None:

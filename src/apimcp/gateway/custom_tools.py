@@ -9,7 +9,8 @@ in another exposition of the same organization, and calls them through their own
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from apimcp.artifacts.declarative import ArgumentTemplate
@@ -21,6 +22,8 @@ from apimcp.protocol import CallToolResult, RequestContext, Tool, invalid_params
 
 ToolLookup = Callable[[ToolRef], ToolEntry | None]
 """Finds the entry a script's call names, or None."""
+Equivalents = Callable[[str], Iterable[str]]
+"""Every name a tool of the script's own service answers to (tool name, operationId, `METHOD /path`)."""
 
 
 def custom_tool_definition(name: str, spec: Mapping[str, Any]) -> Tool:
@@ -69,9 +72,16 @@ class ScriptedEntry(_CustomEntry):
 
     __slots__ = ("_lookup", "_runner", "_script")
 
-    def __init__(self, name: str, spec: Mapping[str, Any], runner: ScriptRunner, lookup: ToolLookup) -> None:
+    def __init__(
+        self, name: str, spec: Mapping[str, Any], runner: ScriptRunner, lookup: ToolLookup, equivalents: Equivalents
+    ) -> None:
         super().__init__(name, spec)
-        self._script = Script.from_spec(name, spec)
+        script = Script.from_spec(name, spec)
+        # The allow-list may name a tool of its service one way and the script call it another.
+        allowed = {
+            ToolRef(None, alias) for ref in script.allowed if ref.service is None for alias in equivalents(ref.tool)
+        }
+        self._script = replace(script, allowed=script.allowed | allowed)
         self._runner = runner
         self._lookup = lookup
 
