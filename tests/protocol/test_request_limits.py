@@ -182,6 +182,34 @@ def test_one_body_byte_after_an_early_answer_does_not_keep_the_connection_open(s
             assert closed_by_the_server(sock)  # at once, not after uvicorn's 5 s keep-alive
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [
+        b"accept: text/html\r\ncontent-type: application/json\r\n",
+        b"accept: application/json\r\ncontent-type: text/plain\r\n",
+    ],
+    ids=["406-accept", "415-content-type"],
+)
+def test_a_refusal_of_a_whole_small_body_reads_it_and_keeps_the_connection(headers: bytes) -> None:
+    """Closing on the unread body used to make the kernel reset the connection, losing the answer now and then."""
+    with serving() as mcp:
+        host, port = mcp.url.removeprefix("http://").split("/")[0].split(":")
+        body = b'[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]'
+        request = b"POST /mcp HTTP/1.1\r\nhost: localhost\r\n%bcontent-length: %d\r\n\r\n%b" % (
+            headers,
+            len(body),
+            body,
+        )
+        with socket.create_connection((host, int(port)), timeout=3) as sock:
+            for _ in range(3):
+                sock.sendall(request)
+                head, answer = _answer_on(sock)
+                assert head.split(b" ")[1] in (b"406", b"415") and b"connection: close" not in head
+                assert orjson.loads(answer)["error"]["code"] == -32600
+            sock.settimeout(0.3)
+            assert not closed_by_the_server(sock)
+
+
 def test_requests_answered_after_their_body_keep_the_connection_alive() -> None:
     with serving() as mcp:
         host, port = mcp.url.removeprefix("http://").split("/")[0].split(":")

@@ -149,6 +149,21 @@ class McpEndpoint:
         else:
             await exchange.empty(405, [_ALLOW if self.options.session_era else _ALLOW_STATELESS, *_CLOSE])
 
+    async def _refuse_unread(
+        self, exchange: Exchange, receive: Receive, headers: dict[bytes, bytes], status: int, text: str
+    ) -> None:
+        """Refuse a request whatever its body says. A body within the limits is read and dropped first, and the
+        connection kept: closing it on unread bytes makes the kernel reset it, and the client may lose the answer.
+        A larger or slower one is not waited for: the answer says Connection: close."""
+        drained = False
+        if _within_limits(headers, self._limits):
+            try:
+                await read_body(receive, self._max_body_bytes, self._body_deadline)
+                drained = True
+            except (BodyTooLarge, BodyTooSlow):
+                pass
+        await exchange.refuse(status, text, () if drained else _CLOSE)
+
     async def _post(
         self,
         exchange: Exchange,
@@ -160,11 +175,11 @@ class McpEndpoint:
     ) -> None:
         if not (exchange.accepts_json or exchange.accepts_sse):
             text = "Accept must include application/json or text/event-stream"
-            await exchange.refuse(406, text, _CLOSE)
+            await self._refuse_unread(exchange, receive, headers, 406, text)
             return
         content_type = headers.get(b"content-type")
         if content_type is not None and not content_type.lower().startswith(b"application/json"):
-            await exchange.refuse(415, "Content-Type must be application/json", _CLOSE)
+            await self._refuse_unread(exchange, receive, headers, 415, "Content-Type must be application/json")
             return
         limits = self._limits
         announced = headers.get(b"content-length")
@@ -238,6 +253,11 @@ def _request_id(payload: object) -> str | int | None:
 
 def _too_large(limits: EndpointLimits) -> str:
     return f"Request body larger than {limits.max_body_bytes} bytes (max_body_bytes)"
+
+
+def _within_limits(headers: dict[bytes, bytes], limits: EndpointLimits) -> bool:
+    announced = headers.get(b"content-length")
+    return announced is None or not _more_than(announced, limits)
 
 
 def _more_than(announced: bytes, limits: EndpointLimits) -> bool:
