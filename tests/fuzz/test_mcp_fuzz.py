@@ -1,7 +1,8 @@
 """Random traffic against a gateway's MCP endpoint, in both eras, for a bounded number of requests.
 
-A live gateway (uvicorn on loopback) serves the echo API; its backend is the test echo server, so
-every tool call that gets through reaches a real backend on loopback. Hypothesis sends well-formed
+A live gateway (uvicorn on loopback) serves the echo API with artifacts (prompts, resources read
+from the backend, a declarative and a scripted custom tool, filters); its backend is the test echo
+server, so every tool call that gets through reaches a real backend on loopback. Hypothesis sends well-formed
 and malformed requests alike: bodies that are not JSON, JSON-RPC envelopes with every kind of wrong
 member, known and unknown methods, tool calls with random arguments and with arguments generated
 from each tool's input schema, stray or wrong headers, other HTTP methods, sessions real and made
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -26,7 +28,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz.error_records import ErrorRecords
 from tests.fuzz.strategies import conforming, deep, values, wide_integers_kept
-from tests.gateway.conftest import gateway_for
+from tests.gateway.conftest import echo_config, gateway_for
 from tests.support.live_server import live_app
 from tests.support.mcp_http import (
     ACCEPT_BOTH,
@@ -55,8 +57,20 @@ METHODS = (
 )  # fmt: skip
 
 
+ARTIFACTS = Path(__file__).with_name("artifacts")
+CONFIG = (
+    echo_config("{backend}").rstrip()
+    + "\n    artifacts: ["
+    + ", ".join(
+        str(ARTIFACTS / name) for name in ("prompts.yaml", "resources.yaml", "custom-tools.yaml", "filters.yaml")
+    )
+    + "]\n"
+)
+
+
 class Target:
-    """The live echo exposition, its tools, and sessions opened on it in every session revision."""
+    """The live echo exposition, its tools, prompts and resources, and sessions opened on it in every session
+    revision."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -64,6 +78,8 @@ class Target:
         with McpHttp(url) as client:
             self.sessions = [client.initialize(version).id for version in SESSION_VERSIONS]
             self.tools = {tool["name"]: tool for tool in client.modern("tools/list").result["tools"]}
+            self.prompts = [p["name"] for p in client.modern("prompts/list").result["prompts"]]
+            self.uris = [r["uri"] for r in client.modern("resources/list").result["resources"]]
 
     def send(self, method: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, Any]:
         """One request; the status and the JSON-RPC messages of its answer. Of a stream that stays open
@@ -81,7 +97,7 @@ class Target:
 
 @pytest.fixture(scope="module")
 def target(errors: ErrorRecords) -> Iterator[Target]:
-    with live_app(gateway_for) as base:
+    with live_app(lambda: gateway_for(CONFIG)) as base:
         served = Target(f"{base}/mcp/echo")
         yield served
         served.http.close()
@@ -151,11 +167,28 @@ def tool_params(draw: st.DrawFn, tools: dict[str, Any]) -> dict[str, Any]:
 
 
 @st.composite
-def params_for(draw: st.DrawFn, method: str, tools: dict[str, Any]) -> Any:
+def params_for(draw: st.DrawFn, method: str, target: Target) -> Any:
     if method == "tools/call":
-        return draw(tool_params(tools))
-    if method in ("prompts/get", "resources/read", "resources/subscribe"):
-        return {"name": draw(st.text(max_size=10)), "uri": draw(st.text(max_size=30))}
+        return draw(tool_params(target.tools))
+    if method == "prompts/get":
+        arguments = st.dictionaries(st.sampled_from(["itemId", "tone"]) | st.text(max_size=5), values, max_size=3)
+        return {"name": draw(st.sampled_from(target.prompts) | st.text(max_size=10)), "arguments": draw(arguments)}
+    if method in ("resources/read", "resources/subscribe"):
+        # Known URIs, template matches with hostile variables (dot segments, encodings, long values), noise.
+        variable = st.text(max_size=40) | st.sampled_from(["..", "%2e%2E", "a/../..", "a?b#c", "{x}", "x" * 3000])
+        uri = (
+            st.sampled_from(target.uris)
+            | variable.map(lambda v: f"file:///items/{v}")
+            | st.tuples(variable, variable).map(lambda v: f"note://echo/{v[0]}/{v[1]}")
+            | st.text(max_size=30)
+        )
+        return {"name": draw(st.text(max_size=10)), "uri": draw(uri)}
+    if method == "completion/complete":
+        refs = [{"type": "ref/prompt", "name": name} for name in target.prompts]
+        refs.append({"type": "ref/resource", "uri": "file:///items/{itemId}{?verbose}"})
+        ref = st.sampled_from(refs) | st.dictionaries(st.sampled_from(["type", "name", "uri"]), values, max_size=3)
+        argument = {"name": draw(st.sampled_from(["itemId", "tone"]) | st.text(max_size=5)), "value": draw(values)}
+        return {"ref": draw(ref), "argument": argument}
     if method == "logging/setLevel":
         return {"level": draw(st.sampled_from(["debug", "info", "bogus"]))}
     if method == "initialize":
@@ -203,7 +236,7 @@ def test_random_session_era_traffic_gets_no_server_error(target: Target, errors:
     verb = "POST"
     body: bytes | None
     if shape == "batch":
-        body = orjson.dumps(draw(st.lists(envelopes(method, draw(params_for(method, target.tools))), max_size=5)))
+        body = orjson.dumps(draw(st.lists(envelopes(method, draw(params_for(method, target))), max_size=5)))
     elif shape == "garbage":
         body = draw(st.binary(max_size=200))
     elif shape == "json":
@@ -211,7 +244,7 @@ def test_random_session_era_traffic_gets_no_server_error(target: Target, errors:
     elif shape == "verb":
         verb, body = draw(st.sampled_from(["GET", "DELETE", "PUT", "OPTIONS", "PATCH"])), None
     else:
-        body = orjson.dumps(draw(envelopes(method, draw(params_for(method, target.tools)))))
+        body = orjson.dumps(draw(envelopes(method, draw(params_for(method, target)))))
     check(*target.send(verb, body, headers), errors)
 
 
@@ -220,7 +253,7 @@ def test_random_session_era_traffic_gets_no_server_error(target: Target, errors:
 def test_random_stateless_traffic_gets_no_server_error(target: Target, errors: ErrorRecords, data: Any) -> None:
     draw = data.draw
     method = draw(st.sampled_from(METHODS))
-    params = draw(params_for(method, target.tools))
+    params = draw(params_for(method, target))
     params = dict(params) if isinstance(params, dict) else {}
     meta = {
         "io.modelcontextprotocol/protocolVersion": draw(st.sampled_from([MODERN] * 5 + ["2025-11-25", "bogus"])),
