@@ -122,7 +122,7 @@ def _refusal_cases() -> list[tuple[str, dict[str, Any] | bytes, str, str]]:
         ("wrong apiVersion", changed("prompts.yaml", lambda d: d.update(apiVersion="reshapr.io/v1")),
          "/apiVersion", '"reshapr.io/v1" is not one of "reshapr.io/v1alpha1", "apimcp.dev/v1alpha1"'),
         ("not a mapping", b"- a\n- b\n", "", "an artifact is a YAML or JSON mapping"),
-        ("not YAML", b"kind: [unclosed\n", "", "test.yaml is not valid YAML or JSON (line 2, column 1)"),
+        ("not YAML", b"kind: [unclosed\n", "", "test.yaml: not valid JSON or YAML (line 2, column 1)"),
         ("unquoted version", changed("prompts.yaml", lambda d: d["service"].update(version=2.1)),
          "/service/version", "the value is a number (2.1), expected a string (quote it in YAML)"),
         ("unknown field", changed("prompts.yaml", lambda d: d["prompts"]["house-rules"].update(titel="x")),

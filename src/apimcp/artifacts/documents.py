@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import yaml
 
 from apimcp.artifacts import rules
 from apimcp.artifacts.errors import ArtifactError, pointer
 from apimcp.artifacts.schema_check import KINDS, schema_text, validate
 from apimcp.artifacts.targets import find_target
 from apimcp.catalog.model import Operation
-from apimcp.safety.yaml_loading import JsonTooDeep, YamlLimits, check_depth, load_yaml
+from apimcp.importers.errors import SpecError
+from apimcp.importers.openapi.loading import parse
+from apimcp.safety.yaml_loading import YamlLimits
 
 __all__ = [
     "API_VERSIONS",
@@ -84,26 +85,13 @@ def read_document(content: bytes, source: str, yaml_limits: YamlLimits | None = 
 
 
 def _parse(content: bytes, source: str, limits: YamlLimits) -> Any:
+    """The document, read as the importers read descriptions (JSON first, then bounded YAML)."""
     if len(content) > limits.max_expanded_size:
         raise ArtifactError("", f"{source} is larger than the {limits.max_expanded_size} bytes allowed")
-    if content.lstrip()[:1] in (b"{", b"["):
-        try:
-            document = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            pass  # maybe YAML in flow style
-        else:
-            try:
-                check_depth(document, limits.max_depth)
-            except JsonTooDeep as exc:
-                raise ArtifactError("", str(exc)) from None
-            return document
     try:
-        return load_yaml(content, limits)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise ArtifactError("", f"{source} is not valid YAML or JSON{where}: {problem}") from None
+        return parse(content, source, limits)
+    except SpecError as exc:
+        raise ArtifactError("", str(exc)) from None
 
 
 def _plain(value: Any, path: list[str | int]) -> None:
