@@ -19,6 +19,7 @@ from apimcp.demo_api import spec_path, start
 from apimcp.gateway.config import parse_config
 from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.plan import plan_gateway
+from tests.support.live_aiohttp import live_aiohttp
 from tests.support.live_server import live_app
 
 DEMO_ARTIFACTS = spec_path().parent / "artifacts"
@@ -111,22 +112,13 @@ expositions:
 """
 
 
-@asynccontextmanager
-async def _ui_server() -> AsyncIterator[str]:
+def _ui_app() -> web.Application:
     async def card(_: web.Request) -> web.Response:
         return web.Response(text=CARD, content_type="text/html")
 
     app = web.Application()
     app.router.add_get("/card.html", card)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    return app
 
 
 @contextmanager
@@ -139,16 +131,15 @@ def artifact_gateway(folder: Path) -> Iterator[str]:
         runner, port = await start("127.0.0.1", 0)
         session = new_session()
         try:
-            async with _ui_server() as ui:
-                config = parse_config(_config(f"http://127.0.0.1:{port}", ui, folder), "gateway.yaml", folder)
-                app = build_gateway(plan_gateway(config), session, script_limits=limits)
-                try:
-                    yield app
-                finally:
-                    await app.runtime.close()
+            config = parse_config(_config(f"http://127.0.0.1:{port}", ui, folder), "gateway.yaml", folder)
+            app = build_gateway(plan_gateway(config), session, script_limits=limits)
+            try:
+                yield app
+            finally:
+                await app.runtime.close()
         finally:
             await close_session(session)
             await runner.cleanup()
 
-    with live_app(gateway) as base:
+    with live_aiohttp(_ui_app) as ui, live_app(gateway) as base:
         yield f"{base}/mcp/bookshelf"

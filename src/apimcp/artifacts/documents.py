@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from apimcp.artifacts import rules
+from apimcp.artifacts.bundle import SECTIONS
 from apimcp.artifacts.errors import ArtifactError, pointer
 from apimcp.artifacts.schema_check import KINDS, schema_text, validate
 from apimcp.artifacts.targets import find_target
@@ -37,12 +38,6 @@ __all__ = [
 ]
 
 API_VERSIONS = ("reshapr.io/v1alpha1", "apimcp.dev/v1alpha1")
-_SECTIONS = {
-    "Prompts": ("prompts",),
-    "Resources": ("resources", "resourceTemplates"),
-    "CustomTools": ("customTools",),
-    "ToolsOutputFilters": ("filters",),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +68,7 @@ def read_document(content: bytes, source: str, yaml_limits: YamlLimits | None = 
         raise ArtifactError("/kind", f"the kind {problem}; artifacts are one of {', '.join(KINDS)}")
     validate(kind, body)
     rules.check(kind, body)
-    capabilities = tuple(name for section in _SECTIONS[kind] for name in body.get(section, {}))
+    capabilities = tuple(name for section in SECTIONS[kind] for name in body.get(section, {}))
     return ArtifactDocument(
         kind=kind,
         api_version=body["apiVersion"],
