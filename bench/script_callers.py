@@ -1,0 +1,144 @@
+"""Clients that keep calling one tool in a loop, each waiting for its answer before the next call.
+
+`bench/artifacts_bench.py` runs it pinned to CPU 1: with `--callers 1` for the latency of one call of
+the scripted tool, with `--callers 10` as the scripted load beside wrk. Every answer is checked (HTTP
+200, a JSON-RPC result, `isError` false, `--expect` in its text); failures are counted, not retried.
+
+It prints `ready` once every caller has had one good answer (those first calls are not counted), then
+measures until `--duration` seconds have passed, or until SIGTERM/SIGINT when the duration is 0, and
+prints one JSON line: calls, errors, the first error, seconds measured, p50 and p99 in ms.
+
+    python -m bench.script_callers --url URL --tool NAME --arguments JSON [--callers 10] [--duration 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import orjson
+import uvloop
+
+from bench.harness import ACCEPT, MODERN_META
+
+
+@dataclass
+class Tally:
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    first_error: str | None = None
+
+    def failed(self, message: str) -> None:
+        self.errors += 1
+        if self.first_error is None:
+            self.first_error = message[:500]
+
+
+async def call_once(
+    session: aiohttp.ClientSession, url: str, tool: str, arguments: dict[str, Any], request_id: int, expect: str
+) -> str | None:
+    """None if the answer is right, else what was wrong with it."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": MODERN_META},
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+    }
+    try:
+        async with session.post(url, data=orjson.dumps(body), headers=headers) as response:
+            raw = await response.read()
+            if response.status != 200:
+                return f"HTTP {response.status}: {raw[:300]!r}"
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    try:
+        answer = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return f"not JSON: {raw[:300]!r}"
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if not isinstance(result, dict) or result.get("isError") is not False or expect not in raw.decode():
+        return f"unexpected answer: {raw[:300]!r}"
+    return None
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    arguments = json.loads(args.arguments)
+    stop = asyncio.Event()
+    if args.duration == 0:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+    tally = Tally()
+    ids = iter(range(1, 1 << 62))
+    connector = aiohttp.TCPConnector(limit=args.callers)
+    timeout = aiohttp.ClientTimeout(total=30)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+        # every caller's first call (connections opened, the gateway's script workers started) is not counted
+        firsts = await asyncio.gather(
+            *(call_once(session, args.url, args.tool, arguments, next(ids), args.expect) for _ in range(args.callers))
+        )
+        problems = [problem for problem in firsts if problem is not None]
+        if problems:
+            return {"calls": 0, "errors": len(problems), "first_error": problems[0], "seconds": 0.0}
+        print("ready", flush=True)
+        started = time.perf_counter()
+
+        async def caller() -> None:
+            while not stop.is_set():
+                begun = time.perf_counter()
+                problem = await call_once(session, args.url, args.tool, arguments, next(ids), args.expect)
+                if problem is None:
+                    tally.latencies.append((time.perf_counter() - begun) * 1000)
+                else:
+                    tally.failed(problem)
+
+        tasks = [asyncio.create_task(caller()) for _ in range(args.callers)]
+        if args.duration > 0:
+            await asyncio.sleep(args.duration)
+            stop.set()
+        else:
+            await stop.wait()
+        await asyncio.gather(*tasks)  # each caller ends after its call in flight
+        seconds = time.perf_counter() - started
+    latencies = sorted(tally.latencies)
+    summary: dict[str, Any] = {
+        "calls": len(latencies),
+        "errors": tally.errors,
+        "first_error": tally.first_error,
+        "seconds": seconds,
+    }
+    if len(latencies) >= 2:
+        cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+        summary |= {"p50": statistics.median(latencies), "p99": cuts[98]}
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--tool", required=True)
+    parser.add_argument("--arguments", default="{}", help="the tool's arguments, as JSON")
+    parser.add_argument("--expect", default="", help="text every good answer contains")
+    parser.add_argument("--callers", type=int, default=10)
+    parser.add_argument("--duration", type=float, default=0, help="seconds; 0: until SIGTERM")
+    args = parser.parse_args()
+    uvloop.install()
+    print(json.dumps(asyncio.run(measure(args))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
