@@ -6,6 +6,7 @@ connection is closed so the rest of an oversized body is never read.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from apimcp.control.plane import ControlPlane
 from apimcp.control.store import open_store
 from tests.control.api_harness import PROBLEM
 from tests.support.live_server import live_server
-from tests.support.raw_http import RawResponse, chunked, exchange, request_head
+from tests.support.raw_http import RawResponse, chunked, closed_by_the_server, exchange, request_head
 
 
 @dataclass
@@ -187,3 +188,30 @@ def test_a_body_left_unread_by_a_refusal_is_not_drained(tmp_path: Path) -> None:
         with server.client() as client:
             kept = client.get("/organization", headers={"Connection": "keep-alive"})
             assert kept.headers.get("connection") != "close"
+
+
+def test_a_small_body_left_unread_by_a_refusal_is_read_and_the_connection_kept(tmp_path: Path) -> None:
+    """Closing on the unread bytes made the kernel reset the connection, and the client lost the 401 now and
+    then (the REST API fuzzer's flaky runs under load)."""
+    body = b'--x\r\nContent-Disposition: form-data; name="file"; filename="a.yaml"\r\n\r\nopenapi: 3.0.0\r\n--x--\r\n'
+    head = request_head(
+        "POST",
+        "/api/v1/services",
+        {"Content-Type": "multipart/form-data; boundary=x", "Content-Length": str(len(body))},
+    )
+    with served(tmp_path) as server, socket.create_connection((server.host, server.port), timeout=5) as sock:
+        for _ in range(3):  # the same connection answers again and again
+            sock.sendall(head + body)
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += sock.recv(65536)
+            answer_head, _, rest = received.partition(b"\r\n\r\n")
+            length = int(next(line for line in answer_head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+                         .split(b":")[1])  # fmt: skip
+            while len(rest) < length:
+                rest += sock.recv(65536)
+            assert answer_head.startswith(b"HTTP/1.1 401 ")
+            assert b"connection: close" not in answer_head.lower()
+            assert orjson.loads(rest)["status"] == 401
+        sock.settimeout(0.3)
+        assert not closed_by_the_server(sock)

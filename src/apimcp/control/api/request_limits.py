@@ -6,7 +6,10 @@ database session. While the application reads the body, the bytes received are
 counted against the same limit (a body without Content-Length, or one longer than
 it claims) and the whole body must arrive before a deadline (408). A refused
 request gets a problem detail and its connection is closed, so the rest of an
-oversized body is never read.
+oversized body is never read. An answer the application gives without reading a
+small body (a 401 before an upload is read) reads and drops the rest first:
+closing on unread bytes makes the kernel reset the connection, and the client may
+lose the answer.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ IsUpload = Callable[[str, str], bool]
 """Whether a request (method, path) is a description or artifact upload."""
 
 PROBLEM = b"application/problem+json"
+MAX_DRAINED_BYTES = 64 * 1024
+"""What is left of a body the application did not read is read and dropped up to this size; beyond, the
+connection is closed."""
 
 
 class _Refused(Exception):
@@ -100,12 +106,29 @@ class RequestLimits:
                 guard.done = True
             return message
 
+        async def drained() -> bool:
+            """Read and drop the rest of a small body, within its deadline; False when it is not that."""
+            if chunked or declared is None or declared - guard.received > MAX_DRAINED_BYTES:
+                return False
+            try:
+                async with asyncio.timeout_at(guard.deadline):
+                    while not guard.done:
+                        message = await receive()
+                        if message["type"] != "http.request":
+                            return False
+                        guard.received += len(message.get("body", b""))
+                        guard.done = not message.get("more_body", False) or guard.received > guard.limit
+            except TimeoutError:
+                return False
+            return guard.received <= guard.limit
+
         async def guarded_send(message: Message) -> None:
             if guard.refusal is not None:
                 return  # whatever the application made of the refusal, the layer answers it
             if message["type"] == "http.response.start":
                 guard.response_started = True
-                if has_body and not guard.done:  # answered without reading it all (e.g. 401): do not drain the rest
+                # answered without reading it all (e.g. 401): a large rest is not read, the connection ends
+                if has_body and not guard.done and not await drained():
                     message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
             await send(message)
 
