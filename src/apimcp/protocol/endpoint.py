@@ -121,11 +121,11 @@ class McpEndpoint:
         security = self.options.security
         host = headers.get(b"host")
         if not security.host_allowed(host.decode("latin-1") if host is not None else None):
-            await exchange.refuse(421, "Host not allowed (DNS rebinding protection)", _CLOSE)
+            await self._refuse_unread(exchange, receive, headers, 421, "Host not allowed (DNS rebinding protection)")
             return
         origin = headers.get(b"origin")
         if not security.origin_allowed(origin.decode("latin-1") if origin is not None else None):
-            await exchange.refuse(403, "Origin not allowed", _CLOSE)
+            await self._refuse_unread(exchange, receive, headers, 403, "Origin not allowed")
             return
 
         raw_session = headers.get(b"mcp-session-id")
