@@ -134,3 +134,10 @@ def test_a_tool_bound_to_a_ui_resource_says_so_in_its_meta(mcp: McpHttp, version
 def test_a_path_escaping_a_templates_folder_never_reaches_the_backend(mcp: McpHttp, tmp_path: Path) -> None:
     reply = mcp.modern("resources/read", {"uri": "file:///books/../openapi.yaml"})
     assert reply.error["code"] == -32602 and reply.error["data"] == {"uri": "file:///books/../openapi.yaml"}
+
+
+@pytest.mark.parametrize("version", [SESSION_VERSIONS[-1], MODERN])
+def test_a_template_read_the_backend_knows_nothing_of_is_not_found(mcp: McpHttp, version: str) -> None:
+    reply = request(mcp, version, "resources/read", {"uri": "file:///books/9999"})
+    assert reply.error["code"] == (-32602 if version == MODERN else -32002)
+    assert reply.error["data"] == {"uri": "file:///books/9999"}

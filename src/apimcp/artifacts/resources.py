@@ -59,7 +59,8 @@ class Loaded:
 
 
 class ContentLoader(Protocol):
-    """Reads content that is not inline; raises ResourceUnavailable when it cannot."""
+    """Reads content that is not inline; raises ContentMissing when there is none at that place (the read is
+    then not found), ResourceUnavailable when it cannot read it."""
 
     async def backend_file(self, path: str) -> Loaded: ...
 
@@ -76,6 +77,10 @@ class ResourceUnavailable(McpError):
         super().__init__(INTERNAL_ERROR, f"Resource unavailable: {reason}", {"uri": uri} if uri else None)
         self.reason = reason
         self.uri = uri
+
+
+class ContentMissing(Exception):
+    """Raised by a loader when there is nothing at that place (a backend's 404): the resource is not found."""
 
 
 def is_text_media_type(media_type: str) -> bool:
@@ -234,6 +239,8 @@ def _contents(uri: str, loaded: Loaded, mime_type: str | None, meta: Mapping[str
 async def _load(pending: Awaitable[Loaded], uri: str) -> Loaded:
     try:
         return await pending
+    except ContentMissing:
+        raise ResourceNotFound(uri) from None
     except ResourceUnavailable as exc:
         if exc.uri is not None:
             raise

@@ -9,18 +9,19 @@ gateway's fetch policy, since the URL comes from an uploaded file and must not r
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 import aiohttp
 
-from apimcp.artifacts.resources import Loaded, ResourceUnavailable
+from apimcp.artifacts.resources import ContentMissing, Loaded, ResourceUnavailable
 from apimcp.backends.base import Backend, BinaryBody, EmptyBody, Failure, JsonBody, TextBody
 from apimcp.backends.http_common import read_limited
 from apimcp.backends.oauth_client import TokenSession
 from apimcp.catalog.model import Operation, RestBinding, ToolHints
 from apimcp.safety.addresses import AddressRefused
 
-_PATH = re.compile(r"^/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*$")
-"""An absolute URI path: no query, fragment or template braces."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/%?]")
+"""What a URI path and query may not hold as is: sent percent-encoded (a fragment never reaches a server)."""
 
 MAX_REMOTE_BYTES = 5 * 1024 * 1024
 REMOTE_TIMEOUT_SECONDS = 10.0
@@ -36,16 +37,17 @@ class BackendLoader:
     async def backend_file(self, path: str) -> Loaded:
         if self._backend is None:
             raise ResourceUnavailable("this exposition's backend does not serve files")
-        if not _PATH.match(path):
-            raise ResourceUnavailable("the resource's path is not a plain URI path")
+        sent = _UNSAFE.sub(lambda found: quote(found.group(), safe=""), path.split("#", 1)[0])
         operation = Operation(
             tool_name="resources_read",
             input_schema={"type": "object"},
-            binding=RestBinding(method="GET", path=path),
+            binding=RestBinding(method="GET", path=sent),
             hints=ToolHints(read_only=True),
         )
         result = await self._backend.call(operation, {})
         if isinstance(result, Failure):
+            if result.status in (404, 410):
+                raise ContentMissing
             raise ResourceUnavailable(result.message)
         if isinstance(result, JsonBody):
             return Loaded(result.text.encode(), "application/json")
