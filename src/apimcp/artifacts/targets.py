@@ -21,13 +21,14 @@ def find_target(reference: str, operations: Sequence[Operation]) -> Operation | 
     for operation in operations:
         if operation.operation_id == reference:
             return operation
-    wanted = _signature_key(reference)
+    wanted = signature_key(reference)
     if wanted is None:
         return None
-    return next((op for op in operations if _signature_key(op.signature) == wanted), None)
+    return next((op for op in operations if signature_key(op.signature) == wanted), None)
 
 
-def _signature_key(text: str) -> str | None:
+def signature_key(text: str) -> str | None:
+    """A signature as compared: its first word without case (`GET /pets` → `get /pets`), None when empty."""
     head, space, rest = text.strip().partition(" ")
     if not space:
         return text.strip() or None  # a gRPC signature (package.Service/Method) has no space

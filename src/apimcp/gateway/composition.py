@@ -23,6 +23,7 @@ from apimcp.artifacts.output_filters import FilterError, OutputFilter
 from apimcp.artifacts.prompts import PromptCatalog
 from apimcp.artifacts.resources import ResourceCatalog
 from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
+from apimcp.artifacts.targets import signature_key
 from apimcp.backends.base import Backend
 from apimcp.gateway.custom_tools import DeclarativeEntry, ScriptedEntry
 from apimcp.gateway.tool_entries import FilteredEntry, OperationEntry, ToolEntry
@@ -61,14 +62,14 @@ class Composition:
         """The entry a script or an artifact names: tool name first, then operationId or `METHOD /path`."""
         entry = self.internal.get(reference)
         if entry is None:
-            name = self.aliases.get(reference) or self.aliases.get(_signature_key(reference))
+            name = _alias_of(self.aliases, reference)
             entry = self.internal.get(name) if name is not None else None
         return entry
 
 
-def _signature_key(reference: str) -> str:
-    method, _, path = reference.partition(" ")
-    return f"{method.upper()} {path}" if path else reference
+def _alias_of(aliases: Mapping[str, str], reference: str) -> str | None:
+    """The tool an operationId or a signature (compared as `artifacts.targets` compares them) names."""
+    return aliases.get(reference) or aliases.get(signature_key(reference) or reference)
 
 
 def operation_entries(members: Sequence[tuple[ToolSet, Backend]]) -> dict[str, OperationEntry]:
@@ -85,7 +86,8 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
     aliases: dict[str, str] = {}
     for operation_entry in base.values():
         operation = operation_entry.operation
-        for alias in (operation.operation_id, _signature_key(operation.signature)):
+        # as written too: a script's allow-list and its calls are compared as written
+        for alias in (operation.operation_id, operation.signature, signature_key(operation.signature)):
             if alias:
                 aliases.setdefault(alias, operation_entry.name)
     bundle = extras.bundle
@@ -180,7 +182,7 @@ def _equivalents(aliases: Mapping[str, str]) -> Callable[[str], list[str]]:
     named = _names_by_tool(aliases)
 
     def equivalents(reference: str) -> list[str]:
-        name = aliases.get(reference) or aliases.get(_signature_key(reference)) or reference
+        name = _alias_of(aliases, reference) or reference
         return [reference, name, *named.get(name, ())]
 
     return equivalents
