@@ -70,20 +70,14 @@ SCRIPTED = Tool("slow", "fan_out", {"id": 1}, FAN_OUT, "scripted fan_out (5 x 50
 
 
 @dataclass
-class CallerRuns:
-    """What the scripted callers measured, one entry per round."""
+class CallerRuns(Scenario):
+    """What the scripted callers measured, one entry per round (`rps`: their calls per second)."""
 
-    label: str
-    rate: list[float] = field(default_factory=list)
-    p50: list[float] = field(default_factory=list)
-    p99: list[float] = field(default_factory=list)
     calls: int = 0
     errors: int = 0
 
-    def record(self, summary: dict[str, Any]) -> None:
-        self.rate.append(summary["calls"] / summary["seconds"])
-        self.p50.append(summary["p50"])
-        self.p99.append(summary["p99"])
+    def record_summary(self, summary: dict[str, Any]) -> None:
+        self.record(summary["calls"] / summary["seconds"], summary["p50"], summary["p99"])
         self.calls += summary["calls"]
         self.errors += summary["errors"]
 
@@ -284,7 +278,7 @@ def fan_out(args: argparse.Namespace, gateway: Gateway, tmp: Path) -> FanOut:
     scripts = checked_script(body, headers, tmp)
     for round_number in range(1, args.rounds + 1):
         sequential, alone, loaded, beside = figures.sequential, figures.alone, figures.loaded, figures.beside
-        sequential.record(callers_summary(start_callers(slow_url, SCRIPTED, 1, args.duration)))
+        sequential.record_summary(callers_summary(start_callers(slow_url, SCRIPTED, 1, args.duration)))
         print(f"round {round_number}: {sequential.label}: p50 {sequential.p50[-1]:.1f} ms", file=sys.stderr)
 
         measure(gateway, plain_url, scripts, alone, args)
@@ -295,12 +289,12 @@ def fan_out(args: argparse.Namespace, gateway: Gateway, tmp: Path) -> FanOut:
             cpu = measure(gateway, plain_url, scripts, loaded, args)
         finally:
             callers.terminate()
-        beside.record(callers_summary(callers))
+        beside.record_summary(callers_summary(callers))
         plain_share = loaded.rps[-1] * args.duration * alone.cpu_us[-1] / 1e6
-        figures.cpu_ms.append((cpu - plain_share) / (beside.rate[-1] * args.duration) * 1000)
+        figures.cpu_ms.append((cpu - plain_share) / (beside.rps[-1] * args.duration) * 1000)
         print(
             f"round {round_number}: {loaded.label}: {loaded.rps[-1]:,.0f} req/s "
-            f"({beside.rate[-1]:,.0f} {SCRIPTED.name} calls/s, ~{figures.cpu_ms[-1]:.1f} ms CPU each)",
+            f"({beside.rps[-1]:,.0f} {SCRIPTED.name} calls/s, ~{figures.cpu_ms[-1]:.1f} ms CPU each)",
             file=sys.stderr,
         )
     return figures
@@ -319,7 +313,7 @@ def print_callers(title: str, rows: Sequence[CallerRuns]) -> None:
     print(f"{'scripted calls':<52} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'calls':>8} {'errors':>7}")
     for row in rows:
         print(
-            f"{row.label:<52} {statistics.median(row.rate):>9,.1f} {statistics.median(row.p50):>8.2f} "
+            f"{row.label:<52} {statistics.median(row.rps):>9,.1f} {statistics.median(row.p50):>8.2f} "
             f"{statistics.median(row.p99):>8.2f} {row.calls:>8,} {row.errors:>7}"
         )
 
