@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import socket
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -202,16 +203,26 @@ def test_stalled_imports_never_starve_the_rest_api(tmp_path: Path) -> None:
     ):
         acme = api.org("acme")
 
+        answered = threading.Semaphore(0)
+
         def import_stalled(_: int) -> tuple[httpx2.Response, float]:
             with httpx2.Client(base_url=f"{api.base}/api/v1", headers={"Authorization": f"Bearer {acme.user_token}"},
                                timeout=30) as client:  # fmt: skip
                 started = time.monotonic()
                 response = client.post("/services", json={"url": f"{drip.url}/openapi.yaml"})
+                answered.release()
                 return response, time.monotonic() - started
 
         with ThreadPoolExecutor(45) as clients:
             outcomes = clients.map(import_stalled, range(45))
-            time.sleep(0.5)  # every import has arrived: 8 admitted (4 fetching, 4 waiting), the rest refused
+            # Measure once the flood is in: the 37 refusals answered and 4 imports fetching (4 more waiting). The
+            # admitted imports hold every worker for at least 2 s more, so a starved API would take that long.
+            for _ in range(37):
+                assert answered.acquire(timeout=10)
+            deadline = time.monotonic() + 10
+            while drip.accepted < 4 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert drip.accepted >= 4
             latencies = []
             for _ in range(5):
                 started = time.monotonic()
