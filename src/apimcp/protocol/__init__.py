@@ -4,10 +4,12 @@ It knows nothing of APIs. Implement `McpHandler`, wrap it in `McpEndpoint`,
 and serve the endpoint with any ASGI server.
 """
 
+from apimcp.protocol.caller import CALLER_KEY, Caller, RequestSource
 from apimcp.protocol.context import ChangeNotifier, InputRequired, RequestContext
 from apimcp.protocol.dispatch import ToolError
 from apimcp.protocol.endpoint import McpEndpoint
 from apimcp.protocol.errors import (
+    HttpRefusal,
     McpError,
     MissingClientCapability,
     ResourceNotFound,
@@ -53,11 +55,13 @@ from apimcp.protocol.security import TransportSecurity
 from apimcp.protocol.sessions import MemorySessionStore, Session, SessionLimits, SessionStore
 
 __all__ = [
+    "CALLER_KEY",
     "Annotations",
     "AudioContent",
     "BlobResourceContents",
     "CacheHint",
     "CallToolResult",
+    "Caller",
     "ChangeNotifier",
     "Completion",
     "CompletionRef",
@@ -65,6 +69,7 @@ __all__ = [
     "EmbeddedResource",
     "EndpointOptions",
     "GetPromptResult",
+    "HttpRefusal",
     "Icon",
     "ImageContent",
     "Implementation",
@@ -82,6 +87,7 @@ __all__ = [
     "PromptRef",
     "ReadResourceResult",
     "RequestContext",
+    "RequestSource",
     "RequestStateSealer",
     "Resource",
     "ResourceLink",

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from apimcp.protocol.caller import NO_SOURCE, Caller, RequestSource
 from apimcp.protocol.errors import McpError
 from apimcp.protocol.jsonrpc import JsonObject, RequestId
 from apimcp.protocol.models import (
@@ -90,6 +91,7 @@ class RequestContext:
         "request_id",
         "revision",
         "session_id",
+        "source",
         "state",
     )
 
@@ -107,6 +109,7 @@ class RequestContext:
         outbound: Outbound,
         changes: ChangeNotifier,
         state: dict[str, Any] | None = None,
+        source: RequestSource = NO_SOURCE,
     ) -> None:
         self.revision = revision
         self.request_id = request_id
@@ -124,6 +127,13 @@ class RequestContext:
         self._key_counters: dict[str, int] = {}
         self.state: dict[str, Any] = state if state is not None else {}
         """Values a handler keeps across the rounds of a 2026-07-28 multi round-trip request."""
+        self.source = source
+        """Who sent the request, from where, with which HTTP headers."""
+
+    @property
+    def caller(self) -> Caller | None:
+        """The authenticated caller, when an authentication layer established one."""
+        return self.source.caller
 
     @property
     def client_capabilities(self) -> Mapping[str, Any]:

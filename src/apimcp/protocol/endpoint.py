@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from apimcp.protocol.caller import RequestSource, source_of
 from apimcp.protocol.deadlines import SharedDeadline
 from apimcp.protocol.depth import too_deep_error
 from apimcp.protocol.dispatch import Dispatcher
@@ -85,6 +86,10 @@ class McpEndpoint:
         if before.resources or after.resources:
             self.changes.resources_changed()
 
+    def notify_session(self, session_id: str, method: str, params: dict[str, Any]) -> bool:
+        """Send a notification to one session's GET stream; False when it has none open here."""
+        return self._sessions.notify(session_id, method, params)
+
     def shutdown(self) -> None:
         """End every long-lived stream (GET streams, subscriptions) so the server can stop."""
         self.changes.close_all()
@@ -138,14 +143,15 @@ class McpEndpoint:
 
         method = scope["method"]
         if method == "POST":
-            await self._post(exchange, receive, headers, param_headers, session_id, header_version)
+            source = source_of(scope)
+            await self._post(exchange, receive, headers, param_headers, session_id, header_version, source)
         elif method in ("GET", "DELETE"):
             if _names_stateless_revision(header_version) or not self.options.session_era:
                 await exchange.empty(405, [_ALLOW_STATELESS])
             elif method == "GET":
-                await self._sessions.get(exchange, receive, session_id, header_version)
+                await self._sessions.get(exchange, receive, session_id, header_version, source_of(scope))
             else:
-                await self._sessions.delete(exchange, session_id, header_version)
+                await self._sessions.delete(exchange, session_id, header_version, source_of(scope))
         else:
             await exchange.empty(405, [_ALLOW if self.options.session_era else _ALLOW_STATELESS, *_CLOSE])
 
@@ -172,6 +178,7 @@ class McpEndpoint:
         param_headers: dict[bytes, bytes],
         session_id: str | None,
         header_version: str | None,
+        source: RequestSource,
     ) -> None:
         if not (exchange.accepts_json or exchange.accepts_sse):
             text = "Accept must include application/json or text/event-stream"
@@ -218,7 +225,7 @@ class McpEndpoint:
                 text = "This endpoint serves session-based MCP only"
                 await exchange.json(400, error_message(_request_id(payload), INVALID_REQUEST, text))
                 return
-            await self._stateless.post(exchange, receive, payload, headers, param_headers)
+            await self._stateless.post(exchange, receive, payload, headers, param_headers, source)
         elif not self.options.session_era:
             await exchange.json(
                 400,
@@ -230,7 +237,7 @@ class McpEndpoint:
                 ),
             )
         else:
-            await self._sessions.post(exchange, payload, session_id, header_version)
+            await self._sessions.post(exchange, payload, session_id, header_version, source)
 
     def _is_stateless(self, payload: object, header_version: str | None, session_id: str | None) -> bool:
         if has_envelope(payload):

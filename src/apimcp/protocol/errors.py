@@ -43,6 +43,18 @@ def method_not_found(method: str) -> McpError:
     return McpError(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
 
 
+class HttpRefusal(McpError):
+    """A refusal the HTTP response itself must carry: this status and these headers (a token that lacks a scope:
+    403 with `WWW-Authenticate`). Inside a batch, or once the response streams, only the JSON-RPC error is sent."""
+
+    def __init__(
+        self, status: int, code: int, message: str, headers: Sequence[tuple[bytes, bytes]] = (), data: Any = None
+    ) -> None:
+        super().__init__(code, message, data)
+        self.status = status
+        self.headers = tuple(headers)
+
+
 class ResourceNotFound(McpError):
     """A resources/read (or template) target that does not exist."""
 

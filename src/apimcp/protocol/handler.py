@@ -29,6 +29,7 @@ from apimcp.protocol.models import (
     ServerFeatures,
     Tool,
 )
+from apimcp.protocol.observe import RequestObserver
 
 NO_CACHE = CacheHint(ttl_ms=0, scope="private")
 
@@ -39,6 +40,8 @@ class McpHandler:
     server_info: Implementation = Implementation(name="apimcp", version="0")
     instructions: str | None = None
     features: ServerFeatures = ServerFeatures()
+    observer: RequestObserver | None = None
+    """Hears of every request once it is answered (audit, telemetry); None costs nothing."""
 
     def cache_hint(self, method: str) -> CacheHint:
         """ttlMs/cacheScope for a 2026-07-28 cacheable result of `method` (default: do not cache)."""

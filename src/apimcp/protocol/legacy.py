@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import orjson
 
 from apimcp.protocol import dialects
+from apimcp.protocol.caller import NO_SOURCE, RequestSource
 from apimcp.protocol.context import InputRequired, Outbound, RequestContext
 from apimcp.protocol.dispatch import INPUT_REQUIRED_METHODS, Dispatcher, Method, internal_error
 from apimcp.protocol.errors import (
@@ -29,6 +31,7 @@ from apimcp.protocol.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     SERVER_BUSY,
+    HttpRefusal,
     McpError,
     MissingClientCapability,
     invalid_params,
@@ -49,6 +52,7 @@ from apimcp.protocol.jsonrpc import (
 )
 from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
 from apimcp.protocol.models import LOG_LEVELS, InputRequest
+from apimcp.protocol.observe import RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.sessions import Session, SessionsFull, new_session_id
 from apimcp.protocol.versions import (
@@ -102,10 +106,15 @@ class SessionEra:
     # --- HTTP verbs --------------------------------------------------------------------------
 
     async def post(
-        self, exchange: Exchange, payload: object, session_id: str | None, header_version: str | None
+        self,
+        exchange: Exchange,
+        payload: object,
+        session_id: str | None,
+        header_version: str | None,
+        source: RequestSource = NO_SOURCE,
     ) -> None:
         if isinstance(payload, list):
-            await self._batch(exchange, payload, session_id, header_version)
+            await self._batch(exchange, payload, session_id, header_version, source)
             return
         try:
             message = classify(payload)
@@ -113,10 +122,10 @@ class SessionEra:
             await exchange.json(400, error_message(exc.request_id, exc.code, exc.message))
             return
         if isinstance(message, Request) and message.method == "initialize":
-            await self._initialize(exchange, message)
+            await self._initialize(exchange, message, source)
             return
         request_id = message.id if isinstance(message, Request) else None
-        session = await self._session(exchange, session_id, header_version, request_id)
+        session = await self._session(exchange, session_id, header_version, source, request_id)
         if session is None:
             return
         exchange.headers.append((SESSION_HEADER, session.id.encode()))
@@ -128,7 +137,11 @@ class SessionEra:
             await self._too_many(exchange, request_id)
             return
         try:
-            response = await self._request(exchange, session, message)
+            response = await self._request(exchange, session, message, source, alone=True)
+        except HttpRefusal as refusal:
+            error = error_message(message.id, refusal.code, refusal.message, refusal.data)
+            await exchange.json(refusal.status, error, list(refusal.headers))
+            return
         finally:
             self._end(session.id)
         if response is not None:
@@ -139,9 +152,14 @@ class SessionEra:
             await exchange.empty(204)  # cancelled before anything was sent: no response, by spec
 
     async def get(
-        self, exchange: Exchange, receive: Receive, session_id: str | None, header_version: str | None
+        self,
+        exchange: Exchange,
+        receive: Receive,
+        session_id: str | None,
+        header_version: str | None,
+        source: RequestSource = NO_SOURCE,
     ) -> None:
-        session = await self._session(exchange, session_id, header_version)
+        session = await self._session(exchange, session_id, header_version, source)
         if session is None:
             return
         if not exchange.accepts_sse:
@@ -188,17 +206,26 @@ class SessionEra:
                 self._forget_if_idle(session.id, live)
             await exchange.close()
 
-    async def delete(self, exchange: Exchange, session_id: str | None, header_version: str | None) -> None:
-        session = await self._session(exchange, session_id, header_version)
+    async def delete(
+        self, exchange: Exchange, session_id: str | None, header_version: str | None, source: RequestSource = NO_SOURCE
+    ) -> None:
+        session = await self._session(exchange, session_id, header_version, source)
         if session is None:
             return
         await self._store.delete(session.id)
         self._end_live(session.id)
         await exchange.empty(200)
 
+    def notify(self, session_id: str, method: str, params: JsonObject) -> bool:
+        """Queue a notification on the session's GET stream; False when it has none open here."""
+        live = self._live.get(session_id)
+        if live is None or live.stream is None:
+            return False
+        return live.stream.send(notification_message(method, params))
+
     # --- lifecycle -------------------------------------------------------------------------
 
-    async def _initialize(self, exchange: Exchange, request: Request) -> None:
+    async def _initialize(self, exchange: Exchange, request: Request, source: RequestSource) -> None:
         params = request.params
         requested = params.get("protocolVersion")
         capabilities = params.get("capabilities", {})
@@ -228,6 +255,7 @@ class SessionEra:
             revision=revision,
             capabilities_json=capabilities_json,
             client_info_json=client_info_json,
+            principal=source.caller.principal if source.caller is not None else None,
         )
         try:
             await self._store.create(session)
@@ -254,15 +282,22 @@ class SessionEra:
         exchange: Exchange,
         session_id: str | None,
         header_version: str | None,
+        source: RequestSource,
         request_id: RequestId | None = None,
     ) -> Session | None:
-        """The request's session, or None after answering 400/404 for a missing or unknown one."""
+        """The request's session, or None after answering 400/404 for a missing or unknown one (a session
+        opened by another caller is unknown to this one)."""
         if session_id is None:
             text = "Missing MCP-Session-Id header: send initialize first to open a session"
             await exchange.json(400, error_message(request_id, INVALID_REQUEST, text))
             return None
         session = await self._store.get(session_id)
-        if session is None or session.endpoint != self._endpoint_id:
+        caller = source.caller
+        if (
+            session is None
+            or session.endpoint != self._endpoint_id
+            or session.principal != (caller.principal if caller is not None else None)
+        ):
             if session is None:
                 self._end_live(session_id)
             text = "Unknown or expired session: initialize a new one"
@@ -333,8 +368,40 @@ class SessionEra:
 
     # --- requests --------------------------------------------------------------------------
 
-    async def _request(self, exchange: Exchange, session: Session, request: Request) -> JsonObject | None:
-        """The JSON-RPC response to one request (None when the client cancelled it)."""
+    async def _request(
+        self, exchange: Exchange, session: Session, request: Request, source: RequestSource, *, alone: bool = False
+    ) -> JsonObject | None:
+        """The JSON-RPC response to one request (None when the client cancelled it). An `HttpRefusal` of a
+        request `alone` in its POST escapes, so that the POST's answer carries its status, unless it streams."""
+        observer = self._handler.observer
+        if observer is None:
+            return await self._answer(exchange, session, request, source, alone)
+        started = time.perf_counter()
+        response: JsonObject | None = None
+        try:
+            response = await self._answer(exchange, session, request, source, alone)
+        except HttpRefusal as refusal:
+            response = error_message(request.id, refusal.code, refusal.message)
+            raise
+        finally:
+            outcome, code = outcome_of(response)
+            record = RequestRecord(
+                method=request.method,
+                target=target_of(request.method, request.params),
+                request_id=request.id,
+                session_id=session.id,
+                revision=session.revision.version,
+                outcome=outcome,
+                error_code=code,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                source=source,
+            )
+            observer.request_finished(record)
+        return response
+
+    async def _answer(
+        self, exchange: Exchange, session: Session, request: Request, source: RequestSource, alone: bool
+    ) -> JsonObject | None:
         revision = session.revision
         method = self._methods.get(request.method)
         if method is None:
@@ -351,6 +418,7 @@ class SessionEra:
             log_level=(session.log_level or "debug") if self._handler.features.logging else None,
             outbound=_SessionOutbound(self, exchange, session),
             changes=self._hub,
+            source=source,
         )
         key = (session.id, request.id)
         task = asyncio.current_task()
@@ -358,6 +426,10 @@ class SessionEra:
             self._inflight[key] = task
         try:
             result = await method(ctx, request.params)
+        except HttpRefusal as refusal:
+            if alone and not exchange.streaming:
+                raise
+            return error_message(request.id, refusal.code, refusal.message, refusal.data)
         except McpError as exc:
             code, text, data = dialects.error(exc, revision)
             return error_message(request.id, code, text, data)
@@ -378,7 +450,12 @@ class SessionEra:
         return result_message(request.id, result)
 
     async def _batch(
-        self, exchange: Exchange, payload: list[Any], session_id: str | None, header_version: str | None
+        self,
+        exchange: Exchange,
+        payload: list[Any],
+        session_id: str | None,
+        header_version: str | None,
+        source: RequestSource,
     ) -> None:
         limits = self._options.limits
         if not payload:
@@ -396,7 +473,7 @@ class SessionEra:
                 400, error_message(None, INVALID_REQUEST, "initialize must not be part of a JSON-RPC batch")
             )
             return
-        session = await self._session(exchange, session_id, header_version)
+        session = await self._session(exchange, session_id, header_version, source)
         if session is None:
             return
         if not session.revision.accepts_batches:
@@ -415,7 +492,7 @@ class SessionEra:
             await self._too_many(exchange, None)
             return
         try:
-            responses = await self._run_batch(exchange, session, payload, limits.max_batch_response_bytes)
+            responses = await self._run_batch(exchange, session, payload, limits.max_batch_response_bytes, source)
         finally:
             self._end(session.id)
         if not responses:
@@ -428,7 +505,7 @@ class SessionEra:
             await exchange.json(200, responses)
 
     async def _run_batch(
-        self, exchange: Exchange, session: Session, payload: list[Any], budget: int
+        self, exchange: Exchange, session: Session, payload: list[Any], budget: int, source: RequestSource
     ) -> list[orjson.Fragment]:
         """The batch's responses, each encoded once; once they weigh `budget` bytes, later requests are not run."""
         responses: list[orjson.Fragment] = []
@@ -449,7 +526,7 @@ class SessionEra:
                     )
                     response = error_message(message.id, INVALID_REQUEST, text)
                 else:
-                    answered = await self._request(exchange, session, message)
+                    answered = await self._request(exchange, session, message, source)
                     if answered is None:
                         continue
                     response = answered

@@ -49,6 +49,14 @@ class Listener:
         with contextlib.suppress(asyncio.QueueFull):
             self._queue.put_nowait(notification_message(_METHOD[kind], params or None))
 
+    def send(self, message: JsonObject) -> bool:
+        """Queue one message for this stream alone; False when its queue is full."""
+        try:
+            self._queue.put_nowait(message)
+        except asyncio.QueueFull:
+            return False
+        return True
+
     def close(self) -> None:
         """Ask the stream to end (server shutdown, session deleted, client gone)."""
         try:

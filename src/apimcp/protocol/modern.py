@@ -19,11 +19,13 @@ cacheable methods. A handler that needs client input stops with
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import Mapping
 from typing import Any
 
 from apimcp.protocol import dialects
+from apimcp.protocol.caller import NO_SOURCE, RequestSource
 from apimcp.protocol.context import InputRequired, Outbound, RequestContext, check_input_response
 from apimcp.protocol.dispatch import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, Dispatcher, internal_error
 from apimcp.protocol.errors import (
@@ -34,6 +36,7 @@ from apimcp.protocol.errors import (
     METHOD_NOT_FOUND,
     SERVER_BUSY,
     UNSUPPORTED_PROTOCOL_VERSION,
+    HttpRefusal,
     McpError,
     UrlElicitationRequired,
     invalid_params,
@@ -53,6 +56,7 @@ from apimcp.protocol.jsonrpc import (
 from apimcp.protocol.legacy import check_client_supports
 from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
 from apimcp.protocol.models import LOG_LEVELS, InputRequest, Tool, elicitation_url
+from apimcp.protocol.observe import RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.request_state import RoundState, request_digest
 from apimcp.protocol.tool_headers import HeaderParam, check_param_headers, header_params
@@ -130,6 +134,7 @@ class StatelessEra:
         payload: object,
         headers: Mapping[bytes, bytes],
         param_headers: Mapping[bytes, bytes],
+        source: RequestSource = NO_SOURCE,
     ) -> None:
         try:
             message = classify(payload)
@@ -153,11 +158,27 @@ class StatelessEra:
         if message.method == "subscriptions/listen":
             await self._listen(exchange, receive, message, revision)
             return
-        response, status = await self._respond(exchange, receive, message, revision, meta)
+        observer = self._handler.observer
+        started = time.perf_counter()
+        response, status, extra = await self._respond(exchange, receive, message, revision, meta, source)
         if response is not None:
-            await exchange.json(status, response)
+            await exchange.json(status, response, list(extra))
         else:
             await exchange.close()
+        if observer is not None:
+            outcome, code = outcome_of(response)
+            record = RequestRecord(
+                method=message.method,
+                target=target_of(message.method, message.params),
+                request_id=message.id,
+                session_id=None,
+                revision=revision.version,
+                outcome=outcome,
+                error_code=code,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                source=source,
+            )
+            observer.request_finished(record)
 
     # --- the ladder ------------------------------------------------------------------------
 
@@ -223,8 +244,14 @@ class StatelessEra:
     # --- dispatch --------------------------------------------------------------------------
 
     async def _respond(
-        self, exchange: Exchange, receive: Receive, request: Request, revision: Revision, meta: Mapping[str, Any]
-    ) -> tuple[JsonObject | None, int]:
+        self,
+        exchange: Exchange,
+        receive: Receive,
+        request: Request,
+        revision: Revision,
+        meta: Mapping[str, Any],
+        source: RequestSource,
+    ) -> tuple[JsonObject | None, int, tuple[tuple[bytes, bytes], ...]]:
         method = request.method
         params = request.params
         outbound = _StatelessOutbound(exchange, receive)
@@ -239,6 +266,7 @@ class StatelessEra:
             log_level=meta.get(LOG_LEVEL_KEY),
             outbound=outbound,
             changes=self._hub,
+            source=source,
         )
         try:
             if method == "server/discover":
@@ -247,19 +275,22 @@ class StatelessEra:
                 result = await self._with_inputs(ctx, outbound, request)
             else:
                 result = await self._dispatcher.methods[method](ctx, params)
+        except HttpRefusal as refusal:
+            status = refusal.status if not exchange.streaming else 200
+            return error_message(request.id, refusal.code, refusal.message, refusal.data), status, refusal.headers
         except McpError as exc:
             code, text, data = dialects.error(exc, revision)
-            return error_message(request.id, code, text, data), _STATUS.get(code, 200)
+            return error_message(request.id, code, text, data), _STATUS.get(code, 200), ()
         except asyncio.CancelledError:
             if not outbound.client_gone:
                 raise
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            return None, 200
+            return None, 200, ()
         except Exception as exc:
             err = internal_error(method, exc)
-            return error_message(request.id, err.code, err.message), 200
+            return error_message(request.id, err.code, err.message), 200, ()
         finally:
             outbound.stop_watching()
         if "resultType" not in result:
@@ -269,7 +300,7 @@ class StatelessEra:
                 result["ttlMs"] = hint.ttl_ms
                 result["cacheScope"] = hint.scope
         self._stamp_server_info(result, revision)
-        return result_message(request.id, result), 200
+        return result_message(request.id, result), 200, ()
 
     def _stamp_server_info(self, result: JsonObject, revision: Revision) -> None:
         info = self._server_info[revision.rank]
@@ -281,7 +312,7 @@ class StatelessEra:
         params = request.params
         raw_state = params.get("requestState")
         if raw_state is not None:
-            prior = self._sealer.open(raw_state, _digest(request))
+            prior = self._sealer.open(raw_state, _digest(request), _principal(ctx))
             outbound.answers = dict(prior.answers)
             ctx.state.update(prior.handler_state)
         if "inputResponses" in params:
@@ -313,7 +344,7 @@ class StatelessEra:
                 key: {"method": r.method, "params": dialects.input_request_params(r, ctx.revision)}
                 for key, r in missing.items()
             },
-            "requestState": self._sealer.seal(_digest(request), RoundState(carried, ctx.state)),
+            "requestState": self._sealer.seal(_digest(request), RoundState(carried, ctx.state), _principal(ctx)),
         }
 
     def _discover(self, revision: Revision) -> JsonObject:
@@ -398,6 +429,12 @@ class StatelessEra:
         finally:
             self._hub.detach(listener)
             await exchange.close()
+
+
+def _principal(ctx: RequestContext) -> str | None:
+    """Whom a requestState is sealed to: the authenticated caller, if any."""
+    caller = ctx.caller
+    return caller.principal if caller is not None else None
 
 
 def _digest(request: Request) -> str:

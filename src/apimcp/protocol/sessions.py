@@ -52,6 +52,8 @@ class Session:
     subscriptions: set[str] = field(default_factory=set)
     initialized: bool = False
     last_seen: float = field(default_factory=time.monotonic)
+    principal: str | None = None
+    """The authenticated caller that opened the session: no other caller may use it."""
 
     @property
     def client_capabilities(self) -> dict[str, Any]:

@@ -1,0 +1,69 @@
+"""Who sent a request, as the layers around the endpoint saw it.
+
+The engine authenticates nobody. An authentication layer in front of the
+endpoint (an ASGI app that checks a token) puts a `Caller` in the ASGI scope
+under `CALLER_KEY`; the engine then binds what it keeps to that caller: a
+session opened by one caller is unknown to every other, and a 2026-07-28
+`requestState` sealed for one caller opens for no other. Handlers read the
+caller, and the request's HTTP facts, from `RequestContext.source`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+CALLER_KEY = "apimcp.caller"
+"""The ASGI scope key an authentication layer sets to a `Caller`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """An authenticated caller."""
+
+    principal: str
+    """Stable across requests and unique among callers (an issuer and a subject, say)."""
+    scopes: frozenset[str] = frozenset()
+    subject: str | None = None
+    issuer: str | None = None
+    token: str | None = field(default=None, repr=False)
+    """The credential as presented, for exchanges on the caller's behalf; never logged, never sent on as is."""
+    expires_at: float | None = None
+    """When the credential stops being valid (seconds since the epoch), if known."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSource:
+    """The HTTP facts of a request: who sent it, from where, with which headers."""
+
+    caller: Caller | None = None
+    client: str | None = None
+    """The peer's address as the server saw it."""
+    headers: Sequence[tuple[bytes, bytes]] = ()
+    """Every request header, as received (names in lower case)."""
+    scheme: str = "http"
+    path: str = ""
+
+    def header(self, name: bytes) -> bytes | None:
+        """The first value of header `name` (lower case), or None."""
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return None
+
+
+NO_SOURCE = RequestSource()
+
+
+def source_of(scope: Mapping[str, Any]) -> RequestSource:
+    """The request source an ASGI scope describes."""
+    client = scope.get("client")
+    caller = scope.get(CALLER_KEY)
+    return RequestSource(
+        caller=caller if isinstance(caller, Caller) else None,
+        client=str(client[0]) if client else None,
+        headers=scope.get("headers", ()),
+        scheme=str(scope.get("scheme", "http")),
+        path=str(scope.get("path", "")),
+    )

@@ -1,0 +1,62 @@
+"""What the engine tells an observer about each request it answered: the seam for audit trails and telemetry.
+
+A handler that sets `observer` hears of every JSON-RPC request once it is answered: its method and target,
+how it ended, how long it took, and who sent it. A handler without one costs the engine a single attribute
+read per request. Observers must not block: they are called on the event loop, after the answer is built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from apimcp.protocol.caller import RequestSource
+from apimcp.protocol.jsonrpc import JsonObject, RequestId
+
+Outcome = Literal["success", "error", "tool_error", "input_required", "cancelled"]
+"""`error`: a JSON-RPC error; `tool_error`: a tool result with isError; `input_required`: a 2026-07-28
+round that asks the client for input; `cancelled`: the client cancelled it or went away."""
+
+_TARGET_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                 "resources/subscribe": "uri", "resources/unsubscribe": "uri"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    method: str
+    target: str | None
+    """The tool or prompt name, or the resource URI, the request names."""
+    request_id: RequestId
+    session_id: str | None
+    revision: str
+    outcome: Outcome
+    error_code: int | None
+    duration_ms: float
+    source: RequestSource
+
+
+class RequestObserver(Protocol):
+    def request_finished(self, record: RequestRecord) -> None: ...
+
+
+def target_of(method: str, params: JsonObject) -> str | None:
+    name = _TARGET_PARAM.get(method)
+    value = params.get(name) if name is not None else None
+    return value if isinstance(value, str) else None
+
+
+def outcome_of(message: JsonObject | None) -> tuple[Outcome, int | None]:
+    """How a JSON-RPC response message ended (None: no response was sent, the request was cancelled)."""
+    if message is None:
+        return "cancelled", None
+    error = message.get("error")
+    if isinstance(error, dict):
+        code = error.get("code")
+        return "error", code if isinstance(code, int) else None
+    result = message.get("result")
+    if isinstance(result, dict):
+        if result.get("isError") is True:
+            return "tool_error", None
+        if result.get("resultType") == "input_required":
+            return "input_required", None
+    return "success", None
