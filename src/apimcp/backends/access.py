@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from apimcp.backends.base import CallExtras
 from apimcp.backends.credentials import (
     ApiKey,
     Basic,
@@ -121,5 +122,24 @@ class BackendAccess:
         self._current = (tokens, access)
         return access
 
+    def with_extras(self, access: Access, extras: CallExtras) -> Access:
+        return with_extras(access, extras, self._check)
+
 
 NO_ACCESS = Access(Placement(), NO_MASK)
+
+
+def with_extras(access: Access, extras: CallExtras, check: PlacementCheck = http_problem) -> Access:
+    """`access` with one call's extras: passed-on headers under the backend's credentials, the user's over them."""
+    placement = access.placement
+    if extras.credentials is not None:
+        placement = merged(placement, extras.credentials)
+    if extras.headers:
+        # Header names compare without case: a passed-on header never doubles one the credentials set.
+        taken = {name.lower() for name in placement.headers}
+        if placement.cookies:
+            taken.add("cookie")
+        passed = {name: value for name, value in extras.headers.items() if name.lower() not in taken}
+        placement = merged(Placement(headers=passed), placement)
+    mask = access.mask + extras.mask if extras.mask else access.mask
+    return Access(placement, mask, access.problem or check(placement))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from apimcp.backends.credentials import Placement
 from apimcp.catalog.model import Operation
+from apimcp.safety.masking import NO_MASK, SecretMask
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +58,33 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 """Reports progress of a long call to the client: (progress, total or None, message or None)."""
 
 
+@dataclass(frozen=True, slots=True)
+class CallExtras:
+    """What one call adds to what the backend always sends: headers passed on from the client (trace context,
+    what a header policy lets through) and credentials of the user the call is made for, with their mask."""
+
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Added first: the backend's own credentials and the user's win over them."""
+    credentials: Placement | None = None
+    mask: SecretMask = NO_MASK
+
+    def __bool__(self) -> bool:
+        return bool(self.headers) or self.credentials is not None
+
+
 class Backend(ABC):
     """Calls the operations of one service."""
 
     @abstractmethod
     async def call(
-        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+        self,
+        operation: Operation,
+        arguments: Mapping[str, Any],
+        progress: Progress | None = None,
+        extras: CallExtras | None = None,
     ) -> BackendResult:
-        """Call `operation`; `progress` is given only when the client asked to hear about progress."""
+        """Call `operation`; `progress` is given only when the client asked to hear about progress; `extras`
+        when the call carries more than the backend's own credentials."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook, most backends share their connections
         """Release connections (the default holds none)."""

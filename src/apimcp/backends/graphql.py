@@ -19,7 +19,7 @@ import orjson
 import yarl
 
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials
-from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Progress
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
 from apimcp.backends.http_common import (
     CALL_ERRORS,
     exception_failure,
@@ -91,7 +91,11 @@ class GraphQLBackend(Backend):
         return url, headers
 
     async def call(
-        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+        self,
+        operation: Operation,
+        arguments: Mapping[str, Any],
+        progress: Progress | None = None,
+        extras: CallExtras | None = None,
     ) -> BackendResult:
         binding = operation.binding
         if not isinstance(binding, GraphQLBinding):
@@ -107,6 +111,9 @@ class GraphQLBackend(Backend):
             if target is None or target[0] is not access:  # a new access token
                 target = self._target = (access, *self._target_of(access))
         access, url, headers = target
+        if extras:
+            access = self._access.with_extras(access, extras)
+            url, headers = self._target_of(access)
         if access.problem is not None:
             return Failure(f"The backend credentials cannot be sent: {access.problem}")
         variables = {name: value for name, value in arguments.items() if name in binding.variables}

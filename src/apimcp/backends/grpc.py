@@ -22,7 +22,7 @@ import grpc.aio
 import orjson
 
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials, as_list
-from apimcp.backends.base import Backend, BackendResult, Failure, JsonBody, Progress
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
 from apimcp.backends.credentials import ApiKey, Placement
 from apimcp.backends.grpc_channels import ChannelKey, GrpcChannels, GrpcTls, parse_target
 from apimcp.backends.grpc_messages import ArgumentError, Messages, Method
@@ -96,7 +96,11 @@ class GrpcBackend(Backend):
         return GrpcChannels.key(self._target, self._tls)
 
     async def call(
-        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+        self,
+        operation: Operation,
+        arguments: Mapping[str, Any],
+        progress: Progress | None = None,
+        extras: CallExtras | None = None,
     ) -> BackendResult:
         binding = operation.binding
         method = self.messages.methods.get(binding.path) if isinstance(binding, GrpcBinding) else None
@@ -115,6 +119,9 @@ class GrpcBackend(Backend):
             if cached is None or cached[0] is not access:  # a new access token
                 cached = self._metadata = (access, _metadata(access.placement))
         access, metadata = cached
+        if extras:
+            access = self._access.with_extras(access, extras)
+            metadata = _metadata(access.placement)
         if access.problem is not None:
             return Failure(f"The backend credentials cannot be sent: {access.problem}")
         try:

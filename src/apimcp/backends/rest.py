@@ -30,6 +30,7 @@ from apimcp.backends.base import (
     Backend,
     BackendResult,
     BinaryBody,
+    CallExtras,
     EmptyBody,
     Failure,
     JsonBody,
@@ -124,7 +125,11 @@ class RestBackend(Backend):
         return url
 
     async def call(
-        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+        self,
+        operation: Operation,
+        arguments: Mapping[str, Any],
+        progress: Progress | None = None,
+        extras: CallExtras | None = None,
     ) -> BackendResult:
         binding = operation.binding
         if not isinstance(binding, RestBinding):
@@ -135,6 +140,8 @@ class RestBackend(Backend):
                 access = await self._access.current()
             except CredentialError as exc:
                 return Failure(f"Could not obtain backend credentials: {exc}")
+        if extras:
+            access = self._access.with_extras(access, extras)
         if access.problem is not None:
             return Failure(f"The backend credentials cannot be sent: {access.problem}")
         base_url = self.base_url_for(operation)
