@@ -1,0 +1,100 @@
+"""An exposition as an OAuth protected resource: its URLs, its metadata (RFC 9728) and its challenges.
+
+An exposition answers at several paths (canonical, by id, by service coordinates); each is a URL a client may
+have been given, and so a resource identifier a token may be issued for (RFC 8707). The metadata served for
+a path names that path's URL as `resource`, because clients check that it matches the URL they use.
+
+URLs are built on the gateway's public origin (`public_url`) when one is set, and otherwise on the scheme and
+`Host` of the request; the Host header has passed the endpoint's DNS-rebinding allow-list by then. Set
+`public_url` behind a proxy that changes the scheme or host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from apimcp.auth.settings import OAuthSettings
+
+WELL_KNOWN = "/.well-known/oauth-protected-resource"
+
+
+def request_origin(scheme: str, headers: Iterable[tuple[bytes, bytes]], public_url: str | None) -> str:
+    """`https://mcp.example.com`: the configured public origin, else the request's scheme and Host."""
+    if public_url:
+        return public_url.rstrip("/")
+    host = next((v.decode("latin-1") for k, v in headers if k == b"host"), "localhost")
+    return f"{scheme}://{host.lower()}"
+
+
+@dataclass(frozen=True, slots=True)
+class ExpositionResource:
+    """What makes an exposition a protected resource, whatever the request: its paths and settings."""
+
+    paths: Sequence[str]
+    settings: OAuthSettings
+    name: str
+    public_url: str | None = None
+
+    def at(self, scheme: str, headers: Iterable[tuple[bytes, bytes]], path: str) -> ProtectedResource:
+        """The resource as the request that used `path` sees it."""
+        origin = request_origin(scheme, headers, self.public_url)
+        return ProtectedResource(origin, path, self.paths, self.settings, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectedResource:
+    """One exposition's resource identifiers on one origin, with its OAuth settings."""
+
+    origin: str
+    path: str
+    """The path this request used."""
+    paths: Sequence[str]
+    """Every path the exposition answers at."""
+    settings: OAuthSettings
+    name: str
+
+    @property
+    def url(self) -> str:
+        return self.origin + self.path.rstrip("/")
+
+    def audiences(self) -> list[str]:
+        """What a token's `aud` may name to be for this exposition."""
+        return [self.origin + p.rstrip("/") for p in self.paths]
+
+    @property
+    def metadata_url(self) -> str:
+        return self.origin + WELL_KNOWN + self.path.rstrip("/")
+
+    def metadata(self) -> dict[str, Any]:
+        """The RFC 9728 document for this path."""
+        document: dict[str, Any] = {
+            "resource": self.url,
+            "authorization_servers": list(self.settings.issuers),
+            "bearer_methods_supported": ["header"],
+            "resource_name": self.name,
+        }
+        scopes = self.settings.all_scopes()
+        if scopes:
+            document["scopes_supported"] = list(scopes)
+        return document
+
+    def challenge(self, error: str | None = None, description: str | None = None,
+                  scopes: Sequence[str] | None = None) -> bytes:  # fmt: skip
+        """A `WWW-Authenticate: Bearer …` value pointing to the metadata (RFC 6750, RFC 9728, MCP SEP-835)."""
+        parts = []
+        if error is not None:
+            parts.append(f'error="{error}"')
+        if description is not None:
+            parts.append(f'error_description="{_quoted(description)}"')
+        wanted = self.settings.scopes if scopes is None else scopes
+        if wanted:
+            parts.append(f'scope="{" ".join(wanted)}"')
+        parts.append(f'resource_metadata="{_quoted(self.metadata_url)}"')
+        return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
+
+
+def _quoted(text: str) -> str:
+    """Text fit for a quoted-string: no quotes, backslashes or control characters."""
+    return "".join(c for c in text if c not in '"\\' and 0x20 <= ord(c) < 0x7F)

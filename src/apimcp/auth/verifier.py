@@ -1,0 +1,224 @@
+"""Access tokens checked: JWTs against the issuer's keys, opaque tokens by introspection; the answer cached.
+
+A JWT (three dot-separated parts whose header names an algorithm) is verified with PyJWT: the header's `alg`
+must be one of the settings' asymmetric algorithms (never `none`, never HS*), and the key, found by `kid` in
+the issuer's JWK set, must be of the type and curve that algorithm needs. Then `iss` must be an allowed
+issuer, `exp` (required) and `nbf` hold within the leeway, and `aud` names this exposition (one of its URLs,
+or a configured audience). Which issuer's keys to use is read from the unverified `iss`: it only picks among
+allowed issuers, and the signature then decides.
+
+Anything else is an opaque token: introspected (RFC 7662) when the settings say where, refused otherwise.
+
+A verified token is remembered until it expires, in a bounded cache keyed by the token itself, so a client
+that sends the same token on every request costs one dictionary lookup after the first. Refusals of
+introspected tokens are remembered briefly too: a flood of made-up tokens costs the authorization server one
+request per distinct token and minute, at most `MAX_CACHED` at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+
+from apimcp.auth.jwks import KeyNotFound, KeySet
+from apimcp.auth.settings import OAuthSettings
+from apimcp.backends.oauth_http import CredentialError, TokenClient, basic_authorization, post_form
+from apimcp.protocol.caller import Caller
+
+MAX_CACHED = 10_000
+NEGATIVE_SECONDS = 60.0
+MAX_TOKEN_BYTES = 16 * 1024
+_MAX_CONCURRENT_INTROSPECTIONS = 16
+
+
+class TokenRejected(Exception):
+    """The token is not accepted; `reason` is a short code for audit trails, the message says why."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    caller: Caller | None
+    until: float
+    audiences: tuple[str, ...] = ()
+    rejection: TokenRejected | None = None
+
+
+def _scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
+    """`scope` (space-separated) or `scp` (a string or a list), as issuers write them."""
+    raw = claims.get("scope", claims.get("scp"))
+    if isinstance(raw, str):
+        return frozenset(raw.split())
+    if isinstance(raw, list):
+        return frozenset(s for s in raw if isinstance(s, str))
+    return frozenset()
+
+
+def _audiences(claims: Mapping[str, Any]) -> list[str]:
+    aud = claims.get("aud")
+    if isinstance(aud, str):
+        return [aud]
+    if isinstance(aud, list):
+        return [a for a in aud if isinstance(a, str)]
+    return []
+
+
+def looks_like_jwt(token: str) -> bool:
+    return token.count(".") == 2 and token[:2] == "ey"
+
+
+class TokenVerifier:
+    """Checks the access tokens of one exposition's settings."""
+
+    def __init__(self, settings: OAuthSettings, client: TokenClient, keys: Mapping[str, KeySet] | None = None) -> None:
+        """`keys`: the key set of each issuer (built here when not given; tests share theirs)."""
+        self.settings = settings
+        self._client = client
+        self._keys = dict(keys) if keys is not None else {
+            issuer: KeySet(client, jwks_uri=settings.jwks_uri, issuer=issuer) for issuer in settings.issuers
+        }  # fmt: skip
+        self._cache: OrderedDict[str, _Cached] = OrderedDict()
+        self._introspecting = asyncio.Semaphore(_MAX_CONCURRENT_INTROSPECTIONS)
+
+    async def verify(self, token: str, audiences: Collection[str]) -> Caller:
+        """The caller `token` authenticates for a resource known by `audiences`; TokenRejected otherwise."""
+        now = time.time()
+        entry = self._cache.get(token)
+        if entry is None or now >= entry.until:
+            entry = await self._check(token, now)
+        if entry.rejection is not None:
+            raise entry.rejection
+        assert entry.caller is not None
+        if self.settings.audience_check:
+            accepted = set(audiences).union(self.settings.audiences)
+            if not entry.audiences:
+                raise TokenRejected("forbidden_audience", "the access token names no audience (aud)")
+            if accepted.isdisjoint(entry.audiences):
+                raise TokenRejected("forbidden_audience", "the access token was issued for another resource (aud)")
+        return entry.caller
+
+    async def _check(self, token: str, now: float) -> _Cached:
+        if len(token) > MAX_TOKEN_BYTES:
+            raise TokenRejected("malformed_token", f"the access token is longer than {MAX_TOKEN_BYTES} bytes")
+        if looks_like_jwt(token):
+            caller, claims = await self._verify_jwt(token, now)
+        elif self.settings.introspection is not None:
+            caller, claims = await self._introspect(token, now)
+        else:
+            raise TokenRejected("malformed_token", "the access token is not a JWT, and no introspection is set up")
+        entry = _Cached(caller, caller.expires_at or now + NEGATIVE_SECONDS, tuple(_audiences(claims)))
+        self._remember(token, entry)
+        return entry
+
+    def _remember(self, token: str, entry: _Cached) -> None:
+        cache = self._cache
+        cache[token] = entry
+        cache.move_to_end(token)
+        while len(cache) > MAX_CACHED:
+            cache.popitem(last=False)
+
+    async def _verify_jwt(self, token: str, now: float) -> tuple[Caller, Mapping[str, Any]]:
+        settings = self.settings
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError as exc:
+            raise TokenRejected("malformed_token", f"the access token is not a readable JWT ({exc})") from None
+        algorithm = header.get("alg")
+        if algorithm not in settings.algorithms:
+            raise TokenRejected(
+                "invalid_token", f"the access token is signed with {algorithm!r}, which is not accepted"
+            )
+        typ = header.get("typ")
+        if typ is not None and str(typ).lower() not in ("jwt", "at+jwt", "application/at+jwt"):
+            raise TokenRejected("invalid_token", f"a JWT of type {typ!r} is not an access token")
+        issuer = unverified.get("iss")
+        keys = self._keys.get(issuer) if isinstance(issuer, str) else None
+        if keys is None or not isinstance(issuer, str):
+            raise TokenRejected("invalid_token", "the access token comes from an issuer this exposition does not trust")
+        kid = header.get("kid")
+        try:
+            key = await keys.key_for(kid if isinstance(kid, str) else None, algorithm)
+        except KeyNotFound as exc:
+            raise TokenRejected("invalid_token", f"the access token's signing key is unknown: {exc}") from None
+        except CredentialError as exc:
+            raise TokenRejected("invalid_jwks_uri", f"the issuer's signing keys could not be fetched: {exc}") from None
+        try:
+            claims = jwt.decode(
+                token,
+                key.key,
+                algorithms=[algorithm],
+                issuer=issuer,
+                leeway=settings.leeway_seconds,
+                options={"require": ["exp", "iss"], "verify_aud": False},
+            )
+        except jwt.ExpiredSignatureError:
+            raise TokenRejected("invalid_token", "the access token has expired") from None
+        except jwt.ImmatureSignatureError:
+            raise TokenRejected("invalid_token", "the access token is not valid yet (nbf)") from None
+        except jwt.InvalidSignatureError:
+            raise TokenRejected("invalid_token", "the access token's signature does not verify") from None
+        except jwt.PyJWTError as exc:
+            raise TokenRejected("invalid_token", f"the access token is not valid ({exc})") from None
+        subject = claims.get("sub")
+        return self._caller(issuer, subject, claims, float(claims["exp"]) + settings.leeway_seconds, token), claims
+
+    def _caller(self, issuer: str, subject: object, claims: Mapping[str, Any], until: float, token: str) -> Caller:
+        subject_text = subject if isinstance(subject, str) and subject else None
+        # No subject (a client acting for itself): the client is who calls.
+        who = subject_text or f"client:{claims.get('client_id') or claims.get('azp') or ''}"
+        return Caller(
+            principal=f"{issuer} {who}",
+            scopes=_scopes_of(claims),
+            subject=subject_text,
+            issuer=issuer,
+            token=token,
+            expires_at=until,
+        )
+
+    async def _introspect(self, token: str, now: float) -> tuple[Caller, Mapping[str, Any]]:
+        introspection = self.settings.introspection
+        assert introspection is not None
+        authorization = basic_authorization(introspection.client_id, introspection.client_secret)
+        async with self._introspecting:
+            try:
+                answer = await post_form(
+                    self._client,
+                    introspection.url,
+                    {"token": token, "token_type_hint": "access_token"},
+                    "introspection endpoint",
+                    authorization=authorization,
+                    secrets=(introspection.client_secret, token),
+                )
+            except CredentialError as exc:
+                raise TokenRejected("introspection_failed", f"the access token could not be checked: {exc}") from None
+        if answer.get("active") is not True:
+            self._refuse_for_a_while(token, now, TokenRejected("invalid_token", "the access token is not active"))
+        issuer = answer.get("iss")
+        if issuer is None and len(self.settings.issuers) == 1:
+            issuer = self.settings.issuers[0]  # RFC 7662 makes `iss` optional: the one trusted issuer answered
+        if issuer not in self.settings.issuers:
+            self._refuse_for_a_while(
+                token, now, TokenRejected("invalid_token", "the access token comes from an issuer not trusted here")
+            )
+        exp = answer.get("exp")
+        if not isinstance(exp, int | float) or exp + self.settings.leeway_seconds <= now:
+            self._refuse_for_a_while(
+                token, now, TokenRejected("invalid_token", "the access token has expired, or says no expiry")
+            )
+        assert isinstance(issuer, str)
+        assert isinstance(exp, int | float)
+        return self._caller(issuer, answer.get("sub"), answer, float(exp), token), answer
+
+    def _refuse_for_a_while(self, token: str, now: float, rejection: TokenRejected) -> None:
+        self._remember(token, _Cached(None, now + NEGATIVE_SECONDS, rejection=rejection))
+        raise rejection

@@ -1,0 +1,230 @@
+"""The pages a user opens from an elicitation link, served by the gateway under `/elicitation/`.
+
+- `GET /elicitation/{id}`: a form for a token, or a page that starts an OAuth connection;
+- `POST /elicitation/{id}`: the token; the link is used up, the value stored for whoever the link was made for;
+- `GET /elicitation/{id}/connect`: sets a cookie with a nonce, then sends the browser to the authorization
+  server (PKCE, `state`);
+- `GET /elicitation/callback`: the authorization server's answer: `state` must name a connection in progress
+  and the browser must bring back that connection's cookie (so nobody can finish a connection in someone
+  else's browser); the code is exchanged and the link used up.
+
+A link works once and for a few minutes; a used, expired or unknown one gets 410/404 and nothing is stored.
+Pages are plain HTML with a strict Content-Security-Policy, never cached, never framed; nothing a user typed
+is shown back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import html
+import logging
+from collections.abc import Mapping
+from urllib.parse import parse_qs
+
+from apimcp.auth.resource import request_origin
+from apimcp.backends.credentials import header_problem
+from apimcp.backends.oauth_http import CredentialError
+from apimcp.elicitation.broker import PAGES, ElicitationBroker
+from apimcp.protocol.exchange import Receive, Scope, Send
+
+log = logging.getLogger("apimcp.elicitation")
+MAX_FORM_BYTES = 16 * 1024
+MAX_TOKEN_CHARS = 8 * 1024
+FORM_SECONDS = 10.0
+COOKIE = "apimcp_elicitation"
+_HEADERS = [
+    (b"content-type", b"text/html; charset=utf-8"),
+    (b"cache-control", b"no-store"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"),
+]
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;line-height:1.5}"
+    "input{width:100%;padding:.5rem;font:inherit}button{margin-top:1rem;padding:.5rem 1.2rem;font:inherit}"
+)
+
+
+def _page(title: str, body: str) -> bytes:
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1"><style>{_STYLE}</style></head>'
+        f"<body><main><h1>{html.escape(title)}</h1>{body}</main></body></html>"
+    ).encode()
+
+
+async def _send(send: Send, status: int, page: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [*_HEADERS, (b"content-length", str(len(page)).encode()), *(extra or [])]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": page})
+
+
+async def _redirect(send: Send, location: str, extra: list[tuple[bytes, bytes]]) -> None:
+    headers = [(b"location", location.encode()), (b"cache-control", b"no-store"), (b"content-length", b"0"), *extra]
+    await send({"type": "http.response.start", "status": 302, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
+
+
+GONE = _page(
+    "This link no longer works",
+    "<p>It was used already, or it has expired. Ask your assistant to try again: it will give you a new link.</p>",
+)
+DONE = _page("Thank you", "<p>Your credential is saved. You can close this page and go back to your assistant.</p>")
+
+
+async def _read_form(receive: Receive) -> dict[str, list[str]] | None:
+    """The urlencoded body, or None when it is larger than MAX_FORM_BYTES or slower than FORM_SECONDS."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(FORM_SECONDS):
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return None
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > MAX_FORM_BYTES:
+                    return None
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+    except TimeoutError:
+        return None
+    return parse_qs(b"".join(chunks).decode("utf-8", "replace"), max_num_fields=10)
+
+
+def _cookie(scope: Scope, name: str) -> str | None:
+    for key, value in scope["headers"]:
+        if key == b"cookie":
+            text: str = value.decode("latin-1")
+            for part in text.split(";"):
+                cookie_name, _, cookie_value = part.strip().partition("=")
+                if cookie_name == name:
+                    return cookie_value
+    return None
+
+
+class ElicitationPages:
+    """ASGI app for everything under `/elicitation/`."""
+
+    def __init__(self, broker: ElicitationBroker) -> None:
+        self._broker = broker
+
+    def _origin(self, scope: Scope) -> str:
+        return request_origin(scope["scheme"], scope["headers"], self._broker.public_url)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope["path"][len(PAGES) :].strip("/")
+        method = scope["method"]
+        if path == "callback" and method == "GET":
+            await self._callback(scope, send)
+            return
+        pending_id, _, action = path.partition("/")
+        if not pending_id or action not in ("", "connect"):
+            await _send(send, 404, GONE)
+            return
+        if action == "connect" and method == "GET":
+            await self._connect(scope, send, pending_id)
+        elif method == "GET":
+            await self._show(scope, send, pending_id)
+        elif method == "POST" and not action:
+            await self._submit(scope, receive, send, pending_id)
+        else:
+            await _send(send, 405, _page("Not here", "<p>This page takes GET and POST only.</p>"),
+                        [(b"allow", b"GET, POST")])  # fmt: skip
+
+    async def _show(self, scope: Scope, send: Send, pending_id: str) -> None:
+        pending = await self._broker.pending.get(pending_id)
+        secret = self._broker.secrets.get(pending.key) if pending is not None else None
+        if pending is None or secret is None:
+            await _send(send, 404, GONE)
+            return
+        prompt = html.escape(secret.prompt())
+        name = html.escape(secret.name)
+        if secret.oauth is not None:
+            body = (f"<p>{prompt}</p><p>You will sign in with the service's own login page; the assistant never "
+                    f'sees your password.</p><p><a href="{PAGES}/{html.escape(pending_id)}/connect">'
+                    f"<button type=\"button\">Connect</button></a></p>")  # fmt: skip
+            await _send(send, 200, _page(f"Connect {secret.name}", body))
+            return
+        body = (f"<p>{prompt}</p><form method=\"post\" action=\"{PAGES}/{html.escape(pending_id)}\">"
+                f'<label for="token">{name}</label><input id="token" name="token" type="password" required '
+                f'autocomplete="off" maxlength="{MAX_TOKEN_CHARS}"><button type="submit">Save</button></form>'
+                "<p>The value is kept for you alone, sealed, and used only when your assistant calls this API.</p>"
+                )  # fmt: skip
+        await _send(send, 200, _page(f"Your credential for {secret.name}", body))
+
+    async def _submit(self, scope: Scope, receive: Receive, send: Send, pending_id: str) -> None:
+        origin = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"), None)
+        if origin is not None and origin != self._origin(scope):
+            await _send(send, 403, _page("Refused", "<p>This form can only be sent from its own page.</p>"))
+            return
+        form = await _read_form(receive)
+        if form is None:
+            await _send(send, 413, _page("Refused", "<p>The form is too large or too slow.</p>"))
+            return
+        token = (form.get("token") or [""])[0].strip()
+        problem = header_problem(token) if token else "it is empty"
+        if problem is None and len(token) > MAX_TOKEN_CHARS:
+            problem = f"it is longer than {MAX_TOKEN_CHARS} characters"
+        pending = await self._broker.pending.get(pending_id)
+        secret = self._broker.secrets.get(pending.key) if pending is not None else None
+        if pending is None or secret is None or secret.oauth is not None:
+            await _send(send, 410, GONE)
+            return
+        if problem is not None:
+            again = f'<p><a href="{PAGES}/{html.escape(pending_id)}">Try again</a></p>'
+            text = f"<p>This value cannot be used: {html.escape(problem)}.</p>{again}"
+            await _send(send, 400, _page("Not saved", text))
+            return
+        taken = await self._broker.pending.take(pending_id)
+        if taken is None:  # used by a concurrent request in between
+            await _send(send, 410, GONE)
+            return
+        await self._broker.complete(taken, {"token": token})
+        await _send(send, 200, DONE)
+
+    async def _connect(self, scope: Scope, send: Send, pending_id: str) -> None:
+        pending = await self._broker.pending.get(pending_id)
+        secret = self._broker.secrets.get(pending.key) if pending is not None else None
+        if pending is None or secret is None or secret.oauth is None:
+            await _send(send, 410, GONE)
+            return
+        origin = self._origin(scope)
+        location, nonce = await self._broker.start_connection(pending, f"{origin}{PAGES}/callback")
+        secure = "; Secure" if origin.startswith("https://") else ""
+        cookie = f"{COOKIE}={nonce}; Path={PAGES}; HttpOnly; SameSite=Lax; Max-Age=600{secure}"
+        await _redirect(send, location, [(b"set-cookie", cookie.encode())])
+
+    async def _callback(self, scope: Scope, send: Send) -> None:
+        query: Mapping[str, list[str]] = parse_qs(scope.get("query_string", b"").decode("latin-1"), max_num_fields=10)
+        state = (query.get("state") or [""])[0]
+        pending = await self._broker.pending.by_state(state) if state else None
+        nonce = _cookie(scope, COOKIE)
+        if pending is None or pending.nonce is None or nonce is None or not hmac.compare_digest(nonce, pending.nonce):
+            text = ("<p>This answer does not belong to a connection started in this browser, or it has expired. "
+                    "Ask your assistant to try again.</p>")  # fmt: skip
+            await _send(send, 400, _page("Not connected", text))
+            return
+        taken = await self._broker.pending.take(pending.id)
+        clear = [(b"set-cookie", f"{COOKIE}=; Path={PAGES}; Max-Age=0; HttpOnly; SameSite=Lax".encode())]
+        if taken is None:
+            await _send(send, 410, GONE, clear)
+            return
+        code = (query.get("code") or [""])[0]
+        if not code:
+            error = (query.get("error") or ["no code"])[0][:60]
+            text = f"<p>The service did not grant access ({html.escape(error)}).</p>"
+            await _send(send, 400, _page("Not connected", text), clear)
+            return
+        try:
+            await self._broker.finish_connection(taken, code, f"{self._origin(scope)}{PAGES}/callback")
+        except CredentialError as exc:
+            log.info("a connection could not be finished: %s", exc)
+            await _send(send, 502, _page("Not connected", f"<p>{html.escape(str(exc))}.</p>"), clear)
+            return
+        await _send(send, 200, _page("Connected", "<p>You can close this page and go back to your assistant.</p>"),
+                    clear)  # fmt: skip

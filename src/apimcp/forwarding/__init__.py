@@ -1,0 +1,1 @@
+"""What a backend call carries of the client's request: the header policy, trace context, Forwarded."""

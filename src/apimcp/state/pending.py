@@ -1,0 +1,132 @@
+"""Elicitations waiting for a user to open their link: single use, short-lived, bounded.
+
+A pending elicitation is created when a call needs a credential the user has not supplied; its id is the
+capability in the link the user is sent (256 random bits). It records, on the server, whom the value will
+belong to (the owner decided when the call was made, never by the page that completes it), for which secret,
+and what an OAuth connection needs to finish (PKCE verifier, `state`, the browser's cookie nonce). Taking it
+removes it: a link works once. Each owner may have a few at a time; the store holds a bounded number.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+
+DEFAULT_TTL_SECONDS = 600.0
+DEFAULT_MAX_PENDING = 10_000
+DEFAULT_MAX_PER_OWNER = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    id: str
+    owner: str
+    key: str
+    """The secret the value is for (`organization/secret id`)."""
+    exposition: str
+    session_id: str | None = None
+    """The session to tell when it is done (session era)."""
+    expires_at: float = 0.0
+    state: str | None = None
+    """OAuth `state` of a connection in progress."""
+    verifier: str | None = field(default=None, repr=False)
+    """PKCE code verifier of a connection in progress."""
+    nonce: str | None = field(default=None, repr=False)
+    """Set in the browser's cookie when the connection starts; the callback must bring it back."""
+
+
+def new_id() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class PendingStore(ABC):
+    @abstractmethod
+    async def open(self, owner: str, key: str, exposition: str, session_id: str | None) -> Pending:
+        """A pending elicitation for (owner, key): the one still waiting, or a new one."""
+
+    @abstractmethod
+    async def get(self, pending_id: str) -> Pending | None: ...
+
+    @abstractmethod
+    async def update(self, pending: Pending) -> None: ...
+
+    @abstractmethod
+    async def take(self, pending_id: str) -> Pending | None:
+        """Remove and return it (None: unknown, expired or used already)."""
+
+    @abstractmethod
+    async def by_state(self, state: str) -> Pending | None: ...
+
+
+class MemoryPendingStore(PendingStore):
+    def __init__(
+        self,
+        *,
+        ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        max_per_owner: int = DEFAULT_MAX_PER_OWNER,
+    ) -> None:
+        self.ttl_seconds = ttl_seconds
+        self._max = max_pending
+        self._max_per_owner = max_per_owner
+        self._pending: OrderedDict[str, Pending] = OrderedDict()
+        self._states: dict[str, str] = {}
+
+    def _expire(self) -> None:
+        now = time.time()
+        while self._pending:
+            first = next(iter(self._pending.values()))
+            if first.expires_at > now:
+                break
+            self._drop(first.id)
+
+    def _drop(self, pending_id: str) -> Pending | None:
+        pending = self._pending.pop(pending_id, None)
+        if pending is not None and pending.state is not None:
+            self._states.pop(pending.state, None)
+        return pending
+
+    async def open(self, owner: str, key: str, exposition: str, session_id: str | None) -> Pending:
+        self._expire()
+        mine = [p for p in self._pending.values() if p.owner == owner]
+        for pending in mine:
+            if pending.key == key and pending.exposition == exposition and pending.state is None:
+                return pending  # asked again before the user went there: the same link
+        for pending in mine[: max(0, len(mine) - self._max_per_owner + 1)]:
+            self._drop(pending.id)
+        while len(self._pending) >= self._max:
+            self._drop(next(iter(self._pending)))
+        pending = Pending(new_id(), owner, key, exposition, session_id, time.time() + self.ttl_seconds)
+        self._pending[pending.id] = pending
+        return pending
+
+    async def get(self, pending_id: str) -> Pending | None:
+        self._expire()
+        return self._pending.get(pending_id)
+
+    async def update(self, pending: Pending) -> None:
+        if pending.id not in self._pending:
+            return
+        previous = self._pending[pending.id]
+        if previous.state is not None:
+            self._states.pop(previous.state, None)
+        self._pending[pending.id] = pending
+        if pending.state is not None:
+            self._states[pending.state] = pending.id
+
+    async def take(self, pending_id: str) -> Pending | None:
+        self._expire()
+        return self._drop(pending_id)
+
+    async def by_state(self, state: str) -> Pending | None:
+        self._expire()
+        pending_id = self._states.get(state)
+        return self._pending.get(pending_id) if pending_id is not None else None
+
+
+def with_connection(pending: Pending) -> Pending:
+    """`pending` with a fresh OAuth `state`, PKCE verifier and browser nonce (a connection starts)."""
+    return replace(pending, state=new_id(), verifier=secrets.token_urlsafe(48), nonce=new_id())
