@@ -6,21 +6,29 @@
   response names the canonical endpoint in `Link: <...>; rel="canonical"`.
 - `/mcp/{name}` also finds an exposition named so in the default organization.
 
-Plans with inbound API-key security require `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API key (`Authorization: Bearer
+<key>`, `X-API-Key` or `x-reshapr-key`), or an OAuth access token; a refusal is 401 or 403 with its
+`WWW-Authenticate` challenge. `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of
+every endpoint form of an OAuth-protected exposition. `/elicitation/...` are the pages where users supply
+their own backend credentials (`apimcp.elicitation.pages`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from urllib.parse import unquote
 
 import orjson
 
+from apimcp.auth.guard import Refusal
+from apimcp.auth.resource import WELL_KNOWN
+from apimcp.elicitation.broker import PAGES
+from apimcp.elicitation.pages import ElicitationPages
 from apimcp.gateway.runtime import GatewayRuntime, Route, Routes
+from apimcp.protocol.caller import CALLER_KEY
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
 
 MCP_PREFIX = "/mcp/"
+METADATA_PREFIX = WELL_KNOWN + MCP_PREFIX[:-1]
 DEFAULT_ORGANIZATION = "default"
 
 
@@ -41,6 +49,7 @@ class GatewayApp:
 
     def __init__(self, runtime: GatewayRuntime) -> None:
         self.runtime = runtime
+        self._pages = ElicitationPages(runtime.elicitation)
 
     def endpoints(self) -> dict[str, str]:
         """Each exposition served now, by name (or id), with its canonical path."""
@@ -48,6 +57,15 @@ class GatewayApp:
 
     def shutdown(self) -> None:
         self.runtime.shutdown()
+
+    async def _metadata(self, scope: Scope, send: Send, mcp_path: str) -> None:
+        """The protected resource metadata of the exposition at `mcp_path` (404 unless it takes OAuth tokens)."""
+        route, _ = resolve(self.runtime.routes, mcp_path)
+        if route is None or route.resource is None:
+            await json_response(send, 404, {"error": f"No OAuth-protected exposition at {mcp_path}"})
+            return
+        resource = route.resource.at(scope["scheme"], scope["headers"], mcp_path)
+        await json_response(send, 200, resource.metadata(), [(b"cache-control", b"max-age=300")])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -61,17 +79,26 @@ class GatewayApp:
             if route is None:
                 await json_response(send, 404, {"error": f"No exposition at {path}"})
                 return
-            if route.api_key_hash is not None and not _key_ok(scope, route.api_key_hash):
-                await json_response(
-                    send,
-                    401,
-                    {"error": "This endpoint needs an API key: Authorization: Bearer <key> or X-API-Key: <key>"},
-                    [(b"www-authenticate", b'Bearer realm="apimcp"')],
-                )
+            resource = route.resource.at(scope["scheme"], scope["headers"], path) if route.resource else None
+            try:
+                caller = await route.guard.admit(scope, resource)
+            except Refusal as refusal:
+                self.runtime.refused(route, scope, refusal)
+                await json_response(send, refusal.status, {"error": refusal.message},
+                                    [(b"www-authenticate", refusal.challenge)])  # fmt: skip
                 return
+            if caller is not None:
+                scope = {**scope, CALLER_KEY: caller}
             if by_service:
                 send = _with_header(send, b"link", f'<{route.canonical_path}>; rel="canonical"'.encode())
             await route.endpoint.handle(scope, receive, send)
+        elif path.startswith(METADATA_PREFIX + "/") and scope["method"] in ("GET", "HEAD"):
+            await self._metadata(scope, send, path[len(WELL_KNOWN) :])
+        elif path.startswith(PAGES + "/"):
+            if not self.runtime.host_allowed(scope):
+                await json_response(send, 421, {"error": "Host not allowed (DNS rebinding protection)"})
+                return
+            await self._pages(scope, receive, send)
         elif path in ("/healthz", "/"):
             # Counts only: a gateway serves several organizations, and none may learn the others' names.
             routes = self.runtime.routes
@@ -80,19 +107,6 @@ class GatewayApp:
             )
         else:
             await json_response(send, 404, {"error": f"Nothing at {path}"})
-
-
-def _key_ok(scope: Scope, expected_hash: str) -> bool:
-    for name, value in scope["headers"]:
-        if name == b"authorization" and value[:7].lower() == b"bearer ":
-            candidate = value[7:].strip()
-        elif name == b"x-api-key":
-            candidate = value.strip()
-        else:
-            continue
-        if hmac.compare_digest(hashlib.sha256(candidate).hexdigest(), expected_hash):
-            return True
-    return False
 
 
 def _with_header(send: Send, name: bytes, value: bytes) -> Send:

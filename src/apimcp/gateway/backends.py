@@ -25,18 +25,25 @@ from apimcp.backends.grpc_messages import Messages
 from apimcp.backends.oauth_client import ClientCredentials, TokenSession
 from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
 from apimcp.backends.tls import TlsSettings
+from apimcp.backends.token_exchange import ACCESS_TOKEN, TokenExchange
 from apimcp.catalog.model import Service
 from apimcp.safety.addresses import AddressPolicy, Resolve, system_resolve
 
+PER_USER_KINDS = ("user_token", "user_oauth", "oauth_token_exchange")
+"""Credentials a call gets for the user it is made for (`gateway.call_preparation`), never the backend's own."""
 
-def credentials_of(raw: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None) -> list[AnyCredentials]:
-    """A member's credentials: a list of `{kind, fields, values}` (a single object or null from older control
+
+def credential_list(raw: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """A member's credentials as a list of `{kind, fields, values}` (a single object or null from older control
     planes)."""
     if raw is None:
         return []
-    if isinstance(raw, Mapping):
-        return [_credential(raw)]
-    return [_credential(item) for item in raw]
+    return [raw] if isinstance(raw, Mapping) else list(raw)
+
+
+def credentials_of(raw: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None) -> list[AnyCredentials]:
+    """The credentials every call of a member carries (per-user ones are not among them)."""
+    return [_credential(item) for item in credential_list(raw) if item["kind"] not in PER_USER_KINDS]
 
 
 def _credential(raw: Mapping[str, Any]) -> Credentials | ClientCredentials:
@@ -56,6 +63,22 @@ def _credential(raw: Mapping[str, Any]) -> Credentials | ClientCredentials:
             audience=fields.get("audience"),
         )
     raise ValueError(f"unknown credential kind {kind!r}")
+
+
+def token_exchange_of(raw: Mapping[str, Any]) -> TokenExchange:
+    """An `oauth_token_exchange` credential of a snapshot."""
+    fields, values = raw["fields"], raw["values"]
+    return TokenExchange(
+        token_url=fields["token_url"],
+        client_id=fields["client_id"],
+        client_secret=values["client_secret"],
+        audience=fields.get("audience"),
+        resource=fields.get("resource"),
+        scopes=tuple(fields.get("scopes") or ()),
+        subject_token_type=fields.get("subject_token_type") or ACCESS_TOKEN,
+        requested_token_type=fields.get("requested_token_type"),
+        header=fields.get("header") or "Authorization",
+    )
 
 
 def tls_of(raw: Mapping[str, Any] | None) -> TlsSettings | None:

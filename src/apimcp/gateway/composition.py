@@ -25,6 +25,7 @@ from apimcp.artifacts.resources import ResourceCatalog
 from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
 from apimcp.artifacts.targets import signature_key
 from apimcp.backends.base import Backend
+from apimcp.gateway.call_preparation import CallPreparation
 from apimcp.gateway.custom_tools import DeclarativeEntry, ScriptedEntry
 from apimcp.gateway.tool_entries import FilteredEntry, OperationEntry, ToolEntry
 from apimcp.gateway.toolset import ToolSet
@@ -44,6 +45,8 @@ class Extras:
     runner: ScriptRunner | None = None
     """Runs scripted custom tools (one per gateway: it owns the sandbox threads)."""
     cross_service: CrossService | None = None
+    preparations: Sequence[CallPreparation | None] = ()
+    """Per member (in order): what its calls add for the request they serve."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,17 +75,20 @@ def _alias_of(aliases: Mapping[str, str], reference: str) -> str | None:
     return aliases.get(reference) or aliases.get(signature_key(reference) or reference)
 
 
-def operation_entries(members: Sequence[tuple[ToolSet, Backend]]) -> dict[str, OperationEntry]:
+def operation_entries(
+    members: Sequence[tuple[ToolSet, Backend]], preparations: Sequence[CallPreparation | None] = ()
+) -> dict[str, OperationEntry]:
+    prepared = [*preparations, *([None] * (len(members) - len(preparations)))]
     return {
-        p.tool.name: OperationEntry(p.tool, p.operation, backend, p.input, p.output)
-        for tools, backend in members
+        p.tool.name: OperationEntry(p.tool, p.operation, backend, p.input, p.output, preparation)
+        for (tools, backend), preparation in zip(members, prepared, strict=True)
         for p in tools.prepared
     }
 
 
 def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Composition:
     """The exposition's tools, prompts and resources. With no artifacts this is the operations alone."""
-    base = operation_entries(members)
+    base = operation_entries(members, extras.preparations)
     aliases: dict[str, str] = {}
     for operation_entry in base.values():
         operation = operation_entry.operation

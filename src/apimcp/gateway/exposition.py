@@ -14,6 +14,8 @@ from typing import Any
 
 from apimcp import __version__
 from apimcp.artifacts.resources import ContentLoader, Loaded, ResourceUnavailable
+from apimcp.auth.resource import ExpositionResource
+from apimcp.auth.tool_access import ToolAccess
 from apimcp.backends.base import Backend
 from apimcp.gateway.composition import Composition, Extras, compose
 from apimcp.gateway.tool_entries import ToolEntry
@@ -24,6 +26,7 @@ from apimcp.protocol import (
     Completion,
     CompletionRef,
     GetPromptResult,
+    HttpRefusal,
     Implementation,
     McpHandler,
     Page,
@@ -38,6 +41,8 @@ from apimcp.protocol import (
     Tool,
     invalid_params,
 )
+from apimcp.protocol.errors import INVALID_REQUEST
+from apimcp.protocol.observe import RequestObserver
 
 __all__ = ["ExpositionHandler", "ExpositionSettings", "Extras", "ToolSet", "tool_of"]
 
@@ -49,6 +54,10 @@ class ExpositionSettings:
     instructions: str | None = None
     cache_hints: Mapping[str, CacheHint] = field(default_factory=dict)
     """ttlMs/cacheScope per cacheable method for 2026-07-28 clients."""
+    resource: ExpositionResource | None = None
+    """The exposition as an OAuth protected resource: its tools may need scopes of their own."""
+    observer: RequestObserver | None = None
+    """Hears of every request answered (the plan's audit trail)."""
 
 
 def _no_cursor(cursor: str | None, what: str) -> None:
@@ -85,6 +94,9 @@ class ExpositionHandler(McpHandler):
         if duplicates:
             raise ValueError(f"exposition {settings.name!r} offers several tools named {', '.join(duplicates)}")
         self.settings = settings
+        self.observer = settings.observer
+        resource = settings.resource
+        self._access = ToolAccess(resource.settings.tool_scopes) if resource is not None else None
         self.server_info = Implementation(name=settings.name, version=__version__, title=settings.title)
         self.instructions = settings.instructions
         self.composition: Composition = compose(members, extras or Extras())
@@ -115,13 +127,29 @@ class ExpositionHandler(McpHandler):
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
         _no_cursor(cursor, "tool")
-        return self.composition.page
+        access = self._access
+        return access.visible(ctx.caller, self.composition.page) if access else self.composition.page
 
     async def call_tool(self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
         entry = self._entries.get(name)
         if entry is None:
             raise invalid_params(f"Unknown tool: {name}", {"field": "name"})
+        if self._access:
+            missing = self._access.missing(ctx.caller, name)
+            if missing:
+                raise self._lacks_scope(ctx, name, missing)
         return await entry.call(ctx, arguments)
+
+    def _lacks_scope(self, ctx: RequestContext, tool: str, missing: Sequence[str]) -> HttpRefusal:
+        """403 with an `insufficient_scope` challenge naming every scope the call needs (MCP scope step-up)."""
+        resource = self.settings.resource
+        assert resource is not None
+        text = f"Calling {tool} needs the scope {' '.join(missing)}, which the access token lacks"
+        source = ctx.source
+        needed = [*resource.settings.scopes, *(s for s in missing if s not in resource.settings.scopes)]
+        challenge = resource.at(source.scheme, source.headers, source.path).challenge("insufficient_scope", text,
+                                                                                       needed)  # fmt: skip
+        return HttpRefusal(403, INVALID_REQUEST, text, [(b"www-authenticate", challenge)], {"scopes": list(missing)})
 
     async def list_prompts(self, ctx: RequestContext, cursor: str | None) -> Page[Prompt]:
         _no_cursor(cursor, "prompt")

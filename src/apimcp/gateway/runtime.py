@@ -22,20 +22,30 @@ import orjson
 
 from apimcp.artifacts.bundle import merge
 from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner
+from apimcp.auth.guard import OPEN, InboundGuard, Refusal
+from apimcp.auth.resource import ExpositionResource
 from apimcp.backends.base import Backend
+from apimcp.backends.token_exchange import TokenExchanger
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Service
 from apimcp.catalog.naming import fit
 from apimcp.catalog.selection import select
-from apimcp.gateway.backends import BackendFactory
+from apimcp.elicitation.broker import ElicitationBroker
+from apimcp.elicitation.secrets import KINDS as ELICITED_KINDS
+from apimcp.elicitation.secrets import ElicitedSecret, elicited_secret
+from apimcp.forwarding.policy import parse_header_policy
+from apimcp.gateway.backends import BackendFactory, credential_list, token_exchange_of
+from apimcp.gateway.call_preparation import CallPreparation, ElicitedCredential, ExchangedCredential, UserCredential
 from apimcp.gateway.composition import CrossService, Extras
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
+from apimcp.gateway.inbound import InboundBuilder
 from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import SealError, open_exposition
+from apimcp.state import GatewayState
 
 log = logging.getLogger("apimcp.gateway")
 
@@ -48,15 +58,34 @@ class Route:
     service: str
     version: str
     endpoint: McpEndpoint
-    api_key_hash: str | None
+    guard: InboundGuard = OPEN
+    resource: ExpositionResource | None = None
+    """The exposition as an OAuth protected resource, when it takes access tokens."""
     backends: tuple[Backend, ...] = ()
     """What the exposition calls (the gateway lets go of the connections no route uses)."""
+    elicited: tuple[ElicitedSecret, ...] = ()
+    """Secrets whose value each user supplies."""
+    exchanges: tuple[str, ...] = ()
+    """Keys of the token exchanges its calls make."""
 
     @property
     def canonical_path(self) -> str:
-        if self.name is not None:
-            return f"/mcp/{self.organization}/{self.name}"
-        return f"/mcp/{self.exposition_id}"
+        return canonical_path(self.exposition_id, self.organization, self.name)
+
+
+def canonical_path(exposition_id: str, organization: str, name: str | None) -> str:
+    return f"/mcp/{organization}/{name}" if name is not None else f"/mcp/{exposition_id}"
+
+
+def endpoint_paths(exposition: Mapping[str, Any]) -> list[str]:
+    """Every path an exposition answers at, canonical first."""
+    first = exposition["members"][0]["service"]
+    organization, name = exposition["organization"], exposition["name"]
+    paths = [canonical_path(exposition["id"], organization, name), f"/mcp/{exposition['id']}"]
+    paths.append(f"/mcp/{organization}/{first['name'].replace(' ', '+')}/{first['version']}")
+    if name is not None and organization == "default":
+        paths.append(f"/mcp/{name}")
+    return list(dict.fromkeys(paths))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +109,21 @@ class GatewayRuntime:
         key: GatewayKey | None = None,
         fetch_policy: AddressPolicy | None = None,
         script_limits: ScriptLimits | None = None,
+        public_url: str | None = None,
+        state: GatewayState | None = None,
     ) -> None:
-        """`fetch_policy`: which addresses OAuth token endpoints and remote resource contents may be at (default:
-        public ones only); `script_limits`: what one run of a scripted custom tool may cost."""
+        """`fetch_policy`: which addresses OAuth token endpoints, key sets and remote resource contents may be at
+        (default: public ones only); `script_limits`: what one run of a scripted custom tool may cost;
+        `public_url`: the origin clients reach this gateway at (OAuth resource identifiers and elicitation links
+        are built on it; default: the request's); `state`: where users' credentials are kept (default: memory)."""
         self._backends = BackendFactory(session, fetch_policy=fetch_policy)
+        self._inbound = InboundBuilder(self._backends.guarded_session, public_url)
+        stores = state or GatewayState()
+        self.elicitation = ElicitationBroker(
+            stores.user_values, stores.pending, self._backends.guarded_session, public_url=public_url,
+            notify=self._notify_session,
+        )  # fmt: skip
+        self._exchangers: dict[str, TokenExchanger] = {}
         self._options = options
         self._key = key
         """Opens the sealed secrets of snapshots (a gateway that follows a control plane holds one)."""
@@ -133,25 +173,40 @@ class GatewayRuntime:
         used = {m["service"]["hash"] for exposition in snapshot["expositions"] for m in exposition["members"]}
         self._services = {digest: service for digest, service in self._services.items() if digest in used}
         self._tool_sets = {key: tools for key, tools in self._tool_sets.items() if key[0] in used}
+        self._inbound.retain({
+            (issuer, route.resource.settings.jwks_uri)
+            for _, route in built.values() if route.resource is not None
+            for issuer in route.resource.settings.issuers
+        })  # fmt: skip
         self.routes = _index(snapshot.get("revision", 0), [route for _, route in built.values()], snapshot)
+        self.elicitation.use(secret for _, route in built.values() for secret in route.elicited)
+        exchanges = {key for _, route in built.values() for key in route.exchanges}
+        self._exchangers = {key: e for key, e in self._exchangers.items() if key in exchanges}
 
     def _route(self, exposition: Mapping[str, Any], previous: Route | None) -> Route:
         members: list[tuple[ToolSet, Backend]] = []
+        preparations: list[CallPreparation | None] = []
+        elicited: list[ElicitedSecret] = []
+        exchanges: list[str] = []
         for member in exposition["members"]:
             service = self._services[member["service"]["hash"]]
             backend = self._backends.build(service, member)
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
+            preparations.append(self._preparation(exposition, member, elicited, exchanges))
+        name = exposition["name"] or exposition["id"]
+        guard, resource = self._inbound.build(exposition["inbound"], endpoint_paths(exposition), name)
         settings = ExpositionSettings(
-            name=exposition["name"] or exposition["id"],
+            name=name,
             title=exposition.get("title"),
             instructions=exposition.get("instructions"),
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
+            resource=resource,
         )
         bundle = merge(artifact for member in exposition["members"] for artifact in member.get("artifacts", ()))
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
             self._scripts = ScriptRunner(self._script_limits)
         cross_service = self._cross_service(exposition["organization"])
-        extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service)
+        extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service, preparations=preparations)
         loader = BackendLoader(members[0][1] if members else None, self._backends.guarded_session)
         handler = ExpositionHandler(settings, members, extras, loader)
         if previous is not None:
@@ -159,7 +214,6 @@ class GatewayRuntime:
             endpoint = previous.endpoint
         else:
             endpoint = McpEndpoint(handler, self._options, endpoint_id=exposition["id"])
-        inbound = exposition["inbound"]
         first = exposition["members"][0]["service"]
         return Route(
             exposition_id=exposition["id"],
@@ -168,9 +222,39 @@ class GatewayRuntime:
             service=first["name"],
             version=first["version"],
             endpoint=endpoint,
-            api_key_hash=inbound.get("key_hash") if inbound.get("mode") == "api_key" else None,
+            guard=guard,
+            resource=resource,
             backends=tuple(backend for _, backend in members),
+            elicited=tuple(elicited),
+            exchanges=tuple(exchanges),
         )
+
+    def _preparation(
+        self, exposition: Mapping[str, Any], member: Mapping[str, Any], elicited: list[ElicitedSecret],
+        exchanges: list[str],
+    ) -> CallPreparation:  # fmt: skip
+        """What the member's calls add for their request: passed-on headers, the caller's own credentials."""
+        organization = exposition["organization"]
+        credentials: list[UserCredential] = []
+        for raw in credential_list(member.get("credentials")):
+            if raw["kind"] in ELICITED_KINDS:
+                secret = elicited_secret(organization, raw)
+                elicited.append(secret)
+                credentials.append(ElicitedCredential(self.elicitation, secret, exposition["id"]))
+            elif raw["kind"] == "oauth_token_exchange":
+                exchange = token_exchange_of(raw)
+                key = f"{organization}/{raw.get('id') or raw.get('name')}"
+                exchanger = self._exchangers.get(key)
+                if exchanger is None or exchanger.exchange != exchange:
+                    exchanger = self._exchangers[key] = TokenExchanger(self._backends.guarded_session, exchange)
+                exchanges.append(key)
+                credentials.append(ExchangedCredential(exchanger, str(raw.get("name") or key)))
+        policy = parse_header_policy(member.get("header_policy"), "header_policy")
+        return CallPreparation(policy, credentials)
+
+    def _notify_session(self, exposition_id: str, session_id: str, method: str, params: dict[str, Any]) -> bool:
+        built = self._built.get(exposition_id)
+        return built is not None and built[1].endpoint.notify_session(session_id, method, params)
 
     def _tool_set(self, service: Service, member: Mapping[str, Any], output_schemas: bool) -> ToolSet:
         """The tools of a member's selection, shared with every exposition that selects the same."""
@@ -200,6 +284,14 @@ class GatewayRuntime:
             return handler.internal_tool(tool) if isinstance(handler, ExpositionHandler) else None
 
         return find
+
+    def host_allowed(self, scope: Mapping[str, Any]) -> bool:
+        """Whether the request's Host passes the endpoints' DNS-rebinding allow-list."""
+        host = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"host"), None)
+        return self._options.security.host_allowed(host)
+
+    def refused(self, route: Route, scope: Mapping[str, Any], refusal: Refusal) -> None:
+        """A request the route's guard turned away (the audit trail hears of it)."""
 
     def shutdown(self) -> None:
         for _, route in self._built.values():
