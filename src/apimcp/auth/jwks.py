@@ -3,8 +3,9 @@
 The JWK set URL is the plan's `jwks_uri`, or the `jwks_uri` of the first issuer's metadata (RFC 8414
 `/.well-known/oauth-authorization-server`, then OpenID Connect discovery). Every fetch goes through the
 guarded token session (the fetch policy, one deadline, a size bound). A token naming an unknown `kid`
-makes one refetch, at most every `refetch_seconds`: a flood of made-up key ids costs one request per
-interval, not one per token. Concurrent lookups share one fetch.
+makes the keys fetched again, at most once every `refetch_seconds`: a rotated key is found at once, and a
+flood of made-up key ids costs one request per interval, not one per token. Concurrent lookups share one
+fetch. When a fetch fails, the keys held so far keep serving.
 """
 
 from __future__ import annotations
@@ -109,15 +110,16 @@ class KeySet:
         self._refetch = refetch_seconds
         self._keys: list[SigningKey] = []
         self._fetched_at = float("-inf")
+        self._refetched_at = float("-inf")
+        """When a token naming an unknown key last made it fetch the keys again."""
         self._lock = asyncio.Lock()
 
     async def key_for(self, kid: str | None, algorithm: str) -> SigningKey:
-        now = time.monotonic()
-        if now - self._fetched_at > self._max_age:
-            await self._fetch(now, stale=True)
+        if time.monotonic() - self._fetched_at > self._max_age:
+            await self._fetch(refetch=False)
         key = self._pick(kid, algorithm)
-        if key is None and time.monotonic() - self._fetched_at >= self._refetch:
-            await self._fetch(time.monotonic(), stale=False)  # a rotated key: ask again, not too often
+        if key is None and time.monotonic() - self._refetched_at >= self._refetch:
+            await self._fetch(refetch=True)  # a rotated key: ask again, not more than once per interval
             key = self._pick(kid, algorithm)
         if key is None:
             raise KeyNotFound(f"no key of the issuer has id {kid!r} for {algorithm}" if kid else
@@ -127,10 +129,13 @@ class KeySet:
     def _pick(self, kid: str | None, algorithm: str) -> SigningKey | None:
         return next((k for k in self._keys if (kid is None or k.kid == kid) and k.fits(algorithm)), None)
 
-    async def _fetch(self, asked_at: float, *, stale: bool) -> None:
+    async def _fetch(self, *, refetch: bool) -> None:
+        asked_at = time.monotonic()
         async with self._lock:
-            if self._fetched_at >= asked_at or (not stale and asked_at - self._fetched_at < self._refetch):
+            if self._fetched_at >= asked_at:
                 return  # someone else fetched while we waited
+            if refetch and asked_at - self._refetched_at < self._refetch:
+                return
             try:
                 uri = self._jwks_uri or await self._discover()
                 self._keys = parse_key_set(await get_json(self._client, uri, "JWK set endpoint"))
@@ -140,6 +145,8 @@ class KeySet:
                     raise
             finally:
                 self._fetched_at = time.monotonic()
+                if refetch:
+                    self._refetched_at = self._fetched_at
 
     async def _discover(self) -> str:
         problem: CredentialError | None = None

@@ -39,15 +39,12 @@ could reference an internal URL; paths of local files are not fetches.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -58,37 +55,22 @@ from pydantic import (
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, name_problem
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
+from apimcp.gateway.config_base import ConfigError as ConfigError  # noqa: PLC0414 - re-exported for its callers
+from apimcp.gateway.config_base import EnvRef, _Strict
+from apimcp.gateway.config_identity import (
+    AuthConfig,
+    TokenExchangeConfig,
+    UserOAuthConfig,
+    UserTokenConfig,
+    checked_header_policy,
+    per_user_snapshot,
+)
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.yaml_loading import YamlLimitError, YamlLimits, compose_yaml
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")  # fmt: skip
-
-
-class ConfigError(Exception):
-    """A configuration that cannot be used; the message names file, line and key."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class EnvRef(_Strict):
-    env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="the environment variable holding the value")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _not_literal(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            raise ValueError("secrets are not written in the file: name an environment variable, {env: NAME}")
-        return value
-
-    def value(self) -> str:
-        value = os.environ.get(self.env)
-        if value is None:
-            raise ConfigError(f"the environment variable {self.env} is not set")
-        return value
 
 
 class BearerConfig(_Strict):
@@ -116,7 +98,11 @@ class ApiKeyConfig(_Strict):
         return self
 
 
-CredentialsConfig = Annotated[BearerConfig | BasicConfig | ApiKeyConfig, Field(discriminator="type")]
+StaticCredentials = BearerConfig | BasicConfig | ApiKeyConfig
+CredentialsConfig = Annotated[
+    BearerConfig | BasicConfig | ApiKeyConfig | UserTokenConfig | UserOAuthConfig | TokenExchangeConfig,
+    Field(discriminator="type"),
+]
 
 
 class TlsConfig(_Strict):
@@ -158,7 +144,10 @@ class ServiceConfig(_Strict):
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     credentials: list[CredentialsConfig] = Field(default_factory=list)
-    """One credential, or a list of several that every call carries (a key and a client id in two headers)."""
+    """One credential, or a list of several that every call carries (a key and a client id in two headers);
+    `user_token`, `user_oauth` and `token_exchange` ones are each user's own (`config_identity`)."""
+    header_policy: dict[str, Any] | None = None
+    """Which client request headers the backend receives (`apimcp.forwarding.policy`)."""
     introspect: bool = False
     """GraphQL: `graphql` is a live endpoint, asked for its schema by introspection."""
     depth: int = Field(default=3, ge=1, le=10)
@@ -179,6 +168,11 @@ class ServiceConfig(_Strict):
     def _one_or_several(cls, value: Any) -> Any:
         return [value] if isinstance(value, dict) else value
 
+    @field_validator("header_policy")
+    @classmethod
+    def _header_policy(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return checked_header_policy(value)
+
     @field_validator("backend")
     @classmethod
     def _backend(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -194,12 +188,13 @@ class ServiceConfig(_Strict):
         if len(given) != 1:
             raise ValueError("give exactly one of openapi, graphql or grpc: where the service's description is")
         kind = given[0]
-        for credentials in self.credentials:
+        static = self.static_credentials()
+        for credentials in static:
             if isinstance(credentials, ApiKeyConfig):
                 problem = api_key_problem(kind, credentials.name, credentials.location)
                 if problem is not None:
                     raise ValueError(f"credentials: {problem}")
-        clash = clash_problem([(f"[{i}]", *_slot_of(c)) for i, c in enumerate(self.credentials)])
+        clash = clash_problem([(f"[{i}]", *_slot_of(c)) for i, c in enumerate(static)])
         if clash is not None:
             raise ValueError(f"credentials: {clash}")
         if kind == "graphql" and (not self.name or not self.version):
@@ -232,9 +227,20 @@ class ServiceConfig(_Strict):
     def _version(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int | float) else value
 
+    def static_credentials(self) -> list[StaticCredentials]:
+        return [c for c in self.credentials if isinstance(c, BearerConfig | BasicConfig | ApiKeyConfig)]
+
     def resolved_credentials(self) -> tuple[Credentials, ...]:
-        """The credentials, their values read from the environment."""
-        return tuple(_resolved(c) for c in self.credentials)
+        """The credentials every call carries, their values read from the environment."""
+        return tuple(_resolved(c) for c in self.static_credentials())
+
+    def per_user_credentials(self, service: str) -> tuple[dict[str, Any], ...]:
+        """The credentials each user supplies, as a snapshot carries them (secrets read now)."""
+        return tuple(
+            per_user_snapshot(service, c)
+            for c in self.credentials
+            if isinstance(c, UserTokenConfig | UserOAuthConfig | TokenExchangeConfig)
+        )
 
 
 def _slot_of(credentials: BearerConfig | BasicConfig | ApiKeyConfig) -> tuple[str, dict[str, str]]:
@@ -263,6 +269,9 @@ class ExpositionConfig(_Strict):
     instructions: str | None = None
     output_schemas: bool = True
     cache: dict[str, CacheHintConfig] = Field(default_factory=dict)
+    auth: AuthConfig | None = None
+    audit: bool = False
+    """Write one audit event per request and per refused authentication (`apimcp.audit`)."""
 
     @field_validator("cache")
     @classmethod
@@ -280,6 +289,9 @@ class ServerConfig(_Strict):
     """Host names (besides loopback) clients may use to reach the gateway (DNS-rebinding protection)."""
     request_state_keys: tuple[EnvRef, ...] = ()
     """Keys sealing 2026-07-28 requestState; every replica needs the same (the first one seals)."""
+    public_url: str | None = Field(default=None, pattern=r"^https?://[^/?#\s]+$")
+    """The origin clients reach the gateway at (`https://mcp.example.com`): OAuth resource identifiers and
+    elicitation links are built on it (default: the scheme and Host of each request)."""
     fetch_allow: tuple[str, ...] = ()
     """Host names, `*.suffix` patterns and CIDR networks that fetches on someone's behalf (descriptions by URL,
     OAuth token endpoints) may reach besides public addresses."""

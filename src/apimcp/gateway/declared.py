@@ -57,7 +57,8 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "instructions": config.instructions,
                 "cache": {m: {"ttl_ms": h.ttl_ms, "scope": h.scope} for m, h in config.cache.items()},
                 "output_schemas": config.output_schemas,
-                "inbound": {"mode": "none"},
+                "inbound": config.auth.inbound() if config.auth is not None else {"mode": "none"},
+                "audit": config.audit,
                 "members": [_member(planned) for planned in exposition.services],
             }
         )
@@ -81,7 +82,8 @@ def _member(planned: PlannedService) -> dict[str, Any]:
         "include": list(config.include),
         "exclude": list(config.exclude),
         "tool_prefix": "",  # the importer already applied the configured prefix
-        "credentials": [_credentials(c) for c in planned.credentials],
+        "credentials": [*(_credentials(c) for c in planned.credentials), *(dict(c) for c in planned.per_user)],
+        "header_policy": config.header_policy,
         "backend_tls": planned.tls,
         "artifacts": [dict(artifact) for artifact in planned.artifacts],
     }
@@ -110,7 +112,11 @@ def build_gateway(
     """The gateway serving `plan`, calling backends through `session` (created in the serving loop)."""
     server = plan.config.server
     runtime = GatewayRuntime(
-        session, options or endpoint_options(server), fetch_policy=server.fetch_policy(), script_limits=script_limits
+        session,
+        options or endpoint_options(server),
+        fetch_policy=server.fetch_policy(),
+        script_limits=script_limits,
+        public_url=server.public_url,
     )
     runtime.apply(snapshot_of(plan), strict=True)
     return GatewayApp(runtime)

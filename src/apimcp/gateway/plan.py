@@ -37,6 +37,8 @@ class PlannedService:
     """PEM texts for a gRPC backend: `ca`, `certificate`, `private_key`."""
     artifacts: tuple[Mapping[str, Any], ...] = ()
     """The service's artifact files, read and checked: `{name, kind, document}` in the order listed."""
+    per_user: tuple[Mapping[str, Any], ...] = ()
+    """Credentials each user supplies, as a snapshot carries them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +136,7 @@ def plan_service(
 ) -> PlannedService:
     try:
         credentials = config.resolved_credentials()
+        per_user = config.per_user_credentials(key)
     except ConfigError as exc:
         raise ConfigError(f"service {key!r}: credentials: {exc}") from exc
     try:
@@ -149,7 +152,7 @@ def plan_service(
     if config.backend is None and not service.servers and any(not _own_servers(op) for op in operations):
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
         raise ConfigError(f"service {key!r}: the description declares no servers; set 'backend' to {where}")
-    return PlannedService(key, config, service, operations, credentials)
+    return PlannedService(key, config, service, operations, credentials, per_user=per_user)
 
 
 def plan_gateway(

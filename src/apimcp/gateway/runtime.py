@@ -22,6 +22,8 @@ import orjson
 
 from apimcp.artifacts.bundle import merge
 from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner
+from apimcp.audit.events import Where
+from apimcp.audit.sink import AuditObserver, AuditSink
 from apimcp.auth.guard import OPEN, InboundGuard, Refusal
 from apimcp.auth.resource import ExpositionResource
 from apimcp.backends.base import Backend
@@ -67,6 +69,7 @@ class Route:
     """Secrets whose value each user supplies."""
     exchanges: tuple[str, ...] = ()
     """Keys of the token exchanges its calls make."""
+    audit: AuditObserver | None = None
 
     @property
     def canonical_path(self) -> str:
@@ -124,6 +127,8 @@ class GatewayRuntime:
             notify=self._notify_session,
         )  # fmt: skip
         self._exchangers: dict[str, TokenExchanger] = {}
+        self.audit = AuditSink()
+        """Audit events of the expositions whose plan asks for them, waiting to reach the control plane."""
         self._options = options
         self._key = key
         """Opens the sealed secrets of snapshots (a gateway that follows a control plane holds one)."""
@@ -195,12 +200,18 @@ class GatewayRuntime:
             preparations.append(self._preparation(exposition, member, elicited, exchanges))
         name = exposition["name"] or exposition["id"]
         guard, resource = self._inbound.build(exposition["inbound"], endpoint_paths(exposition), name)
+        first = exposition["members"][0]["service"]
+        audit = None
+        if exposition.get("audit"):
+            where = Where(exposition["organization"], exposition["id"], name, first["name"], first["version"])
+            audit = AuditObserver(self.audit, where)
         settings = ExpositionSettings(
             name=name,
             title=exposition.get("title"),
             instructions=exposition.get("instructions"),
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
             resource=resource,
+            observer=audit,
         )
         bundle = merge(artifact for member in exposition["members"] for artifact in member.get("artifacts", ()))
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
@@ -214,7 +225,6 @@ class GatewayRuntime:
             endpoint = previous.endpoint
         else:
             endpoint = McpEndpoint(handler, self._options, endpoint_id=exposition["id"])
-        first = exposition["members"][0]["service"]
         return Route(
             exposition_id=exposition["id"],
             organization=exposition["organization"],
@@ -227,6 +237,7 @@ class GatewayRuntime:
             backends=tuple(backend for _, backend in members),
             elicited=tuple(elicited),
             exchanges=tuple(exchanges),
+            audit=audit,
         )
 
     def _preparation(
@@ -292,6 +303,9 @@ class GatewayRuntime:
 
     def refused(self, route: Route, scope: Mapping[str, Any], refusal: Refusal) -> None:
         """A request the route's guard turned away (the audit trail hears of it)."""
+        if route.audit is not None:
+            client = scope.get("client")
+            route.audit.refused(refusal.reason, refusal.status, str(client[0]) if client else None, scope["path"])
 
     def shutdown(self) -> None:
         for _, route in self._built.values():

@@ -1,0 +1,83 @@
+"""Audit events: what happened, never what was said.
+
+An event names the request (method, target, outcome, duration, error code, request or session id), where
+(organization, exposition, service) and who (the authenticated user, the client's address). Arguments,
+results, tokens and credentials are never part of it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from apimcp.protocol.observe import RequestRecord
+
+MAX_TEXT = 512
+
+
+def _short(value: object) -> str | None:
+    if value is None:
+        return None
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    organization: str
+    exposition_id: str
+    exposition: str
+    service: str
+    version: str
+
+
+def request_event(where: Where, record: RequestRecord) -> dict[str, Any]:
+    caller = record.source.caller
+    event: dict[str, Any] = {
+        "time": time.time(),
+        "action": record.method,
+        "target": _short(record.target),
+        "outcome": record.outcome,
+        "duration_ms": round(record.duration_ms, 3),
+        "organization": where.organization,
+        "exposition_id": where.exposition_id,
+        "exposition": where.exposition,
+        "service": where.service,
+        "version": where.version,
+        "revision": record.revision,
+        "user": _short(caller.principal) if caller is not None else None,
+        "session_id": record.session_id,
+        "request_id": _short(record.request_id) if record.request_id is not None else None,
+        "error_code": record.error_code,
+        "client": record.source.client,
+    }
+    return event
+
+
+def authentication_event(where: Where, reason: str, status: int, client: str | None, path: str) -> dict[str, Any]:
+    return {
+        "time": time.time(),
+        "action": "authentication",
+        "target": _short(path),
+        "outcome": "failure",
+        "reason": reason,
+        "status": status,
+        "organization": where.organization,
+        "exposition_id": where.exposition_id,
+        "exposition": where.exposition,
+        "service": where.service,
+        "version": where.version,
+        "client": client,
+    }
+
+
+def is_event(raw: object) -> bool:
+    """Whether a reported event has the shape the control plane keeps (it comes from a gateway: checked)."""
+    return (
+        isinstance(raw, Mapping)
+        and isinstance(raw.get("time"), int | float)
+        and isinstance(raw.get("action"), str)
+        and isinstance(raw.get("exposition_id"), str)
+    )

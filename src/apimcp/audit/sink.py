@@ -1,0 +1,61 @@
+"""Where audit events go: a JSON line each on the `apimcp.audit` logger, and a bounded queue the gateway's
+follower sends to the control plane. When the queue is full the oldest events are dropped and counted, so a
+flood never costs unbounded memory; the log keeps every line."""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any
+
+import orjson
+
+from apimcp.audit.events import Where, authentication_event, request_event
+from apimcp.protocol.observe import RequestRecord
+
+log = logging.getLogger("apimcp.audit")
+DEFAULT_QUEUE = 10_000
+
+
+class AuditSink:
+    def __init__(self, max_queued: int = DEFAULT_QUEUE) -> None:
+        self._queue: deque[dict[str, Any]] = deque(maxlen=max_queued)
+        self.dropped = 0
+
+    def record(self, event: dict[str, Any]) -> None:
+        if len(self._queue) == self._queue.maxlen:
+            self.dropped += 1
+        self._queue.append(event)
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s", orjson.dumps(event).decode())
+
+    def drain(self, most: int = 1000) -> list[dict[str, Any]]:
+        """Up to `most` queued events, oldest first, taken off the queue."""
+        taken: list[dict[str, Any]] = []
+        while self._queue and len(taken) < most:
+            taken.append(self._queue.popleft())
+        return taken
+
+    def requeue(self, events: list[dict[str, Any]]) -> None:
+        """Events that could not be sent: back at the front, as far as there is room."""
+        for event in reversed(events):
+            if len(self._queue) == self._queue.maxlen:
+                self.dropped += 1
+                break
+            self._queue.appendleft(event)
+
+
+class AuditObserver:
+    """The audit trail of one exposition: hears every request the engine answered."""
+
+    __slots__ = ("_sink", "where")
+
+    def __init__(self, sink: AuditSink, where: Where) -> None:
+        self._sink = sink
+        self.where = where
+
+    def request_finished(self, record: RequestRecord) -> None:
+        self._sink.record(request_event(self.where, record))
+
+    def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
+        self._sink.record(authentication_event(self.where, reason, status, client, path))

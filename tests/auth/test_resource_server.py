@@ -1,0 +1,253 @@
+"""Expositions as OAuth 2.1 resource servers, against a real authorization server (oidc-provider): tokens
+checked by signature, issuer, expiry and audience, scopes per exposition and per tool, protected resource
+metadata for every endpoint form, sessions bound to their user."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.auth.conftest import (
+    ECHO_SPEC,
+    INTROSPECTOR,
+    INTROSPECTOR_SECRET,
+    SERVICE,
+    live_oauth_gateway,
+    oauth_config,
+    static_clients,
+)
+from tests.support.idp import Idp, running_idp
+from tests.support.mcp_http import McpHttp
+from tests.support.processes import free_port
+
+
+@pytest.fixture(scope="module")
+def gateway(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with live_oauth_gateway(oauth_config(idp.issuer), tmp_path_factory.mktemp("gw")) as base:
+        yield base
+
+
+def client(url: str, token: str | None) -> McpHttp:
+    mcp = McpHttp(url)
+    if token is not None:
+        mcp.http.headers["authorization"] = f"Bearer {token}"
+    return mcp
+
+
+def challenge(reply_headers: httpx2.Headers) -> dict[str, str]:
+    value = reply_headers["www-authenticate"]
+    assert value.startswith("Bearer "), value
+    fields = {}
+    for part in value[len("Bearer ") :].split(", "):
+        key, _, quoted = part.partition("=")
+        fields[key] = quoted.strip('"')
+    return fields
+
+
+def test_a_request_without_a_token_is_401_pointing_to_the_metadata(gateway: str, idp: Idp) -> None:
+    with client(f"{gateway}/mcp/echo", None) as mcp:
+        reply = mcp.modern("tools/list")
+    assert reply.status == 401
+    fields = challenge(reply.headers)
+    assert fields["resource_metadata"] == f"{gateway}/.well-known/oauth-protected-resource/mcp/echo"
+    assert fields["scope"] == "mcp:read"
+    metadata = httpx2.get(fields["resource_metadata"]).json()
+    assert metadata["resource"] == f"{gateway}/mcp/echo"
+    assert metadata["authorization_servers"] == [idp.issuer]
+    assert set(metadata["scopes_supported"]) == {"mcp:read", "mcp:write"}
+
+
+def test_every_endpoint_form_has_its_metadata_naming_itself(gateway: str) -> None:
+    for path in ("/mcp/echo", "/mcp/default/Echo+API/2.1"):
+        metadata = httpx2.get(f"{gateway}/.well-known/oauth-protected-resource{path}")
+        assert metadata.status_code == 200, path
+        assert metadata.json()["resource"] == f"{gateway}{path}"
+    assert httpx2.get(f"{gateway}/.well-known/oauth-protected-resource/mcp/nothing").status_code == 404
+
+
+def test_a_token_issued_for_the_exposition_calls_it_in_both_eras(gateway: str, idp: Idp) -> None:
+    token = idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read")
+    with client(f"{gateway}/mcp/echo", token) as mcp:
+        modern = mcp.modern("tools/call", {"name": "get_item", "arguments": {"itemId": "7"}})
+        assert modern.status == 200, modern.text
+        assert modern.result["structuredContent"]["path"] == "/v1/items/7"
+        session = mcp.initialize()
+        listed = session.request("tools/list")
+        assert "get_item" in [t["name"] for t in listed.result["tools"]]
+
+
+def test_the_client_s_token_never_reaches_the_backend(gateway: str, idp: Idp) -> None:
+    token = idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read")
+    with client(f"{gateway}/mcp/echo", token) as mcp:
+        echoed = mcp.modern("tools/call", {"name": "get_item", "arguments": {"itemId": "7"}}).result
+    headers = {k.lower(): v for k, v in echoed["structuredContent"]["headers"].items()}
+    assert "authorization" not in headers
+    assert token not in json.dumps(echoed)
+
+
+def test_a_token_for_another_exposition_is_refused(gateway: str, idp: Idp) -> None:
+    token = idp.token(SERVICE, f"{gateway}/mcp/other", "mcp:read")
+    with client(f"{gateway}/mcp/echo", token) as mcp:
+        reply = mcp.modern("tools/list")
+    assert reply.status == 401
+    assert challenge(reply.headers)["error"] == "invalid_token"
+    assert "issued for another resource" in reply.text
+
+
+def test_a_token_without_the_exposition_s_scope_is_403_naming_it(gateway: str, idp: Idp) -> None:
+    token = idp.token(SERVICE, f"{gateway}/mcp/echo", "backend:read")
+    with client(f"{gateway}/mcp/echo", token) as mcp:
+        reply = mcp.modern("tools/list")
+    assert reply.status == 403
+    fields = challenge(reply.headers)
+    assert fields["error"] == "insufficient_scope"
+    assert fields["scope"] == "mcp:read"
+
+
+def test_a_tool_with_scopes_of_its_own_is_hidden_and_refused_without_them(gateway: str, idp: Idp) -> None:
+    reader = idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read")
+    writer = idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read mcp:write")
+    with client(f"{gateway}/mcp/echo", reader) as mcp:
+        names = [t["name"] for t in mcp.modern("tools/list").result["tools"]]
+        assert "delete_item" not in names
+        assert "get_item" in names
+        refused = mcp.modern("tools/call", {"name": "delete_item", "arguments": {"itemId": "1"}})
+        assert refused.status == 403
+        fields = challenge(refused.headers)
+        assert (fields["error"], fields["scope"]) == ("insufficient_scope", "mcp:read mcp:write")
+        session = mcp.initialize()
+        in_session = session.request("tools/call", {"name": "delete_item", "arguments": {"itemId": "1"}})
+        assert in_session.status == 403
+        assert "needs the scope mcp:write" in in_session.error["message"]
+    with client(f"{gateway}/mcp/echo", writer) as mcp:
+        assert "delete_item" in [t["name"] for t in mcp.modern("tools/list").result["tools"]]
+        assert mcp.modern("tools/call", {"name": "delete_item", "arguments": {"itemId": "1"}}).status == 200
+
+
+def _parts(token: str) -> list[str]:
+    return token.split(".")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_a_tampered_signature_or_payload_is_refused(gateway: str, idp: Idp) -> None:
+    token = idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read")
+    header, payload, signature = _parts(token)
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=="))
+    claims["scope"] = "mcp:read mcp:write"
+    forged_payload = f"{header}.{_b64(json.dumps(claims).encode())}.{signature}"
+    flipped = signature[:-2] + ("AA" if signature[-2:] != "AA" else "BB")
+    for forged in (forged_payload, f"{header}.{payload}.{flipped}"):
+        with client(f"{gateway}/mcp/echo", forged) as mcp:
+            reply = mcp.modern("tools/list")
+        assert reply.status == 401
+        assert "signature does not verify" in reply.text
+
+
+def test_alg_none_and_hmac_with_the_public_key_are_refused(gateway: str, idp: Idp) -> None:
+    token = idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read")
+    _, payload, _ = _parts(token)
+    none = f"{_b64(json.dumps({'alg': 'none', 'typ': 'JWT'}).encode())}.{payload}."
+    public = json.dumps(httpx2.get(f"{idp.issuer}/jwks").json()["keys"][0]).encode()
+    hs_header = _b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    mac = hmac.new(public, f"{hs_header}.{payload}".encode(), hashlib.sha256).digest()
+    hs = f"{hs_header}.{payload}.{_b64(mac)}"
+    for forged, alg in ((none, "none"), (hs, "HS256")):
+        with client(f"{gateway}/mcp/echo", forged) as mcp:
+            reply = mcp.modern("tools/list")
+        assert reply.status == 401, alg
+        assert f"signed with '{alg}', which is not accepted" in reply.text
+
+
+def test_an_expired_token_is_refused(tmp_path: Path) -> None:
+    with running_idp(static_clients(), ttl={"/mcp/": 1}) as short_lived:
+        config = oauth_config(short_lived.issuer, oauth=", leeway_seconds: 0")
+        with live_oauth_gateway(config, tmp_path) as base:
+            token = short_lived.token(SERVICE, f"{base}/mcp/echo", "mcp:read")
+            with client(f"{base}/mcp/echo", token) as mcp:
+                assert mcp.modern("tools/list").status == 200
+                time.sleep(1.2)
+                reply = mcp.modern("tools/list")
+    assert reply.status == 401
+    assert "has expired" in reply.text
+
+
+def test_a_key_the_gateway_has_not_seen_is_fetched_when_a_token_names_it(tmp_path: Path) -> None:
+    """The provider restarts with new keys (a rotation): the first token signed with one makes the gateway fetch
+    the key set again, and it is accepted."""
+    port = free_port()
+    with running_idp(static_clients(), port=port) as before:
+        config = oauth_config(before.issuer)
+        with live_oauth_gateway(config, tmp_path) as base:
+            token = before.token(SERVICE, f"{base}/mcp/echo", "mcp:read")
+            with client(f"{base}/mcp/echo", token) as mcp:
+                assert mcp.modern("tools/list").status == 200
+            before.process.terminate()
+            before.process.wait(5)
+            with running_idp(static_clients(), port=port) as after:
+                rotated = after.token(SERVICE, f"{base}/mcp/echo", "mcp:read")
+                assert _kid(rotated) != _kid(token)
+                with client(f"{base}/mcp/echo", rotated) as mcp:
+                    assert mcp.modern("tools/list").status == 200
+
+
+def _kid(token: str) -> str:
+    return str(json.loads(base64.urlsafe_b64decode(_parts(token)[0] + "=="))["kid"])
+
+
+def test_a_session_opened_by_one_user_is_unknown_to_another(gateway: str, idp: Idp) -> None:
+    first = idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read")
+    with client(f"{gateway}/mcp/echo", first) as mcp:
+        session = mcp.initialize()
+    other = idp.token(INTROSPECTOR, f"{gateway}/mcp/echo", "mcp:read")  # another client: another subject
+    with client(f"{gateway}/mcp/echo", other) as mcp:
+        reply = mcp.post({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}, session.headers())
+    assert reply.status == 404
+    with client(f"{gateway}/mcp/echo", first) as mcp:
+        assert mcp.post({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}, session.headers()).status == 200
+
+
+def test_opaque_tokens_are_checked_by_introspection(idp: Idp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provider issues opaque tokens for resources naming `opaque` (see the idp fixture)."""
+    monkeypatch.setenv("APIMCP_TEST_INTROSPECTION_SECRET", INTROSPECTOR_SECRET)
+    config = f"""
+services:
+  echo: {{openapi: {ECHO_SPEC}, backend: "{{backend}}"}}
+expositions:
+  opaque:
+    services: [echo]
+    auth:
+      oauth: {{issuers: ["{idp.issuer}"], scopes: [mcp:read]}}
+      introspection: {{url: "{idp.issuer}/token/introspection", client_id: {INTROSPECTOR},
+                      client_secret: {{env: APIMCP_TEST_INTROSPECTION_SECRET}}}}
+  opaque-other:
+    services: [echo]
+    auth:
+      oauth: {{issuers: ["{idp.issuer}"]}}
+      introspection: {{url: "{idp.issuer}/token/introspection", client_id: {INTROSPECTOR},
+                      client_secret: {{env: APIMCP_TEST_INTROSPECTION_SECRET}}}}
+server: {{fetch_allow: [127.0.0.1]}}
+"""
+    with live_oauth_gateway(config, tmp_path) as base:
+        token = idp.token(SERVICE, f"{base}/mcp/opaque", "mcp:read")
+        assert not token.startswith("ey")  # not a JWT
+        with client(f"{base}/mcp/opaque", token) as mcp:
+            assert mcp.modern("tools/list").status == 200
+        with client(f"{base}/mcp/opaque-other", token) as mcp:
+            reply = mcp.modern("tools/list")
+            assert reply.status == 401
+            assert "issued for another resource" in reply.text
+        with client(f"{base}/mcp/opaque", "not-a-token-the-provider-issued") as mcp:
+            reply = mcp.modern("tools/list")
+        assert reply.status == 401
+        assert "is not active" in reply.text
