@@ -71,6 +71,13 @@ server:
 
 
 @contextmanager
+def live_gateway_of(config_text: str, tmp: Path, port: int = 0) -> Iterator[str]:
+    """A gateway built from `config_text`, served on loopback (at `port`, if given): its base URL."""
+    with live_app(lambda: gateway_of(config_text, tmp), port=port) as base:
+        yield base.replace("//localhost:", "//127.0.0.1:")
+
+
+@contextmanager
 def live_oauth_gateway(config_text: str, tmp: Path) -> Iterator[str]:
     """The echo backend and a gateway built from `config_text` ({backend} replaced), served on loopback."""
 

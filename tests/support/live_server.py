@@ -27,12 +27,15 @@ def live_server(app: Any, on_shutdown: Callable[[], None] | None = None) -> Iter
 
 @contextmanager
 def live_app(
-    make_app: Callable[[], AbstractAsyncContextManager[Any]], on_shutdown: Callable[[], None] | None = None
+    make_app: Callable[[], AbstractAsyncContextManager[Any]],
+    on_shutdown: Callable[[], None] | None = None,
+    port: int = 0,
 ) -> Iterator[str]:
-    """Like live_server, for an app that must be built inside the serving loop (aiohttp sessions...)."""
+    """Like live_server, for an app that must be built inside the serving loop (aiohttp sessions...); on `port`
+    when one is given (a URL that must be known before the app starts)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     loop = asyncio.new_event_loop()
     servers: list[uvicorn.Server] = []
