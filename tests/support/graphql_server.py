@@ -98,6 +98,15 @@ type RequestInfo {
   apiKeyQuery: String
 }
 
+"What a call carried besides credentials: trace context and forwarding headers."
+type PassedHeaders {
+  traceparent: String
+  tracestate: String
+  forwarded: String
+  forwardedFor: String
+  tenant: String
+}
+
 type Query {
   "A book by its id."
   book(id: ID!): Book
@@ -120,6 +129,7 @@ type Query {
   big(size: Int!): String!
   "What the request carried."
   requestInfo: RequestInfo!
+  passedHeaders: PassedHeaders!
   oldField: String @deprecated(reason: "Use echo.")
 }
 
@@ -243,6 +253,17 @@ def make_schema() -> GraphQLSchema:
             "authorization": request.headers.get("Authorization"),
             "apiKeyHeader": request.headers.get("X-Api-Key"),
             "apiKeyQuery": request.query.get("api_key"),
+        }
+
+    @resolver("Query", "passedHeaders")
+    def _passed_headers(_: Any, info: Any) -> dict[str, Any]:
+        headers = info.context["request"].headers
+        return {
+            "traceparent": headers.get("traceparent"),
+            "tracestate": headers.get("tracestate"),
+            "forwarded": headers.get("Forwarded"),
+            "forwardedFor": headers.get("X-Forwarded-For"),
+            "tenant": headers.get("X-Tenant"),
         }
 
     @resolver("Author", "books")
