@@ -106,10 +106,11 @@ def api_key_problem(kind: str, name: str, location: str) -> str | None:
 
 def credential_slot(kind: str, fields: Mapping[str, Any]) -> tuple[str, str]:
     """Where a credential of `kind` goes: ("header", "Authorization"), ("query", "key")... Bearer, Basic and
-    OAuth client credentials all set the Authorization header."""
+    OAuth client credentials set the Authorization header; per-user ones the header they name (Authorization by
+    default)."""
     if kind == "api_key":
         return str(fields.get("location") or "header"), str(fields["name"])
-    return "header", "Authorization"
+    return "header", str(fields.get("header") or "Authorization")
 
 
 def clash_problem(credentials: Sequence[tuple[str, str, Mapping[str, Any]]]) -> str | None:

@@ -158,6 +158,9 @@ class Plan(Base):
     artifacts: Mapped[list[Any]] = mapped_column(default=list)
     tool_prefix: Mapped[str] = mapped_column(String(32), default="")
     output_schemas: Mapped[bool] = mapped_column(Boolean, default=True)
+    header_policy: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """Which client request headers backends receive (`apimcp.forwarding.policy`); None: the defaults."""
+    audit: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
@@ -244,3 +247,14 @@ class Change(Base):
     kind: Mapped[str] = mapped_column(String(32))
     object_id: Mapped[str] = mapped_column(String(13))
     at: Mapped[datetime] = _created()
+
+
+class AuditEvent(Base):
+    """One audit event a gateway reported (the latest are kept: `control.domain.audit`)."""
+
+    __tablename__ = "audit_events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    organization_id: Mapped[str] = mapped_column(String(13), index=True)
+    exposition_id: Mapped[str] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    event: Mapped[dict[str, Any]] = mapped_column(JSON)

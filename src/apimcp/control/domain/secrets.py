@@ -7,6 +7,7 @@ Only snapshot building opens them, to hand gateways what they call backends with
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, header_problem, name_problem, place
+from apimcp.backends.secret_refs import has_reference, reference_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.control import changes
 from apimcp.control.crypto import KeySet, token_key_id
@@ -67,20 +69,31 @@ def _check(
         if clean_fields["location"] not in LOCATIONS:
             raise Invalid(f"an API key goes in one of {', '.join(LOCATIONS)}", field="fields.location")
         _check_api_key_name(clean_fields)
-    if kind == "oauth_client_credentials":
+    if "scopes" in public:
         scopes = clean_fields.get("scopes", [])
         if isinstance(scopes, str):
             scopes = scopes.replace(",", " ").split()
         if not isinstance(scopes, list) or not all(isinstance(s, str) for s in scopes):
             raise Invalid("scopes are a list of strings", field="fields.scopes")
         clean_fields["scopes"] = scopes
-        if not str(clean_fields["token_url"]).startswith(("https://", "http://")):
-            raise Invalid("the token URL must be an http(s) URL", field="fields.token_url")
+    for url_field in ("token_url", "authorization_url", "url"):
+        given_url = clean_fields.get(url_field) if url_field in public else None
+        if given_url is not None and not str(given_url).startswith(("https://", "http://")):
+            raise Invalid(f"{url_field} must be an http(s) URL", field=f"fields.{url_field}")
+    if "header" in public and clean_fields.get("header") is not None:
+        problem = name_problem(str(clean_fields["header"]), "header")
+        if problem is not None:
+            raise Invalid(problem, field="fields.header")
+    if kind == "user_token" and not _SCHEME.fullmatch(str(clean_fields.get("scheme", ""))):
+        raise Invalid("the scheme is a word such as Bearer, or empty for the value alone", field="fields.scheme")
     if kind == "tls":
         _check_tls(clean_fields, values)
     for name, value in values.items():
         if not isinstance(value, str):
             raise Invalid("secret values are strings", field=f"values.{name}")
+        problem = reference_problem(value)
+        if problem is not None:
+            raise Invalid(problem, field=f"values.{name}")
         problem = header_problem(value) if kind in _SENT_AS_IS else None
         if problem is not None:
             raise Invalid(f"{name} cannot be sent as is in a header: {problem} (pasted with it?)",
@@ -88,6 +101,7 @@ def _check(
     return clean_fields, {k: str(v) for k, v in values.items()}
 
 
+_SCHEME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{0,40}")
 _SENT_AS_IS = ("bearer", "api_key")
 """Kinds whose values travel verbatim in a header (basic and OAuth client credentials are encoded first)."""
 
@@ -179,6 +193,12 @@ def import_headers(session: Session, keys: KeySet, organization_id: str, secret_
     """The request headers a secret stands for, to read a description behind authentication."""
     secret = get_owned(session, Secret, organization_id, secret_id, "secret")
     values = reveal(keys, secret)
+    if any(has_reference(value) for value in values.values()):
+        raise Invalid(
+            f"secret {secret.name!r} refers to the environment of the gateways (${{env:…}}): the control plane "
+            "does not resolve it, so it cannot read a description with it",
+            field="secret_id",
+        )
     credentials: Credentials | None = None
     if secret.kind == "bearer":
         credentials = Bearer(values["token"])
