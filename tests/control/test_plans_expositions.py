@@ -285,7 +285,7 @@ def test_inbound_mode_none_drops_the_key(plane: ControlPlane, acme: str, echo: s
 
 
 def test_an_unknown_inbound_mode_is_refused(plane: ControlPlane, acme: str, echo: str) -> None:
-    refused = _refused(plane, Invalid, plans.create, acme, echo, "main", {"inbound_mode": "oauth"})
+    refused = _refused(plane, Invalid, plans.create, acme, echo, "main", {"inbound_mode": "kerberos"})
     assert refused.field == "inbound_mode"
 
 

@@ -90,6 +90,7 @@ def test_a_snapshot_carries_the_exposition_its_plan_and_its_service(plane: Contr
             "exclude": ["getStatus"],
             "tool_prefix": "echo_",
             "credentials": [{"kind": "bearer", "fields": {}, "values": {"token": "tok-123"}}],
+            "header_policy": None,
             "backend_tls": None,
             "artifacts": [],
         }

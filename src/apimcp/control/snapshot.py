@@ -21,6 +21,7 @@ from apimcp.control import changes
 from apimcp.control.crypto import KeySet
 from apimcp.control.domain import groups, secrets
 from apimcp.control.models import Artifact, Exposition, GatewayGroup, Organization, Plan, Secret, Service, as_utc
+from apimcp.control.secret_kinds import PER_USER
 from apimcp.sealing.keys import GatewayPublicKey
 from apimcp.sealing.snapshots import seal_exposition
 
@@ -71,11 +72,28 @@ def build(
             "instructions": service.description,
             "cache": plan.cache,
             "output_schemas": plan.output_schemas,
-            "inbound": {k: v for k, v in plan.inbound.items() if k in ("mode", "key_hash")} or {"mode": "none"},
+            "inbound": _inbound(session, keys, plan),
+            "audit": plan.audit,
             "members": [_member(session, keys, plan, service)],
         }
         expositions.append(seal_exposition(entry, recipient))
     return {"format": FORMAT, "revision": revision, "services": services, "expositions": expositions}
+
+
+def _inbound(session: Session, keys: KeySet, plan: Plan) -> dict[str, Any]:
+    """Who may call: an API key's hash, or OAuth settings with the introspection client (sealed below)."""
+    inbound = plan.inbound
+    mode = inbound.get("mode", "none")
+    if mode == "api_key":
+        return {"mode": mode, "key_hash": inbound["key_hash"]}
+    if mode != "oauth":
+        return {"mode": "none"}
+    out: dict[str, Any] = {"mode": "oauth", "oauth": inbound["oauth"]}
+    secret_id = inbound.get("introspection_secret_id")
+    secret = session.get(Secret, secret_id) if secret_id else None
+    if secret is not None:
+        out["introspection"] = {"fields": secret.fields, "values": secrets.reveal(keys, secret)}
+    return out
 
 
 def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dict[str, Any]:
@@ -84,7 +102,10 @@ def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dic
     for secret_id in plan.secret_ids:
         secret = session.get(Secret, secret_id)
         if secret is not None:
-            credentials.append({"kind": secret.kind, "fields": secret.fields, "values": secrets.reveal(keys, secret)})
+            credential = {"kind": secret.kind, "fields": secret.fields, "values": secrets.reveal(keys, secret)}
+            if secret.kind in PER_USER:  # users' values are kept under the secret's id, and asked for by its name
+                credential.update(id=secret.id, name=secret.name)
+            credentials.append(credential)
     tls = None
     if plan.tls_secret_id is not None:
         secret = session.get(Secret, plan.tls_secret_id)
@@ -99,6 +120,7 @@ def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dic
         "exclude": plan.exclude,
         "tool_prefix": plan.tool_prefix,
         "credentials": credentials,
+        "header_policy": plan.header_policy,
         "backend_tls": tls,
         "artifacts": _artifacts(session, plan, service),
     }

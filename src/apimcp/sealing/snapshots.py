@@ -1,8 +1,9 @@
 """The secrets of a snapshot, sealed to a gateway key with HPKE (RFC 9180), and opened by the gateway.
 
-Secrets live in two places of an exposition's members: the `values` of each
-credential object (`credentials` is one object or a list of them) and the
-`backend_tls` member. Each is replaced by ``{"sealed": "hpke1.<fingerprint>.<data>"}``,
+Secrets live in three places: the `values` of each credential object of a member
+(`credentials` is one object or a list of them), the member's `backend_tls`, and the
+`values` of the exposition's introspection client (`inbound.introspection`, sealed
+under its first member's plan). Each is replaced by ``{"sealed": "hpke1.<fingerprint>.<data>"}``,
 where data is HPKE's encapsulated key followed by the ciphertext of the JSON it
 replaces (DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, base mode), in
 unpadded base64url. HPKE's `info` binds each ciphertext to its place: the
@@ -52,7 +53,15 @@ Transform = Callable[[str, str, Any], Any]
 
 def _with_secrets(exposition: Mapping[str, Any], transform: Transform) -> dict[str, Any]:
     """A copy of `exposition` whose secret places went through `transform`."""
-    return {**exposition, "members": [_member_with(member, transform) for member in exposition["members"]]}
+    changed = {**exposition, "members": [_member_with(member, transform) for member in exposition["members"]]}
+    inbound = exposition.get("inbound")
+    introspection = inbound.get("introspection") if isinstance(inbound, Mapping) else None
+    if isinstance(inbound, Mapping) and isinstance(introspection, Mapping) and "values" in introspection:
+        members = exposition["members"]
+        plan = str(members[0].get("plan", "")) if members else ""
+        values = transform(plan, "inbound/introspection/values", introspection["values"])
+        changed["inbound"] = {**inbound, "introspection": {**introspection, "values": values}}
+    return changed
 
 
 def _member_with(member: Mapping[str, Any], transform: Transform) -> dict[str, Any]:

@@ -31,7 +31,15 @@ router = APIRouter()
 
 
 def plan_view(plan: Plan, api_key: str | None = None) -> PlanResult:
-    return view(PlanResult, plan, inbound_mode=plan.inbound.get("mode", "none"), api_key=api_key)
+    inbound = plan.inbound
+    return view(
+        PlanResult,
+        plan,
+        inbound_mode=inbound.get("mode", "none"),
+        oauth=inbound.get("oauth"),
+        introspection_secret_id=inbound.get("introspection_secret_id"),
+        api_key=api_key,
+    )
 
 
 def _plan_values(fields: PlanFields) -> dict[str, Any]:

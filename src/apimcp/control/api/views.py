@@ -220,7 +220,19 @@ class PlanFields(Input):
         default=None, description="the backend secrets every call carries (e.g. an API key and a client id)"
     )
     tls_secret_id: str | None = Field(default=None, description="a tls secret (CA, client certificate) for the backend")
-    inbound_mode: Literal["none", "api_key"] | None = None
+    inbound_mode: Literal["none", "api_key", "oauth"] | None = None
+    oauth: dict[str, Any] | None = Field(
+        default=None,
+        description="inbound_mode oauth: {issuers, jwks_uri, audiences, audience_check, scopes, tool_scopes, "
+        "leeway_seconds, algorithms}",
+    )
+    introspection_secret_id: str | None = Field(
+        default=None, description="an oauth_introspection secret: opaque tokens are checked by RFC 7662 introspection"
+    )
+    header_policy: dict[str, Any] | None = Field(
+        default=None, description="which client headers backends receive: {allow, deny, rename, passthrough, forwarded}"
+    )
+    audit: bool | None = Field(default=None, description="one audit event per request and refused authentication")
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
@@ -245,6 +257,10 @@ class PlanView(View):
     secret_ids: list[str]
     tls_secret_id: str | None
     inbound_mode: str
+    oauth: dict[str, Any] | None = None
+    introspection_secret_id: str | None = None
+    header_policy: dict[str, Any] | None
+    audit: bool
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

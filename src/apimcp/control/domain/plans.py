@@ -18,8 +18,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from apimcp.auth.settings import OAuthSettingsError, parse_oauth
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.codec import decode_service
+from apimcp.catalog.naming import fit
 from apimcp.catalog.selection import unmatched
 from apimcp.control import changes
 from apimcp.control.domain import tokens
@@ -27,14 +29,16 @@ from apimcp.control.domain.common import check_name, get_owned
 from apimcp.control.domain.tokens import Caller
 from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, PlanSecret, Secret, Service
+from apimcp.control.secret_kinds import INBOUND
+from apimcp.forwarding.policy import HeaderPolicyError, normalized
 
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")  # fmt: skip
-INBOUND_MODES = ("none", "api_key")
+INBOUND_MODES = ("none", "api_key", "oauth")
 _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
-     "tls_secret_id", "inbound_mode",
+     "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
      "cache", "artifacts", "tool_prefix", "output_schemas"}
 )  # fmt: skip
 
@@ -98,19 +102,72 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         plan.output_schemas = bool(values["output_schemas"])
     if "description" in values:
         plan.description = values["description"]
+    if "header_policy" in values:
+        try:
+            plan.header_policy = normalized(values["header_policy"], "header_policy")
+        except HeaderPolicyError as exc:
+            raise Invalid(str(exc), field=exc.field) from None
+    if "audit" in values:
+        if not isinstance(values["audit"], bool):
+            raise Invalid("audit is true or false", field="audit")
+        plan.audit = values["audit"]
     if plan.backend_endpoint is None and not decode_service(service.compiled).servers:
         raise Invalid(
             f"{service.name} declares no servers: the plan needs a backend endpoint", field="backend_endpoint"
         )
     mode = values.get("inbound_mode")
     if mode is None:
+        if "oauth" in values or "introspection_secret_id" in values:
+            if plan.inbound.get("mode") != "oauth":
+                raise Invalid("OAuth settings apply to plans whose inbound_mode is oauth", field="oauth")
+            _set_oauth(session, plan, service, values)
         return None
     if mode not in INBOUND_MODES:
         raise Invalid(f"inbound security is one of {', '.join(INBOUND_MODES)}", field="inbound_mode")
     if mode == "none":
         plan.inbound = {"mode": "none"}
         return None
+    if mode == "oauth":
+        _set_oauth(session, plan, service, values)
+        return None
     return renew_api_key(plan)
+
+
+def _set_oauth(session: Session, plan: Plan, service: Service, values: Mapping[str, Any]) -> None:
+    """Check and set the plan's OAuth settings (given now, or kept from before) and its introspection secret."""
+    previous = plan.inbound if plan.inbound.get("mode") == "oauth" else {}
+    raw = values.get("oauth", previous.get("oauth"))
+    if raw is None:
+        raise Invalid("an OAuth plan needs oauth settings: at least the issuers it trusts", field="oauth")
+    try:
+        settings = parse_oauth(raw, "oauth")
+    except OAuthSettingsError as exc:
+        raise Invalid(str(exc), field=exc.field) from None
+    tools = _tool_names(session, plan, service)
+    unknown = sorted(set(settings.tool_scopes) - tools)
+    if unknown:
+        raise Invalid(f"oauth.tool_scopes names {unknown[0]!r}, which is not a tool of this plan",
+                      field=f"oauth.tool_scopes.{unknown[0]}")  # fmt: skip
+    introspection = values.get("introspection_secret_id", previous.get("introspection_secret_id"))
+    if introspection is not None:
+        secret = get_owned(session, Secret, plan.organization_id, introspection, "secret")
+        if secret.kind != "oauth_introspection":
+            raise Invalid(f"the introspection secret must be of kind oauth_introspection, not {secret.kind}",
+                          field="introspection_secret_id")  # fmt: skip
+    plan.inbound = {"mode": "oauth", "oauth": settings.public()}
+    if introspection is not None:
+        plan.inbound["introspection_secret_id"] = introspection
+
+
+def _tool_names(session: Session, plan: Plan, service: Service) -> set[str]:
+    """Every tool name the plan's expositions may offer: its operations (as prefixed) and attached custom tools."""
+    operations = decode_service(service.compiled).operations
+    names = {fit(op.tool_name, plan.tool_prefix) if plan.tool_prefix else op.tool_name for op in operations}
+    rows = session.execute(select(Artifact.kind, Artifact.capabilities).where(Artifact.service_id == service.id))
+    for kind, capabilities in rows:
+        if kind == "CustomTools":
+            names.update(str(c) for c in capabilities or ())
+    return names
 
 
 def _artifact_selection(session: Session, service: Service, given: Any) -> list[str]:
@@ -154,6 +211,8 @@ def _set_secrets(session: Session, plan: Plan, service: Service, values: Mapping
         secret = get_owned(session, Secret, plan.organization_id, secret_id, "secret")
         if secret.kind == "tls":
             raise Invalid(f"a tls secret goes in tls_secret_id, not {field}", field=where)
+        if secret.kind in INBOUND:
+            raise Invalid(f"an {secret.kind} secret goes in introspection_secret_id, not {field}", field=where)
         if secret.kind == "api_key":
             problem = api_key_problem(service.kind, secret.fields["name"], secret.fields.get("location", "header"))
             if problem is not None:
@@ -230,7 +289,7 @@ def update(session: Session, organization_id: str, plan_id: str, values: Mapping
     return plan, key
 
 
-_SECRET_FIELDS = ("secret_id", "secret_ids", "tls_secret_id")
+_SECRET_FIELDS = ("secret_id", "secret_ids", "tls_secret_id", "introspection_secret_id")
 
 
 def check_secret_use(caller: Caller, values: Mapping[str, Any], plan: Plan | None = None) -> None:
@@ -262,7 +321,13 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "tool_prefix": source.tool_prefix,
         "output_schemas": source.output_schemas,
         "inbound_mode": source.inbound.get("mode", "none"),
+        "header_policy": source.header_policy,
+        "audit": source.audit,
     }
+    if source.inbound.get("mode") == "oauth":
+        values["oauth"] = source.inbound["oauth"]
+        if source.inbound.get("introspection_secret_id"):
+            values["introspection_secret_id"] = source.inbound["introspection_secret_id"]
     return create(session, organization_id, source.service_id, name, values)
 
 
