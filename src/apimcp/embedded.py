@@ -23,7 +23,7 @@ from apimcp import __version__
 from apimcp.backends.rest import close_session, new_session
 from apimcp.control import changes, snapshot
 from apimcp.control.api.app import create_api
-from apimcp.control.domain import gateways
+from apimcp.control.domain import audit, gateways
 from apimcp.control.models import Organization
 from apimcp.control.plane import ControlPlane
 from apimcp.control.setup import bootstrap, open_plane
@@ -74,6 +74,13 @@ class LocalSource(SnapshotSource):
     def _latest(self) -> int:
         with self._plane.session() as session:
             return changes.latest(session)
+
+    async def report_audit(self, events: list[dict[str, Any]]) -> None:
+        await asyncio.to_thread(self._record, events)
+
+    def _record(self, events: list[dict[str, Any]]) -> None:
+        with self._plane.session() as session:
+            audit.record(session, None, events)
 
 
 class EmbeddedApp:

@@ -11,7 +11,7 @@ that masks nothing, so its calls do no work here.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from apimcp.backends.base import CallExtras
 from apimcp.backends.credentials import (
@@ -26,7 +26,8 @@ from apimcp.backends.credentials import (
     placed_values,
     secret_values,
 )
-from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, TokenClient
+from apimcp.backends.oauth_client import ClientCredentials, ClientCredentialsTokens, CredentialError, TokenClient
+from apimcp.backends.secret_refs import UnresolvedReference, has_reference, resolve
 from apimcp.backends.targets import clash_problem
 from apimcp.safety.masking import NO_MASK, SecretMask
 
@@ -99,34 +100,62 @@ class BackendAccess:
         self._mask = SecretMask(values)
         self._tokens: ClientCredentialsTokens | None = None
         self._current: tuple[Placement, Access] | None = None
+        self._referencing = static if any(has_reference(v) for c in static for v in secret_values(c)) else []
+        """Static credentials whose values name the gateway's environment (`${env:NAME}`): resolved per call."""
+        self._resolved: tuple[tuple[str, ...], Placement, SecretMask] | None = None
         self.fixed: Access | None = None
-        """The access of every call when it never changes (no OAuth): no await needed."""
+        """The access of every call when it never changes (no OAuth, no references): no await needed."""
         if oauth:
             if session is None:
                 raise ValueError("OAuth client credentials need an HTTP session to fetch tokens with")
             self._tokens = ClientCredentialsTokens(session, oauth[0])  # two would clash on Authorization
-        else:
+        elif not self._referencing:
             self.fixed = Access(self._static, self._mask, check(self._static)) if given else NO_ACCESS
 
     async def current(self) -> Access:
-        """The access of the next call; raises `CredentialError` when an access token cannot be obtained."""
-        if self._tokens is None:
-            assert self.fixed is not None
+        """The access of the next call; raises `CredentialError` when an access token cannot be obtained or a
+        reference cannot be resolved."""
+        if self.fixed is not None:
             return self.fixed
+        static, mask = self._static, self._mask
+        if self._referencing:
+            static, mask = self._resolve()
+        if self._tokens is None:
+            return Access(static, mask, self._check(static))
         tokens = await self._tokens.placement()
         cached = self._current
-        if cached is not None and cached[0] is tokens:
+        if cached is not None and cached[0] is tokens and not self._referencing:
             return cached[1]
-        placement = merged(self._static, tokens)
-        access = Access(placement, self._mask + SecretMask(placed_values(tokens)), self._check(placement))
+        placement = merged(static, tokens)
+        access = Access(placement, mask + SecretMask(placed_values(tokens)), self._check(placement))
         self._current = (tokens, access)
         return access
+
+    def _resolve(self) -> tuple[Placement, SecretMask]:
+        """The static credentials with their references resolved now (the environment may change between calls);
+        the placement and mask are reused while the resolved values stay the same."""
+        try:
+            resolved = [_resolved(c) for c in self._referencing]
+        except UnresolvedReference as exc:
+            raise CredentialError(str(exc)) from None
+        values = tuple(v for c in resolved for v in secret_values(c))
+        if self._resolved is None or self._resolved[0] != values:
+            self._resolved = (values, place_all(resolved), SecretMask(values))
+        return self._resolved[1], self._resolved[2]
 
     def with_extras(self, access: Access, extras: CallExtras) -> Access:
         return with_extras(access, extras, self._check)
 
 
 NO_ACCESS = Access(Placement(), NO_MASK)
+
+
+def _resolved(credentials: Credentials) -> Credentials:
+    if isinstance(credentials, Bearer):
+        return replace(credentials, token=resolve(credentials.token))
+    if isinstance(credentials, Basic):
+        return replace(credentials, username=resolve(credentials.username), password=resolve(credentials.password))
+    return replace(credentials, value=resolve(credentials.value))
 
 
 def with_extras(access: Access, extras: CallExtras, check: PlacementCheck = http_problem) -> Access:

@@ -26,6 +26,7 @@ from apimcp.backends.oauth_http import (
     host_of,
     post_form,
 )
+from apimcp.backends.secret_refs import UnresolvedReference, resolve
 
 __all__ = ["ClientCredentials", "ClientCredentialsTokens", "CredentialError", "TokenClient", "TokenSession"]
 
@@ -82,9 +83,13 @@ class ClientCredentialsTokens:
             form["scope"] = " ".join(c.scopes)
         if c.audience:
             form["audience"] = c.audience
-        authorization = basic_authorization(c.client_id, c.client_secret)
+        try:  # references to the gateway's environment are resolved when a token is fetched
+            client_id, client_secret = resolve(c.client_id), resolve(c.client_secret)
+        except UnresolvedReference as exc:
+            raise CredentialError(str(exc)) from None
+        authorization = basic_authorization(client_id, client_secret)
         body = await post_form(
-            self._session, c.token_url, form, "token endpoint", authorization=authorization, secrets=(c.client_secret,)
+            self._session, c.token_url, form, "token endpoint", authorization=authorization, secrets=(client_secret,)
         )
         token = access_token_of(body, f"token endpoint at {host_of(c.token_url)}")
         self._renew_at = time.monotonic() + token_lifetime(body)

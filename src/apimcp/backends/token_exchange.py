@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from apimcp.backends.credentials import Placement
 from apimcp.backends.oauth_client import access_token_of, token_lifetime
 from apimcp.backends.oauth_http import CredentialError, TokenClient, basic_authorization, host_of, post_form
+from apimcp.backends.secret_refs import UnresolvedReference, resolve
 
 GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token"
@@ -79,13 +80,17 @@ class TokenExchanger:
             form["scope"] = " ".join(e.scopes)
         if e.requested_token_type:
             form["requested_token_type"] = e.requested_token_type
+        try:
+            client_secret = resolve(e.client_secret)
+        except UnresolvedReference as exc:
+            raise CredentialError(str(exc)) from None
         body = await post_form(
             self._client,
             e.token_url,
             form,
             "token exchange endpoint",
-            authorization=basic_authorization(e.client_id, e.client_secret),
-            secrets=(e.client_secret, subject_token),
+            authorization=basic_authorization(e.client_id, client_secret),
+            secrets=(client_secret, subject_token),
         )
         return access_token_of(body, f"token exchange endpoint at {host_of(e.token_url)}"), token_lifetime(body)
 

@@ -151,7 +151,14 @@ def create_secret(
     api_key (fields: name, location=header|query|cookie; values: value);
     oauth_client_credentials (fields: token_url, client_id, scopes, audience; values: client_secret);
     tls, for the backend connection (fields: ca; values: certificate, private_key; all PEM, e.g.
-    --field-file ca=ca.pem --value-file certificate=client.pem --value-file private_key=client-key.pem).
+    --field-file ca=ca.pem --value-file certificate=client.pem --value-file private_key=client-key.pem);
+    user_token, each user pastes their own (fields: header, scheme, message; no values);
+    user_oauth, each user connects their account (fields: authorization_url, token_url, client_id, scopes,
+    resource; values: client_secret, optional);
+    oauth_token_exchange, RFC 8693 on the caller's behalf (fields: token_url, client_id, audience, resource,
+    scopes; values: client_secret);
+    oauth_introspection, for a plan's opaque tokens (fields: url, client_id; values: client_secret).
+    A value may be a reference the gateways resolve from their environment: --value 'token=${env:API_TOKEN}'.
     """
     kind = _secret_kind(kind)
     api = client()

@@ -63,6 +63,10 @@ def _secret_bodies(key: str, service: ServiceConfig) -> list[dict[str, Any]]:
                     "values": {"value": credentials.value},
                 }
             )
+    bodies.extend(  # each user's own: the control plane keeps how to ask for them
+        {"name": f"{key}-{c['name']}", "kind": c["kind"], "fields": c["fields"], "values": c["values"]}
+        for c in service.per_user_credentials(key)
+    )
     return bodies
 
 
@@ -130,6 +134,7 @@ def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[st
         "tool_prefix": service.tool_prefix,
         "secret_ids": secret_ids,
         "artifacts": [_artifact_name(location) for location in service.artifacts],
+        "header_policy": service.header_policy,
         **hints,
     }
 
@@ -140,14 +145,24 @@ def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dic
     for name, exposition in expositions.items():
         if key not in exposition.services:
             continue
-        hints = {
+        hints: dict[str, Any] = {
             "cache": {m: h.model_dump() for m, h in exposition.cache.items()},
             "output_schemas": exposition.output_schemas,
+            "audit": exposition.audit,
         }
+        auth = exposition.auth
+        if auth is not None and auth.api_key is not None:
+            fail(f"exposition {name!r}: a control plane issues plans' API keys itself: remove auth.api_key and run "
+                 "`apimcp plan update <plan> --inbound api_key`", EXIT_USAGE)  # fmt: skip
+        if auth is not None and auth.oauth is not None:
+            hints["inbound_mode"] = "oauth"
+            hints["oauth"] = auth.inbound()["oauth"]
+            if auth.introspection is not None:
+                hints["introspection"] = auth.introspection
         if chosen is not None and hints != chosen:
             fail(
-                f"expositions of service {key!r} set different cache hints or output_schemas; a plan has one "
-                f"setting (exposition {name!r})",
+                f"expositions of service {key!r} set different cache hints, output_schemas, audit or auth; a plan "
+                f"has one setting (exposition {name!r})",
                 EXIT_USAGE,
             )
         chosen = hints
@@ -200,7 +215,15 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
             secret_id, action = _secret(api, body)
             secret_ids.append(secret_id)
             done.append({"object": "secret", "name": body["name"], "action": action})
-        values = _plan_for(service, hints[key], secret_ids)
+        plan_hints = dict(hints[key])
+        introspection = plan_hints.pop("introspection", None)
+        if introspection is not None:
+            body = {"name": f"{key}-introspection", "kind": "oauth_introspection",
+                    "fields": {"url": introspection.url, "client_id": introspection.client_id},
+                    "values": {"client_secret": introspection.client_secret.value()}}  # fmt: skip
+            plan_hints["introspection_secret_id"], action = _secret(api, body)
+            done.append({"object": "secret", "name": body["name"], "action": action})
+        values = _plan_for(service, plan_hints, secret_ids)
         existing = [p for p in api.get("/plans", service_id=imported["id"]) if p["name"] == key]
         if existing:
             plans[key] = api.patch(f"/plans/{existing[0]['id']}", values)["id"]

@@ -10,6 +10,18 @@ import typer
 from apimcp.cli import output
 from apimcp.cli.client import ControlPlaneClient
 from apimcp.cli.common import EXIT_USAGE, client, fail, find, find_service, pairs, reporting
+from apimcp.cli.identity_options import (
+    Audience,
+    AudienceCheck,
+    Audit,
+    HeaderPolicy,
+    IntrospectionSecret,
+    Issuer,
+    JwksUri,
+    Scope,
+    ToolScope,
+    identity_values,
+)
 from apimcp.cli.output import Format, OutputOption
 
 plan_app = typer.Typer(
@@ -65,7 +77,10 @@ Secret = Annotated[
 TlsSecret = Annotated[
     str | None, typer.Option(help="A secret of kind tls (CA, client certificate) for the backend; '' removes it.")
 ]
-Inbound = Annotated[str | None, typer.Option(help="Client authentication: none, or api_key (a key is shown once).")]
+Inbound = Annotated[
+    str | None,
+    typer.Option(help="Client authentication: none, api_key (a key is shown once), or oauth (with --issuer...)."),
+]
 Cache = Annotated[list[str], typer.Option(help="Cache hint METHOD=TTL_MS[:public|private], e.g. tools/list=60000.")]
 Prefix = Annotated[str | None, typer.Option("--tool-prefix", help="Prefix of every tool name of this plan.")]
 Artifacts = Annotated[
@@ -142,13 +157,23 @@ def create_plan(
     artifact: Artifacts = [],
     output_schemas: Schemas = None,
     description: Description = None,
+    issuer: Issuer = [],
+    jwks_uri: JwksUri = None,
+    audience: Audience = [],
+    audience_check: AudienceCheck = None,
+    scope: Scope = [],
+    tool_scope: ToolScope = [],
+    introspection_secret: IntrospectionSecret = None,
+    header_policy: HeaderPolicy = None,
+    audit: Audit = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Create a plan for a service."""
     api = client()
     with reporting():
         found = find_service(api, service)
-        values = _plan_values(api, locals())
+        given = locals()
+        values = {**_plan_values(api, given), **identity_values(api, given)}
         plan = api.post("/plans", {"name": name, "service_id": found["id"], **values})
     _show_plan(plan, out, f"Created plan {plan['name']} ({plan['id']})")
 
@@ -189,13 +214,23 @@ def update_plan(
     artifact: Artifacts = [],
     output_schemas: Schemas = None,
     description: Description = None,
+    issuer: Issuer = [],
+    jwks_uri: JwksUri = None,
+    audience: Audience = [],
+    audience_check: AudienceCheck = None,
+    scope: Scope = [],
+    tool_scope: ToolScope = [],
+    introspection_secret: IntrospectionSecret = None,
+    header_policy: HeaderPolicy = None,
+    audit: Audit = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Change a plan; gateways serve the change within a second. Give '' to clear a list (--include '')."""
     api = client()
     with reporting():
         found = find(api, "/plans", plan, "plan")
-        values = _plan_values(api, locals())
+        given = locals()
+        values = {**_plan_values(api, given), **identity_values(api, given, found)}
         if not values:
             fail("nothing to change: give at least one option (see --help)", EXIT_USAGE)
         updated = api.patch(f"/plans/{found['id']}", values)

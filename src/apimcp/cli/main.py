@@ -15,6 +15,7 @@ from apimcp import __version__
 from apimcp.cli import (
     access_commands,
     apply_command,
+    audit_commands,
     catalog_commands,
     exposure_commands,
     gateway_key_commands,
@@ -58,6 +59,7 @@ app.command("import")(catalog_commands.import_command)
 app.command("attach")(catalog_commands.attach_command)
 app.command("detach")(catalog_commands.detach_command)
 app.command()(apply_command.apply)
+app.command()(audit_commands.audit)
 app.add_typer(catalog_commands.service_app, name="service")
 app.add_typer(exposure_commands.plan_app, name="plan")
 app.add_typer(exposure_commands.expo_app, name="expo")

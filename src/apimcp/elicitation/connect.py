@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 from apimcp.backends.oauth_client import access_token_of, token_lifetime
 from apimcp.backends.oauth_http import CredentialError, TokenClient, basic_authorization, host_of, post_form
+from apimcp.backends.secret_refs import UnresolvedReference, resolve
 from apimcp.elicitation.secrets import OAuthClient
 
 
@@ -43,11 +44,15 @@ def authorization_url(client: OAuthClient, redirect_uri: str, state: str, verifi
 
 async def _token_request(session: TokenClient, client: OAuthClient, form: dict[str, str]) -> dict[str, Any]:
     authorization = None
-    if client.client_secret:
-        authorization = basic_authorization(client.client_id, client.client_secret)
+    try:
+        client_secret = resolve(client.client_secret) if client.client_secret else None
+    except UnresolvedReference as exc:
+        raise CredentialError(str(exc)) from None
+    if client_secret:
+        authorization = basic_authorization(client.client_id, client_secret)
     else:
         form["client_id"] = client.client_id  # a public client
-    secrets = tuple(s for s in (client.client_secret, form.get("code"), form.get("refresh_token")) if s)
+    secrets = tuple(s for s in (client_secret, form.get("code"), form.get("refresh_token")) if s)
     body = await post_form(
         session, client.token_url, form, "token endpoint", authorization=authorization, secrets=secrets
     )

@@ -30,6 +30,8 @@ from apimcp.sealing.keys import GatewayPublicKey
 log = logging.getLogger("apimcp.gateway.sync")
 LONG_POLL_SECONDS = 25.0
 MAX_BACKOFF_SECONDS = 5.0
+AUDIT_INTERVAL_SECONDS = 1.0
+AUDIT_BATCH = 1000
 
 
 class SnapshotSource(ABC):
@@ -40,6 +42,9 @@ class SnapshotSource(ABC):
     @abstractmethod
     async def wait_for_change(self, revision: int) -> None:
         """Return once a revision newer than `revision` may exist (or after a while, to check)."""
+
+    async def report_audit(self, events: list[dict[str, Any]]) -> None:  # noqa: B027 - optional: sources may keep none
+        """Hand audit events to the control plane (the default keeps none); raises when they did not arrive."""
 
 
 class Refused(Exception):
@@ -97,6 +102,17 @@ class HttpSource(SnapshotSource):
                 raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")
             result: Mapping[str, Any] = orjson.loads(await response.read())
             return result
+
+    async def report_audit(self, events: list[dict[str, Any]]) -> None:
+        async with self._session.post(
+            f"{self._url}/api/v1/gateway/audit",
+            data=orjson.dumps({"events": events}),
+            headers={**self._headers, "Content-Type": "application/json"},
+            timeout=aiohttp.ClientTimeout(total=30),
+            ssl=self._tls,
+        ) as response:
+            if response.status != 202:
+                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")
 
     async def wait_for_change(self, revision: int) -> None:
         async with self._session.get(
@@ -165,16 +181,41 @@ class GatewaySync:
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
 
+async def report_audit(runtime: GatewayRuntime, source: SnapshotSource) -> None:
+    """Send the runtime's audit events to the source every second, in batches; what could not be sent waits for
+    the next try (bounded by the sink: the oldest go first when it is full)."""
+    sink = runtime.audit
+    while True:
+        await asyncio.sleep(AUDIT_INTERVAL_SECONDS)
+        while events := sink.drain(AUDIT_BATCH):
+            try:
+                await source.report_audit(events)
+            except asyncio.CancelledError:
+                sink.requeue(events)
+                raise
+            except Exception as exc:
+                sink.requeue(events)
+                log.info("audit events not delivered yet (%s); %d waiting", exc, len(events))
+                break
+
+
 @asynccontextmanager
 async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIterator[GatewaySync]:
-    """`runtime` kept in step with `source` while the block runs; afterwards the follower stops and the
-    runtime ends its streams and closes its backend connections."""
+    """`runtime` kept in step with `source` while the block runs, its audit events reported; afterwards the
+    follower stops, a last batch of audit events is sent, and the runtime ends its streams and closes its backend
+    connections."""
     sync = GatewaySync(runtime, source)
-    follower = asyncio.create_task(sync.run())
+    tasks = [asyncio.create_task(sync.run()), asyncio.create_task(report_audit(runtime, source))]
     try:
         yield sync
     finally:
-        follower.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await follower
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        with contextlib.suppress(Exception):
+            events = runtime.audit.drain(AUDIT_BATCH)
+            if events:
+                await asyncio.wait_for(source.report_audit(events), 5)
         await runtime.close()

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from apimcp import __version__
-from apimcp.control.api import access_routes, catalog_routes, exposure_routes, key_routes, sync_routes
+from apimcp.control.api import access_routes, audit_routes, catalog_routes, exposure_routes, key_routes, sync_routes
 from apimcp.control.api.request_limits import RequestLimits
 from apimcp.control.errors import DomainError
 from apimcp.control.plane import ControlPlane
@@ -44,7 +44,7 @@ def create_api(plane: ControlPlane) -> FastAPI:
     )
     app.state.plane = plane
     app.add_middleware(RequestLimits, limits=plane.limits, is_upload=is_upload)
-    for module in (catalog_routes, exposure_routes, access_routes, key_routes, sync_routes):
+    for module in (catalog_routes, exposure_routes, access_routes, key_routes, sync_routes, audit_routes):
         app.include_router(module.router, prefix="/api/v1")
 
     @app.exception_handler(DomainError)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Response, status
 
 from apimcp.control import changes, snapshot
 from apimcp.control.api.auth import GatewayCaller, Plane
-from apimcp.control.api.views import GatewayRegistration, Revision
-from apimcp.control.domain import gateway_keys, gateways
+from apimcp.control.api.views import AuditBatch, AuditKept, GatewayRegistration, Revision
+from apimcp.control.domain import audit, gateway_keys, gateways
 
 router = APIRouter(prefix="/gateway", tags=["gateway sync"])
 LONG_POLL_SECONDS = 25.0
@@ -53,3 +53,11 @@ def _latest(plane: Plane, organization_id: str, gateway_name: str | None) -> int
         if gateway_name is not None:
             gateways.touch(session, organization_id, gateway_name)
         return changes.latest(session, organization_id)
+
+
+@router.post("/audit", response_model=AuditKept, status_code=status.HTTP_202_ACCEPTED)
+def report_audit(body: AuditBatch, caller: GatewayCaller, plane: Plane) -> AuditKept:
+    """Audit events of the gateway's expositions; events of other organizations' expositions are dropped."""
+    with plane.session() as session:
+        kept, dropped = audit.record(session, caller.organization_id, body.events)
+    return AuditKept(kept=kept, dropped=dropped)

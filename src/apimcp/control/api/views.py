@@ -180,7 +180,17 @@ class ArtifactDeletionView(View):
 
 class SecretInput(Input):
     name: str
-    kind: Literal["bearer", "basic", "api_key", "oauth_client_credentials", "tls"]
+    kind: Literal[
+        "bearer",
+        "basic",
+        "api_key",
+        "oauth_client_credentials",
+        "tls",
+        "user_token",
+        "user_oauth",
+        "oauth_token_exchange",
+        "oauth_introspection",
+    ]
     fields: dict[str, Any] = Field(default_factory=dict)
     values: dict[str, str] = Field(default_factory=dict, description="secret values: stored sealed, never returned")
     description: str | None = None
@@ -337,6 +347,15 @@ class GatewayRegistration(Input):
     public_key: str | None = Field(
         default=None, description="the gateway's public key (registered as a gateway key): secrets are sealed to it"
     )
+
+
+class AuditBatch(Input):
+    events: list[dict[str, Any]] = Field(max_length=1000)
+
+
+class AuditKept(View):
+    kept: int
+    dropped: int
 
 
 class GatewayKeyInput(Input):
