@@ -132,17 +132,17 @@ def modern_request(
     return body, headers
 
 
-def open_session(url: str, version: str = "2025-11-25") -> dict[str, str]:
-    """Initialize a session and return the headers later requests carry."""
+def open_session(url: str, version: str = "2025-11-25", extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Initialize a session (sending `extra` headers, a token say) and return the headers later requests carry."""
     init = {
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
         "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "wrk", "version": "1"}},
     }
-    response_headers, _ = post(url, init, {})
+    response_headers, _ = post(url, init, extra or {})
     headers = {"Mcp-Session-Id": response_headers["mcp-session-id"], "MCP-Protocol-Version": version}
-    post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, {**(extra or {}), **headers})
     return headers
 
 

@@ -116,6 +116,7 @@ async def embedded(
     prepare: Callable[[ControlPlane], None] | None = None,
     fetch_policy: AddressPolicy | None = None,
     settings: Settings | None = None,
+    public_url: str | None = None,
 ) -> AsyncIterator[Started]:
     """The control plane opened and its gateway following it, in the running loop, until the block ends.
 
@@ -140,7 +141,9 @@ async def embedded(
         await asyncio.to_thread(prepare, plane)
     session = new_session()
     key = GatewayKey.generate()  # in memory only: this process's gateway is the only one that reads its snapshots
-    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy, script_limits=limits.scripts)
+    runtime = GatewayRuntime(
+        session, options, key=key, fetch_policy=fetch_policy, script_limits=limits.scripts, public_url=public_url
+    )
     try:
         async with following(runtime, LocalSource(plane, key.public)) as sync:
             await asyncio.wait_for(sync.first_applied.wait(), 60)
@@ -165,6 +168,7 @@ async def serve_embedded(
     tls: ServerTls | None = None,
     fetch_policy: AddressPolicy | None = None,
     settings: Settings | None = None,
+    public_url: str | None = None,
 ) -> None:
     """Open the control plane, serve it with its gateway until interrupted."""
     limits = settings or Settings()
@@ -175,6 +179,7 @@ async def serve_embedded(
         prepare=prepare,
         fetch_policy=fetch_policy,
         settings=limits,
+        public_url=public_url,
     ) as started:
         if on_ready is not None:
             outcome = on_ready(started)

@@ -47,6 +47,14 @@ Host = Annotated[str, typer.Option(help="Interface to listen on.")]
 AllowedHosts = Annotated[
     list[str], typer.Option("--allowed-host", help="A host name clients use besides loopback (DNS-rebinding guard).")
 ]
+PublicUrl = Annotated[
+    str | None,
+    typer.Option(
+        envvar="APIMCP_PUBLIC_URL",
+        help="The origin clients reach this server at (https://mcp.example.com): OAuth resource identifiers and "
+        "elicitation links are built on it (default: each request's scheme and Host).",
+    ),
+]
 DataDir = Annotated[
     Path | None, typer.Option(help="Where the database and keys live (default: $APIMCP_HOME or ~/.local/share/apimcp).")
 ]
@@ -169,6 +177,7 @@ def serve(
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
+    public_url: PublicUrl = None,
 ) -> None:
     """Run apimcp: control plane + gateway in one process (default), or a gateway for a config file.
 
@@ -192,6 +201,7 @@ def serve(
             tls,
             fetch_policy(fetch_allow),
             limits,
+            public_url,
         )
         return
     from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config  # noqa: PLC0415
@@ -205,7 +215,8 @@ def serve(
                 openapi=openapi or "", backend=backend, include=tuple(include), exclude=tuple(exclude)
             )
             gateway_config = GatewayConfig(services={"api": service})
-        overrides: dict[str, object] = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+        given = (("host", host), ("port", port), ("public_url", public_url))
+        overrides: dict[str, object] = {k: v for k, v in given if v is not None}
         if allowed_host:
             overrides["allowed_hosts"] = (*gateway_config.server.allowed_hosts, *allowed_host)
         if fetch_allow:
@@ -279,6 +290,7 @@ def _serve_embedded(
     tls: ServerTls | None,
     policy: AddressPolicy,
     limits: Settings,
+    public_url: str | None,
 ) -> None:
     _log_to_stderr()
     from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
@@ -296,6 +308,7 @@ def _serve_embedded(
                 tls=tls,
                 fetch_policy=policy,
                 settings=limits,
+                public_url=public_url,
             )
         )
     except ValueError as exc:  # bad key file or key variable
@@ -374,6 +387,7 @@ def gateway(
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
+    public_url: PublicUrl = None,
 ) -> None:
     """Run a gateway that follows a control plane (`apimcp gateway list` lists the registered ones)."""
     if ctx.invoked_subcommand is not None:
@@ -423,6 +437,7 @@ def gateway(
             fetch_policy=policy,
             head_limits=limits.head,
             script_limits=limits.scripts,
+            public_url=public_url,
         )
     )
 

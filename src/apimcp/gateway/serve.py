@@ -80,6 +80,7 @@ async def serve_connected_gateway(
     fetch_policy: AddressPolicy | None = None,
     head_limits: HeadLimits | None = None,
     script_limits: ScriptLimits | None = None,
+    public_url: str | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
@@ -88,7 +89,9 @@ async def serve_connected_gateway(
     Snapshots are sealed to `key`, whose public half must be registered with the control plane.
     """
     session = new_session()
-    runtime = GatewayRuntime(session, options, key=key, fetch_policy=fetch_policy, script_limits=script_limits)
+    runtime = GatewayRuntime(
+        session, options, key=key, fetch_policy=fetch_policy, script_limits=script_limits, public_url=public_url
+    )
     try:
         source = HttpSource(
             session, control_plane, token, name, key.public, labels, allow_http=allow_http, tls=control_plane_tls

@@ -1,0 +1,178 @@
+"""`tools/call` behind OAuth (JWT access tokens verified against a JWK set) vs the same tool without inbound
+authentication, side by side in one run.
+
+One `apimcp serve` (CPU 0) serves `bench/item_api.yaml` twice: `open` (no inbound authentication) and `jwt`
+(OAuth: issuer, audience, a scope). The issuer is bench/jwks_server.py on CPU 1: it serves its metadata and
+JWK set (an ES256 key made at start), which the gateway fetches once; this script signs the tokens with the
+same key. nginx serves the item on CPU 1, and wrk (CPU 1, 64 connections) sends:
+
+- `open`: no token;
+- `jwt, one token`: the same token on every request, as a client does until it expires (the gateway verifies
+  it once and then finds it in its cache of verified tokens);
+- `jwt, 20,000 tokens`: a different token on each request, cycling through more tokens than the gateway
+  caches (10,000), so that every request verifies a signature: the worst case.
+
+Rows are same-round ratios to `open`, in both eras; every answer is checked once before measuring.
+
+    python -m bench.auth_bench [--rounds 3] [--duration 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jwt
+
+from bench import harness
+from bench.gateway_bench import ITEM_SPEC, start_nginx
+from bench.harness import Scenario
+
+SESSION = "2025-11-25 session"
+MODERN = "2026-07-28 stateless"
+POOL = 20_000
+
+
+def start_issuer(directory: Path) -> tuple[subprocess.Popen[bytes], str, dict[str, str]]:
+    port = harness.free_port()
+    key_file = directory / "issuer-key.json"
+    command = [sys.executable, "-m", "bench.jwks_server", "--port", str(port), "--key-out", str(key_file)]
+    process = harness.start_pinned(1, command, port, "the JWK set server")
+    for _ in range(50):
+        if key_file.exists() and key_file.stat().st_size:
+            break
+        time.sleep(0.1)
+    return process, f"http://127.0.0.1:{port}", json.loads(key_file.read_text())
+
+
+def write_config(directory: Path, nginx: str, issuer: str, public: str) -> Path:
+    config = directory / "auth-gateway.yaml"
+    config.write_text(
+        f"""
+services:
+  item: {{openapi: {ITEM_SPEC}, name: item, version: "1", backend: "{nginx}"}}
+expositions:
+  open: {{services: [item]}}
+  jwt:
+    services: [item]
+    auth: {{oauth: {{issuers: ["{issuer}"], scopes: [items:read]}}}}
+server:
+  public_url: {public}
+  fetch_allow: [127.0.0.1]
+"""
+    )
+    return config
+
+
+def tokens(key: dict[str, str], issuer: str, audience: str, count: int) -> list[str]:
+    private = jwt.PyJWK(key).key
+    now = int(time.time())
+    claims = {"iss": issuer, "aud": audience, "scope": "items:read", "iat": now, "exp": now + 3600}
+    signed = (
+        jwt.encode({**claims, "sub": f"user-{i}"}, private, algorithm="ES256", headers={"kid": key["kid"]})
+        for i in range(count)
+    )
+    return list(signed)
+
+
+def rotating_script(body: dict[str, object], headers: dict[str, str], pool: list[str], directory: Path) -> Path:
+    """harness.lua_script, with `Authorization: Bearer <the next token of the pool>` on each request."""
+    script = harness.lua_script(body, headers, directory)
+    token_file = directory / f"tokens-{len(pool)}.txt"
+    token_file.write_text("\n".join(pool) + "\n")
+    text = script.read_text().replace(
+        "request = function()",
+        "local tokens = {}\n"
+        f"for line in io.lines({json.dumps(str(token_file))}) do tokens[#tokens + 1] = line end\n"
+        "local next_token = math.random(#tokens)\n"
+        "request = function()\n"
+        "  next_token = next_token % #tokens + 1\n"
+        '  headers["Authorization"] = "Bearer " .. tokens[next_token]',
+    )
+    rotating = directory / f"rotating-{script.name}"
+    rotating.write_text(text)
+    return rotating
+
+
+def request(url: str, era: str, headers: dict[str, str]) -> tuple[dict[str, object], dict[str, str]]:
+    call: dict[str, object] = {"name": "get_item", "arguments": {"itemId": 1}}
+    if era == SESSION:
+        session = harness.open_session(url, extra=headers)
+        return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}, {**headers, **session}
+    body, modern = harness.modern_request("tools/call", call, name="get_item")
+    return body, {**headers, **modern}
+
+
+def check(url: str, body: dict[str, object], headers: dict[str, str]) -> None:
+    _, answer = harness.post(url, body, headers)
+    result = answer.get("result")
+    if not isinstance(result, dict) or result.get("isError"):
+        raise SystemExit(f"unexpected answer {answer}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=5)
+    parser.add_argument("--connections", type=int, default=64)
+    args = parser.parse_args()
+    harness.require_tools("nginx")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        nginx, nginx_port = start_nginx(tmp)
+        issuer_process, issuer, key = start_issuer(tmp)
+        port = harness.free_port()
+        base = f"http://127.0.0.1:{port}"
+        config = write_config(tmp, f"http://127.0.0.1:{nginx_port}", issuer, base)
+        env = {**os.environ, "APIMCP_MCP_MAX_REQUESTS_PER_SESSION": str(max(32, args.connections))}
+        command = [sys.executable, "-m", "apimcp.cli", "serve", str(config), "--port", str(port)]
+        gateway = subprocess.Popen(["taskset", "-c", "0", *command], cwd=harness.ROOT, stdout=subprocess.DEVNULL,
+                                   env=env)  # fmt: skip
+        try:
+            harness.wait_for_port(port, gateway, "apimcp serve")
+            pool = tokens(key, issuer, f"{base}/mcp/jwt", POOL)
+            one = {"Authorization": f"Bearer {pool[0]}"}
+            for era in (MODERN, SESSION):
+                scenarios = {
+                    "open": Scenario(f"no inbound authentication, {era}"),
+                    "one": Scenario(f"JWT, one token, {era}"),
+                }
+                if era == MODERN:  # a session belongs to its user: one session cannot take 20,000 users' tokens
+                    scenarios["pool"] = Scenario(f"JWT, {POOL:,} tokens (every one verified), {era}")
+                open_url, jwt_url = f"{base}/mcp/open", f"{base}/mcp/jwt"
+                open_body, open_headers = request(open_url, era, {})
+                jwt_body, jwt_headers = request(jwt_url, era, one)
+                check(open_url, open_body, open_headers)
+                check(jwt_url, jwt_body, jwt_headers)
+                session_free = {k: v for k, v in jwt_headers.items() if k != "Authorization"}
+                scripts = {
+                    "open": (open_url, harness.lua_script(open_body, open_headers, tmp)),
+                    "one": (jwt_url, harness.lua_script(jwt_body, jwt_headers, tmp)),
+                }
+                if "pool" in scenarios:
+                    scripts["pool"] = (jwt_url, rotating_script(jwt_body, session_free, pool, tmp))
+                for round_number in range(args.rounds):
+                    turn = round_number % len(scripts)
+                    order = list(scripts)[turn:] + list(scripts)[:turn]
+                    for name in order:
+                        url, script = scripts[name]
+                        scenarios[name].record(*harness.run_wrk(url, script, args.duration, args.connections))
+                harness.print_table(
+                    f"tools/call, {era}, {args.connections} connections, {args.rounds} x {args.duration}s, medians",
+                    list(scenarios.values()),
+                    scenarios["open"],
+                )
+        finally:
+            harness.stop(gateway)
+            harness.stop(issuer_process)
+            harness.stop(nginx)
+
+
+if __name__ == "__main__":
+    main()

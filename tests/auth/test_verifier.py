@@ -1,0 +1,186 @@
+"""The token verifier and the key set on their own: tokens made here with local keys (the only place where
+hand-built JWTs stand in for an issuer), and a key set server that counts what it is asked."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import jwt
+import pytest
+from aiohttp import web
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
+
+from apimcp.auth.jwks import KeySet, parse_key_set
+from apimcp.auth.settings import OAuthSettingsError, parse_oauth
+from apimcp.auth.verifier import TokenRejected, TokenVerifier
+from apimcp.backends.oauth_http import TokenSession
+from apimcp.safety.addresses import AddressPolicy
+from tests.support.live_aiohttp import live_aiohttp
+
+pytestmark = pytest.mark.anyio
+ISSUER = "https://issuer.example"
+AUDIENCE = "https://mcp.example/mcp/acme/books"
+
+
+def _jwk(key: Any, algorithm: type, alg: str, kid: str) -> dict[str, Any]:
+    import json
+
+    jwk = json.loads(algorithm.to_jwk(key.public_key()))
+    return {**jwk, "kid": kid, "alg": alg, "use": "sig"}
+
+
+RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+EC_KEY = ec.generate_private_key(ec.SECP256R1())
+ED_KEY = ed25519.Ed25519PrivateKey.generate()
+KEYS = {
+    "keys": [
+        _jwk(RSA_KEY, RSAAlgorithm, "RS256", "rsa"),
+        {**_jwk(RSA_KEY, RSAAlgorithm, "PS256", "rsa-pss")},
+        _jwk(EC_KEY, ECAlgorithm, "ES256", "ec"),
+        _jwk(ED_KEY, OKPAlgorithm, "EdDSA", "ed"),
+    ]
+}
+
+
+class StaticKeys(KeySet):
+    """A key set that never fetches: the keys above."""
+
+    def __init__(self) -> None:
+        super().__init__(TokenSession(), jwks_uri="https://unused.example/jwks", issuer=ISSUER)
+        self._keys = parse_key_set(KEYS)
+        self._fetched_at = time.monotonic()
+        self._refetched_at = time.monotonic()
+
+
+def token(key: Any, alg: str, kid: str, **claims: Any) -> str:
+    now = int(time.time())
+    body = {"iss": ISSUER, "sub": "alice", "aud": AUDIENCE, "exp": now + 300, "iat": now, "scope": "a b", **claims}
+    return jwt.encode({k: v for k, v in body.items() if v is not None}, key, algorithm=alg, headers={"kid": kid})
+
+
+def verifier(**settings: Any) -> TokenVerifier:
+    return TokenVerifier(parse_oauth({"issuers": [ISSUER], **settings}), TokenSession(), {ISSUER: StaticKeys()})
+
+
+@pytest.mark.parametrize(
+    ("key", "alg", "kid"), [(RSA_KEY, "RS256", "rsa"), (RSA_KEY, "PS256", "rsa-pss"), (EC_KEY, "ES256", "ec"),
+                            (ED_KEY, "EdDSA", "ed")],
+)  # fmt: skip
+async def test_every_asymmetric_algorithm_verifies(key: Any, alg: str, kid: str) -> None:
+    caller = await verifier().verify(token(key, alg, kid), [AUDIENCE])
+    assert (caller.principal, caller.subject, caller.scopes) == (f"{ISSUER} alice", "alice", frozenset({"a", "b"}))
+
+
+@pytest.mark.parametrize(
+    ("made", "words"),
+    [
+        (lambda: token(EC_KEY, "ES256", "rsa"), "signing key is unknown"),  # an EC token naming the RSA key
+        (lambda: token(RSA_KEY, "RS256", "ec"), "signing key is unknown"),
+        (lambda: token(EC_KEY, "ES256", "ec", exp=int(time.time()) - 120), "has expired"),
+        (lambda: token(EC_KEY, "ES256", "ec", nbf=int(time.time()) + 600), "not valid yet"),
+        (lambda: token(EC_KEY, "ES256", "ec", exp=None), "not valid"),
+        (lambda: token(EC_KEY, "ES256", "ec", iss="https://other.example"), "does not trust"),
+        (lambda: token(EC_KEY, "ES256", "ec", aud="https://mcp.example/mcp/acme/other"), "another resource"),
+        (lambda: token(EC_KEY, "ES256", "ec", aud=None), "names no audience"),
+        (lambda: jwt.encode({"iss": ISSUER, "exp": 9e9}, "k" * 32, algorithm="HS256"), "'HS256', which is not"),
+        (lambda: "not-a-jwt", "not a JWT, and no introspection"),
+        (lambda: "ey" + "a" * 20_000 + ".b.c", "longer than"),
+    ],
+)
+async def test_tokens_that_must_not_pass_are_refused_with_the_reason(made: Any, words: str) -> None:
+    with pytest.raises(TokenRejected, match=words):
+        await verifier().verify(made(), [AUDIENCE])
+
+
+async def test_a_token_of_another_type_is_not_an_access_token() -> None:
+    id_token = jwt.encode({"iss": ISSUER, "sub": "a", "aud": AUDIENCE, "exp": int(time.time()) + 60}, EC_KEY,
+                          algorithm="ES256", headers={"kid": "ec", "typ": "id_token+jwt"})  # fmt: skip
+    with pytest.raises(TokenRejected, match="is not an access token"):
+        await verifier().verify(id_token, [AUDIENCE])
+
+
+async def test_audiences_configured_or_unchecked() -> None:
+    elsewhere = token(EC_KEY, "ES256", "ec", aud="urn:books")
+    assert (await verifier(audiences=["urn:books"]).verify(elsewhere, [AUDIENCE])).subject == "alice"
+    assert (await verifier(audience_check=False).verify(elsewhere, [AUDIENCE])).subject == "alice"
+
+
+async def test_a_verified_token_is_remembered_until_it_expires_and_still_checked_for_its_audience() -> None:
+    checking = verifier()
+    good = token(EC_KEY, "ES256", "ec")
+    first = await checking.verify(good, [AUDIENCE])
+    assert await checking.verify(good, [AUDIENCE]) is first  # from the cache
+    with pytest.raises(TokenRejected, match="another resource"):
+        await checking.verify(good, ["https://mcp.example/mcp/acme/other"])
+
+
+@pytest.mark.parametrize(
+    ("settings", "field"),
+    [
+        ({"issuers": []}, "oauth.issuers"),
+        ({"issuers": ["ftp://x"]}, "oauth.issuers"),
+        ({"issuers": [ISSUER], "algorithms": ["none"]}, "oauth.algorithms"),
+        ({"issuers": [ISSUER], "leeway_seconds": 3600}, "oauth.leeway_seconds"),
+        ({"issuers": [ISSUER], "scopes": ['bad"scope']}, "oauth.scopes"),
+        ({"issuers": [ISSUER], "colour": "red"}, "oauth.colour"),
+    ],
+)
+def test_settings_that_cannot_work_are_refused_naming_the_field(settings: dict[str, Any], field: str) -> None:
+    with pytest.raises(OAuthSettingsError) as refused:
+        parse_oauth(settings)
+    assert refused.value.field == field
+
+
+@pytest.fixture
+def key_server() -> Iterator[tuple[str, list[str]]]:
+    asked: list[str] = []
+
+    def make() -> web.Application:
+        async def jwks(request: web.Request) -> web.Response:
+            asked.append(request.path)
+            return web.json_response(KEYS)
+
+        async def metadata(request: web.Request) -> web.Response:
+            asked.append(request.path)
+            base = f"http://{request.host}"
+            return web.json_response({"issuer": base, "jwks_uri": f"{base}/keys"})
+
+        app = web.Application()
+        app.router.add_get("/keys", jwks)
+        app.router.add_get("/.well-known/oauth-authorization-server", metadata)
+        return app
+
+    with live_aiohttp(make) as base:
+        yield base, asked
+
+
+async def test_keys_are_found_from_the_issuer_s_metadata_and_a_flood_of_unknown_kids_costs_one_fetch(
+    key_server: tuple[str, list[str]],
+) -> None:
+    base, asked = key_server
+    session = TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
+    try:
+        keys = KeySet(session, jwks_uri=None, issuer=base, refetch_seconds=60)
+        assert (await keys.key_for("ec", "ES256")).kid == "ec"
+        assert asked == ["/.well-known/oauth-authorization-server", "/keys"]
+        for made_up in range(50):
+            with pytest.raises(Exception, match="no key of the issuer has id"):
+                await keys.key_for(f"made-up-{made_up}", "ES256")
+        assert asked.count("/keys") == 2  # the first unknown kid asked again; the other 49 did not
+    finally:
+        await session.close()
+
+
+async def test_keys_on_a_refused_address_are_never_fetched(key_server: tuple[str, list[str]]) -> None:
+    base, asked = key_server
+    session = TokenSession()  # the default policy: public addresses only
+    try:
+        keys = KeySet(session, jwks_uri=f"{base}/keys", issuer=base)
+        with pytest.raises(Exception, match="is refused"):
+            await keys.key_for("ec", "ES256")
+        assert asked == []
+    finally:
+        await session.close()
