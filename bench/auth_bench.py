@@ -14,25 +14,38 @@ same key. nginx serves the item on CPU 1, and wrk (CPU 1, 64 connections) sends:
 
 Rows are same-round ratios to `open`, in both eras; every answer is checked once before measuring.
 
-    python -m bench.auth_bench [--rounds 3] [--duration 5]
+`--in-process` measures instead what the authentication layer costs a request on its own, without sockets:
+the gateway's ASGI app is called directly with 2026-07-28 `tools/list` requests (no backend call, so the
+layer's share is as large as it can be), alternating batches of each scenario, and the CPU time of the
+thread per request is reported (medians of the batches).
+
+    python -m bench.auth_bench [--rounds 3] [--duration 5] [--in-process]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import jwt
 
+from apimcp.backends.rest import close_session, new_session
+from apimcp.gateway.config import parse_config
+from apimcp.gateway.declared import build_gateway
+from apimcp.gateway.plan import plan_gateway
 from bench import harness
 from bench.gateway_bench import ITEM_SPEC, start_nginx
 from bench.harness import Scenario
+from bench.jwks_server import serve_in_thread
 
 SESSION = "2025-11-25 session"
 MODERN = "2026-07-28 stateless"
@@ -116,12 +129,87 @@ def check(url: str, body: dict[str, object], headers: dict[str, str]) -> None:
         raise SystemExit(f"unexpected answer {answer}")
 
 
+async def _asgi_call(app: Any, body: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+    sent = False
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            await asyncio.sleep(3600)
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    scope = {"type": "http", "method": "POST", "path": headers[-1][1].decode(), "scheme": "http",
+             "headers": headers[:-1], "client": ("127.0.0.1", 5000), "query_string": b""}  # fmt: skip
+    await app(scope, receive, send)
+    return status
+
+
+def in_process(rounds: int) -> None:
+    """The authentication layer's CPU time per request, the ASGI app called directly (see the docstring)."""
+    issuer, key = serve_in_thread()
+    base = "http://127.0.0.1"
+    config = write_config(Path(tempfile.mkdtemp()), "http://127.0.0.1:9", issuer, base)
+    pool = tokens(key, issuer, f"{base}/mcp/jwt", POOL)
+    body, modern = harness.modern_request("tools/list", {})
+    payload = json.dumps(body).encode()
+
+    def headers(path: str, token: str | None) -> list[tuple[bytes, bytes]]:
+        listed = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"), (b"accept", harness.ACCEPT.encode()),
+                  *((k.lower().encode(), v.encode()) for k, v in modern.items())]  # fmt: skip
+        if token is not None:
+            listed.append((b"authorization", f"Bearer {token}".encode()))
+        return [*listed, (b":path", path.encode())]
+
+    async def run() -> None:
+        session = new_session()
+        app = build_gateway(plan_gateway(parse_config(config.read_text(), "auth.yaml", config.parent)), session)
+        try:
+            rows = {
+                "no inbound authentication": [headers("/mcp/open", None)],
+                "JWT, one token (cached)": [headers("/mcp/jwt", pool[0])],
+                f"JWT, {POOL:,} tokens (every one verified)": [headers("/mcp/jwt", t) for t in pool],
+            }
+            for name, listed in rows.items():
+                status = await _asgi_call(app, payload, listed[0])
+                if status != 200:
+                    raise SystemExit(f"{name}: HTTP {status}")
+            timings: dict[str, list[float]] = {name: [] for name in rows}
+            batch = 2000
+            for round_number in range(rounds * 5):
+                for name, listed in rows.items():
+                    started = time.thread_time()
+                    for i in range(batch):
+                        await _asgi_call(app, payload, listed[(round_number * batch + i) % len(listed)])
+                    timings[name].append((time.thread_time() - started) / batch * 1e6)
+            open_us = statistics.median(timings["no inbound authentication"])
+            print(f"\nin process: 2026-07-28 tools/list, CPU time per request, {rounds * 5} batches of {batch}")
+            for name, values in timings.items():
+                median = statistics.median(values)
+                print(f"{name:<48} {median:8.1f} µs  (+{median - open_us:6.1f} µs)  {open_us / median:6.0%}")
+        finally:
+            await app.runtime.close()
+            await close_session(session)
+
+    asyncio.run(run())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--duration", type=int, default=5)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--in-process", action="store_true")
     args = parser.parse_args()
+    if args.in_process:
+        in_process(args.rounds)
+        return
     harness.require_tools("nginx")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -151,17 +239,22 @@ def main() -> None:
                 check(open_url, open_body, open_headers)
                 check(jwt_url, jwt_body, jwt_headers)
                 session_free = {k: v for k, v in jwt_headers.items() if k != "Authorization"}
+                # harness.lua_script names its file after the body: each scenario writes in a folder of its own
+                folders = {name: tmp / f"{era[:10]}-{name}" for name in scenarios}
+                for folder in folders.values():
+                    folder.mkdir()
                 scripts = {
-                    "open": (open_url, harness.lua_script(open_body, open_headers, tmp)),
-                    "one": (jwt_url, harness.lua_script(jwt_body, jwt_headers, tmp)),
+                    "open": (open_url, harness.lua_script(open_body, open_headers, folders["open"])),
+                    "one": (jwt_url, harness.lua_script(jwt_body, jwt_headers, folders["one"])),
                 }
                 if "pool" in scenarios:
-                    scripts["pool"] = (jwt_url, rotating_script(jwt_body, session_free, pool, tmp))
+                    scripts["pool"] = (jwt_url, rotating_script(jwt_body, session_free, pool, folders["pool"]))
                 for round_number in range(args.rounds):
                     turn = round_number % len(scripts)
                     order = list(scripts)[turn:] + list(scripts)[:turn]
                     for name in order:
                         url, script = scripts[name]
+                        print(f"round {round_number + 1}: {scenarios[name].label}", flush=True)
                         scenarios[name].record(*harness.run_wrk(url, script, args.duration, args.connections))
                 harness.print_table(
                     f"tools/call, {era}, {args.connections} connections, {args.rounds} x {args.duration}s, medians",

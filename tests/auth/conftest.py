@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from apimcp.gateway.app import GatewayApp
-from tests.gateway.conftest import ECHO_SPEC, gateway_of
+from tests.gateway.conftest import ECHO_SPEC, gateway_of, live_echo_gateway
 
 __all__ = ["ECHO_SPEC"]
-from tests.gateway.echo_backend import running_backend
 from tests.support.idp import Idp, client, running_idp
 from tests.support.live_server import live_app
 
@@ -77,14 +75,4 @@ def live_gateway_of(config_text: str, tmp: Path, port: int = 0) -> Iterator[str]
         yield base.replace("//localhost:", "//127.0.0.1:")
 
 
-@contextmanager
-def live_oauth_gateway(config_text: str, tmp: Path) -> Iterator[str]:
-    """The echo backend and a gateway built from `config_text` ({backend} replaced), served on loopback."""
-
-    @asynccontextmanager
-    async def make() -> AsyncIterator[GatewayApp]:
-        async with running_backend() as backend, gateway_of(config_text.replace("{backend}", backend), tmp) as app:
-            yield app
-
-    with live_app(make) as base:
-        yield base.replace("//localhost:", "//127.0.0.1:")
+live_oauth_gateway = live_echo_gateway

@@ -70,7 +70,7 @@ def verifier(**settings: Any) -> TokenVerifier:
                             (ED_KEY, "EdDSA", "ed")],
 )  # fmt: skip
 async def test_every_asymmetric_algorithm_verifies(key: Any, alg: str, kid: str) -> None:
-    caller = await verifier().verify(token(key, alg, kid), [AUDIENCE])
+    caller = await verifier().verify(token(key, alg, kid), {AUDIENCE})
     assert (caller.principal, caller.subject, caller.scopes) == (f"{ISSUER} alice", "alice", frozenset({"a", "b"}))
 
 
@@ -92,29 +92,29 @@ async def test_every_asymmetric_algorithm_verifies(key: Any, alg: str, kid: str)
 )
 async def test_tokens_that_must_not_pass_are_refused_with_the_reason(made: Any, words: str) -> None:
     with pytest.raises(TokenRejected, match=words):
-        await verifier().verify(made(), [AUDIENCE])
+        await verifier().verify(made(), {AUDIENCE})
 
 
 async def test_a_token_of_another_type_is_not_an_access_token() -> None:
     id_token = jwt.encode({"iss": ISSUER, "sub": "a", "aud": AUDIENCE, "exp": int(time.time()) + 60}, EC_KEY,
                           algorithm="ES256", headers={"kid": "ec", "typ": "id_token+jwt"})  # fmt: skip
     with pytest.raises(TokenRejected, match="is not an access token"):
-        await verifier().verify(id_token, [AUDIENCE])
+        await verifier().verify(id_token, {AUDIENCE})
 
 
 async def test_audiences_configured_or_unchecked() -> None:
     elsewhere = token(EC_KEY, "ES256", "ec", aud="urn:books")
-    assert (await verifier(audiences=["urn:books"]).verify(elsewhere, [AUDIENCE])).subject == "alice"
-    assert (await verifier(audience_check=False).verify(elsewhere, [AUDIENCE])).subject == "alice"
+    assert (await verifier(audiences=["urn:books"]).verify(elsewhere, {AUDIENCE})).subject == "alice"
+    assert (await verifier(audience_check=False).verify(elsewhere, {AUDIENCE})).subject == "alice"
 
 
 async def test_a_verified_token_is_remembered_until_it_expires_and_still_checked_for_its_audience() -> None:
     checking = verifier()
     good = token(EC_KEY, "ES256", "ec")
-    first = await checking.verify(good, [AUDIENCE])
-    assert await checking.verify(good, [AUDIENCE]) is first  # from the cache
+    first = await checking.verify(good, {AUDIENCE})
+    assert await checking.verify(good, {AUDIENCE}) is first  # from the cache
     with pytest.raises(TokenRejected, match="another resource"):
-        await checking.verify(good, ["https://mcp.example/mcp/acme/other"])
+        await checking.verify(good, {"https://mcp.example/mcp/acme/other"})
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,20 @@ async def gateway_of(config_text: str, base_dir: Path) -> AsyncIterator[GatewayA
 
 
 @contextmanager
+def live_echo_gateway(config_text: str, tmp: Path) -> Iterator[str]:
+    """The echo backend and a gateway built from `config_text` (`{backend}` names the echo backend's URL, paths
+    are relative to `tmp`), served on loopback: the gateway's base URL, http://127.0.0.1:PORT."""
+
+    @asynccontextmanager
+    async def make() -> AsyncIterator[GatewayApp]:
+        async with running_backend() as backend, gateway_of(config_text.replace("{backend}", backend), tmp) as app:
+            yield app
+
+    with live_app(make) as base:
+        yield base.replace("//localhost:", "//127.0.0.1:")
+
+
+@contextmanager
 def live_gateway(config_text: str | None = None) -> Iterator[McpHttp]:
     """A raw MCP client of the `echo` exposition of a gateway built from `config_text`."""
     with live_app(lambda: gateway_for(config_text)) as base, McpHttp(f"{base}/mcp/echo") as mcp:

@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from apimcp.gateway.app import GatewayApp
-from tests.gateway.conftest import ECHO_SPEC, gateway_of
-from tests.gateway.echo_backend import running_backend
+from tests.gateway.conftest import ECHO_SPEC, live_echo_gateway
 from tests.support.graphql_server import SDL, graphql_server
 from tests.support.grpc_server import PROTOS, SHOP_PROTO, running_server
-from tests.support.live_server import live_app
 from tests.support.mcp_http import McpHttp
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -39,7 +35,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 services:
   echo:
     openapi: {ECHO_SPEC}
-    backend: {{echo}}
+    backend: "{{backend}}"
     header_policy: {{allow: [x-tenant], rename: {{x-tenant: X-Tenant-Id}}}}
   library:
     graphql: library.graphql
@@ -58,13 +54,8 @@ expositions:
   shop: {{services: [shop]}}
 """
 
-        @asynccontextmanager
-        async def make() -> AsyncIterator[GatewayApp]:
-            async with running_backend() as echo, gateway_of(config.replace("{echo}", echo), folder) as app:
-                yield app
-
-        with live_app(make) as base:
-            yield base.replace("//localhost:", "//127.0.0.1:")
+        with live_echo_gateway(config, folder) as base:
+            yield base
 
 
 def call(url: str, tool: str, arguments: dict[str, Any], modern: bool = True) -> dict[str, Any]:

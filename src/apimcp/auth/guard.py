@@ -105,7 +105,7 @@ class OAuthGuard(InboundGuard):
                 "missing_bearer_token", resource.challenge(),
             )  # fmt: skip
         try:
-            caller = await self._verifier.verify(token, resource.audiences())
+            caller = await self._verifier.verify(token, resource.accepted)
         except TokenRejected as rejected:
             text = str(rejected)
             raise Refusal(401, f"The access token is refused: {text}", rejected.reason,

@@ -12,7 +12,7 @@ URLs are built on the gateway's public origin (`public_url`) when one is set, an
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from apimcp.auth.settings import OAuthSettings
@@ -28,6 +28,9 @@ def request_origin(scheme: str, headers: Iterable[tuple[bytes, bytes]], public_u
     return f"{scheme}://{host.lower()}"
 
 
+MAX_VIEWS = 64
+
+
 @dataclass(frozen=True, slots=True)
 class ExpositionResource:
     """What makes an exposition a protected resource, whatever the request: its paths and settings."""
@@ -36,11 +39,20 @@ class ExpositionResource:
     settings: OAuthSettings
     name: str
     public_url: str | None = None
+    _views: dict[tuple[str, str], ProtectedResource] = field(default_factory=dict, compare=False, repr=False)
+    """The resource as seen at each (origin, path), built once (a few origins and paths per exposition)."""
 
     def at(self, scheme: str, headers: Iterable[tuple[bytes, bytes]], path: str) -> ProtectedResource:
         """The resource as the request that used `path` sees it."""
         origin = request_origin(scheme, headers, self.public_url)
-        return ProtectedResource(origin, path, self.paths, self.settings, self.name)
+        view = self._views.get((origin, path))
+        if view is None:
+            if len(self._views) >= MAX_VIEWS:  # Host headers are the client's: never an unbounded table
+                self._views.clear()
+            accepted = frozenset(origin + p.rstrip("/") for p in self.paths) | frozenset(self.settings.audiences)
+            view = ProtectedResource(origin, path, self.paths, self.settings, self.name, accepted)
+            self._views[(origin, path)] = view
+        return view
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +66,12 @@ class ProtectedResource:
     """Every path the exposition answers at."""
     settings: OAuthSettings
     name: str
+    accepted: frozenset[str] = frozenset()
+    """What a token's `aud` may name: the exposition's URLs on this origin, and the configured audiences."""
 
     @property
     def url(self) -> str:
         return self.origin + self.path.rstrip("/")
-
-    def audiences(self) -> list[str]:
-        """What a token's `aud` may name to be for this exposition."""
-        return [self.origin + p.rstrip("/") for p in self.paths]
 
     @property
     def metadata_url(self) -> str:
