@@ -252,3 +252,32 @@ server: {{fetch_allow: [127.0.0.1]}}
             reply = mcp.modern("tools/list")
         assert reply.status == 401
         assert "is not active" in reply.text
+
+
+def test_a_script_calls_tools_with_its_caller_s_scopes(idp: Idp, tmp_path: Path) -> None:
+    """A scripted custom tool calls on its caller's behalf: a tool whose scope the caller lacks is refused to
+    the script too."""
+    (tmp_path / "tools.yaml").write_text("""
+apiVersion: reshapr.io/v1alpha1
+kind: CustomTools
+service: {name: Echo API, version: "2.1"}
+customTools:
+  remove:
+    description: Deletes an item through a script.
+    input: {type: object, properties: {id: {type: string}}, required: [id]}
+    tools: [{tool: delete_item}]
+    script: |
+      const answer = rs.callTool("delete_item", { itemId: input.id });
+      return { ok: answer.ok, error: answer.error || null };
+""")
+    config = oauth_config(idp.issuer, extra_service=f"    artifacts: [{tmp_path / 'tools.yaml'}]")
+    with live_oauth_gateway(config, tmp_path) as base:
+        reader = idp.token(SERVICE, f"{base}/mcp/echo", "mcp:read")
+        writer = idp.token(SERVICE, f"{base}/mcp/echo", "mcp:read mcp:write")
+        call = {"name": "remove", "arguments": {"id": "4"}}
+        with client(f"{base}/mcp/echo", reader) as mcp:
+            refused = mcp.modern("tools/call", call).result
+        with client(f"{base}/mcp/echo", writer) as mcp:
+            allowed = mcp.modern("tools/call", call).result
+    assert "needs the scope mcp:write" in json.dumps(refused), refused
+    assert allowed["structuredContent"]["ok"] is True, allowed

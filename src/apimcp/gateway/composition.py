@@ -26,7 +26,7 @@ from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
 from apimcp.artifacts.targets import signature_key
 from apimcp.backends.base import Backend
 from apimcp.gateway.call_preparation import CallPreparation
-from apimcp.gateway.custom_tools import DeclarativeEntry, ScriptedEntry
+from apimcp.gateway.custom_tools import DeclarativeEntry, Gate, ScriptedEntry
 from apimcp.gateway.tool_entries import FilteredEntry, OperationEntry, ToolEntry
 from apimcp.gateway.toolset import ToolSet
 from apimcp.protocol import Page, Tool
@@ -47,6 +47,8 @@ class Extras:
     cross_service: CrossService | None = None
     preparations: Sequence[CallPreparation | None] = ()
     """Per member (in order): what its calls add for the request they serve."""
+    gate: Gate | None = None
+    """Whether the caller may call a tool a script names (its scopes): None when it may, else why not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +116,7 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
         else:
             try:
                 lookup = _script_lookup(provisional, extras.cross_service)
-                custom[name] = ScriptedEntry(name, spec, extras.runner, lookup, _equivalents(aliases))
+                custom[name] = ScriptedEntry(name, spec, extras.runner, lookup, _equivalents(aliases), extras.gate)
             except ScriptSpecError as exc:  # checked when attached; kept out rather than failing the exposition
                 log.warning("custom tool %s cannot be served: %s", name, exc)
     while declarative:  # a declarative tool may call another one: build targets first (no loops: checked on attach)

@@ -24,6 +24,8 @@ ToolLookup = Callable[[ToolRef], ToolEntry | None]
 """Finds the entry a script's call names, or None."""
 Equivalents = Callable[[str], Iterable[str]]
 """Every name a tool of the script's own service answers to (tool name, operationId, `METHOD /path`)."""
+Gate = Callable[[RequestContext, str], str | None]
+"""Why the caller may not call a tool (its token lacks the tool's scopes), or None."""
 
 
 def custom_tool_definition(name: str, spec: Mapping[str, Any]) -> Tool:
@@ -70,10 +72,16 @@ class DeclarativeEntry(_CustomEntry):
 class ScriptedEntry(_CustomEntry):
     """Runs its script in the sandbox; the script's calls reach tools through `lookup`."""
 
-    __slots__ = ("_lookup", "_runner", "_script")
+    __slots__ = ("_gate", "_lookup", "_runner", "_script")
 
     def __init__(
-        self, name: str, spec: Mapping[str, Any], runner: ScriptRunner, lookup: ToolLookup, equivalents: Equivalents
+        self,
+        name: str,
+        spec: Mapping[str, Any],
+        runner: ScriptRunner,
+        lookup: ToolLookup,
+        equivalents: Equivalents,
+        gate: Gate | None = None,
     ) -> None:
         super().__init__(name, spec)
         script = Script.from_spec(name, spec)
@@ -84,18 +92,22 @@ class ScriptedEntry(_CustomEntry):
         self._script = replace(script, allowed=script.allowed | allowed)
         self._runner = runner
         self._lookup = lookup
+        self._gate = gate
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         refused = self._problems(arguments)
         if refused is not None:
             return refused
-        lookup = self._lookup
+        lookup, gate = self._lookup, self._gate
 
         async def invoke(ref: ToolRef, inner_arguments: Mapping[str, Any], inner_depth: int) -> CallToolResult:
             entry = lookup(ref)
             if entry is None:
                 where = f" of {ref.service}" if ref.service else ""
                 raise invalid_params(f"Unknown tool{where}: {ref.tool}", {"tool": ref.tool, "service": ref.service})
+            refused = gate(ctx, entry.name) if gate is not None and ref.service is None else None
+            if refused is not None:  # a script calls on its caller's behalf, with the caller's rights
+                raise invalid_params(refused, {"tool": ref.tool})
             return await entry.call(ctx, inner_arguments, inner_depth)
 
         return await self._runner.run(self._script, arguments, invoke, depth)

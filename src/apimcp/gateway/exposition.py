@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apimcp import __version__
@@ -97,9 +97,12 @@ class ExpositionHandler(McpHandler):
         self.observer = settings.observer
         resource = settings.resource
         self._access = ToolAccess(resource.settings.tool_scopes) if resource is not None else None
+        extras = extras or Extras()
+        if self._access:
+            extras = replace(extras, gate=self._script_gate)
         self.server_info = Implementation(name=settings.name, version=__version__, title=settings.title)
         self.instructions = settings.instructions
-        self.composition: Composition = compose(members, extras or Extras())
+        self.composition: Composition = compose(members, extras)
         self._entries = self.composition.exposed
         self._loader = loader
         prompts, resources = self.composition.prompts, self.composition.resources
@@ -139,6 +142,10 @@ class ExpositionHandler(McpHandler):
             if missing:
                 raise self._lacks_scope(ctx, name, missing)
         return await entry.call(ctx, arguments)
+
+    def _script_gate(self, ctx: RequestContext, tool: str) -> str | None:
+        missing = self._access.missing(ctx.caller, tool) if self._access else ()
+        return f"Calling {tool} needs the scope {' '.join(missing)}, which the access token lacks" if missing else None
 
     def _lacks_scope(self, ctx: RequestContext, tool: str, missing: Sequence[str]) -> HttpRefusal:
         """403 with an `insufficient_scope` challenge naming every scope the call needs (MCP scope step-up)."""
