@@ -281,3 +281,35 @@ customTools:
             allowed = mcp.modern("tools/call", call).result
     assert "needs the scope mcp:write" in json.dumps(refused), refused
     assert allowed["structuredContent"]["ok"] is True, allowed
+
+
+def test_the_host_is_checked_before_the_token_whose_audience_it_names(gateway: str, idp: Idp) -> None:
+    """A token for another server's URL, replayed with that server's Host: refused by the DNS-rebinding check
+    before the audience is built on it."""
+    stolen = idp.token(SERVICE, "http://evil.example/mcp/echo", "mcp:read")
+    with client(f"{gateway}/mcp/echo", stolen) as mcp:
+        reply = mcp.modern("tools/list", headers={"host": "evil.example"})
+    assert reply.status == 421
+    assert httpx2.get(f"{gateway}/.well-known/oauth-protected-resource/mcp/echo",
+                      headers={"host": "evil.example"}).status_code == 421  # fmt: skip
+
+
+def test_a_declarative_tool_standing_for_a_scoped_tool_needs_its_scopes(idp: Idp, tmp_path: Path) -> None:
+    (tmp_path / "tools.yaml").write_text("""
+apiVersion: reshapr.io/v1alpha1
+kind: CustomTools
+service: {name: Echo API, version: "2.1"}
+customTools:
+  remove_item:
+    description: Deletes an item.
+    input: {type: object, properties: {id: {type: string}}, required: [id]}
+    tool: delete_item
+    arguments: {itemId: "${id}"}
+""")
+    config = oauth_config(idp.issuer, extra_service=f"    artifacts: [{tmp_path / 'tools.yaml'}]")
+    with live_oauth_gateway(config, tmp_path) as base:
+        reader = idp.token(SERVICE, f"{base}/mcp/echo", "mcp:read")
+        with client(f"{base}/mcp/echo", reader) as mcp:
+            refused = mcp.modern("tools/call", {"name": "remove_item", "arguments": {"id": "4"}}).result
+    assert refused["isError"] is True
+    assert "needs the scope mcp:write" in refused["content"][0]["text"]

@@ -64,6 +64,7 @@ def supply(link: str, token: str) -> httpx2.Response:
         page = browser.get(link)
         assert page.status_code == 200, page.text
         assert 'name="token"' in page.text
+        assert "It will be used for" in page.text  # whose it will be: a link sent by someone else shows it
         return browser.post(link, data={"token": token})
 
 

@@ -71,7 +71,7 @@ def verifier(**settings: Any) -> TokenVerifier:
 )  # fmt: skip
 async def test_every_asymmetric_algorithm_verifies(key: Any, alg: str, kid: str) -> None:
     caller = await verifier().verify(token(key, alg, kid), {AUDIENCE})
-    assert (caller.principal, caller.subject, caller.scopes) == (f"{ISSUER} alice", "alice", frozenset({"a", "b"}))
+    assert (caller.principal, caller.subject, caller.scopes) == (f"{ISSUER} sub=alice", "alice", frozenset({"a", "b"}))
 
 
 @pytest.mark.parametrize(
@@ -184,3 +184,22 @@ async def test_keys_on_a_refused_address_are_never_fetched(key_server: tuple[str
         assert asked == []
     finally:
         await session.close()
+
+
+@pytest.mark.parametrize("signature", ["A", "AAAAA", "**"])
+async def test_a_signature_that_is_not_base64url_is_a_malformed_token(signature: str) -> None:
+    header, payload, _ = token(EC_KEY, "ES256", "ec").split(".")
+    with pytest.raises(TokenRejected, match="not a readable JWT") as refused:
+        await verifier().verify(f"{header}.{payload}.{signature}", {AUDIENCE})
+    assert refused.value.reason == "malformed_token"
+
+
+async def test_a_token_naming_neither_a_subject_nor_a_client_is_refused() -> None:
+    with pytest.raises(TokenRejected, match="neither a subject nor a client"):
+        await verifier().verify(token(EC_KEY, "ES256", "ec", sub=None), {AUDIENCE})
+
+
+async def test_subjects_and_clients_never_share_a_principal() -> None:
+    as_subject = await verifier().verify(token(EC_KEY, "ES256", "ec", sub="client=x"), {AUDIENCE})
+    as_client = await verifier().verify(token(EC_KEY, "ES256", "ec", sub=None, client_id="x"), {AUDIENCE})
+    assert as_subject.principal != as_client.principal

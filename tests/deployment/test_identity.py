@@ -90,7 +90,7 @@ def test_an_oauth_plan_takes_the_provider_s_tokens_and_audits_every_request(live
         ("tools/list", None, "success"),
         ("tools/call", "get_item", "success"),
     ]
-    assert audited[-1]["user"] == f"{idp.issuer} client:{SERVICE}"  # introspected: no subject, the client calls
+    assert audited[-1]["user"] == f"{idp.issuer} client={SERVICE}"  # introspected: no subject, the client calls
     assert token not in json.dumps(audited)
 
 
@@ -101,9 +101,13 @@ def test_a_secret_reference_is_resolved_by_the_gateway_at_each_call(
                                                    "values": {"token": "${vault:secret/echo}"}})  # fmt: skip
     assert refused.status_code == 422
     assert "only ${env:NAME} is" in refused.json()["detail"]
+    gateway_own = live.api.http.post("/secrets", json={"name": "theirs", "kind": "bearer",
+                                                       "values": {"token": "${env:APIMCP_GATEWAY_TOKEN}"}})  # fmt: skip
+    assert gateway_own.status_code == 422
+    assert "may name variables called APIMCP_SECRET_default__" in gateway_own.json()["detail"]
     secret = live.api.call("POST", "/secrets", 201, json={
         "name": "from-env", "kind": "api_key", "fields": {"name": "X-Echo-Key"},
-        "values": {"value": "${env:APIMCP_TEST_ECHO_KEY}"},
+        "values": {"value": "${env:APIMCP_SECRET_default__ECHO_KEY}"},
     })  # fmt: skip
     service = live.api.import_echo()
     live.api.expose(service["id"], live.backend, "echo", include=["secured"], secret_id=secret["id"])
@@ -114,13 +118,13 @@ def test_a_secret_reference_is_resolved_by_the_gateway_at_each_call(
         with McpHttp(url) as mcp:
             return dict(mcp.modern("tools/call", {"name": "secured", "arguments": {}}).result)
 
-    monkeypatch.delenv("APIMCP_TEST_ECHO_KEY", raising=False)
+    monkeypatch.delenv("APIMCP_SECRET_default__ECHO_KEY", raising=False)
     missing = call()
     assert missing["isError"] is True
-    assert "${env:APIMCP_TEST_ECHO_KEY}, which is not set on this gateway" in missing["content"][0]["text"]
-    monkeypatch.setenv("APIMCP_TEST_ECHO_KEY", "first-value")
+    assert "${env:APIMCP_SECRET_default__ECHO_KEY}, which is not set on this gateway" in missing["content"][0]["text"]
+    monkeypatch.setenv("APIMCP_SECRET_default__ECHO_KEY", "first-value")
     assert call()["structuredContent"]["header_digests"]["X-Echo-Key"] == digest("first-value")
-    monkeypatch.setenv("APIMCP_TEST_ECHO_KEY", "second-value")  # no snapshot needed: read at each call
+    monkeypatch.setenv("APIMCP_SECRET_default__ECHO_KEY", "second-value")  # no snapshot needed: read at each call
     assert call()["structuredContent"]["header_digests"]["X-Echo-Key"] == digest("second-value")
 
 

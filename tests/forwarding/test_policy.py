@@ -29,6 +29,9 @@ REQUEST = source(
     ("connection", "keep-alive"),
     ("x-request-id", "r-1"),
     ("x-tenant", "acme"),
+    ("x-real-ip", "10.9.9.9"),
+    ("x-forwarded-user", "admin"),
+    ("if-none-match", '"etag"'),
     ("traceparent", TRACEPARENT),
     ("tracestate", "vendor=1"),
 )
@@ -44,6 +47,10 @@ def test_by_default_the_client_s_token_cookies_and_transport_headers_stay_behind
         "forwarded": "for=203.0.113.7;proto=https;host=mcp.example.com",
         "x-forwarded-for": "203.0.113.7",
     }
+
+
+def test_headers_a_proxy_would_trust_pass_only_when_allowed() -> None:
+    assert parse_header_policy({"allow": ["x-real-ip"]}).headers_for(REQUEST)["x-real-ip"] == "10.9.9.9"
 
 
 def test_a_non_empty_allow_list_is_all_that_passes() -> None:

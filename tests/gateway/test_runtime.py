@@ -104,3 +104,20 @@ async def test_service_coordinates_name_the_most_recent_exposition(runtime: Gate
     assert resolve(runtime.routes, "/mcp/acme/old")[0] is runtime.routes.by_id["old"]
     assert resolve(runtime.routes, "/mcp/other/old") == (None, False)
     assert resolve(runtime.routes, "/mcp/a/b/c/d") == (None, False)
+
+
+async def test_an_exposition_whose_secret_names_another_organization_s_variable_is_not_served(
+    runtime: GatewayRuntime,
+) -> None:
+    foreign = exposition("e1", ["get_item"])
+    foreign["members"][0]["credentials"] = [
+        {"kind": "bearer", "fields": {}, "values": {"token": "${env:APIMCP_SECRET_globex__TOKEN}"}}
+    ]
+    with pytest.raises(ValueError, match="may name variables called APIMCP_SECRET_acme__"):
+        runtime.apply(snapshot(1, foreign), strict=True)
+    own = exposition("e1", ["get_item"])
+    own["members"][0]["credentials"] = [
+        {"kind": "bearer", "fields": {}, "values": {"token": "${env:APIMCP_SECRET_acme__TOKEN}"}}
+    ]
+    runtime.apply(snapshot(2, own), strict=True)
+    assert "e1" in runtime.routes.by_id

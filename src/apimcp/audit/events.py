@@ -75,9 +75,13 @@ def authentication_event(where: Where, reason: str, status: int, client: str | N
 
 def is_event(raw: object) -> bool:
     """Whether a reported event has the shape the control plane keeps (it comes from a gateway: checked)."""
+    if not isinstance(raw, Mapping):
+        return False
+    moment = raw.get("time")
     return (
-        isinstance(raw, Mapping)
-        and isinstance(raw.get("time"), int | float)
+        isinstance(moment, int | float)
+        and not isinstance(moment, bool)
+        and 0 <= moment < 32_503_680_000  # before the year 3000: a time a datetime holds
         and isinstance(raw.get("action"), str)
         and isinstance(raw.get("exposition_id"), str)
     )

@@ -38,9 +38,9 @@ class AuditSink:
 
     def requeue(self, events: list[dict[str, Any]]) -> None:
         """Events that could not be sent: back at the front, as far as there is room."""
-        for event in reversed(events):
+        for position, event in enumerate(reversed(events)):
             if len(self._queue) == self._queue.maxlen:
-                self.dropped += 1
+                self.dropped += len(events) - position
                 break
             self._queue.appendleft(event)
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import jwt
 
+from apimcp.auth.settings import OAuthSettingsError, checked_url
 from apimcp.backends.oauth_http import CredentialError, TokenClient, get_json
 
 log = logging.getLogger("apimcp.auth")
@@ -77,6 +78,15 @@ def parse_key_set(document: Mapping[str, Any]) -> list[SigningKey]:
             crv if isinstance(crv, str) else None, key,
         ))  # fmt: skip
     return found
+
+
+def _acceptable(uri: str) -> bool:
+    """A key set URL from metadata is held to the rule of configured ones: https, or http on loopback."""
+    try:
+        checked_url(uri, "jwks_uri")
+    except OAuthSettingsError:
+        return False
+    return True
 
 
 def metadata_urls(issuer: str) -> list[str]:
@@ -159,7 +169,7 @@ class KeySet:
             uri = metadata.get("jwks_uri")
             if metadata.get("issuer") != self._issuer:  # RFC 8414, section 3.3
                 problem = CredentialError(f"the metadata at {url} is not that of {self._issuer}")
-            elif isinstance(uri, str) and uri.startswith(("https://", "http://")):
+            elif isinstance(uri, str) and _acceptable(uri):
                 self._jwks_uri = uri
                 return uri
             else:

@@ -5,8 +5,9 @@ have been given, and so a resource identifier a token may be issued for (RFC 870
 a path names that path's URL as `resource`, because clients check that it matches the URL they use.
 
 URLs are built on the gateway's public origin (`public_url`) when one is set, and otherwise on the scheme and
-`Host` of the request; the Host header has passed the endpoint's DNS-rebinding allow-list by then. Set
-`public_url` behind a proxy that changes the scheme or host.
+`Host` of the request (the last Host header, the one the DNS-rebinding allow-list checks; the gateway checks
+it before any token). A token is then accepted for any host the allow-list lets through: set `public_url`
+when the allow-list is broad, or behind a proxy that changes the scheme or host.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimcp.auth.settings import OAuthSettings
+from apimcp.protocol.caller import request_host
 
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
@@ -24,8 +26,7 @@ def request_origin(scheme: str, headers: Iterable[tuple[bytes, bytes]], public_u
     """`https://mcp.example.com`: the configured public origin, else the request's scheme and Host."""
     if public_url:
         return public_url.rstrip("/")
-    host = next((v.decode("latin-1") for k, v in headers if k == b"host"), "localhost")
-    return f"{scheme}://{host.lower()}"
+    return f"{scheme}://{(request_host(headers) or 'localhost').lower()}"
 
 
 MAX_VIEWS = 64

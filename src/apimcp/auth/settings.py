@@ -75,7 +75,8 @@ class OAuthSettings:
         return out
 
 
-def _url(value: object, where: str, *, https_off_loopback: bool = True) -> str:
+def checked_url(value: object, where: str, *, https_off_loopback: bool = True) -> str:
+    """`value` when it is an http(s) URL, https unless its host is a loopback one; OAuthSettingsError if not."""
     if not isinstance(value, str) or not re.match(r"^https?://[^\s/?#]+[^\s]*$", value):
         raise OAuthSettingsError(f"{where} must be an http(s) URL", where)
     host = value.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]").lower()
@@ -111,12 +112,12 @@ def parse_oauth(raw: object, where: str = "oauth", introspection: Introspection 
     unknown = sorted(set(raw) - _FIELDS)
     if unknown:
         raise OAuthSettingsError(f"{where} has no field {unknown[0]!r}", f"{where}.{unknown[0]}")
-    issuers = tuple(_url(i, f"{where}.issuers") for i in _strings(raw.get("issuers"), f"{where}.issuers"))
+    issuers = tuple(checked_url(i, f"{where}.issuers") for i in _strings(raw.get("issuers"), f"{where}.issuers"))
     if not issuers:
         raise OAuthSettingsError(f"{where}.issuers must name at least one authorization server", f"{where}.issuers")
     jwks_uri = raw.get("jwks_uri")
     if jwks_uri is not None:
-        jwks_uri = _url(jwks_uri, f"{where}.jwks_uri")
+        jwks_uri = checked_url(jwks_uri, f"{where}.jwks_uri")
     tool_scopes_raw = raw.get("tool_scopes") or {}
     if not isinstance(tool_scopes_raw, Mapping):
         raise OAuthSettingsError(f"{where}.tool_scopes maps tool names to scopes", f"{where}.tool_scopes")
@@ -154,7 +155,7 @@ def parse_introspection(raw: object, where: str = "introspection") -> Introspect
     """An introspection client from `{url, client_id, client_secret}`."""
     if not isinstance(raw, Mapping):
         raise OAuthSettingsError(f"{where} must be an object", where)
-    url = _url(raw.get("url"), f"{where}.url")
+    url = checked_url(raw.get("url"), f"{where}.url")
     client_id, secret = raw.get("client_id"), raw.get("client_secret")
     if not isinstance(client_id, str) or not client_id:
         raise OAuthSettingsError(f"{where}.client_id is needed", f"{where}.client_id")

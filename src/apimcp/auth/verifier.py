@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import re
 import time
 from collections import OrderedDict
@@ -88,9 +89,12 @@ _VERIFIERS = {name: algorithm for name, algorithm in get_default_algorithms().it
 
 
 def _segment(text: str) -> bytes:
-    if not _SEGMENT.fullmatch(text):
+    if not _SEGMENT.fullmatch(text) or len(text) % 4 == 1:  # a length no base64 text has
         raise TokenRejected("malformed_token", "the access token is not a readable JWT (not base64url)")
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raise TokenRejected("malformed_token", "the access token is not a readable JWT (not base64url)") from None
 
 
 def read_jwt(token: str) -> tuple[dict[str, Any], dict[str, Any], bytes, bytes]:
@@ -118,6 +122,9 @@ class TokenVerifier:
             issuer: KeySet(client, jwks_uri=settings.jwks_uri, issuer=issuer) for issuer in settings.issuers
         }  # fmt: skip
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
+        """Verified tokens, least recently used first."""
+        self._refusals: OrderedDict[str, _Cached] = OrderedDict()
+        """Introspected tokens refused lately (apart: made-up tokens never push verified ones out)."""
         self._static_audiences = frozenset(settings.audiences)
         self._introspecting = asyncio.Semaphore(_MAX_CONCURRENT_INTROSPECTIONS)
 
@@ -125,9 +132,11 @@ class TokenVerifier:
         """The caller `token` authenticates for a resource known by `audiences` (or a configured audience);
         TokenRejected otherwise."""
         now = time.time()
-        entry = self._cache.get(token)
+        entry = self._cache.get(token) or self._refusals.get(token)
         if entry is None or now >= entry.until:
             entry = await self._check(token, now)
+        elif entry.rejection is None:
+            self._cache.move_to_end(token)
         if entry.rejection is not None:
             raise entry.rejection
         assert entry.caller is not None
@@ -152,7 +161,7 @@ class TokenVerifier:
         return entry
 
     def _remember(self, token: str, entry: _Cached) -> None:
-        cache = self._cache
+        cache = self._cache if entry.rejection is None else self._refusals
         cache[token] = entry
         cache.move_to_end(token)
         while len(cache) > MAX_CACHED:
@@ -194,8 +203,11 @@ class TokenVerifier:
 
     def _caller(self, issuer: str, subject: object, claims: Mapping[str, Any], until: float, token: str) -> Caller:
         subject_text = subject if isinstance(subject, str) and subject else None
-        # No subject (a client acting for itself): the client is who calls.
-        who = subject_text or f"client:{claims.get('client_id') or claims.get('azp') or ''}"
+        client = claims.get("client_id") or claims.get("azp")
+        if subject_text is None and not (isinstance(client, str) and client):
+            raise TokenRejected("invalid_token", "the access token names neither a subject nor a client")
+        # `sub=` and `client=` never collide, whatever a subject holds (issuers hold no space: they are URLs).
+        who = f"sub={subject_text}" if subject_text is not None else f"client={client}"
         return Caller(
             principal=f"{issuer} {who}",
             scopes=_scopes_of(claims),

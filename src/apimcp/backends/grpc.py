@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -120,7 +121,7 @@ class GrpcBackend(Backend):
                 cached = self._metadata = (access, _metadata(access.placement))
         access, metadata = cached
         if extras:
-            access = self._access.with_extras(access, extras)
+            access = self._access.with_extras(access, _as_metadata(extras))
             metadata = _metadata(access.placement)
         if access.problem is not None:
             return Failure(f"The backend credentials cannot be sent: {access.problem}")
@@ -219,6 +220,22 @@ class GrpcBackend(Backend):
 
 def _metadata(placement: Placement) -> Metadata:
     return tuple((name.lower(), value) for name, value in placement.headers.items())
+
+
+_RESERVED = ("grpc-", ":")
+_RESERVED_NAMES = frozenset({"te", "content-type", "user-agent", "accept", "host"})
+
+
+def _as_metadata(extras: CallExtras) -> CallExtras:
+    """Passed-on client headers gRPC can carry: printable ASCII values, names that are neither gRPC's own
+    (`grpc-*`, `te`, `content-type`…) nor binary (`-bin`); the others are left out rather than failing the call."""
+    headers = {
+        name: value
+        for name, value in extras.headers.items()
+        if value.isascii() and value.isprintable() and not name.lower().endswith("-bin")
+        and not name.lower().startswith(_RESERVED) and name.lower() not in _RESERVED_NAMES
+    }  # fmt: skip
+    return replace(extras, headers=headers) if len(headers) != len(extras.headers) else extras
 
 
 def metadata_problem(placement: Placement) -> str | None:

@@ -2,12 +2,14 @@
 
 The gateway sends the caller's own access token as the `subject_token` and receives a token for the
 backend's audience; the caller's token itself never reaches the backend. Exchanged tokens are cached per
-caller and secret until shortly before they expire, in a bounded cache.
+subject token (what it may do depends on that token's client and scopes, not only on its user) until shortly
+before they expire, in a bounded cache.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -45,29 +47,28 @@ class TokenExchanger:
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def placement(self, principal: str, subject_token: str) -> Placement:
-        cached = self._cache.get(principal)
+        key = f"{principal}\x00{hashlib.sha256(subject_token.encode()).hexdigest()}"
+        cached = self._cache.get(key)
         if cached is not None and time.monotonic() < cached[0]:
             return cached[1]
-        lock = self._locks.setdefault(principal, asyncio.Lock())
-        try:
-            async with lock:
-                cached = self._cache.get(principal)
-                if cached is not None and time.monotonic() < cached[0]:
-                    return cached[1]
-                token, lifetime = await self._exchange(subject_token)
-                placement = Placement(headers={self.exchange.header: f"Bearer {token}"})
-                self._cache[principal] = (time.monotonic() + lifetime, placement)
-                self._cache.move_to_end(principal)
-                while len(self._cache) > MAX_CACHED:
-                    self._cache.popitem(last=False)
-                return placement
-        finally:
-            if not lock.locked():
-                self._locks.pop(principal, None)
+        if len(self._locks) > MAX_CACHED:  # bounded: locks nobody holds or waits for can go
+            self._locks = {k: lock for k, lock in self._locks.items() if lock.locked()}
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            cached = self._cache.get(key)
+            if cached is not None and time.monotonic() < cached[0]:
+                return cached[1]
+            token, lifetime = await self._exchange(subject_token)
+            placement = Placement(headers={self.exchange.header: f"Bearer {token}"})
+            self._cache[key] = (time.monotonic() + lifetime, placement)
+            self._cache.move_to_end(key)
+            while len(self._cache) > MAX_CACHED:
+                self._cache.popitem(last=False)
+            return placement
 
-    def forget(self, principal: str) -> None:
+    def forget(self, principal: str, subject_token: str) -> None:
         """The backend refused the exchanged token: the next call exchanges again."""
-        self._cache.pop(principal, None)
+        self._cache.pop(f"{principal}\x00{hashlib.sha256(subject_token.encode()).hexdigest()}", None)
 
     async def _exchange(self, subject_token: str) -> tuple[str, float]:
         e = self.exchange

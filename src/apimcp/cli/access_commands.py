@@ -158,7 +158,8 @@ def create_secret(
     oauth_token_exchange, RFC 8693 on the caller's behalf (fields: token_url, client_id, audience, resource,
     scopes; values: client_secret);
     oauth_introspection, for a plan's opaque tokens (fields: url, client_id; values: client_secret).
-    A value may be a reference the gateways resolve from their environment: --value 'token=${env:API_TOKEN}'.
+    A value may be a reference the gateways resolve from their environment, named after the organization:
+    --value 'token=${env:APIMCP_SECRET_default__API_TOKEN}' (see docs/identity.md).
     """
     kind = _secret_kind(kind)
     api = client()

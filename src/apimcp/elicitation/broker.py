@@ -36,6 +36,7 @@ from apimcp.state.user_values import UserValueStore
 log = logging.getLogger("apimcp.elicitation")
 PAGES = "/elicitation"
 CONNECTED_TTL_SECONDS = 30 * 86400.0
+MAX_LOCKS = 10_000
 """How long an OAuth connection with a refresh token is kept (it renews itself meanwhile)."""
 
 Notify = Callable[[str, str, str, dict[str, Any]], bool]
@@ -112,30 +113,28 @@ class ElicitationBroker:
         if not isinstance(expires, int | float) or time.time() < expires:
             token = value.get("token")
             return token if isinstance(token, str) else None
+        if len(self._refreshing) > MAX_LOCKS:  # bounded: locks nobody holds or waits for can go
+            self._refreshing = {k: lock for k, lock in self._refreshing.items() if lock.locked()}
         lock = self._refreshing.setdefault((owner, secret.key), asyncio.Lock())
-        try:
-            async with lock:
-                current = await self.values.get(owner, secret.key)
-                if current is None:
-                    return None  # forgotten meanwhile
-                expires = current.get("expires_at")
-                if not isinstance(expires, int | float) or time.time() < expires:
-                    return str(current["token"])  # someone refreshed it meanwhile
-                refresh_token = current.get("refresh_token")
-                if secret.oauth is None or not isinstance(refresh_token, str):
-                    await self.values.delete(owner, secret.key)
-                    return None
-                try:
-                    renewed = await connect.refresh(self.client, secret.oauth, refresh_token)
-                except CredentialError as exc:
-                    log.info("the connection for %s could not be refreshed: %s", secret.name, exc)
-                    await self.values.delete(owner, secret.key)
-                    return None
-                await self.values.put(owner, secret.key, renewed, CONNECTED_TTL_SECONDS)
-                return str(renewed["token"])
-        finally:
-            if not lock.locked():  # nobody waits on it: the next refresh makes a new one
-                self._refreshing.pop((owner, secret.key), None)
+        async with lock:
+            current = await self.values.get(owner, secret.key)
+            if current is None:
+                return None  # forgotten meanwhile
+            expires = current.get("expires_at")
+            if not isinstance(expires, int | float) or time.time() < expires:
+                return str(current["token"])  # someone refreshed it meanwhile
+            refresh_token = current.get("refresh_token")
+            if secret.oauth is None or not isinstance(refresh_token, str):
+                await self.values.delete(owner, secret.key)
+                return None
+            try:
+                renewed = await connect.refresh(self.client, secret.oauth, refresh_token)
+            except CredentialError as exc:
+                log.info("the connection for %s could not be refreshed: %s", secret.name, exc)
+                await self.values.delete(owner, secret.key)
+                return None
+            await self.values.put(owner, secret.key, renewed, CONNECTED_TTL_SECONDS)
+            return str(renewed["token"])
 
     async def _ask(
         self, ctx: RequestContext, owner: str, secret: ElicitedSecret, exposition: str, *, again: bool = False

@@ -37,7 +37,7 @@ _HEADERS = [
     (b"content-type", b"text/html; charset=utf-8"),
     (b"cache-control", b"no-store"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make the form's own POST say `Origin: null`
     (b"x-content-type-options", b"nosniff"),
     (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"),
 ]
@@ -107,6 +107,19 @@ def _cookie(scope: Scope, name: str) -> str | None:
     return None
 
 
+def _for_whom(owner: str) -> str:
+    """Whose the value will be, said on the page: someone sent a link made for their own account would see it
+    names another (the link itself cannot tell who opens it)."""
+    if owner.startswith("user "):
+        issuer, _, who = owner[len("user ") :].partition(" ")
+        name = who.partition("=")[2] or who
+        return (f"</p><p>It will be used for <strong>{html.escape(name)}</strong> (signed in at "
+                f"{html.escape(issuer)}). If that is not you, or you did not just ask your assistant for this, "
+                "close this page.")  # fmt: skip
+    return ("</p><p>It will be used for the conversation with your assistant that asked for it. If you did not "
+            "just ask for this, close this page.")  # fmt: skip
+
+
 class ElicitationPages:
     """ASGI app for everything under `/elicitation/`."""
 
@@ -142,7 +155,7 @@ class ElicitationPages:
         if pending is None or secret is None:
             await _send(send, 404, GONE)
             return
-        prompt = html.escape(secret.prompt())
+        prompt = html.escape(secret.prompt()) + _for_whom(pending.owner)
         name = html.escape(secret.name)
         if secret.oauth is not None:
             body = (f"<p>{prompt}</p><p>You will sign in with the service's own login page; the assistant never "

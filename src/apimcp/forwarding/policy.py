@@ -4,7 +4,10 @@
   `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), the inbound API-key headers, and what the gateway sets itself
   (Host, Content-Length, Content-Type, Accept…).
 - Denied unless allowed: `Authorization` and `Cookie` (the client's token is for the gateway: passing it on is
-  the "token passthrough" MCP forbids, so it takes an explicit `passthrough` or `allow`).
+  the "token passthrough" MCP forbids, so it takes an explicit `passthrough` or `allow`); the headers proxies
+  use to tell a backend who calls (`X-Real-IP`, `X-Forwarded-User`, `Remote-User`, `X-Auth-Request-*`…) or to
+  rewrite a request (`X-Original-URL`, `X-HTTP-Method-Override`), which a client must not be able to claim;
+  and conditional and range headers, whose answers (304, 206) a tool cannot use.
 - `allow`, when not empty, is the whole list of what may pass; `deny` adds to the default denials.
 - `rename` (`From:To`) passes a header on under another name, whatever allow and deny say of the source
   (renaming is an explicit choice); a missing source is no change. The backend's own credentials win over
@@ -30,7 +33,17 @@ BASELINE = frozenset(
      "traceparent", "tracestate", "origin", "user-agent"}
 )  # fmt: skip
 """Never passed on as a client sent it (the gateway writes its own Forwarded, trace and user-agent headers)."""
-DEFAULT_DENY = frozenset({"authorization", "cookie"})
+DEFAULT_DENY = frozenset(
+    {"authorization", "cookie",
+     # who the caller is, as proxies in front of a backend tell it: a client must not be able to claim it
+     "x-real-ip", "true-client-ip", "cf-connecting-ip", "x-client-ip", "x-cluster-client-ip", "remote-user",
+     "x-remote-user", "x-forwarded-user", "x-forwarded-email", "x-forwarded-groups", "x-forwarded-preferred-username",
+     "x-auth-request-user", "x-auth-request-email", "x-auth-request-groups", "x-auth-request-access-token",
+     "x-original-url", "x-rewrite-url", "x-original-uri", "x-http-method-override", "x-http-method",
+     "x-method-override",
+     # what would change the answer's shape: a partial or an empty (304) body the tool cannot use
+     "range", "if-range", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since"}
+)  # fmt: skip
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
 MAX_TRACESTATE = 512

@@ -79,6 +79,10 @@ class GatewayApp:
             if route is None:
                 await json_response(send, 404, {"error": f"No exposition at {path}"})
                 return
+            if route.resource is not None and not self.runtime.host_allowed(scope):
+                # checked before the token: the token's audience is built on this Host
+                await json_response(send, 421, {"error": "Host not allowed (DNS rebinding protection)"})
+                return
             resource = route.resource.at(scope["scheme"], scope["headers"], path) if route.resource else None
             try:
                 caller = await route.guard.admit(scope, resource)
@@ -93,6 +97,9 @@ class GatewayApp:
                 send = _with_header(send, b"link", f'<{route.canonical_path}>; rel="canonical"'.encode())
             await route.endpoint.handle(scope, receive, send)
         elif path.startswith(METADATA_PREFIX + "/") and scope["method"] in ("GET", "HEAD"):
+            if not self.runtime.host_allowed(scope):
+                await json_response(send, 421, {"error": "Host not allowed (DNS rebinding protection)"})
+                return
             await self._metadata(scope, send, path[len(WELL_KNOWN) :])
         elif path.startswith(PAGES + "/"):
             if not self.runtime.host_allowed(scope):

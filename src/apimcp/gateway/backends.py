@@ -24,6 +24,7 @@ from apimcp.backends.grpc import GrpcBackend, GrpcChannels
 from apimcp.backends.grpc_messages import Messages
 from apimcp.backends.oauth_client import ClientCredentials, TokenSession
 from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
+from apimcp.backends.secret_refs import reference_problem
 from apimcp.backends.tls import TlsSettings
 from apimcp.backends.token_exchange import ACCESS_TOKEN, TokenExchange
 from apimcp.catalog.model import Service
@@ -39,6 +40,16 @@ def credential_list(raw: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None)
     if raw is None:
         return []
     return [raw] if isinstance(raw, Mapping) else list(raw)
+
+
+def check_references(raw: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None, organization: str) -> None:
+    """Refuse credentials of `organization` whose values name variables it may not read (`secret_refs`): the
+    control plane checks them when they are written, a gateway again before it serves them."""
+    for credential in credential_list(raw):
+        for name, value in (credential.get("values") or {}).items():
+            problem = reference_problem(value, organization) if isinstance(value, str) else None
+            if problem is not None:
+                raise ValueError(f"credential {credential.get('name') or credential['kind']} ({name}): {problem}")
 
 
 def credentials_of(raw: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None) -> list[AnyCredentials]:

@@ -7,8 +7,8 @@ Per-user credentials come from sources of two kinds:
   without one answers with a URL elicitation;
 - exchanged: a token for the backend obtained with the caller's access token (RFC 8693).
 
-When the backend answers 401 to a user's credential, the credential is forgotten: an elicited one is asked
-for again, an exchanged one exchanged again once.
+When the backend answers 401 to a call that carried a user's credentials, they are all forgotten (a 401 does
+not say which one it refused): an elicited one is asked for again, an exchanged one exchanged again once.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ class ExchangedCredential(UserCredential):
             raise CredentialRefused(f"Could not obtain backend credentials: {exc}") from None
 
     async def rejected(self, ctx: RequestContext) -> Placement | None:
-        if ctx.caller is not None:
-            self._exchanger.forget(ctx.caller.principal)
+        if ctx.caller is not None and ctx.caller.token:
+            self._exchanger.forget(ctx.caller.principal, ctx.caller.token)
         return await self.placement(ctx)
 
 

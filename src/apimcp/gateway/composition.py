@@ -136,7 +136,7 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
                             name, spec.get("tool"))  # fmt: skip
                 continue
             hidden.add(target.name)
-            custom[name] = DeclarativeEntry(name, spec, target)
+            custom[name] = DeclarativeEntry(name, spec, target, extras.gate)
     internal.update(custom)
 
     for reference, spec in bundle.filters.items():

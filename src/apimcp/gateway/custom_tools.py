@@ -55,17 +55,21 @@ class _CustomEntry(ToolEntry):
 class DeclarativeEntry(_CustomEntry):
     """Calls its target with arguments templated from its own input."""
 
-    __slots__ = ("_target", "_template")
+    __slots__ = ("_gate", "_target", "_template")
 
-    def __init__(self, name: str, spec: Mapping[str, Any], target: ToolEntry) -> None:
+    def __init__(self, name: str, spec: Mapping[str, Any], target: ToolEntry, gate: Gate | None = None) -> None:
         super().__init__(name, spec)
         self._target = target
         self._template = ArgumentTemplate.compile(spec.get("arguments") or {})
+        self._gate = gate
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         refused = self._problems(arguments)
         if refused is not None:
             return refused
+        lacking = self._gate(ctx, self._target.name) if self._gate is not None else None
+        if lacking is not None:  # the tool it stands for needs scopes the caller lacks
+            return error_result(lacking)
         return await self._target.call(ctx, self._template.render(arguments), depth)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from apimcp.auth.guard import OPEN, ApiKeyGuard, InboundGuard, OAuthGuard
 from apimcp.auth.jwks import KeySet
 from apimcp.auth.resource import ExpositionResource
-from apimcp.auth.settings import Introspection, OAuthSettings, parse_oauth
+from apimcp.auth.settings import Introspection, OAuthSettings, checked_url, parse_oauth
 from apimcp.auth.verifier import TokenVerifier
 from apimcp.backends.oauth_http import TokenClient
 
@@ -56,4 +56,5 @@ def _introspection(raw: Any) -> Introspection | None:
     if not raw:
         return None
     fields, values = raw["fields"], raw["values"]
-    return Introspection(fields["url"], fields["client_id"], values["client_secret"])
+    url = checked_url(fields["url"], "introspection.url")  # https, or http on loopback, as in configuration files
+    return Introspection(url, fields["client_id"], values["client_secret"])

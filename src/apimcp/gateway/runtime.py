@@ -36,14 +36,15 @@ from apimcp.elicitation.broker import ElicitationBroker
 from apimcp.elicitation.secrets import KINDS as ELICITED_KINDS
 from apimcp.elicitation.secrets import ElicitedSecret, elicited_secret
 from apimcp.forwarding.policy import parse_header_policy
-from apimcp.gateway.backends import BackendFactory, credential_list, token_exchange_of
+from apimcp.gateway.backends import BackendFactory, check_references, credential_list, token_exchange_of
 from apimcp.gateway.call_preparation import CallPreparation, ElicitedCredential, ExchangedCredential, UserCredential
 from apimcp.gateway.composition import CrossService, Extras
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.gateway.inbound import InboundBuilder
 from apimcp.gateway.resource_loading import BackendLoader
-from apimcp.gateway.tool_entries import ToolEntry
+from apimcp.gateway.tool_entries import RefusedEntry, ToolEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
+from apimcp.protocol.caller import request_host
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import SealError, open_exposition
@@ -194,6 +195,7 @@ class GatewayRuntime:
         elicited: list[ElicitedSecret] = []
         exchanges: list[str] = []
         for member in exposition["members"]:
+            check_references(member.get("credentials"), exposition["organization"])
             service = self._services[member["service"]["hash"]]
             backend = self._backends.build(service, member)
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
@@ -292,14 +294,18 @@ class GatewayRuntime:
             name, colon, version = service.rpartition(":")
             route = self.routes.by_service.get((organization, name, version)) if colon else None
             handler = route.endpoint.handler if route is not None else None
-            return handler.internal_tool(tool) if isinstance(handler, ExpositionHandler) else None
+            found = handler.internal_tool(tool) if isinstance(handler, ExpositionHandler) else None
+            if found is not None and route is not None and route.guard is not OPEN:
+                # that exposition checks who calls it; a script of another cannot call it in someone's name
+                return RefusedEntry(found.tool, f"{service} checks who calls it (API key or OAuth): scripts of "
+                                    "other expositions cannot call its tools")  # fmt: skip
+            return found
 
         return find
 
     def host_allowed(self, scope: Mapping[str, Any]) -> bool:
         """Whether the request's Host passes the endpoints' DNS-rebinding allow-list."""
-        host = next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"host"), None)
-        return self._options.security.host_allowed(host)
+        return self._options.security.host_allowed(request_host(scope.get("headers", ())))
 
     def refused(self, route: Route, scope: Mapping[str, Any], refusal: Refusal) -> None:
         """A request the route's guard turned away (the audit trail hears of it)."""

@@ -47,6 +47,10 @@ class SnapshotSource(ABC):
         """Hand audit events to the control plane (the default keeps none); raises when they did not arrive."""
 
 
+class AuditRefused(Exception):
+    """The control plane refused a batch of audit events for what it holds: sending it again cannot help."""
+
+
 class Refused(Exception):
     """The control plane refused the gateway (its token or its key): worth saying every time it changes."""
 
@@ -111,8 +115,12 @@ class HttpSource(SnapshotSource):
             timeout=aiohttp.ClientTimeout(total=30),
             ssl=self._tls,
         ) as response:
-            if response.status != 202:
-                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")
+            if response.status == 202:
+                return
+            detail = f"the control plane answered HTTP {response.status}: {await _detail(response)}"
+            if 400 <= response.status < 500 and response.status not in (401, 403, 408, 429):
+                raise AuditRefused(detail)
+            raise ConnectionError(detail)
 
     async def wait_for_change(self, revision: int) -> None:
         async with self._session.get(
@@ -193,6 +201,8 @@ async def report_audit(runtime: GatewayRuntime, source: SnapshotSource) -> None:
             except asyncio.CancelledError:
                 sink.requeue(events)
                 raise
+            except AuditRefused as exc:
+                log.warning("%d audit events dropped: %s", len(events), exc)
             except Exception as exc:
                 sink.requeue(events)
                 log.info("audit events not delivered yet (%s); %d waiting", exc, len(events))

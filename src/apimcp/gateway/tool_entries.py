@@ -53,6 +53,19 @@ class _Relisted(ToolEntry):
         return await self._inner.call(ctx, arguments, depth)
 
 
+class RefusedEntry(ToolEntry):
+    """A tool a caller may see named but not call here: every call is a tool error saying why."""
+
+    __slots__ = ("_why",)
+
+    def __init__(self, tool: Tool, why: str) -> None:
+        super().__init__(tool)
+        self._why = why
+
+    async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
+        return error_result(self._why)
+
+
 class OperationEntry(ToolEntry):
     """An operation of a service: arguments validated, the call prepared for its request (headers passed on,
     the user's credentials), the backend called, its answer shaped."""

@@ -10,7 +10,7 @@ caller, and the request's HTTP facts, from `RequestContext.source`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,15 @@ class RequestSource:
 
 
 NO_SOURCE = RequestSource()
+
+
+def request_host(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """The request's Host: the last one, as the endpoint reads it (its DNS-rebinding check sees the same)."""
+    host = None
+    for name, value in headers:
+        if name == b"host":
+            host = value
+    return host.decode("latin-1") if host is not None else None
 
 
 def source_of(scope: Mapping[str, Any]) -> RequestSource:

@@ -56,7 +56,7 @@ from apimcp.protocol.jsonrpc import (
 from apimcp.protocol.legacy import check_client_supports
 from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
 from apimcp.protocol.models import LOG_LEVELS, InputRequest, Tool, elicitation_url
-from apimcp.protocol.observe import RequestRecord, outcome_of, target_of
+from apimcp.protocol.observe import RequestObserver, RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.request_state import RoundState, request_digest
 from apimcp.protocol.tool_headers import HeaderParam, check_param_headers, header_params
@@ -161,24 +161,37 @@ class StatelessEra:
         observer = self._handler.observer
         started = time.perf_counter()
         response, status, extra = await self._respond(exchange, receive, message, revision, meta, source)
-        if response is not None:
-            await exchange.json(status, response, list(extra))
-        else:
-            await exchange.close()
-        if observer is not None:
-            outcome, code = outcome_of(response)
-            record = RequestRecord(
-                method=message.method,
-                target=target_of(message.method, message.params),
-                request_id=message.id,
-                session_id=None,
-                revision=revision.version,
-                outcome=outcome,
-                error_code=code,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                source=source,
-            )
-            observer.request_finished(record)
+        try:
+            if response is not None:
+                await exchange.json(status, response, list(extra))
+            else:
+                await exchange.close()
+        finally:  # a client gone before the answer was written is still heard of
+            if observer is not None:
+                self._observed(observer, message, revision, response, started, source)
+
+    def _observed(
+        self,
+        observer: RequestObserver,
+        message: Request,
+        revision: Revision,
+        response: JsonObject | None,
+        started: float,
+        source: RequestSource,
+    ) -> None:
+        outcome, code = outcome_of(response)
+        record = RequestRecord(
+            method=message.method,
+            target=target_of(message.method, message.params),
+            request_id=message.id,
+            session_id=None,
+            revision=revision.version,
+            outcome=outcome,
+            error_code=code,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            source=source,
+        )
+        observer.request_finished(record)
 
     # --- the ladder ------------------------------------------------------------------------
 

@@ -92,9 +92,11 @@ class MemoryPendingStore(PendingStore):
     async def open(self, owner: str, key: str, exposition: str, session_id: str | None) -> Pending:
         self._expire()
         mine = [p for p in self._pending.values() if p.owner == owner]
-        for pending in mine:
-            if pending.key == key and pending.exposition == exposition and pending.state is None:
-                return pending  # asked again before the user went there: the same link
+        for waiting in mine:
+            if waiting.key == key and waiting.exposition == exposition and waiting.state is None:
+                if waiting.session_id != session_id:  # asked again from another session: tell that one
+                    self._pending[waiting.id] = replace(waiting, session_id=session_id)
+                return self._pending[waiting.id]  # asked again before the user went there: the same link
         for pending in mine[: max(0, len(mine) - self._max_per_owner + 1)]:
             self._drop(pending.id)
         while len(self._pending) >= self._max:

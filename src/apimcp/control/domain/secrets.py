@@ -24,7 +24,7 @@ from apimcp.control.domain.common import check_name, get_owned
 from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.ids import new_id
 from apimcp.control.limits import ApiLimits
-from apimcp.control.models import Plan, PlanSecret, Secret
+from apimcp.control.models import Organization, Plan, PlanSecret, Secret
 from apimcp.control.secret_kinds import KINDS, LOCATIONS
 
 
@@ -50,7 +50,7 @@ def _check_sizes(kind: str, fields: Mapping[str, Any], values: Mapping[str, Any]
 
 
 def _check(
-    kind: str, fields: Mapping[str, Any], values: Mapping[str, Any], limits: ApiLimits
+    kind: str, fields: Mapping[str, Any], values: Mapping[str, Any], limits: ApiLimits, organization: str
 ) -> tuple[dict[str, Any], dict[str, str]]:
     if kind not in KINDS:
         raise Invalid(f"a secret kind is one of {', '.join(KINDS)}", field="kind")
@@ -91,7 +91,7 @@ def _check(
     for name, value in values.items():
         if not isinstance(value, str):
             raise Invalid("secret values are strings", field=f"values.{name}")
-        problem = reference_problem(value)
+        problem = reference_problem(value, organization)
         if problem is not None:
             raise Invalid(problem, field=f"values.{name}")
         problem = header_problem(value) if kind in _SENT_AS_IS else None
@@ -147,7 +147,8 @@ def create(
     check_name(name)
     if session.scalar(select(Secret).where(Secret.organization_id == organization_id, Secret.name == name)):
         raise Conflict(f"secret {name!r} already exists", field="name")
-    clean_fields, clean_values = _check(kind, fields, values, limits or ApiLimits())
+    organization = _organization_name(session, organization_id)
+    clean_fields, clean_values = _check(kind, fields, values, limits or ApiLimits(), organization)
     secret_id = new_id()
     sealed = _seal(keys, organization_id, secret_id, clean_values)
     secret = Secret(
@@ -174,12 +175,18 @@ def rotate(
 ) -> Secret:
     """Replace a secret's values (e.g. a new token); plans using it pick it up on their next snapshot."""
     secret = get_owned(session, Secret, organization_id, secret_id, "secret")
-    _, clean_values = _check(secret.kind, secret.fields, values, limits or ApiLimits())
+    organization = _organization_name(session, organization_id)
+    _, clean_values = _check(secret.kind, secret.fields, values, limits or ApiLimits(), organization)
     sealed = _seal(keys, organization_id, secret.id, clean_values)
     secret.sealed = sealed.decode("ascii")
     session.flush()  # sets updated_at, so that the answer shows what a read will
     changes.record(session, organization_id, "secret", secret.id)
     return secret
+
+
+def _organization_name(session: Session, organization_id: str) -> str:
+    organization = session.get(Organization, organization_id)
+    return organization.name if organization is not None else ""
 
 
 def reveal(keys: KeySet, secret: Secret) -> dict[str, str]:
