@@ -36,6 +36,7 @@ from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey, GatewayPublicKey
 from apimcp.serving import AsgiApp, ServerTls, server_for
 from apimcp.settings import Settings
+from apimcp.state import GatewayState
 
 EMBEDDED_GATEWAY = "embedded"
 
@@ -117,6 +118,7 @@ async def embedded(
     fetch_policy: AddressPolicy | None = None,
     settings: Settings | None = None,
     public_url: str | None = None,
+    state: GatewayState | None = None,
 ) -> AsyncIterator[Started]:
     """The control plane opened and its gateway following it, in the running loop, until the block ends.
 
@@ -142,7 +144,13 @@ async def embedded(
     session = new_session()
     key = GatewayKey.generate()  # in memory only: this process's gateway is the only one that reads its snapshots
     runtime = GatewayRuntime(
-        session, options, key=key, fetch_policy=fetch_policy, script_limits=limits.scripts, public_url=public_url
+        session,
+        options,
+        key=key,
+        fetch_policy=fetch_policy,
+        script_limits=limits.scripts,
+        public_url=public_url,
+        state=state,
     )
     try:
         async with following(runtime, LocalSource(plane, key.public)) as sync:
@@ -169,6 +177,7 @@ async def serve_embedded(
     fetch_policy: AddressPolicy | None = None,
     settings: Settings | None = None,
     public_url: str | None = None,
+    state: GatewayState | None = None,
 ) -> None:
     """Open the control plane, serve it with its gateway until interrupted."""
     limits = settings or Settings()
@@ -180,6 +189,7 @@ async def serve_embedded(
         fetch_policy=fetch_policy,
         settings=limits,
         public_url=public_url,
+        state=state,
     ) as started:
         if on_ready is not None:
             outcome = on_ready(started)

@@ -35,10 +35,11 @@ if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for t
     from apimcp.embedded import Started
     from apimcp.gateway.app import GatewayApp
     from apimcp.gateway.plan import GatewayPlan
-    from apimcp.protocol import EndpointOptions
+    from apimcp.protocol import EndpointOptions, SessionStore
     from apimcp.safety.addresses import AddressPolicy
     from apimcp.serving import ServerTls
     from apimcp.settings import Settings
+    from apimcp.state import GatewayState
 
 REQUEST_STATE_KEYS_VARIABLE = "APIMCP_REQUEST_STATE_KEYS"
 GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
@@ -46,6 +47,14 @@ GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
 Host = Annotated[str, typer.Option(help="Interface to listen on.")]
 AllowedHosts = Annotated[
     list[str], typer.Option("--allowed-host", help="A host name clients use besides loopback (DNS-rebinding guard).")
+]
+StateUrl = Annotated[
+    str | None,
+    typer.Option(
+        envvar="APIMCP_STATE_URL",
+        help="Where sessions and users' credentials live, shared by replicas: redis://, rediss://, "
+        "redis+sentinel://host:26379/name or redis+cluster://host:port (needs APIMCP_STATE_KEY; default: memory).",
+    ),
 ]
 PublicUrl = Annotated[
     str | None,
@@ -109,7 +118,20 @@ def settings() -> Settings:
         fail(str(exc), EXIT_USAGE)
 
 
-def endpoint_options(allowed_hosts: list[str], limits: Settings) -> EndpointOptions:
+def shared_state(state_url: str | None, limits: Settings) -> tuple[SessionStore, GatewayState]:
+    """The stores `--state-url` / APIMCP_STATE_URL name (this process's memory without one)."""
+    from apimcp.state.backend import StateConfig, open_state  # noqa: PLC0415
+    from apimcp.state.redis_connection import StateUrlError  # noqa: PLC0415
+
+    try:
+        return open_state(StateConfig.from_environment(state_url), limits.sessions)
+    except StateUrlError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def endpoint_options(
+    allowed_hosts: list[str], limits: Settings, sessions: SessionStore | None = None
+) -> EndpointOptions:
     """Options for gateways that run from the command line; requestState keys come from the environment."""
     from apimcp.protocol import (  # noqa: PLC0415
         EndpointOptions,
@@ -124,7 +146,7 @@ def endpoint_options(allowed_hosts: list[str], limits: Settings) -> EndpointOpti
         security=TransportSecurity.for_hosts(allowed_hosts),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
         limits=limits.mcp,
-        sessions=MemorySessionStore.with_limits(limits.sessions),
+        sessions=sessions if sessions is not None else MemorySessionStore.with_limits(limits.sessions),
     )
 
 
@@ -178,6 +200,7 @@ def serve(
     tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
     public_url: PublicUrl = None,
+    state_url: StateUrl = None,
 ) -> None:
     """Run apimcp: control plane + gateway in one process (default), or a gateway for a config file.
 
@@ -189,6 +212,7 @@ def serve(
         fail("give a configuration file or --openapi, not both", EXIT_USAGE)
     tls = server_tls(tls_cert, tls_key)
     limits = settings()
+    stores = shared_state(state_url, limits)
     if config is None and openapi is None:
         if backend or name or include or exclude:
             fail("--backend, --name, --include and --exclude go with --openapi", EXIT_USAGE)
@@ -202,6 +226,7 @@ def serve(
             fetch_policy(fetch_allow),
             limits,
             public_url,
+            stores,
         )
         return
     from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config  # noqa: PLC0415
@@ -232,7 +257,7 @@ def serve(
         fail(str(exc), EXIT_USAGE)
     if openapi is not None:
         plan = _renamed(plan, name or _slug(plan.services["api"].service.name))
-    run_plan(plan, gateway_config.server.host, gateway_config.server.port, tls, limits)
+    run_plan(plan, gateway_config.server.host, gateway_config.server.port, tls, limits, stores)
 
 
 def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
@@ -242,7 +267,14 @@ def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
     return GatewayPlan(plan.config, plan.services, (type(only)(name, only.config, only.services),))
 
 
-def run_plan(plan: GatewayPlan, host: str, port: int, tls: ServerTls | None, limits: Settings) -> None:
+def run_plan(
+    plan: GatewayPlan,
+    host: str,
+    port: int,
+    tls: ServerTls | None,
+    limits: Settings,
+    stores: tuple[SessionStore, GatewayState] | None = None,
+) -> None:
     _log_to_stderr()
     for key, planned in plan.services.items():  # what the importer repaired or left out of a description
         for warning in planned.service.warnings:
@@ -254,7 +286,7 @@ def run_plan(plan: GatewayPlan, host: str, port: int, tls: ServerTls | None, lim
         typer.echo(client_hints(public_base(host, port, tls), gateway.endpoints()))
         typer.echo("Press Ctrl-C to stop.")
 
-    options = configured_options(plan.config.server, limits.mcp, limits.sessions)
+    options = configured_options(plan.config.server, limits.mcp, limits.sessions, stores[0] if stores else None)
     run_async(
         serve_gateway(
             plan,
@@ -265,6 +297,7 @@ def run_plan(plan: GatewayPlan, host: str, port: int, tls: ServerTls | None, lim
             head_limits=limits.head,
             options=options,
             script_limits=limits.scripts,
+            state=stores[1] if stores else None,
         )
     )
 
@@ -291,6 +324,7 @@ def _serve_embedded(
     policy: AddressPolicy,
     limits: Settings,
     public_url: str | None,
+    stores: tuple[SessionStore, GatewayState],
 ) -> None:
     _log_to_stderr()
     from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
@@ -301,7 +335,7 @@ def _serve_embedded(
             serve_embedded(
                 data_dir,
                 database_url=database_url,
-                options=endpoint_options(allowed_hosts, limits),
+                options=endpoint_options(allowed_hosts, limits, stores[0]),
                 host=host,
                 port=port,
                 on_ready=lambda started: _announce(started, base),
@@ -309,6 +343,7 @@ def _serve_embedded(
                 fetch_policy=policy,
                 settings=limits,
                 public_url=public_url,
+                state=stores[1],
             )
         )
     except ValueError as exc:  # bad key file or key variable
@@ -388,6 +423,7 @@ def gateway(
     tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
     public_url: PublicUrl = None,
+    state_url: StateUrl = None,
 ) -> None:
     """Run a gateway that follows a control plane (`apimcp gateway list` lists the registered ones)."""
     if ctx.invoked_subcommand is not None:
@@ -402,6 +438,7 @@ def gateway(
         )
     policy = fetch_policy(fetch_allow)
     limits = settings()
+    sessions, state = shared_state(state_url, limits)
     check_control_plane_url(control_plane_url, allow_http)
     key = gateway_key(key_file)
     control_plane_tls = trusted_ca(control_plane_ca, "--control-plane-ca")
@@ -427,7 +464,7 @@ def gateway(
             key,
             name=gateway_name,
             labels=labels,
-            options=endpoint_options(allowed_host, limits),
+            options=endpoint_options(allowed_host, limits, sessions),
             host=host,
             port=port,
             on_ready=ready,
@@ -438,6 +475,7 @@ def gateway(
             head_limits=limits.head,
             script_limits=limits.scripts,
             public_url=public_url,
+            state=state,
         )
     )
 

@@ -24,21 +24,27 @@ from apimcp.protocol import (
     MemorySessionStore,
     RequestStateSealer,
     SessionLimits,
+    SessionStore,
     TransportSecurity,
 )
 from apimcp.protocol.limits import EndpointLimits
+from apimcp.state import GatewayState
 
 
 def endpoint_options(
-    server: ServerConfig, limits: EndpointLimits | None = None, sessions: SessionLimits | None = None
+    server: ServerConfig,
+    limits: EndpointLimits | None = None,
+    sessions: SessionLimits | None = None,
+    store: SessionStore | None = None,
 ) -> EndpointOptions:
-    """The endpoints' options a configuration's `server` section gives, within these limits."""
+    """The endpoints' options a configuration's `server` section gives, within these limits (sessions in
+    `store` when given, a shared one say; in this process's memory otherwise)."""
     keys = [ref.value().encode() for ref in server.request_state_keys]
     return EndpointOptions(
         security=TransportSecurity.for_hosts(server.allowed_hosts),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
         limits=limits or EndpointLimits(),
-        sessions=MemorySessionStore.with_limits(sessions or SessionLimits()),
+        sessions=store if store is not None else MemorySessionStore.with_limits(sessions or SessionLimits()),
     )
 
 
@@ -108,6 +114,7 @@ def build_gateway(
     session: aiohttp.ClientSession,
     options: EndpointOptions | None = None,
     script_limits: ScriptLimits | None = None,
+    state: GatewayState | None = None,
 ) -> GatewayApp:
     """The gateway serving `plan`, calling backends through `session` (created in the serving loop)."""
     server = plan.config.server
@@ -117,6 +124,7 @@ def build_gateway(
         fetch_policy=server.fetch_policy(),
         script_limits=script_limits,
         public_url=server.public_url,
+        state=state,
     )
     runtime.apply(snapshot_of(plan), strict=True)
     return GatewayApp(runtime)

@@ -22,6 +22,7 @@ from apimcp.protocol import EndpointOptions
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.serving import ServerTls, server_for
+from apimcp.state import GatewayState
 
 log = logging.getLogger("apimcp.gateway")
 OnReady = Callable[[GatewayApp], Awaitable[None] | None]
@@ -45,11 +46,12 @@ async def serve_gateway(
     head_limits: HeadLimits | None = None,
     options: EndpointOptions | None = None,
     script_limits: ScriptLimits | None = None,
+    state: GatewayState | None = None,
 ) -> None:
     """Serve a configuration's plan until interrupted (`options` default to its `server` section's)."""
     session = new_session()
     try:
-        app = build_gateway(plan, session, options, script_limits)
+        app = build_gateway(plan, session, options, script_limits, state)
         try:
             await _announce(on_ready, app)
             server = server_for(
@@ -81,6 +83,7 @@ async def serve_connected_gateway(
     head_limits: HeadLimits | None = None,
     script_limits: ScriptLimits | None = None,
     public_url: str | None = None,
+    state: GatewayState | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
@@ -90,7 +93,13 @@ async def serve_connected_gateway(
     """
     session = new_session()
     runtime = GatewayRuntime(
-        session, options, key=key, fetch_policy=fetch_policy, script_limits=script_limits, public_url=public_url
+        session,
+        options,
+        key=key,
+        fetch_policy=fetch_policy,
+        script_limits=script_limits,
+        public_url=public_url,
+        state=state,
     )
     try:
         source = HttpSource(

@@ -20,6 +20,11 @@ DEFAULT_TTL_SECONDS = 8 * 3600.0
 DEFAULT_MAX_VALUES = 100_000
 
 
+def value_place(owner: str, key: str) -> str:
+    """What a sealed value is bound to: it opens under no other owner or secret."""
+    return f"user-value\x00{owner}\x00{key}"
+
+
 class UserValueStore(ABC):
     @abstractmethod
     async def get(self, owner: str, key: str) -> dict[str, Any] | None: ...
@@ -44,10 +49,6 @@ class MemoryUserValueStore(UserValueStore):
         self._max = max_values
         self._values: OrderedDict[tuple[str, str], tuple[float, bytes]] = OrderedDict()
 
-    @staticmethod
-    def _place(owner: str, key: str) -> str:
-        return f"user-value\x00{owner}\x00{key}"
-
     async def get(self, owner: str, key: str) -> dict[str, Any] | None:
         entry = self._values.get((owner, key))
         if entry is None:
@@ -56,11 +57,11 @@ class MemoryUserValueStore(UserValueStore):
         if time.monotonic() >= expires:
             del self._values[(owner, key)]
             return None
-        plain = self._sealer.open(self._place(owner, key), sealed)
+        plain = self._sealer.open(value_place(owner, key), sealed)
         return orjson.loads(plain) if plain is not None else None
 
     async def put(self, owner: str, key: str, value: dict[str, Any], ttl_seconds: float | None = None) -> None:
-        sealed = self._sealer.seal(self._place(owner, key), orjson.dumps(value))
+        sealed = self._sealer.seal(value_place(owner, key), orjson.dumps(value))
         self._values[(owner, key)] = (time.monotonic() + (ttl_seconds or self._ttl), sealed)
         self._values.move_to_end((owner, key))
         while len(self._values) > self._max:

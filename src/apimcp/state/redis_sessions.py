@@ -1,0 +1,182 @@
+"""Session records in Redis, so that any replica serves any session-era request.
+
+Each session is a hash (`rec`: the record as JSON, `ep`: its endpoint) that expires `idle_timeout` after the
+last request or touch; two sorted sets (every session, and the sessions of each endpoint, scored by when they
+were last seen) keep the limits of `SessionLimits` exactly across replicas. Creating, reading (with the
+refresh of its expiry) and deleting are one Lua script each: one round trip, atomic. All keys share one hash
+tag, so a Redis Cluster keeps them in one slot (scripts may only touch one).
+
+What stays in each process is what cannot be shared: open streams and requests waiting for a client's answer
+(`protocol.legacy`); the records themselves are plain data.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+
+from apimcp.protocol.sessions import (
+    DEFAULT_IDLE_TIMEOUT_SECONDS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_ENDPOINT,
+    Session,
+    SessionLimits,
+    SessionsFull,
+    SessionStore,
+)
+from apimcp.protocol.versions import find_revision
+from apimcp.state.redis_connection import RedisClient
+
+_CREATE = """
+local all, mine, record = KEYS[1], KEYS[2], KEYS[3]
+local id, endpoint, body = ARGV[1], ARGV[2], ARGV[3]
+local now, idle = tonumber(ARGV[4]), tonumber(ARGV[5])
+local most, most_here = tonumber(ARGV[6]), tonumber(ARGV[7])
+redis.call('ZREMRANGEBYSCORE', all, '-inf', now - idle)
+redis.call('ZREMRANGEBYSCORE', mine, '-inf', now - idle)
+if redis.call('ZCARD', all) >= most then
+  return {1, redis.call('ZRANGE', all, 0, 0, 'WITHSCORES')[2]}
+end
+if redis.call('ZCARD', mine) >= most_here then
+  return {2, redis.call('ZRANGE', mine, 0, 0, 'WITHSCORES')[2]}
+end
+redis.call('ZADD', all, now, id)
+redis.call('ZADD', mine, now, id)
+redis.call('HSET', record, 'rec', body, 'ep', endpoint)
+redis.call('PEXPIRE', record, idle)
+return {0}
+"""
+
+_GET = """
+local record, all, endpoints = KEYS[1], KEYS[2], ARGV[3]
+local found = redis.call('HMGET', record, 'rec', 'ep')
+if not found[1] then
+  redis.call('ZREM', all, ARGV[1])
+  return false
+end
+local now, idle = tonumber(ARGV[2]), tonumber(ARGV[4])
+redis.call('PEXPIRE', record, idle)
+redis.call('ZADD', all, 'XX', now, ARGV[1])
+redis.call('ZADD', endpoints .. found[2], 'XX', now, ARGV[1])
+return found[1]
+"""
+
+_DELETE = """
+local record, all, endpoints = KEYS[1], KEYS[2], ARGV[2]
+local endpoint = redis.call('HGET', record, 'ep')
+redis.call('ZREM', all, ARGV[1])
+if not endpoint then
+  return 0
+end
+redis.call('ZREM', endpoints .. endpoint, ARGV[1])
+return redis.call('DEL', record)
+"""
+
+_SAVE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'rec', ARGV[1])
+  return 1
+end
+return 0
+"""
+
+
+def encode(session: Session) -> bytes:
+    return orjson.dumps(
+        {
+            "id": session.id,
+            "endpoint": session.endpoint,
+            "revision": session.revision.version,
+            "capabilities": session.capabilities_json.decode(),
+            "client_info": session.client_info_json.decode() if session.client_info_json is not None else None,
+            "log_level": session.log_level,
+            "subscriptions": sorted(session.subscriptions),
+            "initialized": session.initialized,
+            "principal": session.principal,
+        }
+    )
+
+
+def decode(raw: bytes) -> Session | None:
+    """The record, or None when it names a revision this process does not know (an older or newer replica)."""
+    data: dict[str, Any] = orjson.loads(raw)
+    revision = find_revision(data["revision"])
+    if revision is None:
+        return None
+    info = data.get("client_info")
+    return Session(
+        id=data["id"],
+        endpoint=data["endpoint"],
+        revision=revision,
+        capabilities_json=data["capabilities"].encode(),
+        client_info_json=info.encode() if isinstance(info, str) else None,
+        log_level=data.get("log_level"),
+        subscriptions=set(data.get("subscriptions") or ()),
+        initialized=bool(data.get("initialized")),
+        principal=data.get("principal"),
+    )
+
+
+class RedisSessionStore(SessionStore):
+    def __init__(
+        self,
+        client: RedisClient,
+        prefix: str = "apimcp:",
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT_SECONDS,
+        *,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_endpoint: int = DEFAULT_MAX_SESSIONS_PER_ENDPOINT,
+    ) -> None:
+        if idle_timeout <= 0 or max_sessions <= 0 or max_sessions_per_endpoint <= 0:
+            raise ValueError("session limits must be positive")
+        self.idle_timeout = idle_timeout
+        self._client = client
+        tag = f"{prefix}{{sessions}}:"  # one hash tag: a cluster keeps every session key in one slot
+        self._all = tag + "all"
+        self._endpoints = tag + "ep:"
+        self._records = tag + "rec:"
+        self._max = max_sessions
+        self._max_here = max_sessions_per_endpoint
+        self._create = client.register_script(_CREATE)
+        self._get = client.register_script(_GET)
+        self._delete = client.register_script(_DELETE)
+        self._save = client.register_script(_SAVE)
+
+    @classmethod
+    def with_limits(cls, client: RedisClient, prefix: str, limits: SessionLimits) -> RedisSessionStore:
+        return cls(client, prefix, limits.idle_timeout, max_sessions=limits.max_sessions,
+                   max_sessions_per_endpoint=limits.max_sessions_per_endpoint)  # fmt: skip
+
+    @property
+    def _idle_ms(self) -> int:
+        return max(1, int(self.idle_timeout * 1000))
+
+    async def create(self, session: Session) -> None:
+        now = int(time.time() * 1000)
+        answer = await self._create(
+            keys=[self._all, self._endpoints + session.endpoint, self._records + session.id],
+            args=[session.id, session.endpoint, encode(session), now, self._idle_ms, self._max, self._max_here],
+        )
+        if int(answer[0]) != 0:
+            oldest = float(answer[1])
+            retry = max(1, int((oldest + self._idle_ms - now) / 1000) + 1)
+            raise SessionsFull("server" if int(answer[0]) == 1 else "endpoint", retry)
+
+    async def get(self, session_id: str) -> Session | None:
+        raw = await self._get(
+            keys=[self._records + session_id, self._all],
+            args=[session_id, int(time.time() * 1000), self._endpoints, self._idle_ms],
+        )
+        return decode(raw) if raw else None
+
+    async def touch(self, session_id: str) -> bool:
+        return await self.get(session_id) is not None
+
+    async def save(self, session: Session) -> None:
+        await self._save(keys=[self._records + session.id], args=[encode(session)])
+
+    async def delete(self, session_id: str) -> bool:
+        deleted = await self._delete(keys=[self._records + session_id, self._all], args=[session_id, self._endpoints])
+        return bool(deleted)

@@ -1,0 +1,109 @@
+"""The session stores behind one contract: in memory, and in Redis (shared by replicas)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from apimcp.protocol.sessions import MemorySessionStore, Session, SessionsFull, SessionStore, new_session_id
+from apimcp.protocol.versions import find_revision
+from apimcp.state.redis_sessions import RedisSessionStore
+from tests.state.conftest import REDIS_URL
+
+pytestmark = pytest.mark.anyio
+REVISION = find_revision("2025-06-18")
+
+
+def new(endpoint: str = "e1", **fields: object) -> Session:
+    assert REVISION is not None
+    return Session(id=new_session_id(), endpoint=endpoint, revision=REVISION, **fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def make(request: pytest.FixtureRequest, redis_prefix: str) -> AsyncIterator[object]:
+    clients: list[Redis] = []
+
+    def build(idle: float = 60, total: int = 100, per_endpoint: int = 100) -> SessionStore:
+        if request.param == "memory":
+            return MemorySessionStore(idle, max_sessions=total, max_sessions_per_endpoint=per_endpoint)
+        client = Redis.from_url(REDIS_URL)
+        clients.append(client)
+        return RedisSessionStore(client, redis_prefix, idle, max_sessions=total, max_sessions_per_endpoint=per_endpoint)
+
+    yield build
+    for client in clients:
+        await client.aclose()
+
+
+async def test_a_record_comes_back_as_it_was_saved(make: object) -> None:
+    store = make()  # type: ignore[operator]
+    session = new(capabilities_json=b'{"elicitation":{}}', client_info_json=b'{"name":"c"}', principal="iss sub=a")
+    await store.create(session)
+    found = await store.get(session.id)
+    assert found is not None
+    assert (found.endpoint, found.revision, found.capabilities_json, found.client_info_json, found.principal) == (
+        "e1", REVISION, b'{"elicitation":{}}', b'{"name":"c"}', "iss sub=a")  # fmt: skip
+    found.log_level, found.initialized = "debug", True
+    found.subscriptions.add("file:///a")
+    await store.save(found)
+    again = await store.get(session.id)
+    assert again is not None
+    assert (again.log_level, again.initialized, again.subscriptions) == ("debug", True, {"file:///a"})
+
+
+async def test_unknown_and_deleted_sessions_are_gone(make: object) -> None:
+    store = make()  # type: ignore[operator]
+    assert await store.get("nope") is None
+    session = new()
+    await store.create(session)
+    assert await store.delete(session.id) is True
+    assert await store.get(session.id) is None
+    assert await store.delete(session.id) is False
+    assert await store.touch(session.id) is False
+
+
+async def test_the_limits_hold_in_total_and_per_endpoint(make: object) -> None:
+    store = make(total=3, per_endpoint=2)  # type: ignore[operator]
+    await store.create(new("a"))
+    await store.create(new("a"))
+    with pytest.raises(SessionsFull) as full:
+        await store.create(new("a"))
+    assert (full.value.scope, full.value.retry_after > 0) == ("endpoint", True)
+    kept = new("b")
+    await store.create(kept)
+    with pytest.raises(SessionsFull) as full:
+        await store.create(new("c"))
+    assert full.value.scope == "server"
+    await store.delete(kept.id)
+    await store.create(new("c"))  # a deleted session frees its place
+
+
+async def test_idle_sessions_expire_and_free_their_place_and_a_touch_keeps_one(make: object) -> None:
+    store = make(idle=0.4, total=2)  # type: ignore[operator]
+    idle, kept = new(), new()
+    await store.create(idle)
+    await store.create(kept)
+    for _ in range(4):
+        await asyncio.sleep(0.15)
+        assert await store.touch(kept.id)
+    assert await store.get(idle.id) is None
+    await store.create(new())  # the expired one no longer counts
+
+
+async def test_two_replicas_sharing_a_redis_see_the_same_sessions(redis_prefix: str) -> None:
+    first_client, second_client = Redis.from_url(REDIS_URL), Redis.from_url(REDIS_URL)
+    first, second = RedisSessionStore(first_client, redis_prefix), RedisSessionStore(second_client, redis_prefix)
+    try:
+        session = new()
+        await first.create(session)
+        seen = await second.get(session.id)
+        assert seen is not None
+        assert seen.id == session.id
+        await second.delete(session.id)
+        assert await first.get(session.id) is None
+    finally:
+        await first_client.aclose()
+        await second_client.aclose()

@@ -1,0 +1,82 @@
+"""Users' values and pending elicitations behind one contract, in memory and in Redis (shared by replicas)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from apimcp.state.pending import MemoryPendingStore, PendingStore, with_connection
+from apimcp.state.redis_values import RedisPendingStore, RedisUserValueStore
+from apimcp.state.sealed import ValueSealer
+from apimcp.state.user_values import MemoryUserValueStore, UserValueStore
+from tests.state.conftest import REDIS_URL
+
+pytestmark = pytest.mark.anyio
+KEY = bytes(range(32))
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def stores(
+    request: pytest.FixtureRequest, redis_prefix: str
+) -> AsyncIterator[tuple[UserValueStore, PendingStore]]:
+    if request.param == "memory":
+        yield MemoryUserValueStore(ValueSealer(KEY)), MemoryPendingStore(ttl_seconds=0.5)
+        return
+    client = Redis.from_url(REDIS_URL)
+    yield RedisUserValueStore(client, ValueSealer(KEY), redis_prefix), RedisPendingStore(client, redis_prefix, 0.5)
+    await client.aclose()
+
+
+async def test_values_are_kept_per_owner_and_secret_and_expire(stores: tuple[UserValueStore, PendingStore]) -> None:
+    values, _ = stores
+    await values.put("user a", "org/s", {"token": "t-a"})
+    await values.put("user b", "org/s", {"token": "t-b"}, ttl_seconds=0.2)
+    assert await values.get("user a", "org/s") == {"token": "t-a"}
+    assert await values.get("user a", "org/other") is None
+    await asyncio.sleep(0.3)
+    assert await values.get("user b", "org/s") is None
+    await values.delete("user a", "org/s")
+    assert await values.get("user a", "org/s") is None
+
+
+async def test_pending_links_work_once_are_reused_while_waiting_and_expire(
+    stores: tuple[UserValueStore, PendingStore],
+) -> None:
+    _, pending = stores
+    first = await pending.open("user a", "org/s", "e1", "session-1")
+    again = await pending.open("user a", "org/s", "e1", "session-2")
+    assert (again.id, again.session_id) == (first.id, "session-2")
+    started = with_connection(again)
+    await pending.update(started)
+    assert started.state is not None
+    found = await pending.by_state(started.state)
+    assert found is not None
+    assert found.verifier == started.verifier
+    assert await pending.take(first.id) is not None
+    assert await pending.take(first.id) is None
+    assert await pending.by_state(started.state) is None
+    fresh = await pending.open("user a", "org/s", "e1", None)
+    assert fresh.id != first.id  # the used link is not handed out again
+    await asyncio.sleep(0.6)
+    assert await pending.get(fresh.id) is None
+
+
+async def test_a_value_sealed_by_one_replica_opens_on_another_and_is_bound_to_its_owner(redis_prefix: str) -> None:
+    client = Redis.from_url(REDIS_URL)
+    try:
+        one = RedisUserValueStore(client, ValueSealer(KEY), redis_prefix)
+        other = RedisUserValueStore(client, ValueSealer(KEY), redis_prefix)
+        await one.put("user a", "org/s", {"token": "t-a"})
+        assert await other.get("user a", "org/s") == {"token": "t-a"}
+        raw = await client.get(f"{redis_prefix}{{users}}:user a\x00org/s")
+        assert raw is not None
+        assert b"t-a" not in raw  # sealed at rest
+        await client.set(f"{redis_prefix}{{users}}:user b\x00org/s", raw)  # moved under another owner
+        assert await other.get("user b", "org/s") is None
+        stranger = RedisUserValueStore(client, ValueSealer(), redis_prefix)  # another key
+        assert await stranger.get("user a", "org/s") is None
+    finally:
+        await client.aclose()
