@@ -131,6 +131,7 @@ def _text(text: str) -> CallToolResult:
 
 
 class Showcase(McpHandler):
+    pages_itself = True  # its tools/list shows the engine passing cursors through
     server_info = Implementation(
         name="showcase",
         version="1.2.3",

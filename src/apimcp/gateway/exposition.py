@@ -60,11 +60,6 @@ class ExpositionSettings:
     """Hears of every request answered (the plan's audit trail)."""
 
 
-def _no_cursor(cursor: str | None, what: str) -> None:
-    if cursor is not None:
-        raise invalid_params(f"Invalid cursor: this server lists every {what} on one page", {"field": "cursor"})
-
-
 class _NoLoader:
     """For expositions built without a way to read contents: only inline resources are served."""
 
@@ -129,7 +124,6 @@ class ExpositionHandler(McpHandler):
         return self.composition.find(reference)
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
-        _no_cursor(cursor, "tool")
         access = self._access
         return access.visible(ctx.caller, self.composition.page) if access else self.composition.page
 
@@ -159,7 +153,6 @@ class ExpositionHandler(McpHandler):
         return HttpRefusal(403, INVALID_REQUEST, text, [(b"www-authenticate", challenge)], {"scopes": list(missing)})
 
     async def list_prompts(self, ctx: RequestContext, cursor: str | None) -> Page[Prompt]:
-        _no_cursor(cursor, "prompt")
         prompts = self.composition.prompts
         return prompts.page if prompts is not None else await super().list_prompts(ctx, cursor)
 
@@ -170,12 +163,10 @@ class ExpositionHandler(McpHandler):
         return prompts.get(name, arguments)
 
     async def list_resources(self, ctx: RequestContext, cursor: str | None) -> Page[Resource]:
-        _no_cursor(cursor, "resource")
         resources = self.composition.resources
         return resources.resources_page if resources is not None else await super().list_resources(ctx, cursor)
 
     async def list_resource_templates(self, ctx: RequestContext, cursor: str | None) -> Page[ResourceTemplate]:
-        _no_cursor(cursor, "resource template")
         resources = self.composition.resources
         return resources.templates_page if resources is not None else Page(items=())
 

@@ -17,7 +17,8 @@ from apimcp.protocol.context import RequestContext
 from apimcp.protocol.errors import McpError, invalid_params
 from apimcp.protocol.handler import McpHandler
 from apimcp.protocol.jsonrpc import JsonObject
-from apimcp.protocol.models import CallToolResult, CompletionRef, PromptRef, ResourceTemplateRef, TextContent
+from apimcp.protocol.models import CallToolResult, CompletionRef, Page, PromptRef, ResourceTemplateRef, TextContent
+from apimcp.protocol.paging import Pager
 
 log = logging.getLogger("apimcp.protocol")
 
@@ -67,8 +68,9 @@ def _string_map(value: dict[str, Any], name: str) -> dict[str, str]:
 class Dispatcher:
     """Runs the shared MCP methods of one handler, offering only the features it declares."""
 
-    def __init__(self, handler: McpHandler) -> None:
+    def __init__(self, handler: McpHandler, page_size: int = 10_000) -> None:
         self.handler = handler
+        self._pager = Pager(page_size)
         features = handler.features
         self.methods: dict[str, Method] = {}
         if features.tools:
@@ -84,8 +86,17 @@ class Dispatcher:
         if features.completions:
             self.methods["completion/complete"] = self.complete
 
+    async def _listed(
+        self, fetch: Callable[[RequestContext, str | None], Awaitable[Page[Any]]], ctx: RequestContext,
+        cursor: str | None, what: str,
+    ) -> Page[Any]:  # fmt: skip
+        """The page a client asks for: the handler's own, or one the engine cuts from the whole list."""
+        if self.handler.pages_itself:
+            return await fetch(ctx, cursor)
+        return self._pager.page(await fetch(ctx, None), cursor, what)
+
     async def list_tools(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
-        page = await self.handler.list_tools(ctx, _cursor(params))
+        page = await self._listed(self.handler.list_tools, ctx, _cursor(params), "tools")
         return dialects.tools_page(page, ctx.revision)
 
     async def call_tool(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
@@ -98,7 +109,7 @@ class Dispatcher:
         return dialects.call_tool_result(result, ctx.revision)
 
     async def list_prompts(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
-        page = await self.handler.list_prompts(ctx, _cursor(params))
+        page = await self._listed(self.handler.list_prompts, ctx, _cursor(params), "prompts")
         return dialects.prompts_page(page, ctx.revision)
 
     async def get_prompt(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
@@ -108,11 +119,11 @@ class Dispatcher:
         return dialects.get_prompt_result(result, ctx.revision)
 
     async def list_resources(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
-        page = await self.handler.list_resources(ctx, _cursor(params))
+        page = await self._listed(self.handler.list_resources, ctx, _cursor(params), "resources")
         return dialects.resources_page(page, ctx.revision)
 
     async def list_resource_templates(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
-        page = await self.handler.list_resource_templates(ctx, _cursor(params))
+        page = await self._listed(self.handler.list_resource_templates, ctx, _cursor(params), "resource templates")
         return dialects.resource_templates_page(page, ctx.revision)
 
     async def read_resource(self, ctx: RequestContext, params: JsonObject) -> JsonObject:

@@ -67,7 +67,7 @@ class McpEndpoint:
         self._body_limit_digits = len(str(limits.max_body_bytes))
         self.changes = ChangeHub()
         """Call `changes.tools_changed()` (etc.) to notify listening clients."""
-        dispatcher = Dispatcher(handler)
+        dispatcher = Dispatcher(handler, limits.max_list_page_items)
         self._sessions = SessionEra(endpoint_id, dispatcher, self.changes, self.options)
         self._stateless = StatelessEra(dispatcher, self.changes, self.options)
 
@@ -75,7 +75,7 @@ class McpEndpoint:
         """Serve `handler` from now on, keeping sessions and open streams; listeners hear that the lists the old
         or the new handler offers changed."""
         before, after = self.handler.features, handler.features
-        dispatcher = Dispatcher(handler)
+        dispatcher = Dispatcher(handler, self._limits.max_list_page_items)
         self.handler = handler
         self._sessions.use(dispatcher)
         self._stateless.use(dispatcher)

@@ -40,6 +40,9 @@ class McpHandler:
     server_info: Implementation = Implementation(name="apimcp", version="0")
     instructions: str | None = None
     features: ServerFeatures = ServerFeatures()
+    pages_itself: bool = False
+    """Whether the list methods take cursors; by default they return whole lists and the engine pages them
+    (`EndpointLimits.max_list_page_items`)."""
     observer: RequestObserver | None = None
     """Hears of every request once it is answered (audit, telemetry); None costs nothing."""
 

@@ -45,6 +45,9 @@ class EndpointLimits:
     """Requests of one session in progress at once (each may hold an SSE stream): 429 past it."""
     max_listeners: int = 1000
     """Open GET streams and subscriptions/listen streams of one endpoint: 503 past it."""
+    max_list_page_items: int = 10_000
+    """Items of one page of tools/list, prompts/list, resources/list and resources/templates/list: longer lists
+    come in pages (`nextCursor`)."""
 
     def __post_init__(self) -> None:
         for item in fields(self):
