@@ -35,11 +35,11 @@ def cli(*args: str, env: dict[str, str] | None = None, stdin: str | None = None)
 class Background:
     """`apimcp ARGS` running until stopped; its output goes to a file the test can read."""
 
-    def __init__(self, log: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, log: Path, *args: str, env: dict[str, str] | None = None, module: str = "apimcp.cli") -> None:
         self.log = log
         self._file = log.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "apimcp.cli", *args],
+            [sys.executable, "-m", module, *args],
             stdout=self._file,
             stderr=subprocess.STDOUT,
             text=True,

@@ -35,11 +35,11 @@ if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for t
     from apimcp.embedded import Started
     from apimcp.gateway.app import GatewayApp
     from apimcp.gateway.plan import GatewayPlan
-    from apimcp.protocol import EndpointOptions, SessionStore
+    from apimcp.protocol import EndpointOptions
     from apimcp.safety.addresses import AddressPolicy
     from apimcp.serving import ServerTls
     from apimcp.settings import Settings
-    from apimcp.state import GatewayState
+    from apimcp.state.backend import OpenedState
 
 REQUEST_STATE_KEYS_VARIABLE = "APIMCP_REQUEST_STATE_KEYS"
 GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
@@ -118,8 +118,8 @@ def settings() -> Settings:
         fail(str(exc), EXIT_USAGE)
 
 
-def shared_state(state_url: str | None, limits: Settings) -> tuple[SessionStore, GatewayState]:
-    """The stores `--state-url` / APIMCP_STATE_URL name (this process's memory without one)."""
+def shared_state(state_url: str | None, limits: Settings) -> OpenedState:
+    """The stores and relay `--state-url` / APIMCP_STATE_URL name (this process's memory without one)."""
     from apimcp.state.backend import StateConfig, open_state  # noqa: PLC0415
     from apimcp.state.redis_connection import StateUrlError  # noqa: PLC0415
 
@@ -129,11 +129,10 @@ def shared_state(state_url: str | None, limits: Settings) -> tuple[SessionStore,
         fail(str(exc), EXIT_USAGE)
 
 
-def endpoint_options(
-    allowed_hosts: list[str], limits: Settings, sessions: SessionStore | None = None
-) -> EndpointOptions:
+def endpoint_options(allowed_hosts: list[str], limits: Settings, state: OpenedState | None = None) -> EndpointOptions:
     """Options for gateways that run from the command line; requestState keys come from the environment."""
     from apimcp.protocol import (  # noqa: PLC0415
+        NO_RELAY,
         EndpointOptions,
         MemorySessionStore,
         RequestStateSealer,
@@ -146,7 +145,8 @@ def endpoint_options(
         security=TransportSecurity.for_hosts(allowed_hosts),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
         limits=limits.mcp,
-        sessions=sessions if sessions is not None else MemorySessionStore.with_limits(limits.sessions),
+        sessions=state.sessions if state is not None else MemorySessionStore.with_limits(limits.sessions),
+        relay=state.relay if state is not None else NO_RELAY,
     )
 
 
@@ -273,7 +273,7 @@ def run_plan(
     port: int,
     tls: ServerTls | None,
     limits: Settings,
-    stores: tuple[SessionStore, GatewayState] | None = None,
+    stores: OpenedState | None = None,
 ) -> None:
     _log_to_stderr()
     for key, planned in plan.services.items():  # what the importer repaired or left out of a description
@@ -286,7 +286,7 @@ def run_plan(
         typer.echo(client_hints(public_base(host, port, tls), gateway.endpoints()))
         typer.echo("Press Ctrl-C to stop.")
 
-    options = configured_options(plan.config.server, limits.mcp, limits.sessions, stores[0] if stores else None)
+    options = configured_options(plan.config.server, limits.mcp, limits.sessions, stores)
     run_async(
         serve_gateway(
             plan,
@@ -297,7 +297,7 @@ def run_plan(
             head_limits=limits.head,
             options=options,
             script_limits=limits.scripts,
-            state=stores[1] if stores else None,
+            state=stores.stores if stores else None,
         )
     )
 
@@ -324,7 +324,7 @@ def _serve_embedded(
     policy: AddressPolicy,
     limits: Settings,
     public_url: str | None,
-    stores: tuple[SessionStore, GatewayState],
+    stores: OpenedState,
 ) -> None:
     _log_to_stderr()
     from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
@@ -335,7 +335,7 @@ def _serve_embedded(
             serve_embedded(
                 data_dir,
                 database_url=database_url,
-                options=endpoint_options(allowed_hosts, limits, stores[0]),
+                options=endpoint_options(allowed_hosts, limits, stores),
                 host=host,
                 port=port,
                 on_ready=lambda started: _announce(started, base),
@@ -343,7 +343,7 @@ def _serve_embedded(
                 fetch_policy=policy,
                 settings=limits,
                 public_url=public_url,
-                state=stores[1],
+                state=stores.stores,
             )
         )
     except ValueError as exc:  # bad key file or key variable
@@ -438,7 +438,7 @@ def gateway(
         )
     policy = fetch_policy(fetch_allow)
     limits = settings()
-    sessions, state = shared_state(state_url, limits)
+    opened = shared_state(state_url, limits)
     check_control_plane_url(control_plane_url, allow_http)
     key = gateway_key(key_file)
     control_plane_tls = trusted_ca(control_plane_ca, "--control-plane-ca")
@@ -464,7 +464,7 @@ def gateway(
             key,
             name=gateway_name,
             labels=labels,
-            options=endpoint_options(allowed_host, limits, sessions),
+            options=endpoint_options(allowed_host, limits, opened),
             host=host,
             port=port,
             on_ready=ready,
@@ -475,7 +475,7 @@ def gateway(
             head_limits=limits.head,
             script_limits=limits.scripts,
             public_url=public_url,
-            state=state,
+            state=opened.stores,
         )
     )
 

@@ -9,7 +9,7 @@ file is loaded.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -20,31 +20,35 @@ from apimcp.gateway.config import ServerConfig
 from apimcp.gateway.plan import GatewayPlan, PlannedService
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.protocol import (
+    NO_RELAY,
     EndpointOptions,
     MemorySessionStore,
     RequestStateSealer,
     SessionLimits,
-    SessionStore,
     TransportSecurity,
 )
 from apimcp.protocol.limits import EndpointLimits
 from apimcp.state import GatewayState
+
+if TYPE_CHECKING:
+    from apimcp.state.backend import OpenedState
 
 
 def endpoint_options(
     server: ServerConfig,
     limits: EndpointLimits | None = None,
     sessions: SessionLimits | None = None,
-    store: SessionStore | None = None,
+    shared: OpenedState | None = None,
 ) -> EndpointOptions:
     """The endpoints' options a configuration's `server` section gives, within these limits (sessions in
-    `store` when given, a shared one say; in this process's memory otherwise)."""
+    the `shared` state when given, a Redis say; in this process's memory otherwise)."""
     keys = [ref.value().encode() for ref in server.request_state_keys]
     return EndpointOptions(
         security=TransportSecurity.for_hosts(server.allowed_hosts),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
         limits=limits or EndpointLimits(),
-        sessions=store if store is not None else MemorySessionStore.with_limits(sessions or SessionLimits()),
+        sessions=shared.sessions if shared is not None else MemorySessionStore.with_limits(sessions or SessionLimits()),
+        relay=shared.relay if shared is not None else NO_RELAY,
     )
 
 

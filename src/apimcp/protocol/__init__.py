@@ -50,12 +50,14 @@ from apimcp.protocol.models import (
     ToolAnnotations,
 )
 from apimcp.protocol.options import EndpointOptions
+from apimcp.protocol.relay import NO_RELAY, MemoryRelay, SessionRelay
 from apimcp.protocol.request_state import RequestStateSealer
 from apimcp.protocol.security import TransportSecurity
 from apimcp.protocol.sessions import MemorySessionStore, Session, SessionLimits, SessionStore
 
 __all__ = [
     "CALLER_KEY",
+    "NO_RELAY",
     "Annotations",
     "AudioContent",
     "BlobResourceContents",
@@ -78,6 +80,7 @@ __all__ = [
     "McpEndpoint",
     "McpError",
     "McpHandler",
+    "MemoryRelay",
     "MemorySessionStore",
     "MissingClientCapability",
     "Page",
@@ -97,6 +100,7 @@ __all__ = [
     "ServerFeatures",
     "Session",
     "SessionLimits",
+    "SessionRelay",
     "SessionStore",
     "TextContent",
     "TextResourceContents",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
 from apimcp.protocol.models import LOG_LEVELS, InputRequest
 from apimcp.protocol.observe import RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
+from apimcp.protocol.relay import RelayKind
 from apimcp.protocol.sessions import Session, SessionsFull, new_session_id
 from apimcp.protocol.versions import (
     LATEST_SESSION_REVISION,
@@ -88,7 +90,11 @@ class SessionEra:
         self._max_active = options.limits.max_requests_per_session
         self._inflight: dict[tuple[str, RequestId], asyncio.Task[Any]] = {}
         self._cancelled: set[tuple[str, RequestId]] = set()
-        self._request_ids = itertools.count(1)  # ids of our requests to clients: never reused
+        # Ids of our requests to clients: never reused, and, started at random, distinct from other replicas'
+        # (an answer relayed to every replica is taken only by the one that asked).
+        self._request_ids = itertools.count(secrets.randbelow(1 << 40) << 12 | 1)
+        self._relay = options.relay
+        self._relay.join(endpoint_id, self)
         self.use(dispatcher)
 
     def use(self, dispatcher: Dispatcher) -> None:
@@ -214,14 +220,40 @@ class SessionEra:
             return
         await self._store.delete(session.id)
         self._end_live(session.id)
+        self._relay.send(self, self._endpoint_id, "ended", session.id, b"null")
         await exchange.empty(200)
 
     def notify(self, session_id: str, method: str, params: JsonObject) -> bool:
-        """Queue a notification on the session's GET stream; False when it has none open here."""
+        """Queue a notification on the session's GET stream, here or (relayed) on another replica; False when
+        it has none open here and no other replica may have one."""
+        message = notification_message(method, params)
         live = self._live.get(session_id)
         if live is None or live.stream is None:
-            return False
-        return live.stream.send(notification_message(method, params))
+            if not self._relay.shared:
+                return False
+            self._relay.send(self, self._endpoint_id, "notify", session_id, encode(message))
+            return True
+        return live.stream.send(message)
+
+    def relayed(self, kind: RelayKind, session_id: str, body: bytes) -> None:
+        """Act on what another replica received for a session whose live state may be here."""
+        live = self._live.get(session_id)
+        if kind == "cancel":
+            self._cancel_here(session_id, orjson.loads(body))
+        elif live is None:
+            return
+        elif kind == "ended":
+            self._end_live(session_id)
+        elif kind == "notify":
+            if live.stream is not None:
+                live.stream.send(orjson.loads(body))
+        elif kind == "answer":
+            try:
+                message = classify(orjson.loads(body))
+            except (InvalidMessage, orjson.JSONDecodeError):
+                return
+            if isinstance(message, Response):
+                self._answered_here(live, message)
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -348,9 +380,8 @@ class SessionEra:
         """Take a notification or a response to one of our requests (answered 202)."""
         if isinstance(message, Response):
             live = self._live.get(session.id)
-            future = live.pending.get(message.id) if live else None
-            if future is not None and not future.done():
-                future.set_result(message)
+            if (live is None or not self._answered_here(live, message)) and self._relay.shared:
+                self._relay.send(self, self._endpoint_id, "answer", session.id, encode(_response_payload(message)))
             return
         if message.method == "notifications/initialized":
             if not session.initialized:
@@ -360,11 +391,29 @@ class SessionEra:
             request_id = message.params.get("requestId")
             if not isinstance(request_id, str | int):
                 return
-            key = (session.id, request_id)
-            inflight = self._inflight.get(key)
-            if inflight is not None:
-                self._cancelled.add(key)
-                inflight.cancel()
+            if not self._cancel_here(session.id, request_id) and self._relay.shared:
+                self._relay.send(self, self._endpoint_id, "cancel", session.id, orjson.dumps(request_id))
+
+    def _answered_here(self, live: _Live, response: Response) -> bool:
+        """Hand the client's answer to the handler waiting for it here; False when none is."""
+        future = live.pending.get(response.id)
+        if future is None:
+            return False
+        if not future.done():
+            future.set_result(response)
+        return True
+
+    def _cancel_here(self, session_id: str, request_id: object) -> bool:
+        """Cancel the session's request if it runs here; False when it does not."""
+        if not isinstance(request_id, str | int):
+            return False
+        key = (session_id, request_id)
+        inflight = self._inflight.get(key)
+        if inflight is None:
+            return False
+        self._cancelled.add(key)
+        inflight.cancel()
+        return True
 
     # --- requests --------------------------------------------------------------------------
 
@@ -664,6 +713,15 @@ class _SessionOutbound(Outbound):
         if ctx.method not in INPUT_REQUIRED_METHODS and ctx.method != "completion/complete":
             raise McpError(INTERNAL_ERROR, f"{ctx.method} may not ask the client for input")
         return await self._era.ask_client(self._exchange, self._session, requests)
+
+
+def _response_payload(response: Response) -> JsonObject:
+    payload: JsonObject = {"jsonrpc": "2.0", "id": response.id}
+    if response.error is not None:
+        payload["error"] = response.error
+    else:
+        payload["result"] = response.result or {}
+    return payload
 
 
 def _too_heavy(capabilities: bytes, client_info: bytes | None, limit: int) -> str | None:

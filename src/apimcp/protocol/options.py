@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from apimcp.protocol.limits import EndpointLimits
+from apimcp.protocol.relay import NO_RELAY, SessionRelay
 from apimcp.protocol.request_state import RequestStateSealer
 from apimcp.protocol.security import TransportSecurity
 from apimcp.protocol.sessions import MemorySessionStore, SessionStore
@@ -16,6 +17,8 @@ class EndpointOptions:
 
     security: TransportSecurity = field(default_factory=TransportSecurity)
     sessions: SessionStore = field(default_factory=MemorySessionStore)
+    relay: SessionRelay = NO_RELAY
+    """How what a client sends for a session reaches the replica serving it (with a shared `sessions` store)."""
     request_state: RequestStateSealer = field(default_factory=RequestStateSealer)
     limits: EndpointLimits = field(default_factory=EndpointLimits)
     """Bounds on requests, batches, session records and streams (the session count: see `sessions`)."""

@@ -13,10 +13,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from apimcp.protocol.relay import NO_RELAY, SessionRelay
 from apimcp.protocol.sessions import MemorySessionStore, SessionLimits, SessionStore
 from apimcp.state import GatewayState
 from apimcp.state.pending import MemoryPendingStore
 from apimcp.state.redis_connection import DEFAULT_PREFIX, StateTarget, StateUrlError, connect
+from apimcp.state.redis_relay import RedisRelay
 from apimcp.state.redis_sessions import RedisSessionStore
 from apimcp.state.redis_values import RedisPendingStore, RedisUserValueStore
 from apimcp.state.sealed import ValueSealer
@@ -49,11 +51,22 @@ class StateConfig:
         return cls(url or environ.get(URL_VARIABLE) or None, key, environ.get(PREFIX_VARIABLE) or DEFAULT_PREFIX)
 
 
-def open_state(config: StateConfig, limits: SessionLimits) -> tuple[SessionStore, GatewayState]:
-    """The session store and the users' stores the configuration names."""
+@dataclass(frozen=True, slots=True)
+class OpenedState:
+    """Where a process keeps sessions and users' values, and how it reaches the replicas that share them."""
+
+    sessions: SessionStore
+    stores: GatewayState
+    relay: SessionRelay = NO_RELAY
+
+
+def open_state(config: StateConfig, limits: SessionLimits) -> OpenedState:
+    """The session store, the users' stores and the relay the configuration names."""
     if config.url is None:
         sealer = ValueSealer(config.key)
-        return MemorySessionStore.with_limits(limits), GatewayState(MemoryUserValueStore(sealer), MemoryPendingStore())
+        return OpenedState(
+            MemorySessionStore.with_limits(limits), GatewayState(MemoryUserValueStore(sealer), MemoryPendingStore())
+        )
     if config.key is None:
         raise StateUrlError(
             f"a shared state ({URL_VARIABLE}) needs {KEY_VARIABLE}: 32 random bytes, base64, the same on every "
@@ -62,4 +75,6 @@ def open_state(config: StateConfig, limits: SessionLimits) -> tuple[SessionStore
     client = connect(StateTarget(config.url, config.prefix))
     sealer = ValueSealer(config.key)
     stores = GatewayState(RedisUserValueStore(client, sealer, config.prefix), RedisPendingStore(client, config.prefix))
-    return RedisSessionStore.with_limits(client, config.prefix, limits), stores
+    return OpenedState(
+        RedisSessionStore.with_limits(client, config.prefix, limits), stores, RedisRelay(client, config.prefix)
+    )

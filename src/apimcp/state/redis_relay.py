@@ -1,0 +1,145 @@
+"""The session relay over Redis pub/sub: what one replica receives for a session reaches the others.
+
+Every replica subscribes to one channel (`{prefix}relay`) and publishes there what it cannot act on itself
+(a client's answer to a request another replica made, a cancellation of a request running elsewhere, a
+DELETE, a notification for a GET stream held elsewhere). Messages are small and rare next to requests, so a
+single channel for every endpoint costs less than tracking which replica holds what.
+
+Pub/sub is at most once: while Redis is unreachable, what is sent is kept (up to `OUTBOX_LIMIT` messages)
+and published once it is back, and what others published meanwhile is lost; the log says both. A handler
+whose client answer is lost that way times out with a clear error, as if the client had not answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections import deque
+from typing import Any
+
+import orjson
+from redis.exceptions import RedisError
+
+from apimcp.protocol.relay import RELAY_KINDS, LocalMembers, RelayKind, RelayMember, SessionRelay
+from apimcp.state.redis_connection import RedisClient
+
+log = logging.getLogger("apimcp.state")
+OUTBOX_LIMIT = 10_000
+_RETRY_SECONDS = (0.1, 0.2, 0.5, 1.0, 2.0)
+_POLL_SECONDS = 1.0
+
+
+class RedisRelay(SessionRelay):
+    """Members of this process and, through one Redis channel, of every replica sharing the prefix."""
+
+    def __init__(self, client: RedisClient, prefix: str) -> None:
+        self._client = client
+        self._channel = f"{prefix}relay"
+        self._replica = secrets.token_hex(8)
+        self._local = LocalMembers()
+        self._outbox: deque[bytes] = deque(maxlen=OUTBOX_LIMIT)
+        self._dropped = 0
+        self._wakeup: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self.subscribed = asyncio.Event()
+        """Set while the channel is subscribed (tests wait for it before relying on the relay)."""
+
+    # --- SessionRelay ------------------------------------------------------------------------------
+
+    def join(self, endpoint: str, member: RelayMember) -> None:
+        self._local.add(endpoint, member)
+        self._start()
+
+    def send(self, sender: RelayMember, endpoint: str, kind: RelayKind, session_id: str, body: bytes) -> None:
+        self._local.deliver(endpoint, kind, session_id, body, sender)
+        if len(self._outbox) == self._outbox.maxlen:
+            self._dropped += 1
+        self._outbox.append(orjson.dumps([self._replica, endpoint, kind, session_id, orjson.Fragment(body)]))
+        self._start()
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    # --- running -----------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        """Start listening and publishing in the running loop, once (nothing to do without a loop yet)."""
+        if self._tasks:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._wakeup = asyncio.Event()
+        if self._outbox:
+            self._wakeup.set()
+        self._tasks = [loop.create_task(self._listen()), loop.create_task(self._publish())]
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def _listen(self) -> None:
+        failures = 0
+        while True:
+            pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self._channel)
+                if failures:
+                    log.warning(
+                        "session relay: Redis is back; what other replicas relayed meanwhile (clients' answers, "
+                        "cancellations) was lost, and handlers waiting for it will time out"
+                    )
+                failures = 0
+                self.subscribed.set()
+                while True:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_POLL_SECONDS)
+                    if message is not None and message.get("type") == "message":
+                        self._received(message["data"])
+            except (RedisError, OSError) as exc:
+                self.subscribed.clear()
+                if not failures:
+                    log.warning("session relay: lost the Redis channel (%s); reconnecting", type(exc).__name__)
+                failures += 1
+                await asyncio.sleep(_RETRY_SECONDS[min(failures, len(_RETRY_SECONDS)) - 1])
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+
+    async def _publish(self) -> None:
+        assert self._wakeup is not None
+        failures = 0
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            while self._outbox:
+                if self._dropped:
+                    log.warning("session relay: %d messages dropped while Redis was unreachable", self._dropped)
+                    self._dropped = 0
+                try:
+                    await self._client.publish(self._channel, self._outbox[0])
+                except (RedisError, OSError) as exc:
+                    if not failures:
+                        log.warning("session relay: cannot publish (%s); keeping messages", type(exc).__name__)
+                    failures += 1
+                    await asyncio.sleep(_RETRY_SECONDS[min(failures, len(_RETRY_SECONDS)) - 1])
+                    continue
+                failures = 0
+                self._outbox.popleft()
+
+    def _received(self, data: Any) -> None:
+        try:
+            replica, endpoint, kind, session_id, body = orjson.loads(data)
+        except (orjson.JSONDecodeError, TypeError, ValueError):
+            log.warning("session relay: ignored a malformed message on %s", self._channel)
+            return
+        if replica == self._replica or kind not in RELAY_KINDS:
+            return
+        if not isinstance(endpoint, str) or not isinstance(session_id, str):
+            return
+        self._local.deliver(endpoint, kind, session_id, orjson.dumps(body))

@@ -1,0 +1,174 @@
+"""Three replicas of the engine's showcase behind a round-robin balancer with no stickiness, sharing the
+machine's Redis: every request of a session lands on another replica, and what the client sends for a
+request running elsewhere (answers to elicitation, sampling and roots requests, cancellations, DELETE)
+crosses replicas through the Redis relay. SDK clients of both eras notice nothing."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import os
+import secrets
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import orjson
+import pytest
+from mcp import Client
+from mcp.client.context import ClientRequestContext
+from redis import Redis
+
+from tests.state.conftest import REDIS_URL
+from tests.support.balancer import Balancer
+from tests.support.live_aiohttp import live_aiohttp
+from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, sse_messages
+from tests.support.processes import Background, free_port
+
+
+@dataclass
+class Trio:
+    url: str
+    balancer: Balancer
+    replicas: list[str]
+
+
+def shared_state_env() -> tuple[dict[str, str], str]:
+    """The variables replicas sharing one new key prefix of the machine's Redis are given, and the prefix."""
+    prefix = f"apimcp-test:{secrets.token_hex(6)}:"
+    return {
+        "APIMCP_STATE_URL": REDIS_URL,
+        "APIMCP_STATE_PREFIX": prefix,
+        "APIMCP_STATE_KEY": base64.b64encode(os.urandom(32)).decode(),
+        "APIMCP_REQUEST_STATE_KEYS": secrets.token_hex(32),
+    }, prefix
+
+
+def forget_prefix(prefix: str) -> None:
+    with Redis.from_url(REDIS_URL) as client:
+        keys = list(client.scan_iter(match=prefix + "*", count=1000))
+        if keys:
+            client.delete(*keys)
+
+
+@pytest.fixture(scope="module")
+def trio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trio]:
+    env, prefix = shared_state_env()
+    logs = tmp_path_factory.mktemp("replicas")
+    ports = [free_port() for _ in range(3)]
+    running = [
+        Background(logs / f"replica-{port}.log", str(port), env=env, module="tests.support.showcase_replica")
+        for port in ports
+    ]
+    replicas = [f"http://127.0.0.1:{port}" for port in ports]
+    balancer = Balancer(replicas)
+    try:
+        for process, replica in zip(running, replicas, strict=True):
+            process.wait_for_port(int(replica.rsplit(":", 1)[1]))
+        with live_aiohttp(balancer.app()) as base:
+            yield Trio(f"{base}/mcp", balancer, replicas)
+    finally:
+        for process in running:
+            process.stop()
+        forget_prefix(prefix)
+
+
+def _first_request(lines: Iterator[str]) -> tuple[dict[str, Any], Iterator[Any]]:
+    messages = sse_messages(lines)
+    for message in messages:
+        if "method" in message and "id" in message:
+            return message, messages
+    raise AssertionError("no server-to-client request on the stream")
+
+
+def test_every_request_of_a_session_lands_on_another_replica(trio: Trio) -> None:
+    with McpHttp(trio.url) as mcp:
+        session = mcp.initialize()
+        start = len(trio.balancer.served)
+        for _ in range(6):
+            assert session.request("ping").result == {}
+        served = trio.balancer.served[start:]
+    assert len(served) == 6
+    assert all(a != b for a, b in itertools.pairwise(served))
+    assert set(served) == set(trio.replicas)
+
+
+@pytest.mark.parametrize(
+    ("tool", "capabilities", "answer", "expected"),
+    [
+        ("elicit", {"elicitation": {}}, {"action": "accept", "content": {"name": "Ada"}}, "Hello, Ada!"),
+        ("sample", {"sampling": {}}, {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"},
+         "model said: hi"),
+        ("roots", {"roots": {}}, {"roots": [{"uri": "file:///a"}]}, "file:///a"),
+    ],
+)  # fmt: skip
+def test_a_clients_answer_reaches_the_replica_that_asked(
+    trio: Trio, tool: str, capabilities: dict[str, Any], answer: dict[str, Any], expected: str
+) -> None:
+    with McpHttp(trio.url) as mcp:
+        session = mcp.initialize("2025-11-25", capabilities)
+        body = orjson.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": tool}})
+        headers = {"content-type": "application/json", "accept": ACCEPT_BOTH, **session.headers()}
+        with mcp.http.stream("POST", trio.url, content=body, headers=headers) as response:
+            asked_by = trio.balancer.served[-1]
+            request, rest = _first_request(response.iter_lines())
+            assert session.post({"jsonrpc": "2.0", "id": request["id"], "result": answer}).status == 202
+            assert trio.balancer.served[-1] != asked_by
+            final = next(iter(rest))
+    assert final["id"] == 9
+    assert final["result"]["content"][0]["text"] == expected
+
+
+def test_cancellations_and_deletes_cross_replicas(trio: Trio) -> None:
+    with McpHttp(trio.url) as mcp:
+        session = mcp.initialize()
+        outcome: dict[str, Any] = {}
+        call = {"jsonrpc": "2.0", "id": "slow-1", "method": "tools/call", "params": {"name": "slow"}}
+        worker = threading.Thread(target=lambda: outcome.setdefault("reply", session.post(call)))
+        worker.start()
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow-1"}}
+        for _ in range(100):  # until the call runs (somewhere) and hears the cancellation
+            assert session.post(cancel).status == 202
+            worker.join(0.1)
+            if not worker.is_alive():
+                break
+        assert not worker.is_alive()  # the slow tool sleeps 30 s unless cancelled
+        assert outcome["reply"].status == 204
+        headers = {"accept": "text/event-stream", **session.headers()}
+        with httpx2.Client(timeout=10) as listener, listener.stream("GET", trio.url, headers=headers) as stream:
+            assert stream.status_code == 200
+            assert httpx2.delete(trio.url, headers=session.headers()).status_code == 200
+            assert list(stream.iter_lines()) == []  # the replica holding the stream ended it
+        assert session.request("ping").status == 404
+
+
+async def _elicit(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"name": "octocat"})
+
+
+async def _sample(ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="four"), model="m")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_sdk_clients_notice_nothing(trio: Trio, mode: str) -> None:
+    async def run() -> list[str]:
+        async with Client(
+            trio.url,
+            mode=mode,  # type: ignore[arg-type]
+            elicitation_callback=_elicit,
+            sampling_callback=_sample,
+        ) as client:
+            texts = []
+            for tool in ("elicit", "sample", "elicit"):
+                result = await client.call_tool(tool)
+                texts.append(result.content[0].text)  # type: ignore[union-attr]
+            listed = await client.list_tools()
+            texts.append(str(len(listed.tools) > 0))
+            return texts
+
+    assert anyio.run(run) == ["Hello, octocat!", "model said: four", "Hello, octocat!", "True"]
