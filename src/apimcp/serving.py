@@ -39,16 +39,34 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
         return runner.run(main)
 
 
-class StreamClosingServer(uvicorn.Server):
-    """A uvicorn server that calls `on_shutdown` before waiting for open connections."""
+DRAIN_SECONDS = 0.5
 
-    def __init__(self, config: uvicorn.Config, on_shutdown: Callable[[], None]) -> None:
+
+class StreamClosingServer(uvicorn.Server):
+    """A uvicorn server that stops gracefully behind a load balancer (SIGTERM or Ctrl-C).
+
+    It stops accepting first (a balancer's next connection is refused and goes to another replica), ends
+    long-lived streams (`on_shutdown`: their clients reconnect elsewhere), and gives connections accepted a
+    moment ago `drain_seconds` to deliver their request: uvicorn would close a connection that has not sent
+    one yet, and the client would see its request fail. Then requests in flight finish, within
+    `timeout_graceful_shutdown`.
+    """
+
+    def __init__(
+        self, config: uvicorn.Config, on_shutdown: Callable[[], None], drain_seconds: float = DRAIN_SECONDS
+    ) -> None:
         super().__init__(config)
         self._on_shutdown = on_shutdown
+        self._drain_seconds = drain_seconds
 
     async def shutdown(self, sockets: list[socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
         self._on_shutdown()
-        await super().shutdown(sockets)
+        await asyncio.sleep(self._drain_seconds)
+        await super().shutdown()
 
 
 @dataclass(frozen=True, slots=True)

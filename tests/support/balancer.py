@@ -1,8 +1,9 @@
 """A plain round-robin HTTP load balancer for tests: no stickiness, each request to the next upstream.
 
-Like nginx with `proxy_next_upstream error`: a request whose upstream refuses the connection, or closes it
-before answering anything, goes to the next upstream (a stopping replica no longer accepts, so nothing was
-served). Responses, SSE streams included, are passed on as they arrive. Each request uses a new upstream
+Like nginx's default `proxy_next_upstream error`, minus what nginx may retry of a non-idempotent request: a
+request whose upstream refuses the connection goes to the next upstream (a stopping replica no longer
+accepts, so nothing was sent); one whose connection is dropped before an answer is answered 502, because
+the upstream may have acted on it. Responses, SSE streams included, are passed on as they arrive. Each request uses a new upstream
 connection, and the balancer notes which upstream answered it (`served`), so tests can check that every
 request of a session landed somewhere else.
 """
@@ -27,7 +28,9 @@ class Balancer:
     served: list[str] = field(default_factory=list)
     """The upstream of every answered request, in order."""
     retried: int = 0
-    """Requests sent to another upstream because theirs refused or dropped the connection unanswered."""
+    """Requests sent to another upstream because theirs refused the connection."""
+    dropped: int = 0
+    """Requests answered 502 because their upstream dropped the connection before answering."""
 
     def __post_init__(self) -> None:
         self._turn = itertools.count()
@@ -54,11 +57,15 @@ class Balancer:
                 answer = await session.request(
                     request.method, upstream + request.path_qs, data=body, headers=headers, allow_redirects=False
                 )
-            except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+            except aiohttp.ClientConnectorError:
                 await session.close()
                 if attempt + 1 < 2 * len(self.upstreams):
                     self.retried += 1
                 continue
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+                await session.close()
+                self.dropped += 1
+                return web.Response(status=502, text=f"the upstream dropped the connection ({type(exc).__name__})")
             try:
                 self.served.append(upstream)
                 response = web.StreamResponse(status=answer.status)

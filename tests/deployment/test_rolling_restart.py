@@ -1,0 +1,148 @@
+"""Three gateways (`apimcp serve CONFIG`, one Redis) behind a round-robin balancer with no stickiness, under
+continuous load from clients of both eras: a rolling restart (SIGTERM, one by one) fails no request, and a
+SIGKILL of one fails only what was in flight on it; sessions carry on without a new initialize."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.deployment.test_replicas import forget_prefix, shared_state_env
+from tests.gateway.conftest import ECHO_SPEC
+from tests.gateway.echo_backend import create_app as echo_app
+from tests.support.balancer import Balancer
+from tests.support.live_aiohttp import live_aiohttp
+from tests.support.mcp_http import McpHttp, Reply
+from tests.support.processes import Background, free_port
+
+
+@dataclass
+class Gateways:
+    url: str
+    balancer: Balancer
+    ports: list[int]
+    start: Callable[[int], Background]
+    running: list[Background] = field(default_factory=list)
+
+    def restart(self, index: int, how: signal.Signals) -> float:
+        """Stop replica `index` with `how`, start it again; the seconds it was away."""
+        old = self.running[index]
+        stopped = time.monotonic()
+        old.process.send_signal(how)
+        old.process.wait(30)
+        old.stop()  # closes its log
+        self.running[index] = self.start(self.ports[index])
+        self.running[index].wait_for_http(f"http://127.0.0.1:{self.ports[index]}/healthz")
+        return time.monotonic() - stopped
+
+
+@pytest.fixture
+def gateways(tmp_path: Path) -> Iterator[Gateways]:
+    env, prefix = shared_state_env()
+    with live_aiohttp(echo_app) as echo:
+        config = tmp_path / "gateway.yaml"
+        config.write_text(f'services:\n  echo: {{openapi: {ECHO_SPEC}, backend: "{echo}/v1"}}\n')
+        ports = [free_port() for _ in range(3)]
+        starts = Counter[int]()
+
+        def start(port: int) -> Background:
+            starts[port] += 1
+            log = tmp_path / f"gateway-{port}-{starts[port]}.log"
+            return Background(log, "serve", str(config), "--port", str(port), env=env)
+
+        balancer = Balancer([f"http://127.0.0.1:{port}" for port in ports])
+        fleet = Gateways("", balancer, ports, start)
+        try:
+            fleet.running = [start(port) for port in ports]
+            for process, port in zip(fleet.running, ports, strict=True):
+                process.wait_for_http(f"http://127.0.0.1:{port}/healthz")
+            with live_aiohttp(balancer.app()) as base:
+                fleet.url = f"{base}/mcp/echo"
+                yield fleet
+        finally:
+            for process in fleet.running:
+                process.stop()
+            forget_prefix(prefix)
+
+
+@dataclass
+class Load:
+    """Clients calling a tool in a loop until stopped: session-era clients keep one session throughout."""
+
+    url: str
+    stop: threading.Event = field(default_factory=threading.Event)
+    answered: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+    initializes: Counter[str] = field(default_factory=Counter)
+
+    def _check(self, era: str, reply: Reply) -> None:
+        if reply.status == 200 and reply.result and reply.result["structuredContent"]["path"] == "/v1/items/7":
+            self.answered[era] += 1
+        else:
+            self.failures.append(f"{era}: {reply.status} {reply.text[:200]}")
+
+    def _run(self, era: str) -> None:
+        call = {"name": "get_item", "arguments": {"itemId": "7"}}
+        with McpHttp(self.url) as mcp:
+            session = mcp.initialize() if era == "session" else None
+            self.initializes[era] += 1
+            while not self.stop.is_set():
+                try:
+                    reply = session.request("tools/call", call) if session else mcp.modern("tools/call", call)
+                except httpx2.TransportError as exc:
+                    self.failures.append(f"{era}: {type(exc).__name__} {exc}")
+                    continue
+                self._check(era, reply)
+
+    def running(self, per_era: int = 2) -> list[threading.Thread]:
+        threads = [
+            threading.Thread(target=self._run, args=(era,), daemon=True)
+            for era in ("session", "2026-07-28")
+            for _ in range(per_era)
+        ]
+        for thread in threads:
+            thread.start()
+        return threads
+
+    def finish(self, threads: list[threading.Thread]) -> None:
+        self.stop.set()
+        for thread in threads:
+            thread.join(30)
+
+
+def test_a_rolling_restart_under_load_fails_no_request(gateways: Gateways) -> None:
+    load = Load(gateways.url)
+    threads = load.running()
+    time.sleep(1)
+    before = sum(load.answered.values())
+    away = [gateways.restart(i, signal.SIGTERM) for i in range(3)]
+    time.sleep(1)
+    load.finish(threads)
+    during = sum(load.answered.values()) - before
+    print(f"rolling restart: {dict(load.answered)} answered, {during} while restarting ({sum(away):.1f} s), "
+          f"{gateways.balancer.retried} retried by the balancer, failures {len(load.failures)}")  # fmt: skip
+    assert load.failures == []
+    assert load.answered["session"] > 50 and load.answered["2026-07-28"] > 50
+    assert during > 50
+    assert load.initializes["session"] == 2  # no session was opened again
+
+
+def test_a_killed_gateway_fails_only_what_was_in_flight_on_it(gateways: Gateways) -> None:
+    load = Load(gateways.url)
+    threads = load.running()
+    time.sleep(1)
+    gateways.restart(1, signal.SIGKILL)
+    time.sleep(1)
+    load.finish(threads)
+    print(f"SIGKILL: {dict(load.answered)} answered, failures {load.failures}")
+    assert len(load.failures) <= 4  # at most the four clients' requests that were on the killed gateway
+    assert load.answered["session"] > 50 and load.answered["2026-07-28"] > 50
+    assert load.initializes["session"] == 2
