@@ -40,6 +40,12 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
 
 
 DRAIN_SECONDS = 0.5
+_inherited: list[socket] = []
+
+
+def inherit_socket(sock: socket) -> None:
+    """Serve on `sock`, bound by a supervising process (`apimcp.workers`), instead of binding host:port."""
+    _inherited[:] = [sock]
 
 
 class StreamClosingServer(uvicorn.Server):
@@ -58,6 +64,9 @@ class StreamClosingServer(uvicorn.Server):
         super().__init__(config)
         self._on_shutdown = on_shutdown
         self._drain_seconds = drain_seconds
+
+    async def serve(self, sockets: list[socket] | None = None) -> None:
+        await super().serve(sockets or list(_inherited) or None)
 
     async def shutdown(self, sockets: list[socket] | None = None) -> None:
         for server in self.servers:

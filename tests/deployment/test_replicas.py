@@ -26,7 +26,7 @@ from redis import Redis
 from tests.state.conftest import REDIS_URL
 from tests.support.balancer import Balancer
 from tests.support.live_aiohttp import live_aiohttp
-from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, sse_messages
+from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, sse_events, sse_messages
 from tests.support.processes import Background, free_port
 
 
@@ -142,7 +142,7 @@ def test_cancellations_and_deletes_cross_replicas(trio: Trio) -> None:
         with httpx2.Client(timeout=10) as listener, listener.stream("GET", trio.url, headers=headers) as stream:
             assert stream.status_code == 200
             assert httpx2.delete(trio.url, headers=session.headers()).status_code == 200
-            assert list(stream.iter_lines()) == []  # the replica holding the stream ended it
+            assert list(sse_messages(stream.iter_lines())) == []  # the replica holding the stream ended it
         assert session.request("ping").status == 404
 
 
@@ -172,3 +172,21 @@ def test_sdk_clients_notice_nothing(trio: Trio, mode: str) -> None:
             return texts
 
     assert anyio.run(run) == ["Hello, octocat!", "model said: four", "Hello, octocat!", "True"]
+
+
+def test_a_dropped_stream_resumes_on_another_replica(trio: Trio) -> None:
+    with McpHttp(trio.url) as mcp:
+        session = mcp.initialize("2025-11-25", {"elicitation": {}})
+        body = orjson.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "elicit"}})
+        headers = {"content-type": "application/json", "accept": ACCEPT_BOTH, **session.headers()}
+        with httpx2.Client(timeout=10) as http, http.stream("POST", trio.url, content=body, headers=headers) as post:
+            ran_on = trio.balancer.served[-1]
+            event_id, request = next(sse_events(post.iter_lines()))
+        assert event_id is not None  # the stream dropped after its first event
+        answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"name": "Al"}}}
+        assert session.post(answer).status == 202
+        resume = {"accept": "text/event-stream", "last-event-id": event_id, **session.headers()}
+        with httpx2.Client(timeout=10) as http, http.stream("GET", trio.url, headers=resume) as resumed:
+            assert trio.balancer.served[-1] != ran_on
+            events = list(sse_events(resumed.iter_lines()))
+    assert [final["result"]["content"][0]["text"] for _, final in events] == ["Hello, Al!"]

@@ -108,4 +108,4 @@ def test_get_streams_hear_notifications_and_deletes_sent_through_the_other_repli
             }
             deleted = httpx2.delete(pair.second, headers=session.headers())
             assert deleted.status_code == 200
-            assert list(lines) == []  # the first replica ended the stream
+            assert list(sse_messages(lines)) == []  # the first replica ended the stream

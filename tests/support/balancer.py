@@ -3,9 +3,9 @@
 Like nginx's default `proxy_next_upstream error`, minus what nginx may retry of a non-idempotent request: a
 request whose upstream refuses the connection goes to the next upstream (a stopping replica no longer
 accepts, so nothing was sent); one whose connection is dropped before an answer is answered 502, because
-the upstream may have acted on it. Responses, SSE streams included, are passed on as they arrive. Each request uses a new upstream
-connection, and the balancer notes which upstream answered it (`served`), so tests can check that every
-request of a session landed somewhere else.
+the upstream may have acted on it. Responses, SSE streams included, are passed on as they arrive. Each
+request uses a new upstream connection, and the balancer notes which upstream answered it (`served`), so
+tests can check that every request of a session landed somewhere else.
 """
 
 from __future__ import annotations

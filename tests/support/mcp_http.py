@@ -68,6 +68,23 @@ def sse_messages(lines: Iterator[str]) -> Iterator[Any]:
         yield orjson.loads("\n".join(data))
 
 
+def sse_events(lines: Iterator[str]) -> Iterator[tuple[str | None, Any]]:
+    """`(id, JSON payload)` of each event of an SSE stream (id None when the event has none); `retry:` lines
+    and comments are skipped."""
+    data: list[str] = []
+    event_id: str | None = None
+    for line in lines:
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line == "" and data:
+            yield event_id, orjson.loads("\n".join(data))
+            data, event_id = [], None
+    if data:
+        yield event_id, orjson.loads("\n".join(data))
+
+
 def read_reply(response: httpx2.Response) -> Reply:
     reply = Reply(response.status_code, response.headers)
     if "text/event-stream" in reply.content_type:

@@ -20,7 +20,11 @@ async def main(port: int) -> None:
     opened = open_state(StateConfig.from_environment(), SessionLimits())
     sealer = RequestStateSealer([os.environ["APIMCP_REQUEST_STATE_KEYS"].encode()])  # the same on every replica
     options = EndpointOptions(
-        sessions=opened.sessions, relay=opened.relay, request_state=sealer, client_request_timeout=10
+        sessions=opened.sessions,
+        relay=opened.relay,
+        events=opened.events,
+        request_state=sealer,
+        client_request_timeout=10,
     )
     endpoint = McpEndpoint(Showcase(), options)
     await server_for(endpoint, endpoint.shutdown, host="127.0.0.1", port=port).serve()

@@ -30,7 +30,7 @@ from apimcp.cli.transport_options import (
 )
 
 if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for the command that runs them
-    from collections.abc import Coroutine
+    from collections.abc import Callable, Coroutine
 
     from apimcp.embedded import Started
     from apimcp.gateway.app import GatewayApp
@@ -54,6 +54,14 @@ StateUrl = Annotated[
         envvar="APIMCP_STATE_URL",
         help="Where sessions and users' credentials live, shared by replicas: redis://, rediss://, "
         "redis+sentinel://host:26379/name or redis+cluster://host:port (needs APIMCP_STATE_KEY; default: memory).",
+    ),
+]
+Workers = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        max=64,
+        help="Processes serving the port (one per core, say); above 1 needs a shared state (--state-url).",
     ),
 ]
 PublicUrl = Annotated[
@@ -134,6 +142,7 @@ def endpoint_options(allowed_hosts: list[str], limits: Settings, state: OpenedSt
     from apimcp.protocol import (  # noqa: PLC0415
         NO_RELAY,
         EndpointOptions,
+        MemoryEventStore,
         MemorySessionStore,
         RequestStateSealer,
         TransportSecurity,
@@ -147,6 +156,7 @@ def endpoint_options(allowed_hosts: list[str], limits: Settings, state: OpenedSt
         limits=limits.mcp,
         sessions=state.sessions if state is not None else MemorySessionStore.with_limits(limits.sessions),
         relay=state.relay if state is not None else NO_RELAY,
+        events=state.events if state is not None else MemoryEventStore(),
     )
 
 
@@ -201,6 +211,7 @@ def serve(
     fetch_allow: FetchAllow = [],
     public_url: PublicUrl = None,
     state_url: StateUrl = None,
+    workers: Workers = 1,
 ) -> None:
     """Run apimcp: control plane + gateway in one process (default), or a gateway for a config file.
 
@@ -216,6 +227,12 @@ def serve(
     if config is None and openapi is None:
         if backend or name or include or exclude:
             fail("--backend, --name, --include and --exclude go with --openapi", EXIT_USAGE)
+        if workers > 1:
+            fail(
+                "--workers goes with a configuration file or --openapi; with a database, run `apimcp control-plane` "
+                "and `apimcp gateway --workers N`",
+                EXIT_USAGE,
+            )
         _serve_embedded(
             host or "127.0.0.1",
             8080 if port is None else port,
@@ -257,7 +274,34 @@ def serve(
         fail(str(exc), EXIT_USAGE)
     if openapi is not None:
         plan = _renamed(plan, name or _slug(plan.services["api"].service.name))
-    run_plan(plan, gateway_config.server.host, gateway_config.server.port, tls, limits, stores)
+    serve_on = (gateway_config.server.host, gateway_config.server.port)
+    on_workers(workers, *serve_on, stores, lambda: run_plan(plan, *serve_on, tls, limits, stores))
+
+
+def first_worker() -> bool:
+    """Whether this process speaks for the others (the only one, or the first of `--workers`)."""
+    return os.environ.get("APIMCP_WORKER", "0") == "0"
+
+
+def on_workers(workers: int, host: str, port: int, state: OpenedState, run: Callable[[], None]) -> None:
+    """`run` in this process, or in `workers` processes sharing host:port (and the state store)."""
+    if workers == 1:
+        run()
+        return
+    if not state.relay.shared:
+        fail(
+            "--workers above 1 needs a shared state (--state-url or APIMCP_STATE_URL): every worker must see "
+            "every session",
+            EXIT_USAGE,
+        )
+    from apimcp.workers import run_workers  # noqa: PLC0415
+
+    _log_to_stderr()
+    try:
+        code = run_workers(workers, host, port, run)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror}")
+    raise typer.Exit(code)
 
 
 def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
@@ -283,8 +327,9 @@ def run_plan(
     from apimcp.gateway.serve import serve_gateway  # noqa: PLC0415
 
     def ready(gateway: GatewayApp) -> None:
-        typer.echo(client_hints(public_base(host, port, tls), gateway.endpoints()))
-        typer.echo("Press Ctrl-C to stop.")
+        if first_worker():
+            typer.echo(client_hints(public_base(host, port, tls), gateway.endpoints()))
+            typer.echo("Press Ctrl-C to stop.")
 
     options = configured_options(plan.config.server, limits.mcp, limits.sessions, stores)
     run_async(
@@ -424,6 +469,7 @@ def gateway(
     fetch_allow: FetchAllow = [],
     public_url: PublicUrl = None,
     state_url: StateUrl = None,
+    workers: Workers = 1,
 ) -> None:
     """Run a gateway that follows a control plane (`apimcp gateway list` lists the registered ones)."""
     if ctx.invoked_subcommand is not None:
@@ -451,33 +497,40 @@ def gateway(
     base = public_base(host, port, tls)
 
     def ready(_: GatewayApp) -> None:
+        if not first_worker():
+            return
         typer.echo(
             f"apimcp {__version__} gateway {gateway_name} on {base}, following {control_plane_url} "
             f"(gateway key {key.public.fingerprint})"
         )
         typer.echo("  MCP endpoints: /mcp/{organization}/{exposition}, /mcp/{id}; GET /healthz shows the revision")
 
-    run_async(
-        serve_connected_gateway(
-            control_plane_url,
-            value,
-            key,
-            name=gateway_name,
-            labels=labels,
-            options=endpoint_options(allowed_host, limits, opened),
-            host=host,
-            port=port,
-            on_ready=ready,
-            allow_http=allow_http,
-            control_plane_tls=control_plane_tls,
-            tls=tls,
-            fetch_policy=policy,
-            head_limits=limits.head,
-            script_limits=limits.scripts,
-            public_url=public_url,
-            state=opened.stores,
+    options = endpoint_options(allowed_host, limits, opened)
+
+    def run() -> None:
+        run_async(
+            serve_connected_gateway(
+                control_plane_url,
+                value,
+                key,
+                name=gateway_name,
+                labels=labels,
+                options=options,
+                host=host,
+                port=port,
+                on_ready=ready,
+                allow_http=allow_http,
+                control_plane_tls=control_plane_tls,
+                tls=tls,
+                fetch_policy=policy,
+                head_limits=limits.head,
+                script_limits=limits.scripts,
+                public_url=public_url,
+                state=opened.stores,
+            )
         )
-    )
+
+    on_workers(workers, host, port, opened, run)
 
 
 def demo(

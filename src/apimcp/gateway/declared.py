@@ -22,6 +22,7 @@ from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.protocol import (
     NO_RELAY,
     EndpointOptions,
+    MemoryEventStore,
     MemorySessionStore,
     RequestStateSealer,
     SessionLimits,
@@ -49,6 +50,7 @@ def endpoint_options(
         limits=limits or EndpointLimits(),
         sessions=shared.sessions if shared is not None else MemorySessionStore.with_limits(sessions or SessionLimits()),
         relay=shared.relay if shared is not None else NO_RELAY,
+        events=shared.events if shared is not None else MemoryEventStore(),
     )
 
 

@@ -17,6 +17,7 @@ from apimcp.protocol.errors import (
     invalid_params,
     method_not_found,
 )
+from apimcp.protocol.event_store import EventStore, MemoryEventStore
 from apimcp.protocol.handler import McpHandler
 from apimcp.protocol.models import (
     Annotations,
@@ -70,6 +71,7 @@ __all__ = [
     "ContentBlock",
     "EmbeddedResource",
     "EndpointOptions",
+    "EventStore",
     "GetPromptResult",
     "HttpRefusal",
     "Icon",
@@ -80,6 +82,7 @@ __all__ = [
     "McpEndpoint",
     "McpError",
     "McpHandler",
+    "MemoryEventStore",
     "MemoryRelay",
     "MemorySessionStore",
     "MissingClientCapability",

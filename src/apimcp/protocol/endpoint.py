@@ -41,7 +41,7 @@ from apimcp.protocol.versions import Era, find_revision
 
 _WANTED = frozenset(
     {b"host", b"origin", b"accept", b"content-type", b"content-length", b"mcp-session-id", b"mcp-protocol-version",
-     b"mcp-method", b"mcp-name"}
+     b"mcp-method", b"mcp-name", b"last-event-id"}
 )  # fmt: skip
 _PARAM_PREFIX = b"mcp-param-"
 _ALLOW = (b"allow", b"GET, POST, DELETE")
@@ -149,7 +149,9 @@ class McpEndpoint:
             if _names_stateless_revision(header_version) or not self.options.session_era:
                 await exchange.empty(405, [_ALLOW_STATELESS])
             elif method == "GET":
-                await self._sessions.get(exchange, receive, session_id, header_version, source_of(scope))
+                last_event = headers.get(b"last-event-id")
+                resume = last_event.decode("latin-1") if last_event else None
+                await self._sessions.get(exchange, receive, session_id, header_version, source_of(scope), resume)
             else:
                 await self._sessions.delete(exchange, session_id, header_version, source_of(scope))
         else:

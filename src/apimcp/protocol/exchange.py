@@ -19,6 +19,7 @@ import orjson
 
 from apimcp.protocol.deadlines import SharedDeadline
 from apimcp.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
+from apimcp.protocol.event_store import RETRY_MILLISECONDS, StreamRecorder
 from apimcp.protocol.jsonrpc import error_message
 
 log = logging.getLogger("apimcp.protocol")
@@ -36,6 +37,7 @@ _SSE_HEADERS: tuple[Header, ...] = (
     (b"x-accel-buffering", b"no"),
 )
 KEEPALIVE = b":\n\n"
+_RETRY = b"retry: " + str(RETRY_MILLISECONDS).encode() + b"\n\n"
 
 
 def encode(message: object) -> bytes:
@@ -81,7 +83,7 @@ def parse_accept(value: bytes | None) -> tuple[bool, bool]:
 class Exchange:
     """Writes the response to one HTTP request: a JSON body, an empty status, or an SSE stream."""
 
-    __slots__ = ("_send", "accepts_json", "accepts_sse", "finished", "headers", "streaming")
+    __slots__ = ("_send", "accepts_json", "accepts_sse", "finished", "gone", "headers", "recorder", "streaming")
 
     def __init__(self, send: Send, *, accepts_json: bool, accepts_sse: bool) -> None:
         self._send = send
@@ -91,6 +93,10 @@ class Exchange:
         """Extra headers for whatever response is sent (session id, canonical endpoint...)."""
         self.streaming = False
         self.finished = False
+        self.recorder: StreamRecorder | None = None
+        """Set on a resumable stream: its events get ids and are kept for a client that comes back."""
+        self.gone = False
+        """The client of a resumable stream went away: events are only kept from then on."""
 
     async def json(self, status: int, message: object, headers: Iterable[Header] = ()) -> None:
         """Answer with one JSON document, or as the last event when already streaming.
@@ -99,7 +105,7 @@ class Exchange:
         always travel as plain JSON so the status code keeps its meaning.
         """
         if self.streaming:
-            await self.event(message)
+            await self.event(message, last=True)
             await self.close()
             return
         if status == 200 and not self.accepts_json and self.accepts_sse:
@@ -137,12 +143,35 @@ class Exchange:
             return
         self.streaming = True
         await self._send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, *self.headers]})
+        if self.recorder is not None:  # how soon to come back if the stream drops
+            await self._send({"type": "http.response.body", "body": _RETRY, "more_body": True})
 
-    async def event(self, message: object) -> None:
-        """Send one SSE event, switching the response to a stream if it is not one yet."""
+    async def event(self, message: object, *, last: bool = False) -> None:
+        """Send one SSE event, switching the response to a stream if it is not one yet (`last`: the stream's
+        final event, a POST's response)."""
         if not self.streaming:
             await self.open_stream()
-        await self._send({"type": "http.response.body", "body": sse_frame(message), "more_body": True})
+        if self.recorder is None:
+            await self._send({"type": "http.response.body", "body": sse_frame(message), "more_body": True})
+            return
+        data = encode(message)
+        event_id = await self.recorder.record(data, last=last)
+        frame = b"event: message\ndata: " + data + b"\n\n"
+        if event_id is not None:
+            frame = b"id: " + event_id + b"\n" + frame
+        await self._send_while_there(frame)
+
+    async def replay(self, event_id: bytes, data: bytes) -> None:
+        """Send an event kept earlier, with its id."""
+        await self._send_while_there(b"id: " + event_id + b"\nevent: message\ndata: " + data + b"\n\n")
+
+    async def _send_while_there(self, frame: bytes) -> None:
+        if self.gone:
+            return
+        try:
+            await self._send({"type": "http.response.body", "body": frame, "more_body": True})
+        except OSError:  # the client went away; it can resume from what was kept
+            self.gone = True
 
     async def keepalive(self) -> None:
         if self.streaming and not self.finished:
@@ -152,7 +181,7 @@ class Exchange:
         if self.finished:
             return
         self.finished = True
-        if self.streaming:
+        if self.streaming and not self.gone:
             await self._send({"type": "http.response.body", "body": b""})
 
 

@@ -37,7 +37,8 @@ from apimcp.protocol.errors import (
     MissingClientCapability,
     invalid_params,
 )
-from apimcp.protocol.exchange import Exchange, Receive, encode
+from apimcp.protocol.event_store import StreamRecorder, split_event_id
+from apimcp.protocol.exchange import Exchange, Receive, encode, wait_for_disconnect
 from apimcp.protocol.jsonrpc import (
     InvalidMessage,
     JsonObject,
@@ -85,6 +86,7 @@ class SessionEra:
         self._hub = hub
         self._options = options
         self._store = options.sessions
+        self._events = options.events
         self._live: dict[str, _Live] = {}
         self._active: dict[str, int] = {}  # requests in progress, by session
         self._max_active = options.limits.max_requests_per_session
@@ -142,6 +144,8 @@ class SessionEra:
         if not self._begin(session.id):
             await self._too_many(exchange, request_id)
             return
+        if self._events is not None and session.revision.resumable_streams:
+            exchange.recorder = StreamRecorder(self._events, session.id, "post")
         try:
             response = await self._request(exchange, session, message, source, alone=True)
         except HttpRefusal as refusal:
@@ -164,6 +168,7 @@ class SessionEra:
         session_id: str | None,
         header_version: str | None,
         source: RequestSource = NO_SOURCE,
+        last_event_id: str | None = None,
     ) -> None:
         session = await self._session(exchange, session_id, header_version, source)
         if session is None:
@@ -172,6 +177,15 @@ class SessionEra:
             text = "The GET stream is an SSE stream: send Accept: text/event-stream"
             await exchange.refuse(406, text)
             return
+        resumed: tuple[str, int] | None = None
+        if last_event_id is not None and self._events is not None and session.revision.resumable_streams:
+            resumed = split_event_id(last_event_id)
+            info = await self._events.info(resumed[0]) if resumed is not None else None
+            if resumed is None or info is None or info.session_id != session.id:
+                resumed = None  # unknown, expired or not this session's: a new stream, nothing to replay
+            elif info.kind == "post":
+                await self._resume_post(exchange, receive, session, *resumed)
+                return
         live = self._live_of(session.id)
         if live.stream is not None:
             text = "This session already has an open GET stream"
@@ -199,8 +213,12 @@ class SessionEra:
         listener = live.stream = Listener(wants)
         self._hub.attach(listener)
         exchange.headers.append((SESSION_HEADER, session.id.encode()))
+        if self._events is not None and session.revision.resumable_streams:
+            exchange.recorder = StreamRecorder(self._events, session.id, "get", resumed[0] if resumed else None)
         try:
             await exchange.open_stream()
+            if resumed is not None:
+                await self._replay(exchange, *resumed)
             await listener.pump(exchange, receive, tick, session_lives)
         finally:
             self._hub.detach(listener)
@@ -210,6 +228,43 @@ class SessionEra:
                 self._end_live(session.id)
             else:
                 self._forget_if_idle(session.id, live)
+            await exchange.close()
+
+    async def _replay(self, exchange: Exchange, stream: str, number: int, wait_seconds: float = 0.0) -> int:
+        """Send what the store kept of `stream` after event `number`; the number of the last one sent."""
+        assert self._events is not None
+        for kept, data in await self._events.after(stream, number, wait_seconds):
+            await exchange.replay(f"{stream}.{kept}".encode(), data)
+            number = kept
+        return number
+
+    async def _resume_post(
+        self, exchange: Exchange, receive: Receive, session: Session, stream: str, number: int
+    ) -> None:
+        """A POST's stream, resumed on a GET: what was kept, then what comes, until its response (the request
+        runs here or on another replica) or until the client leaves or the stream is forgotten."""
+        assert self._events is not None
+        events = self._events
+        tick = min(self._options.keepalive_seconds, 1.0)
+        exchange.headers.append((SESSION_HEADER, session.id.encode()))
+        await exchange.open_stream()
+
+        async def follow() -> None:
+            nonlocal number
+            while True:
+                info = await events.info(stream)
+                number = await self._replay(exchange, stream, number, 0.0 if info is None or info.ended else tick)
+                if info is None or info.ended:
+                    return
+                await exchange.keepalive()
+
+        follower = asyncio.ensure_future(follow())
+        watcher = asyncio.ensure_future(wait_for_disconnect(receive))
+        try:
+            await asyncio.wait((follower, watcher), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            follower.cancel()
+            watcher.cancel()
             await exchange.close()
 
     async def delete(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from apimcp.protocol.event_store import EventStore, MemoryEventStore
 from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.relay import NO_RELAY, SessionRelay
 from apimcp.protocol.request_state import RequestStateSealer
@@ -18,6 +19,8 @@ class EndpointOptions:
     security: TransportSecurity = field(default_factory=TransportSecurity)
     sessions: SessionStore = field(default_factory=MemorySessionStore)
     relay: SessionRelay = NO_RELAY
+    events: EventStore | None = field(default_factory=MemoryEventStore)
+    """Where session streams' events wait for a client that resumes (None: streams carry no event ids)."""
     """How what a client sends for a session reaches the replica serving it (with a shared `sessions` store)."""
     request_state: RequestStateSealer = field(default_factory=RequestStateSealer)
     limits: EndpointLimits = field(default_factory=EndpointLimits)

@@ -43,6 +43,11 @@ class Revision:
     def at_least(self, other: Revision) -> bool:
         return self.rank >= other.rank
 
+    @property
+    def resumable_streams(self) -> bool:
+        """SSE event ids and Last-Event-ID resumption (session revisions from 2025-03-26 on)."""
+        return self.era is Era.SESSION and self.rank >= 1
+
     def __str__(self) -> str:
         return self.version
 

@@ -11,13 +11,15 @@ import base64
 import binascii
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from apimcp.protocol.event_store import EventStore, MemoryEventStore
 from apimcp.protocol.relay import NO_RELAY, SessionRelay
 from apimcp.protocol.sessions import MemorySessionStore, SessionLimits, SessionStore
 from apimcp.state import GatewayState
 from apimcp.state.pending import MemoryPendingStore
 from apimcp.state.redis_connection import DEFAULT_PREFIX, StateTarget, StateUrlError, connect
+from apimcp.state.redis_events import RedisEventStore
 from apimcp.state.redis_relay import RedisRelay
 from apimcp.state.redis_sessions import RedisSessionStore
 from apimcp.state.redis_values import RedisPendingStore, RedisUserValueStore
@@ -58,6 +60,8 @@ class OpenedState:
     sessions: SessionStore
     stores: GatewayState
     relay: SessionRelay = NO_RELAY
+    events: EventStore = field(default_factory=MemoryEventStore)
+    """Where streams' events wait for clients that resume."""
 
 
 def open_state(config: StateConfig, limits: SessionLimits) -> OpenedState:
@@ -76,5 +80,8 @@ def open_state(config: StateConfig, limits: SessionLimits) -> OpenedState:
     sealer = ValueSealer(config.key)
     stores = GatewayState(RedisUserValueStore(client, sealer, config.prefix), RedisPendingStore(client, config.prefix))
     return OpenedState(
-        RedisSessionStore.with_limits(client, config.prefix, limits), stores, RedisRelay(client, config.prefix)
+        RedisSessionStore.with_limits(client, config.prefix, limits),
+        stores,
+        RedisRelay(client, config.prefix),
+        RedisEventStore(client, config.prefix),
     )

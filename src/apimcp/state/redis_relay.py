@@ -54,10 +54,10 @@ class RedisRelay(SessionRelay):
 
     def send(self, sender: RelayMember, endpoint: str, kind: RelayKind, session_id: str, body: bytes) -> None:
         self._local.deliver(endpoint, kind, session_id, body, sender)
+        self._start()
         if len(self._outbox) == self._outbox.maxlen:
             self._dropped += 1
         self._outbox.append(orjson.dumps([self._replica, endpoint, kind, session_id, orjson.Fragment(body)]))
-        self._start()
         if self._wakeup is not None:
             self._wakeup.set()
 
@@ -71,6 +71,8 @@ class RedisRelay(SessionRelay):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
+        # Named here, in the serving process: workers forked from one process must not share a name.
+        self._replica = secrets.token_hex(8)
         self._wakeup = asyncio.Event()
         if self._outbox:
             self._wakeup.set()

@@ -1,0 +1,79 @@
+"""`apimcp serve CONFIG --workers 2`: two processes serve one port, sharing sessions through Redis; a worker
+that dies is replaced; SIGTERM stops them all gracefully; without a shared state the option is refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.deployment.test_replicas import forget_prefix, shared_state_env
+from tests.gateway.conftest import ECHO_SPEC
+from tests.gateway.echo_backend import create_app as echo_app
+from tests.support.live_aiohttp import live_aiohttp
+from tests.support.mcp_http import McpHttp
+from tests.support.processes import Background, cli, free_port
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Iterator[Path]:
+    with live_aiohttp(echo_app) as echo:
+        path = tmp_path / "gateway.yaml"
+        path.write_text(f'services:\n  echo: {{openapi: {ECHO_SPEC}, backend: "{echo}/v1"}}\n')
+        yield path
+
+
+def _workers(pid: int) -> set[int]:
+    children: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children |= {int(child) for child in (task / "children").read_text().split()}
+    return children
+
+
+def _wait_for(condition: object, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise AssertionError("the condition did not hold in time")
+
+
+def test_two_workers_share_one_port_and_sessions(config: Path, tmp_path: Path) -> None:
+    env, prefix = shared_state_env()
+    port = free_port()
+    server = Background(tmp_path / "workers.log", "serve", str(config), "--port", str(port), "--workers", "2", env=env)
+    try:
+        server.wait_for_http(f"http://127.0.0.1:{port}/healthz")
+        _wait_for(lambda: len(_workers(server.process.pid)) == 2)
+        first = _workers(server.process.pid)
+        with McpHttp(f"http://127.0.0.1:{port}/mcp/echo") as mcp:
+            session = mcp.initialize()
+            call = {"name": "get_item", "arguments": {"itemId": "1"}}
+            for _ in range(20):  # new connections: the kernel hands them to either worker
+                mcp.http.close()
+                mcp.http = type(mcp.http)(timeout=10)
+                assert session.request("tools/call", call).status == 200
+            victim = min(first)
+            os.kill(victim, signal.SIGKILL)
+            _wait_for(lambda: len(_workers(server.process.pid)) == 2 and victim not in _workers(server.process.pid))
+            assert session.request("tools/call", call).status == 200  # the session outlived its worker
+        assert "starting another" in server.output()
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(30) == 0
+    finally:
+        server.stop()
+        forget_prefix(prefix)
+
+
+def test_workers_need_a_shared_state(config: Path) -> None:
+    result = cli("serve", str(config), "--workers", "2", env={"APIMCP_STATE_URL": ""})
+    assert result.returncode == 2
+    assert "--workers above 1 needs a shared state" in result.stderr
+    embedded = cli("serve", "--workers", "2")
+    assert embedded.returncode == 2
+    assert "apimcp gateway --workers N" in embedded.stderr

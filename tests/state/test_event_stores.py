@@ -1,0 +1,88 @@
+"""Streams' events kept for clients that resume, behind one contract, in memory and in Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from apimcp.protocol.event_store import EventStore, MemoryEventStore, StreamRecorder, split_event_id
+from apimcp.state.redis_events import RedisEventStore
+from tests.state.conftest import REDIS_URL
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest, redis_prefix: str) -> AsyncIterator[EventStore]:
+    if request.param == "memory":
+        yield MemoryEventStore(0.5, max_events=3)
+        return
+    client = Redis.from_url(REDIS_URL)
+    yield RedisEventStore(client, redis_prefix, 0.5, max_events=3)
+    await client.aclose()
+
+
+async def test_events_are_numbered_kept_and_replayed_after_an_id(store: EventStore) -> None:
+    for n in range(1, 3):
+        assert await store.append("s1", "session-a", "post", b'{"n":%d}' % n, last=False) == n
+    assert await store.info("s1") == (await store.info("s1"))
+    info = await store.info("s1")
+    assert info is not None and (info.session_id, info.kind, info.ended) == ("session-a", "post", False)
+    assert await store.after("s1", 0, 0) == [(1, b'{"n":1}'), (2, b'{"n":2}')]
+    assert await store.after("s1", 1, 0) == [(2, b'{"n":2}')]
+    assert await store.after("s1", 2, 0) == []
+    await store.append("s1", "session-a", "post", b'{"n":3}', last=True)
+    info = await store.info("s1")
+    assert info is not None and info.ended
+    assert await store.info("unknown") is None
+    assert await store.after("unknown", 0, 0) == []
+
+
+async def test_a_follower_hears_the_next_event_without_polling(store: EventStore) -> None:
+    await store.append("s2", "session-a", "get", b"1", last=False)
+
+    async def later() -> None:
+        await asyncio.sleep(0.1)
+        await store.append("s2", "session-a", "get", b"2", last=False)
+
+    writer = asyncio.create_task(later())
+    started = asyncio.get_running_loop().time()
+    assert await store.after("s2", 1, 2.0) == [(2, b"2")]
+    assert asyncio.get_running_loop().time() - started < 1.5
+    await writer
+    assert await store.after("s2", 2, 0.1) == []  # nothing came: an empty answer once the wait is over
+
+
+async def test_streams_keep_their_newest_events_and_expire(store: EventStore) -> None:
+    for n in range(1, 51):
+        await store.append("s3", "session-a", "get", str(n).encode(), last=False)
+    kept = await store.after("s3", 0, 0)
+    assert kept[-1] == (50, b"50")
+    assert [n for n, _ in kept] == [48, 49, 50]
+    await asyncio.sleep(0.7)
+    assert await store.info("s3") is None
+
+
+async def test_the_memory_store_is_bounded_in_streams_and_bytes() -> None:
+    store = MemoryEventStore(max_streams=2, max_bytes=100)
+    for name in ("a", "b", "c"):
+        await store.append(name, "s", "post", b"x", last=False)
+    assert await store.info("a") is None and len(store) == 2
+    await store.append("d", "s", "post", b"y" * 90, last=False)
+    assert store.kept_bytes <= 100 and await store.info("d") is not None
+    await store.append("d", "s", "post", b"z" * 90, last=False)
+    assert store.kept_bytes <= 100
+    assert await store.after("d", 0, 0) == [(2, b"z" * 90)]
+
+
+async def test_event_ids_name_their_stream_and_number() -> None:
+    recorder = StreamRecorder(MemoryEventStore(), "session-a", "post")
+    first = await recorder.record(b"{}")
+    assert first is not None
+    stream, number = split_event_id(first.decode()) or ("", 0)
+    assert number == 1 and len(stream) >= 20
+    assert split_event_id("no-number") is None
+    assert split_event_id("x." + "9" * 20) is None
