@@ -451,7 +451,11 @@ def _described(database_url: str | None, directory: Path) -> str:
 def gateway(
     ctx: typer.Context,
     control_plane_url: Annotated[
-        str | None, typer.Option("--control-plane", help="The control plane to follow, e.g. http://cp:8080.")
+        str | None,
+        typer.Option(
+            "--control-plane",
+            help="The control plane to follow, e.g. http://cp:8080; replicas on one database: http://cp1:8080,http://cp2:8080.",
+        ),
     ] = None,
     token: Annotated[
         str | None, typer.Option(help=f"A gateway token (default: ${GATEWAY_TOKEN_VARIABLE}).", show_default=False)
@@ -485,7 +489,11 @@ def gateway(
     policy = fetch_policy(fetch_allow)
     limits = settings()
     opened = shared_state(state_url, limits)
-    check_control_plane_url(control_plane_url, allow_http)
+    control_planes = [url.strip() for url in control_plane_url.split(",") if url.strip()]
+    if not control_planes:
+        fail("give --control-plane URL", EXIT_USAGE)
+    for url in control_planes:
+        check_control_plane_url(url, allow_http)
     key = gateway_key(key_file)
     control_plane_tls = trusted_ca(control_plane_ca, "--control-plane-ca")
     tls = server_tls(tls_cert, tls_key)
@@ -500,7 +508,7 @@ def gateway(
         if not first_worker():
             return
         typer.echo(
-            f"apimcp {__version__} gateway {gateway_name} on {base}, following {control_plane_url} "
+            f"apimcp {__version__} gateway {gateway_name} on {base}, following {', '.join(control_planes)} "
             f"(gateway key {key.public.fingerprint})"
         )
         typer.echo("  MCP endpoints: /mcp/{organization}/{exposition}, /mcp/{id}; GET /healthz shows the revision")
@@ -510,7 +518,7 @@ def gateway(
     def run() -> None:
         run_async(
             serve_connected_gateway(
-                control_plane_url,
+                control_planes,
                 value,
                 key,
                 name=gateway_name,

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.rest import close_session, new_session
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.declared import build_gateway
+from apimcp.gateway.failover import FailoverSource
 from apimcp.gateway.plan import GatewayPlan
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import HttpSource, following
@@ -65,7 +66,7 @@ async def serve_gateway(
 
 
 async def serve_connected_gateway(
-    control_plane: str,
+    control_planes: Sequence[str],
     token: str,
     key: GatewayKey,
     *,
@@ -89,7 +90,8 @@ async def serve_connected_gateway(
 
     Serving starts once the first snapshot is applied; if the control plane cannot be reached
     at start, the gateway keeps trying (and answers 404 until it has something to serve).
-    Snapshots are sealed to `key`, whose public half must be registered with the control plane.
+    Snapshots are sealed to `key`, whose public half must be registered with the control plane. With several
+    control-plane URLs (replicas on one database), the gateway follows the first that answers.
     """
     session = new_session()
     runtime = GatewayRuntime(
@@ -102,8 +104,16 @@ async def serve_connected_gateway(
         state=state,
     )
     try:
-        source = HttpSource(
-            session, control_plane, token, name, key.public, labels, allow_http=allow_http, tls=control_plane_tls
+        source = FailoverSource(
+            [
+                (
+                    url,
+                    HttpSource(
+                        session, url, token, name, key.public, labels, allow_http=allow_http, tls=control_plane_tls
+                    ),
+                )
+                for url in control_planes
+            ]
         )
         async with following(runtime, source):
             app = GatewayApp(runtime)
