@@ -9,6 +9,9 @@ including a plain `initialize` — to the session path. Both eras share one URL.
 
 from __future__ import annotations
 
+import logging
+import math
+import time
 from typing import Any
 
 import orjson
@@ -17,7 +20,7 @@ from apimcp.protocol.caller import RequestSource, source_of
 from apimcp.protocol.deadlines import SharedDeadline
 from apimcp.protocol.depth import too_deep_error
 from apimcp.protocol.dispatch import Dispatcher
-from apimcp.protocol.errors import INVALID_REQUEST, PARSE_ERROR
+from apimcp.protocol.errors import INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY
 from apimcp.protocol.exchange import (
     BodyTooLarge,
     BodyTooSlow,
@@ -37,8 +40,10 @@ from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.listeners import ChangeHub
 from apimcp.protocol.modern import StatelessEra, has_envelope
 from apimcp.protocol.options import EndpointOptions
+from apimcp.protocol.sessions import StoreUnavailable
 from apimcp.protocol.versions import Era, find_revision
 
+log = logging.getLogger("apimcp.protocol")
 _WANTED = frozenset(
     {b"host", b"origin", b"accept", b"content-type", b"content-length", b"mcp-session-id", b"mcp-protocol-version",
      b"mcp-method", b"mcp-name", b"last-event-id"}
@@ -141,6 +146,24 @@ class McpEndpoint:
         except MalformedHeader:
             header_version = "(malformed)"
 
+        try:
+            await self._route(scope, receive, exchange, headers, param_headers, session_id, header_version)
+        except StoreUnavailable as exc:
+            _say_unavailable(exc)
+            if not exchange.streaming and not exchange.finished:
+                text = "The server's session store is unavailable for a moment; try again shortly"
+                await exchange.refuse(503, text, [(b"retry-after", b"1")], code=SERVER_BUSY)
+
+    async def _route(
+        self,
+        scope: Scope,
+        receive: Receive,
+        exchange: Exchange,
+        headers: dict[bytes, bytes],
+        param_headers: dict[bytes, bytes],
+        session_id: str | None,
+        header_version: str | None,
+    ) -> None:
         method = scope["method"]
         if method == "POST":
             source = source_of(scope)
@@ -252,6 +275,17 @@ class McpEndpoint:
         # except a plain initialize, is a modern request to be told which versions exist.
         is_initialize = isinstance(payload, dict) and payload.get("method") == "initialize"
         return session_id is None and not is_initialize and find_revision(header_version) is None
+
+
+_said_at = [-math.inf]
+
+
+def _say_unavailable(exc: StoreUnavailable) -> None:
+    """Log that the shared store is away, at most every 10 seconds (an outage would flood the log)."""
+    now = time.monotonic()
+    if now - _said_at[0] >= 10:
+        _said_at[0] = now
+        log.warning("%s: requests needing it are answered 503 until it is back", exc)
 
 
 def _request_id(payload: object) -> str | int | None:

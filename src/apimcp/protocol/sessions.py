@@ -79,6 +79,10 @@ class SessionsFull(Exception):
         """Seconds until the least recently used session expires, if nothing touches it."""
 
 
+class StoreUnavailable(Exception):
+    """A shared store cannot be reached: the request is answered 503 (try again), nothing is lost by it."""
+
+
 class SessionStore(ABC):
     """Where session records live; the only place memory and shared storage differ."""
 

@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 DEFAULT_PREFIX = "apimcp:"
 CONNECT_SECONDS = 5.0
@@ -69,6 +74,16 @@ def check_state_url(url: str) -> None:
             raise StateUrlError("a redis+sentinel:// URL names its service: redis+sentinel://host:26379/mymaster")
 
 
+def _retry() -> dict[str, Any]:
+    """A command whose connection broke is tried again on a new one: after a Redis restart every pooled
+    connection is stale, and each would otherwise fail one request. (A command that reached Redis before its
+    connection broke may run twice; apimcp's writes are overwrites, or counters where a gap is harmless.)"""
+    return {
+        "retry": Retry(ExponentialBackoff(cap=0.5, base=0.05), 2),
+        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+    }
+
+
 def connect(target: StateTarget) -> RedisClient:
     """A client of the state server (connections are opened on first use)."""
     url = target.url
@@ -82,6 +97,7 @@ def connect(target: StateTarget) -> RedisClient:
             password=password,
             socket_connect_timeout=CONNECT_SECONDS,
             socket_timeout=COMMAND_SECONDS,
+            **_retry(),
         )
         master: Redis = sentinel.master_for(service, db=int(db or 0))
         return master
@@ -93,4 +109,4 @@ def connect(target: StateTarget) -> RedisClient:
             socket_connect_timeout=CONNECT_SECONDS,
             socket_timeout=COMMAND_SECONDS,
         )
-    return Redis.from_url(url, socket_connect_timeout=CONNECT_SECONDS, socket_timeout=COMMAND_SECONDS)
+    return Redis.from_url(url, socket_connect_timeout=CONNECT_SECONDS, socket_timeout=COMMAND_SECONDS, **_retry())

@@ -37,6 +37,9 @@ class RedisRelay(SessionRelay):
     def __init__(self, client: RedisClient, prefix: str) -> None:
         self._client = client
         self._channel = f"{prefix}relay"
+        self._epoch_key = f"{prefix}epoch"
+        self._epoch: bytes | None = None
+        """The value of the epoch key when last connected: a Redis that comes back without it lost its data."""
         self._replica = secrets.token_hex(8)
         self._local = LocalMembers()
         self._outbox: deque[bytes] = deque(maxlen=OUTBOX_LIMIT)
@@ -92,11 +95,11 @@ class RedisRelay(SessionRelay):
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self._channel)
+                await self._client.set(self._epoch_key, secrets.token_hex(8), nx=True)
+                epoch: Any = await self._client.get(self._epoch_key)
                 if failures:
-                    log.warning(
-                        "session relay: Redis is back; what other replicas relayed meanwhile (clients' answers, "
-                        "cancellations) was lost, and handlers waiting for it will time out"
-                    )
+                    self._say_what_was_lost(epoch != self._epoch)
+                self._epoch = epoch
                 failures = 0
                 self.subscribed.set()
                 while True:
@@ -112,6 +115,22 @@ class RedisRelay(SessionRelay):
             finally:
                 with contextlib.suppress(RedisError, OSError):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+
+    def _say_what_was_lost(self, emptied: bool) -> None:
+        """Redis is back after an outage: say what the gateways lost (the epoch key is gone with the data of a
+        Redis restarted without persistence, and whoever came back first set a new one)."""
+        if emptied:
+            log.warning(
+                "state store: Redis is back but empty (restarted without persistence): sessions, users' "
+                "credentials and pending elicitations kept there are lost; session-era clients get 404 and "
+                "initialize again, users supply their credentials again"
+            )
+        else:
+            log.warning("state store: Redis is back with its data; sessions and users' credentials carry on")
+        log.warning(
+            "session relay: what replicas relayed during the outage (clients' answers, cancellations) was lost; "
+            "handlers waiting for it time out"
+        )
 
     async def _publish(self) -> None:
         assert self._wakeup is not None

@@ -13,9 +13,11 @@ What stays in each process is what cannot be shared: open streams and requests w
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import orjson
+from redis.exceptions import RedisError
 
 from apimcp.protocol.sessions import (
     DEFAULT_IDLE_TIMEOUT_SECONDS,
@@ -25,9 +27,21 @@ from apimcp.protocol.sessions import (
     SessionLimits,
     SessionsFull,
     SessionStore,
+    StoreUnavailable,
 )
 from apimcp.protocol.versions import find_revision
 from apimcp.state.redis_connection import RedisClient
+
+T = TypeVar("T")
+
+
+async def reached(call: Awaitable[T]) -> T:
+    """`call`'s answer; a Redis that cannot be reached is a StoreUnavailable (the endpoint answers 503)."""
+    try:
+        return await call
+    except (RedisError, OSError) as exc:
+        raise StoreUnavailable(f"the state store cannot be reached ({type(exc).__name__})") from exc
+
 
 _CREATE = """
 local all, mine, record = KEYS[1], KEYS[2], KEYS[3]
@@ -155,9 +169,11 @@ class RedisSessionStore(SessionStore):
 
     async def create(self, session: Session) -> None:
         now = int(time.time() * 1000)
-        answer = await self._create(
-            keys=[self._all, self._endpoints + session.endpoint, self._records + session.id],
-            args=[session.id, session.endpoint, encode(session), now, self._idle_ms, self._max, self._max_here],
+        answer = await reached(
+            self._create(
+                keys=[self._all, self._endpoints + session.endpoint, self._records + session.id],
+                args=[session.id, session.endpoint, encode(session), now, self._idle_ms, self._max, self._max_here],
+            )
         )
         if int(answer[0]) != 0:
             oldest = float(answer[1])
@@ -165,9 +181,11 @@ class RedisSessionStore(SessionStore):
             raise SessionsFull("server" if int(answer[0]) == 1 else "endpoint", retry)
 
     async def get(self, session_id: str) -> Session | None:
-        raw = await self._get(
-            keys=[self._records + session_id, self._all],
-            args=[session_id, int(time.time() * 1000), self._endpoints, self._idle_ms],
+        raw = await reached(
+            self._get(
+                keys=[self._records + session_id, self._all],
+                args=[session_id, int(time.time() * 1000), self._endpoints, self._idle_ms],
+            )
         )
         return decode(raw) if raw else None
 
@@ -175,8 +193,10 @@ class RedisSessionStore(SessionStore):
         return await self.get(session_id) is not None
 
     async def save(self, session: Session) -> None:
-        await self._save(keys=[self._records + session.id], args=[encode(session)])
+        await reached(self._save(keys=[self._records + session.id], args=[encode(session)]))
 
     async def delete(self, session_id: str) -> bool:
-        deleted = await self._delete(keys=[self._records + session_id, self._all], args=[session_id, self._endpoints])
+        deleted = await reached(
+            self._delete(keys=[self._records + session_id, self._all], args=[session_id, self._endpoints])
+        )
         return bool(deleted)
