@@ -1,9 +1,11 @@
-"""Three gateways (`apimcp serve CONFIG`, one Redis) behind a round-robin balancer with no stickiness, under
-continuous load from clients of both eras: a rolling restart (SIGTERM, one by one) fails no request, and a
-SIGKILL of one fails only what was in flight on it; sessions carry on without a new initialize."""
+"""deploy/compose.yaml's topology (a control plane on PostgreSQL, three gateways on one Redis, a round-robin
+balancer with no stickiness) under continuous load from clients of both eras: a rolling restart (SIGTERM,
+one by one) fails no request, and a SIGKILL of one fails only what was in flight on it; sessions carry on
+without a new initialize."""
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
@@ -15,13 +17,14 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests.control.conftest import _postgres_schema
 from tests.deployment.test_replicas import forget_prefix, shared_state_env
 from tests.gateway.conftest import ECHO_SPEC
 from tests.gateway.echo_backend import create_app as echo_app
 from tests.support.balancer import Balancer
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import McpHttp, Reply
-from tests.support.processes import Background, free_port
+from tests.support.processes import Background, cli, free_port
 
 
 @dataclass
@@ -40,37 +43,69 @@ class Gateways:
         old.process.wait(30)
         old.stop()  # closes its log
         self.running[index] = self.start(self.ports[index])
-        self.running[index].wait_for_http(f"http://127.0.0.1:{self.ports[index]}/healthz")
+        self.wait_serving(self.ports[index])
         return time.monotonic() - stopped
+
+    def wait_serving(self, port: int) -> None:
+        """Until the gateway on `port` serves the exposition (it has its first snapshot)."""
+        process = self.running[self.ports.index(port)]
+        process.wait_for_http(f"http://127.0.0.1:{port}/healthz")
+        url = f"http://127.0.0.1:{port}/mcp/default/echo"
+        deadline = time.monotonic() + 20
+        while httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}).status_code == 404:
+            assert time.monotonic() < deadline, process.output()
+            time.sleep(0.05)
 
 
 @pytest.fixture
 def gateways(tmp_path: Path) -> Iterator[Gateways]:
+    """deploy/compose.yaml's topology as processes: a control plane on PostgreSQL, three `apimcp gateway`s
+    following it and sharing a Redis (a key prefix of the machine's), a round-robin balancer in front."""
     env, prefix = shared_state_env()
-    with live_aiohttp(echo_app) as echo:
-        config = tmp_path / "gateway.yaml"
-        config.write_text(f'services:\n  echo: {{openapi: {ECHO_SPEC}, backend: "{echo}/v1"}}\n')
-        ports = [free_port() for _ in range(3)]
-        starts = Counter[int]()
+    schema = _postgres_schema()
+    database = next(schema)
+    data = tmp_path / "control-plane"
+    plane_port = free_port()
+    plane_url = f"http://127.0.0.1:{plane_port}"
+    plane = Background(tmp_path / "plane.log", "control-plane", "--port", str(plane_port), "--data-dir", str(data),
+                       "--database-url", database)  # fmt: skip
+    fleet: Gateways | None = None
+    try:
+        plane.wait_for_http(f"{plane_url}/api/v1/openapi.json")
+        login = cli("login", plane_url, "--token", (data / "bootstrap-token").read_text().strip())
+        assert login.returncode == 0, login.stderr
+        token = json.loads(cli("token", "create", "edge", "--kind", "gateway", "-o", "json").stdout)["token"]
+        key_file = tmp_path / "gateway.pem"
+        assert cli("gateway-key", "create", "edge", "--out", str(key_file)).returncode == 0
+        with live_aiohttp(echo_app) as echo:
+            imported = cli("import", str(ECHO_SPEC), "--name", "echo", "--backend", f"{echo}/v1", "--expose", "echo")
+            assert imported.returncode == 0, imported.stderr
+            ports = [free_port() for _ in range(3)]
+            starts = Counter[int]()
 
-        def start(port: int) -> Background:
-            starts[port] += 1
-            log = tmp_path / f"gateway-{port}-{starts[port]}.log"
-            return Background(log, "serve", str(config), "--port", str(port), env=env)
+            def start(port: int) -> Background:
+                starts[port] += 1
+                return Background(
+                    tmp_path / f"gateway-{port}-{starts[port]}.log",
+                    "gateway", "--control-plane", plane_url, "--name", f"gateway-{ports.index(port) + 1}",
+                    "--port", str(port), "--key-file", str(key_file),
+                    env={**env, "APIMCP_GATEWAY_TOKEN": token},
+                )  # fmt: skip
 
-        balancer = Balancer([f"http://127.0.0.1:{port}" for port in ports])
-        fleet = Gateways("", balancer, ports, start)
-        try:
+            balancer = Balancer([f"http://127.0.0.1:{port}" for port in ports])
+            fleet = Gateways("", balancer, ports, start)
             fleet.running = [start(port) for port in ports]
-            for process, port in zip(fleet.running, ports, strict=True):
-                process.wait_for_http(f"http://127.0.0.1:{port}/healthz")
+            for port in ports:
+                fleet.wait_serving(port)
             with live_aiohttp(balancer.app()) as base:
-                fleet.url = f"{base}/mcp/echo"
+                fleet.url = f"{base}/mcp/default/echo"
                 yield fleet
-        finally:
-            for process in fleet.running:
-                process.stop()
-            forget_prefix(prefix)
+    finally:
+        for process in fleet.running if fleet else []:
+            process.stop()
+        plane.stop()
+        next(schema, None)
+        forget_prefix(prefix)
 
 
 @dataclass

@@ -149,6 +149,7 @@ def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dic
             "cache": {m: h.model_dump() for m, h in exposition.cache.items()},
             "output_schemas": exposition.output_schemas,
             "audit": exposition.audit,
+            "rate_limit": exposition.rate_limit,
         }
         auth = exposition.auth
         if auth is not None and auth.api_key is not None:
@@ -161,8 +162,8 @@ def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dic
                 hints["introspection"] = auth.introspection
         if chosen is not None and hints != chosen:
             fail(
-                f"expositions of service {key!r} set different cache hints, output_schemas, audit or auth; a plan "
-                f"has one setting (exposition {name!r})",
+                f"expositions of service {key!r} set different cache hints, output_schemas, audit, rate limits or "
+                f"auth; a plan has one setting (exposition {name!r})",
                 EXIT_USAGE,
             )
         chosen = hints

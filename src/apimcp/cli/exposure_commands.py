@@ -23,6 +23,7 @@ from apimcp.cli.identity_options import (
     identity_values,
 )
 from apimcp.cli.output import Format, OutputOption
+from apimcp.cli.rate_limit_options import CallerRateLimitOption, RateLimitOption, rate_limit_values
 
 plan_app = typer.Typer(
     help="Plans: which operations of a service, which backend, which security.", no_args_is_help=True
@@ -166,6 +167,8 @@ def create_plan(
     introspection_secret: IntrospectionSecret = None,
     header_policy: HeaderPolicy = None,
     audit: Audit = None,
+    rate_limit: RateLimitOption = None,
+    caller_rate_limit: CallerRateLimitOption = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Create a plan for a service."""
@@ -173,7 +176,7 @@ def create_plan(
     with reporting():
         found = find_service(api, service)
         given = locals()
-        values = {**_plan_values(api, given), **identity_values(api, given)}
+        values = {**_plan_values(api, given), **identity_values(api, given), **rate_limit_values(given)}
         plan = api.post("/plans", {"name": name, "service_id": found["id"], **values})
     _show_plan(plan, out, f"Created plan {plan['name']} ({plan['id']})")
 
@@ -223,6 +226,8 @@ def update_plan(
     introspection_secret: IntrospectionSecret = None,
     header_policy: HeaderPolicy = None,
     audit: Audit = None,
+    rate_limit: RateLimitOption = None,
+    caller_rate_limit: CallerRateLimitOption = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Change a plan; gateways serve the change within a second. Give '' to clear a list (--include '')."""
@@ -230,7 +235,11 @@ def update_plan(
     with reporting():
         found = find(api, "/plans", plan, "plan")
         given = locals()
-        values = {**_plan_values(api, given), **identity_values(api, given, found)}
+        values = {
+            **_plan_values(api, given),
+            **identity_values(api, given, found),
+            **rate_limit_values(given, found),
+        }
         if not values:
             fail("nothing to change: give at least one option (see --help)", EXIT_USAGE)
         updated = api.patch(f"/plans/{found['id']}", values)

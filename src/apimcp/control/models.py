@@ -161,6 +161,8 @@ class Plan(Base):
     header_policy: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     """Which client request headers backends receive (`apimcp.forwarding.policy`); None: the defaults."""
     audit: Mapped[bool] = mapped_column(Boolean, default=False)
+    rate_limit: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """Requests the exposition and each caller may make (`apimcp.ratelimit.policy`); None: no limit."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

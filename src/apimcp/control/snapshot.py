@@ -74,6 +74,7 @@ def build(
             "output_schemas": plan.output_schemas,
             "inbound": _inbound(session, keys, plan),
             "audit": plan.audit,
+            "rate_limit": plan.rate_limit,
             "members": [_member(session, keys, plan, service)],
         }
         expositions.append(seal_exposition(entry, recipient))

@@ -8,9 +8,10 @@
 
 Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API key (`Authorization: Bearer
 <key>`, `X-API-Key` or `x-reshapr-key`), or an OAuth access token; a refusal is 401 or 403 with its
-`WWW-Authenticate` challenge. `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of
-every endpoint form of an OAuth-protected exposition. `/elicitation/...` are the pages where users supply
-their own backend credentials (`apimcp.elicitation.pages`).
+`WWW-Authenticate` challenge. Then the plan's rate limits (`apimcp.ratelimit`): 429 with Retry-After beyond.
+`/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
+OAuth-protected exposition. `/elicitation/...` are the pages where users supply their own backend
+credentials (`apimcp.elicitation.pages`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from apimcp.elicitation.pages import ElicitationPages
 from apimcp.gateway.runtime import GatewayRuntime, Route, Routes
 from apimcp.protocol.caller import CALLER_KEY
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
+from apimcp.ratelimit.limiter import caller_key
+from apimcp.ratelimit.policy import retry_after
 
 MCP_PREFIX = "/mcp/"
 METADATA_PREFIX = WELL_KNOWN + MCP_PREFIX[:-1]
@@ -91,6 +94,11 @@ class GatewayApp:
                 await json_response(send, refusal.status, {"error": refusal.message},
                                     [(b"www-authenticate", refusal.challenge)])  # fmt: skip
                 return
+            if route.limiter is not None:
+                wait = await route.limiter.wait(caller_key(caller.principal if caller else None, scope))
+                if wait > 0:
+                    await _rate_limited(send, wait)
+                    return
             if caller is not None:
                 scope = {**scope, CALLER_KEY: caller}
             if by_service:
@@ -114,6 +122,14 @@ class GatewayApp:
             )
         else:
             await json_response(send, 404, {"error": f"Nothing at {path}"})
+
+
+async def _rate_limited(send: Send, wait: float) -> None:
+    """429 with Retry-After, and a JSON-RPC error an MCP client can show."""
+    seconds = retry_after(wait)
+    text = f"Rate limit of this exposition reached: try again in {seconds} s"
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}}
+    await json_response(send, 429, body, [(b"retry-after", str(seconds).encode())])
 
 
 def _with_header(send: Send, name: bytes, value: bytes) -> Send:

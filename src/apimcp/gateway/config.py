@@ -65,6 +65,7 @@ from apimcp.gateway.config_identity import (
     checked_header_policy,
     per_user_snapshot,
 )
+from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.yaml_loading import YamlLimitError, YamlLimits, compose_yaml
 
@@ -272,6 +273,16 @@ class ExpositionConfig(_Strict):
     auth: AuthConfig | None = None
     audit: bool = False
     """Write one audit event per request and per refused authentication (`apimcp.audit`)."""
+    rate_limit: dict[str, Any] | None = None
+    """`{exposition: 100/s, caller: 5/s}` (or `{requests, per_seconds, burst}`): 429 beyond (`apimcp.ratelimit`)."""
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _rate_limit(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        try:
+            return parse_rate_limits(value).as_json()
+        except RateLimitError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("cache")
     @classmethod

@@ -71,6 +71,7 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "output_schemas": config.output_schemas,
                 "inbound": config.auth.inbound() if config.auth is not None else {"mode": "none"},
                 "audit": config.audit,
+                "rate_limit": config.rate_limit,
                 "members": [_member(planned) for planned in exposition.services],
             }
         )

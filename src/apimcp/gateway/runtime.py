@@ -45,6 +45,8 @@ from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import RefusedEntry, ToolEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import request_host
+from apimcp.ratelimit.limiter import RateLimiter
+from apimcp.ratelimit.policy import parse_rate_limits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import SealError, open_exposition
@@ -71,6 +73,8 @@ class Route:
     exchanges: tuple[str, ...] = ()
     """Keys of the token exchanges its calls make."""
     audit: AuditObserver | None = None
+    limiter: RateLimiter | None = None
+    """The plan's rate limits (None: none)."""
 
     @property
     def canonical_path(self) -> str:
@@ -123,6 +127,7 @@ class GatewayRuntime:
         self._backends = BackendFactory(session, fetch_policy=fetch_policy)
         self._inbound = InboundBuilder(self._backends.guarded_session, public_url)
         stores = state or GatewayState()
+        self._buckets = stores.buckets
         self.elicitation = ElicitationBroker(
             stores.user_values, stores.pending, self._backends.guarded_session, public_url=public_url,
             notify=self._notify_session,
@@ -240,7 +245,12 @@ class GatewayRuntime:
             elicited=tuple(elicited),
             exchanges=tuple(exchanges),
             audit=audit,
+            limiter=self._limiter(exposition),
         )
+
+    def _limiter(self, exposition: Mapping[str, Any]) -> RateLimiter | None:
+        limits = parse_rate_limits(exposition.get("rate_limit"), "rate_limit")
+        return RateLimiter(exposition["id"], limits, self._buckets) if limits else None
 
     def _preparation(
         self, exposition: Mapping[str, Any], member: Mapping[str, Any], elicited: list[ElicitedSecret],

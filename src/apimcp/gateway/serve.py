@@ -6,6 +6,7 @@ and uvicorn serves the clients.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -17,7 +18,7 @@ from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.failover import FailoverSource
 from apimcp.gateway.plan import GatewayPlan
 from apimcp.gateway.runtime import GatewayRuntime
-from apimcp.gateway.sync import HttpSource, following
+from apimcp.gateway.sync import GatewaySync, HttpSource, following
 from apimcp.head_limits import HeadLimits
 from apimcp.protocol import EndpointOptions
 from apimcp.safety.addresses import AddressPolicy
@@ -26,6 +27,7 @@ from apimcp.serving import ServerTls, server_for
 from apimcp.state import GatewayState
 
 log = logging.getLogger("apimcp.gateway")
+FIRST_SNAPSHOT_SECONDS = 30.0
 OnReady = Callable[[GatewayApp], Awaitable[None] | None]
 
 
@@ -34,6 +36,22 @@ async def _announce(on_ready: OnReady | None, app: GatewayApp) -> None:
         outcome = on_ready(app)
         if outcome is not None:
             await outcome
+
+
+async def _first_snapshot(sync: GatewaySync) -> None:
+    """Wait to listen until there is something to serve: a gateway that restarts behind a load balancer would
+    otherwise answer 404 until its first snapshot, where a closed port sends clients elsewhere. A gateway the
+    control plane refuses listens at once (its /healthz shows it up, with nothing to serve)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + FIRST_SNAPSHOT_SECONDS
+    while not sync.first_applied.is_set() and sync.refusal is None:
+        if loop.time() >= deadline:
+            log.warning(
+                "no snapshot from the control plane after %.0f s; listening anyway (404 until one arrives)",
+                FIRST_SNAPSHOT_SECONDS,
+            )
+            return
+        await asyncio.sleep(0.05)
 
 
 async def serve_gateway(
@@ -88,8 +106,9 @@ async def serve_connected_gateway(
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
-    Serving starts once the first snapshot is applied; if the control plane cannot be reached
-    at start, the gateway keeps trying (and answers 404 until it has something to serve).
+    Listening starts once the first snapshot is applied; if the control plane cannot be reached within
+    FIRST_SNAPSHOT_SECONDS, the gateway listens anyway, keeps trying, and answers 404 until it has something
+    to serve.
     Snapshots are sealed to `key`, whose public half must be registered with the control plane. With several
     control-plane URLs (replicas on one database), the gateway follows the first that answers.
     """
@@ -115,7 +134,8 @@ async def serve_connected_gateway(
                 for url in control_planes
             ]
         )
-        async with following(runtime, source):
+        async with following(runtime, source) as sync:
+            await _first_snapshot(sync)
             app = GatewayApp(runtime)
             await _announce(on_ready, app)
             server = server_for(

@@ -18,6 +18,7 @@ from apimcp.protocol.relay import NO_RELAY, SessionRelay
 from apimcp.protocol.sessions import MemorySessionStore, SessionLimits, SessionStore
 from apimcp.state import GatewayState
 from apimcp.state.pending import MemoryPendingStore
+from apimcp.state.redis_buckets import RedisBuckets
 from apimcp.state.redis_connection import DEFAULT_PREFIX, StateTarget, StateUrlError, connect
 from apimcp.state.redis_events import RedisEventStore
 from apimcp.state.redis_relay import RedisRelay
@@ -78,7 +79,11 @@ def open_state(config: StateConfig, limits: SessionLimits) -> OpenedState:
         )
     client = connect(StateTarget(config.url, config.prefix))
     sealer = ValueSealer(config.key)
-    stores = GatewayState(RedisUserValueStore(client, sealer, config.prefix), RedisPendingStore(client, config.prefix))
+    stores = GatewayState(
+        RedisUserValueStore(client, sealer, config.prefix),
+        RedisPendingStore(client, config.prefix),
+        RedisBuckets(client, config.prefix),
+    )
     return OpenedState(
         RedisSessionStore.with_limits(client, config.prefix, limits),
         stores,

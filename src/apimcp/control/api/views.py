@@ -243,6 +243,11 @@ class PlanFields(Input):
         default=None, description="which client headers backends receive: {allow, deny, rename, passthrough, forwarded}"
     )
     audit: bool | None = Field(default=None, description="one audit event per request and refused authentication")
+    rate_limit: dict[str, Any] | None = Field(
+        default=None,
+        description="requests the exposition and each caller may make: {exposition: '100/s', caller: '5/s'} or "
+        "{requests, per_seconds, burst} each; 429 with Retry-After beyond",
+    )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
@@ -271,6 +276,7 @@ class PlanView(View):
     introspection_secret_id: str | None = None
     header_policy: dict[str, Any] | None
     audit: bool
+    rate_limit: dict[str, Any] | None = None
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

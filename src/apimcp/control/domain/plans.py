@@ -31,6 +31,7 @@ from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, PlanSecret, Secret, Service
 from apimcp.control.secret_kinds import INBOUND
 from apimcp.forwarding.policy import HeaderPolicyError, normalized
+from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
 
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")  # fmt: skip
@@ -39,7 +40,7 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
-     "cache", "artifacts", "tool_prefix", "output_schemas"}
+     "rate_limit", "cache", "artifacts", "tool_prefix", "output_schemas"}
 )  # fmt: skip
 
 
@@ -111,6 +112,11 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         if not isinstance(values["audit"], bool):
             raise Invalid("audit is true or false", field="audit")
         plan.audit = values["audit"]
+    if "rate_limit" in values:
+        try:
+            plan.rate_limit = parse_rate_limits(values["rate_limit"]).as_json()
+        except RateLimitError as exc:
+            raise Invalid(str(exc), field=exc.field) from None
     if plan.backend_endpoint is None and not decode_service(service.compiled).servers:
         raise Invalid(
             f"{service.name} declares no servers: the plan needs a backend endpoint", field="backend_endpoint"
@@ -323,6 +329,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "inbound_mode": source.inbound.get("mode", "none"),
         "header_policy": source.header_policy,
         "audit": source.audit,
+        "rate_limit": source.rate_limit,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]

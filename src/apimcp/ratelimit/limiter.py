@@ -1,0 +1,55 @@
+"""One exposition's rate limits applied to a request: may it go on, or when should it come back?
+
+The caller's bucket is spent first, then the exposition's: a caller over their own limit is refused
+without spending from the exposition's, so one client flooding cannot use up everyone's allowance. A store
+that cannot be reached lets requests through and says so in the log: a rate limit protects a backend, it
+must not take the gateway down.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from apimcp.ratelimit.buckets import BucketStore
+from apimcp.ratelimit.policy import RateLimits
+
+log = logging.getLogger("apimcp.ratelimit")
+_SAY_EVERY_SECONDS = 10.0
+
+
+def caller_key(principal: str | None, scope: Mapping[str, Any]) -> str:
+    """Whom a caller's bucket counts: the authenticated principal, else the client's address (behind a proxy,
+    every anonymous client shares the proxy's: give such expositions an exposition-wide limit, or OAuth)."""
+    if principal is not None:
+        return "p:" + principal
+    client = scope.get("client")
+    return "a:" + (str(client[0]) if client else "unknown")
+
+
+class RateLimiter:
+    def __init__(self, exposition_id: str, limits: RateLimits, buckets: BucketStore) -> None:
+        self._exposition_key = f"e:{exposition_id}"
+        self._caller_prefix = f"c:{exposition_id}:"
+        self.limits = limits
+        self._buckets = buckets
+        self._said_at = -math.inf
+
+    async def wait(self, caller: str) -> float:
+        """0.0 when the request may go on, else the seconds after which it may be tried again."""
+        try:
+            if (limit := self.limits.caller) is not None:
+                waiting = await self._buckets.take(self._caller_prefix + caller, limit.rate, limit.burst)
+                if waiting > 0:
+                    return waiting
+            if (limit := self.limits.exposition) is not None:
+                return await self._buckets.take(self._exposition_key, limit.rate, limit.burst)
+        except Exception as exc:  # a store that is away must not refuse everyone
+            now = time.monotonic()
+            if now - self._said_at >= _SAY_EVERY_SECONDS:
+                self._said_at = now
+                log.warning("rate limits not applied: their store cannot be reached (%s)", type(exc).__name__)
+        return 0.0

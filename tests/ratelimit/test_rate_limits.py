@@ -1,0 +1,131 @@
+"""Rate limits: settings read and refused clearly, token buckets in memory and in Redis behind one contract,
+the limiter's order, and a gateway answering 429 with Retry-After (shared by replicas on one Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from apimcp.gateway.config import ConfigError, parse_config
+from apimcp.ratelimit.buckets import BucketStore, MemoryBuckets
+from apimcp.ratelimit.limiter import RateLimiter, caller_key
+from apimcp.ratelimit.policy import RateLimit, RateLimitError, RateLimits, parse_rate, parse_rate_limits
+from apimcp.state.redis_buckets import RedisBuckets
+from tests.gateway.conftest import echo_config, live_gateway
+from tests.state.conftest import REDIS_URL
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("100/s", RateLimit(100, 1.0, 100)),
+        ("6000/min", RateLimit(6000, 60.0, 6000)),
+        ("1000/10s", RateLimit(1000, 10.0, 1000)),
+        ("20/s, burst=40", RateLimit(20, 1.0, 40)),
+        ("5 / hour", RateLimit(5, 3600.0, 5)),
+    ],
+)
+def test_rates_are_read_from_text(text: str, expected: RateLimit) -> None:
+    assert parse_rate(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "field", "words"),
+    [
+        ({"exposition": "100/fortnight"}, "rate_limit.exposition", "not a rate such as 100/min"),
+        ({"exposition": "0/s"}, "rate_limit.exposition.requests", "whole number from 1"),
+        ({"caller": {"requests": 5, "per_seconds": 0}}, "rate_limit.caller.per_seconds", "between 0.001"),
+        ({"caller": {"requests": 5, "extra": 1}}, "rate_limit.caller", "unknown fields: extra"),
+        ({"everyone": "5/s"}, "rate_limit", "unknown fields: everyone"),
+        ("5/s", "rate_limit", "{exposition: ..., caller: ...}"),
+    ],
+)
+def test_bad_settings_are_refused_naming_the_field(raw: object, field: str, words: str) -> None:
+    with pytest.raises(RateLimitError) as refused:
+        parse_rate_limits(raw)
+    assert refused.value.field == field and words in str(refused.value)
+
+
+def test_settings_are_kept_as_json_and_read_back() -> None:
+    limits = parse_rate_limits({"exposition": "100/min", "caller": {"requests": 5, "burst": 10}})
+    assert limits.as_json() == {
+        "exposition": {"requests": 100, "per_seconds": 60.0, "burst": 100},
+        "caller": {"requests": 5, "per_seconds": 1.0, "burst": 10},
+    }
+    assert parse_rate_limits(limits.as_json()) == limits
+    assert parse_rate_limits(None).as_json() is None and not parse_rate_limits({})
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def buckets(request: pytest.FixtureRequest, redis_prefix: str) -> AsyncIterator[BucketStore]:
+    if request.param == "memory":
+        yield MemoryBuckets()
+        return
+    client = Redis.from_url(REDIS_URL)
+    yield RedisBuckets(client, redis_prefix)
+    await client.aclose()
+
+
+async def test_a_bucket_allows_its_burst_then_says_when_to_come_back(buckets: BucketStore) -> None:
+    assert [await buckets.take("k", 10.0, 3) for _ in range(3)] == [0.0, 0.0, 0.0]
+    wait = await buckets.take("k", 10.0, 3)
+    assert 0.05 < wait <= 0.1  # one token every 0.1 s
+    assert await buckets.take("other", 10.0, 3) == 0.0  # buckets are apart
+    await asyncio.sleep(wait + 0.02)
+    assert await buckets.take("k", 10.0, 3) == 0.0
+
+
+async def test_the_memory_store_forgets_the_least_recently_used_buckets_as_full() -> None:
+    buckets = MemoryBuckets(max_keys=2)
+    for key in ("a", "b", "c"):
+        await buckets.take(key, 0.001, 1)
+    assert len(buckets) == 2
+    assert await buckets.take("a", 0.001, 1) == 0.0  # forgotten, so full again
+    assert await buckets.take("c", 0.001, 1) > 0
+
+
+async def test_each_caller_has_a_limit_and_everyone_together_the_exposition_s() -> None:
+    limits = RateLimits(exposition=RateLimit(3, 60.0, 3), caller=RateLimit(2, 60.0, 2))
+    limiter = RateLimiter("expo", limits, MemoryBuckets())
+    alice = [await limiter.wait("alice") for _ in range(5)]
+    assert alice[:2] == [0.0, 0.0] and all(wait > 0 for wait in alice[2:])  # her own two are spent
+    assert await limiter.wait("bob") == 0.0  # her refused requests took nothing from the exposition's three
+    assert await limiter.wait("carol") > 0  # the exposition's three are spent
+
+
+async def test_a_store_that_fails_lets_requests_through() -> None:
+    class Broken(BucketStore):
+        async def take(self, key: str, rate: float, burst: int) -> float:
+            raise ConnectionError("away")
+
+    limiter = RateLimiter("expo", RateLimits(exposition=RateLimit(1, 60.0, 1)), Broken())
+    assert await limiter.wait("alice") == 0.0
+
+
+def test_callers_are_counted_by_principal_else_address() -> None:
+    assert caller_key("https://idp sub=alice", {"client": ("10.0.0.1", 5)}) == "p:https://idp sub=alice"
+    assert caller_key(None, {"client": ("10.0.0.1", 5)}) == "a:10.0.0.1"
+    assert caller_key(None, {}) == "a:unknown"
+
+
+def test_a_gateway_answers_429_with_retry_after_beyond_the_limit() -> None:
+    extra = "expositions:\n  echo:\n    services: [echo]\n    rate_limit: {exposition: 3/min}\n"
+    with live_gateway(echo_config("{backend}", extra)) as mcp:
+        answers = [mcp.modern("tools/call", {"name": "get_item", "arguments": {"itemId": "1"}}) for _ in range(4)]
+    assert [answer.status for answer in answers] == [200, 200, 200, 429]
+    refused = answers[3]
+    assert refused.headers["retry-after"] == "20"  # one request every 20 s
+    assert refused.error["message"] == "Rate limit of this exposition reached: try again in 20 s"
+
+
+def test_a_configuration_with_a_bad_rate_limit_names_it(tmp_path: Path) -> None:
+    text = echo_config("http://127.0.0.1:1", "expositions:\n  echo:\n    services: [echo]\n    rate_limit: {x: 1}\n")
+    with pytest.raises(ConfigError) as refused:
+        parse_config(text, "gateway.yaml", tmp_path)
+    assert "rate_limit has unknown fields: x" in str(refused.value)
