@@ -53,12 +53,21 @@ http {{
 
 
 def apimcp_serve(
-    arguments: list[str], port: int, checkout: Checkout = THIS, connections: int = 64
+    arguments: list[str],
+    port: int,
+    checkout: Checkout = THIS,
+    connections: int = 64,
+    *,
+    env: dict[str, str] | None = None,
+    cpus: str = "0",
 ) -> subprocess.Popen[bytes]:
+    """`apimcp serve ARGUMENTS` pinned to `cpus`, with `env` added to this process's environment."""
     command = [checkout.python, "-m", "apimcp.cli", "serve", *arguments, "--port", str(port)]
     # wrk's connections all share one session, far more requests at once than one client sends (32 by default)
-    env = {**os.environ, "APIMCP_MCP_MAX_REQUESTS_PER_SESSION": str(max(32, connections))}
-    process = subprocess.Popen(["taskset", "-c", "0", *command], cwd=checkout.root, stdout=subprocess.DEVNULL, env=env)
+    full_env = {**os.environ, "APIMCP_MCP_MAX_REQUESTS_PER_SESSION": str(max(32, connections)), **(env or {})}
+    process = subprocess.Popen(
+        ["taskset", "-c", cpus, *command], cwd=checkout.root, stdout=subprocess.DEVNULL, env=full_env
+    )
     harness.wait_for_port(port, process, "apimcp serve")
     return process
 

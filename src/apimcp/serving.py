@@ -9,6 +9,7 @@ first, then shuts down as usual. Every server bounds request heads
 from __future__ import annotations
 
 import asyncio
+import gc
 import ssl
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -40,6 +41,20 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
 
 
 DRAIN_SECONDS = 0.5
+
+
+def settle_memory() -> None:
+    """Move everything alive now (modules, compiled services, snapshots) out of the collector's sight.
+
+    Python's cyclic collector walks every tracked object on a full collection; with a gateway's long-lived
+    objects that walk paused the event loop long enough to put the slowest requests at several times the
+    typical latency. Objects alive at start (and after each snapshot) are never garbage: frozen, they are
+    not walked again.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 _inherited: list[socket] = []
 
 
@@ -66,6 +81,7 @@ class StreamClosingServer(uvicorn.Server):
         self._drain_seconds = drain_seconds
 
     async def serve(self, sockets: list[socket] | None = None) -> None:
+        settle_memory()
         await super().serve(sockets or list(_inherited) or None)
 
     async def shutdown(self, sockets: list[socket] | None = None) -> None:

@@ -292,6 +292,8 @@ class SessionEra:
 
     def relayed(self, kind: RelayKind, session_id: str, body: bytes) -> None:
         """Act on what another replica received for a session whose live state may be here."""
+        if kind == "ended":
+            self._store.forget_copy(session_id)
         live = self._live.get(session_id)
         if kind == "cancel":
             self._cancel_here(session_id, orjson.loads(body))

@@ -109,6 +109,9 @@ class SessionStore(ABC):
     async def delete(self, session_id: str) -> bool:
         """End a session; False when it did not exist."""
 
+    def forget_copy(self, session_id: str) -> None:  # noqa: B027 - a hook: stores without copies need nothing
+        """Another replica ended the session: drop any copy of its record kept in this process."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionLimits:

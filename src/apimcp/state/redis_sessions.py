@@ -8,11 +8,18 @@ tag, so a Redis Cluster keeps them in one slot (scripts may only touch one).
 
 What stays in each process is what cannot be shared: open streams and requests waiting for a client's answer
 (`protocol.legacy`); the records themselves are plain data.
+
+A record read from Redis is kept in the process for `fresh_seconds` (at most one second, a tenth of the
+idle timeout), so a session's requests in a burst cost one round trip, not one each: its expiry is
+refreshed at that resolution, like the memory store's. A DELETE elsewhere reaches this copy through the
+session relay at once; a change elsewhere (log level, subscriptions) within `fresh_seconds`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -33,6 +40,7 @@ from apimcp.protocol.versions import find_revision
 from apimcp.state.redis_connection import RedisClient
 
 T = TypeVar("T")
+_MAX_COPIES = 10_000
 
 
 async def reached(call: Awaitable[T]) -> T:
@@ -153,6 +161,9 @@ class RedisSessionStore(SessionStore):
         self._records = tag + "rec:"
         self._max = max_sessions
         self._max_here = max_sessions_per_endpoint
+        self._fresh = min(1.0, idle_timeout / 10)
+        self._copies: OrderedDict[str, tuple[Session, float]] = OrderedDict()
+        self._fetching: dict[str, asyncio.Future[Session | None]] = {}
         self._create = client.register_script(_CREATE)
         self._get = client.register_script(_GET)
         self._delete = client.register_script(_DELETE)
@@ -181,21 +192,49 @@ class RedisSessionStore(SessionStore):
             raise SessionsFull("server" if int(answer[0]) == 1 else "endpoint", retry)
 
     async def get(self, session_id: str) -> Session | None:
+        now = time.monotonic()
+        copy = self._copies.get(session_id)
+        if copy is not None and now - copy[1] < self._fresh:
+            return copy[0]
+        fetching = self._fetching.get(session_id)
+        if fetching is None:  # a burst of one session's requests waits for one round trip, not one each
+            fetching = self._fetching[session_id] = asyncio.ensure_future(self._fetch(session_id, now))
+            fetching.add_done_callback(lambda _: self._fetching.pop(session_id, None))
+        return await asyncio.shield(fetching)
+
+    async def _fetch(self, session_id: str, now: float) -> Session | None:
         raw = await reached(
             self._get(
                 keys=[self._records + session_id, self._all],
                 args=[session_id, int(time.time() * 1000), self._endpoints, self._idle_ms],
             )
         )
-        return decode(raw) if raw else None
+        session = decode(raw) if raw else None
+        if session is None:
+            self._copies.pop(session_id, None)
+        else:
+            self._keep(session, now)
+        return session
+
+    def _keep(self, session: Session, now: float) -> None:
+        self._copies[session.id] = (session, now)
+        self._copies.move_to_end(session.id)
+        while len(self._copies) > _MAX_COPIES:
+            self._copies.popitem(last=False)
+
+    def forget_copy(self, session_id: str) -> None:
+        self._copies.pop(session_id, None)
 
     async def touch(self, session_id: str) -> bool:
         return await self.get(session_id) is not None
 
     async def save(self, session: Session) -> None:
         await reached(self._save(keys=[self._records + session.id], args=[encode(session)]))
+        if session.id in self._copies:
+            self._keep(session, self._copies[session.id][1])
 
     async def delete(self, session_id: str) -> bool:
+        self._copies.pop(session_id, None)
         deleted = await reached(
             self._delete(keys=[self._records + session_id, self._all], args=[session_id, self._endpoints])
         )
