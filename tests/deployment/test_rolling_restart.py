@@ -5,6 +5,7 @@ without a new initialize."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import threading
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx2
+import orjson
 import pytest
 
 from tests.control.conftest import _postgres_schema
@@ -23,7 +25,7 @@ from tests.gateway.conftest import ECHO_SPEC
 from tests.gateway.echo_backend import create_app as echo_app
 from tests.support.balancer import Balancer
 from tests.support.live_aiohttp import live_aiohttp
-from tests.support.mcp_http import McpHttp, Reply
+from tests.support.mcp_http import McpHttp, Reply, modern_message, sse_messages
 from tests.support.processes import Background, cli, free_port
 
 
@@ -181,3 +183,26 @@ def test_a_killed_gateway_fails_only_what_was_in_flight_on_it(gateways: Gateways
     assert len(load.failures) <= 4  # at most the four clients' requests that were on the killed gateway
     assert load.answered["session"] > 50 and load.answered["2026-07-28"] > 50
     assert load.initializes["session"] == 2
+
+
+def test_a_plan_change_reaches_the_streams_open_on_every_gateway(gateways: Gateways) -> None:
+    """Each gateway applies the control plane's snapshot itself, so listeners everywhere hear of it."""
+    with contextlib.ExitStack() as stack:
+        heard = []
+        for port in gateways.ports:  # one session-era GET stream held by each gateway
+            url = f"http://127.0.0.1:{port}/mcp/default/echo"
+            session = stack.enter_context(McpHttp(url)).initialize()
+            client = stack.enter_context(httpx2.Client(timeout=20))
+            headers = {"accept": "text/event-stream", **session.headers()}
+            heard.append(sse_messages(stack.enter_context(client.stream("GET", url, headers=headers)).iter_lines()))
+        body, headers = modern_message("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+        listener = stack.enter_context(httpx2.Client(timeout=20))
+        url = f"http://127.0.0.1:{gateways.ports[0]}/mcp/default/echo"
+        listen = sse_messages(
+            stack.enter_context(listener.stream("POST", url, content=orjson.dumps(body), headers=headers)).iter_lines()
+        )
+        assert next(listen)["method"] == "notifications/subscriptions/acknowledged"
+        changed = cli("plan", "update", "default", "--exclude", "delete_item")
+        assert changed.returncode == 0, changed.stderr
+        for messages in [*heard, listen]:
+            assert next(messages)["method"] == "notifications/tools/list_changed"

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from apimcp.protocol.encoded_lists import EncodedLists
 from apimcp.protocol.errors import (
     INVALID_REQUEST,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -257,18 +258,13 @@ def tool(item: Tool, rev: Revision) -> JsonObject:
     return out
 
 
-_encoded_lists: weakref.WeakKeyDictionary[Page[Any], dict[int, orjson.Fragment]] = weakref.WeakKeyDictionary()
+ENCODED_LISTS = EncodedLists()
 
 
 def _encoded(page: Page[_Item], rev: Revision, shape: Callable[[_Item, Revision], JsonObject]) -> orjson.Fragment:
-    """A page's items as JSON, encoded once per revision: big lists are served by copying bytes."""
-    per_page = _encoded_lists.get(page)
-    if per_page is None:
-        per_page = _encoded_lists[page] = {}
-    fragment = per_page.get(rev.rank)
-    if fragment is None:
-        fragment = per_page[rev.rank] = orjson.Fragment(orjson.dumps([shape(item, rev) for item in page.items]))
-    return fragment
+    """A page's items as JSON, encoded once per revision (within a memory bound): big lists are served by
+    copying bytes."""
+    return ENCODED_LISTS.get(page, rev.rank, lambda: orjson.dumps([shape(item, rev) for item in page.items]))
 
 
 def tools_page(page: Page[Tool], rev: Revision) -> JsonObject:
