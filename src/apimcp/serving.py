@@ -9,12 +9,13 @@ first, then shuts down as usual. Every server bounds request heads
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import ssl
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from socket import socket
+from socket import fromfd, socket
 from typing import Any, TypeVar
 
 import uvicorn
@@ -43,6 +44,11 @@ def run_async(main: Coroutine[Any, Any, T]) -> T:
 DRAIN_SECONDS = 0.5
 
 
+def socket_from(listening: Any) -> socket:
+    """A socket object on the same open socket as `listening` (an asyncio server's socket view)."""
+    return fromfd(listening.fileno(), listening.family, listening.type)
+
+
 def settle_memory() -> None:
     """Move everything alive now (modules, compiled services, snapshots) out of the collector's sight.
 
@@ -61,6 +67,9 @@ _inherited: list[socket] = []
 def inherit_socket(sock: socket) -> None:
     """Serve on `sock`, bound by a supervising process (`apimcp.workers`), instead of binding host:port."""
     _inherited[:] = [sock]
+
+
+BACKLOG_DRAIN_SECONDS = 0.2
 
 
 class StreamClosingServer(uvicorn.Server):
@@ -85,6 +94,7 @@ class StreamClosingServer(uvicorn.Server):
         await super().serve(sockets or list(_inherited) or None)
 
     async def shutdown(self, sockets: list[socket] | None = None) -> None:
+        await self._close_the_door()
         for server in self.servers:
             server.close()
         for sock in sockets or []:
@@ -92,6 +102,20 @@ class StreamClosingServer(uvicorn.Server):
         self._on_shutdown()
         await asyncio.sleep(self._drain_seconds)
         await super().shutdown()
+
+    async def _close_the_door(self) -> None:
+        """Empty the listening sockets' backlogs before closing them: closing resets every connection the
+        kernel accepted but the server had not, and a balancer cannot tell whether such a request was served.
+        With a backlog of 0, new connection attempts are dropped (the client tries again a second later and
+        finds the port closed, so the balancer goes elsewhere) while the server still accepts what is queued."""
+        shrunk = False
+        for server in self.servers:
+            for listening in server.sockets:
+                with contextlib.suppress(OSError), socket_from(listening) as same:
+                    same.listen(0)
+                    shrunk = True
+        if shrunk:
+            await asyncio.sleep(BACKLOG_DRAIN_SECONDS)
 
 
 @dataclass(frozen=True, slots=True)
