@@ -86,31 +86,32 @@ def measure(scenario: Scenario, url: str, args: argparse.Namespace, tmp: Path) -
     print(f"{scenario.label}: {scenario.rps[-1]:,.0f} req/s, p99 {scenario.p99[-1]:.1f} ms", file=sys.stderr)
 
 
-def store_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scenario]:
-    memory, redis = Scenario("session tools/call, memory store"), Scenario("session tools/call, Redis store")
+def one_gateway_rounds(
+    args: argparse.Namespace, tmp: Path, variants: list[tuple[Scenario, list[str], dict[str, str], str]]
+) -> list[Scenario]:
+    """Each round, each variant (scenario, `apimcp serve` arguments, environment, CPUs) served and measured."""
     for _ in range(args.rounds):
-        for scenario, env in ((memory, {}), (redis, redis_env())):
+        for scenario, arguments, env, cpus in variants:
             port = harness.free_port()
-            server = apimcp_serve([str(config)], port, connections=args.connections, env=env)
+            server = apimcp_serve(arguments, port, connections=args.connections, env=env, cpus=cpus)
             try:
                 measure(scenario, f"http://127.0.0.1:{port}/mcp/items", args, tmp)
             finally:
                 harness.stop(server)
-    return [memory, redis]
+    return [scenario for scenario, *_ in variants]
+
+
+def store_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scenario]:
+    memory, redis = Scenario("session tools/call, memory store"), Scenario("session tools/call, Redis store")
+    return one_gateway_rounds(args, tmp, [(memory, [str(config)], {}, "0"), (redis, [str(config)], redis_env(), "0")])
 
 
 def workers_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scenario]:
     one, two = Scenario("--workers 1 (Redis), CPUs 0-1"), Scenario("--workers 2 (Redis), CPUs 0-1")
-    for _ in range(args.rounds):
-        for scenario, workers in ((one, "1"), (two, "2")):
-            port = harness.free_port()
-            arguments = [str(config), "--workers", workers]
-            server = apimcp_serve(arguments, port, connections=args.connections, env=redis_env(), cpus="0,1")
-            try:
-                measure(scenario, f"http://127.0.0.1:{port}/mcp/items", args, tmp)
-            finally:
-                harness.stop(server)
-    return [one, two]
+    variants = [
+        (scenario, [str(config), "--workers", n], redis_env(), "0,1") for scenario, n in ((one, "1"), (two, "2"))
+    ]
+    return one_gateway_rounds(args, tmp, variants)
 
 
 def balancer_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scenario]:

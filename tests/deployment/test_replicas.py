@@ -26,7 +26,7 @@ from redis import Redis
 from tests.state.conftest import REDIS_URL
 from tests.support.balancer import Balancer
 from tests.support.live_aiohttp import live_aiohttp
-from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, sse_events, sse_messages
+from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, first_server_request, sse_events, sse_messages
 from tests.support.processes import Background, free_port
 
 
@@ -77,14 +77,6 @@ def trio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trio]:
         forget_prefix(prefix)
 
 
-def _first_request(lines: Iterator[str]) -> tuple[dict[str, Any], Iterator[Any]]:
-    messages = sse_messages(lines)
-    for message in messages:
-        if "method" in message and "id" in message:
-            return message, messages
-    raise AssertionError("no server-to-client request on the stream")
-
-
 def test_every_request_of_a_session_lands_on_another_replica(trio: Trio) -> None:
     with McpHttp(trio.url) as mcp:
         session = mcp.initialize()
@@ -115,7 +107,7 @@ def test_a_clients_answer_reaches_the_replica_that_asked(
         headers = {"content-type": "application/json", "accept": ACCEPT_BOTH, **session.headers()}
         with mcp.http.stream("POST", trio.url, content=body, headers=headers) as response:
             asked_by = trio.balancer.served[-1]
-            request, rest = _first_request(response.iter_lines())
+            request, rest = first_server_request(response.iter_lines())
             assert session.post({"jsonrpc": "2.0", "id": request["id"], "result": answer}).status == 202
             assert trio.balancer.served[-1] != asked_by
             final = next(iter(rest))

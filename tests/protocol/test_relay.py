@@ -17,7 +17,7 @@ from apimcp.protocol import EndpointOptions, McpEndpoint, MemoryRelay, MemorySes
 from apimcp.protocol.exchange import Receive, Scope, Send
 from tests.protocol.showcase import Showcase
 from tests.support.live_server import live_server
-from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, sse_messages
+from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, first_server_request, sse_messages
 
 
 @dataclass
@@ -51,21 +51,13 @@ def pair() -> Iterator[Pair]:
         yield Pair(f"{base}/first/mcp", f"{base}/second/mcp", base, showcase)
 
 
-def _first_request(lines: Iterator[str]) -> tuple[dict[str, object], Iterator[object]]:
-    messages = sse_messages(lines)
-    for message in messages:
-        if "method" in message and "id" in message:
-            return message, messages
-    raise AssertionError("no server-to-client request on the stream")
-
-
 def test_an_answer_posted_to_the_other_replica_reaches_the_waiting_handler(pair: Pair) -> None:
     with McpHttp(pair.first) as first, McpHttp(pair.second) as second:
         session = first.initialize("2025-11-25", {"elicitation": {}})
         body = orjson.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "elicit"}})
         headers = {"content-type": "application/json", "accept": ACCEPT_BOTH, **session.headers()}
         with first.http.stream("POST", pair.first, content=body, headers=headers) as response:
-            request, rest = _first_request(response.iter_lines())
+            request, rest = first_server_request(response.iter_lines())
             answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"name": "Bo"}}}
             assert second.post(answer, session.headers()).status == 202
             final = next(iter(rest))

@@ -9,7 +9,7 @@ import httpx2
 import orjson
 import pytest
 
-from tests.support.mcp_http import ACCEPT_BOTH, SESSION_VERSIONS, McpHttp, sse_messages
+from tests.support.mcp_http import ACCEPT_BOTH, SESSION_VERSIONS, McpHttp, first_server_request, sse_messages
 from tests.support.raw_http import exchange, request_head
 
 VISIBLE_ASCII = re.compile(r"^[\x21-\x7e]+$")
@@ -310,14 +310,6 @@ def test_content_type_and_size_limits(mcp: McpHttp, url: str) -> None:
     assert big.sent < 5 * 1024 * 1024
 
 
-def _read_until_request(lines: object) -> tuple[dict[str, object], object]:
-    messages = sse_messages(lines)  # type: ignore[arg-type]
-    for message in messages:
-        if "method" in message and "id" in message:
-            return message, messages
-    raise AssertionError("no server-to-client request on the stream")
-
-
 @pytest.mark.parametrize(
     ("tool", "capabilities", "method", "answer", "expected"),
     [
@@ -337,7 +329,7 @@ def test_server_to_client_requests_travel_on_the_post_stream(
     headers = {"content-type": "application/json", "accept": ACCEPT_BOTH, **session.headers()}
     with mcp.http.stream("POST", mcp.url, content=body, headers=headers) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
-        request, rest = _read_until_request(response.iter_lines())
+        request, rest = first_server_request(response.iter_lines())
         assert request["method"] == method
         if method == "elicitation/create":
             assert request["params"]["mode"] == "form"  # type: ignore[index]
@@ -353,7 +345,7 @@ def test_elicitation_request_has_no_mode_in_2025_06_18(mcp: McpHttp) -> None:
     body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "elicit"}})
     headers = {"content-type": "application/json", "accept": ACCEPT_BOTH, **session.headers()}
     with mcp.http.stream("POST", mcp.url, content=body, headers=headers) as response:
-        request, rest = _read_until_request(response.iter_lines())
+        request, rest = first_server_request(response.iter_lines())
         assert "mode" not in request["params"]  # type: ignore[operator]
         session.post({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}})
         final = next(iter(rest))  # type: ignore[call-overload]
@@ -365,7 +357,7 @@ def test_client_error_answer_surfaces_as_an_error(mcp: McpHttp) -> None:
     body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "sample"}})
     headers = {"content-type": "application/json", "accept": ACCEPT_BOTH, **session.headers()}
     with mcp.http.stream("POST", mcp.url, content=body, headers=headers) as response:
-        request, rest = _read_until_request(response.iter_lines())
+        request, rest = first_server_request(response.iter_lines())
         session.post({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -1, "message": "User said no"}})
         final = next(iter(rest))  # type: ignore[call-overload]
     assert "User said no" in final["error"]["message"]

@@ -68,6 +68,15 @@ def sse_messages(lines: Iterator[str]) -> Iterator[Any]:
         yield orjson.loads("\n".join(data))
 
 
+def first_server_request(lines: Iterator[str]) -> tuple[dict[str, Any], Iterator[Any]]:
+    """The first server-to-client request on an SSE stream, and the stream's remaining messages."""
+    messages = sse_messages(lines)
+    for message in messages:
+        if "method" in message and "id" in message:
+            return message, messages
+    raise AssertionError("no server-to-client request on the stream")
+
+
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str | None, Any]]:
     """`(id, JSON payload)` of each event of an SSE stream (id None when the event has none); `retry:` lines
     and comments are skipped."""

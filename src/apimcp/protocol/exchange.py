@@ -155,15 +155,12 @@ class Exchange:
             await self._send({"type": "http.response.body", "body": sse_frame(message), "more_body": True})
             return
         data = encode(message)
-        event_id = await self.recorder.record(data, last=last)
-        frame = b"event: message\ndata: " + data + b"\n\n"
-        if event_id is not None:
-            frame = b"id: " + event_id + b"\n" + frame
-        await self._send_while_there(frame)
+        await self.replay(await self.recorder.record(data, last=last), data)
 
-    async def replay(self, event_id: bytes, data: bytes) -> None:
-        """Send an event kept earlier, with its id."""
-        await self._send_while_there(b"id: " + event_id + b"\nevent: message\ndata: " + data + b"\n\n")
+    async def replay(self, event_id: bytes | None, data: bytes) -> None:
+        """Send an event (its JSON) with its id (none when it could not be kept)."""
+        frame = b"event: message\ndata: " + data + b"\n\n"
+        await self._send_while_there(b"id: " + event_id + b"\n" + frame if event_id is not None else frame)
 
     async def _send_while_there(self, frame: bytes) -> None:
         if self.gone:

@@ -46,8 +46,6 @@ class RedisRelay(SessionRelay):
         self._dropped = 0
         self._wakeup: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self.subscribed = asyncio.Event()
-        """Set while the channel is subscribed (tests wait for it before relying on the relay)."""
 
     # --- SessionRelay ------------------------------------------------------------------------------
 
@@ -101,13 +99,11 @@ class RedisRelay(SessionRelay):
                     self._say_what_was_lost(epoch != self._epoch)
                 self._epoch = epoch
                 failures = 0
-                self.subscribed.set()
                 while True:
                     message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_POLL_SECONDS)
                     if message is not None and message.get("type") == "message":
                         self._received(message["data"])
             except (RedisError, OSError) as exc:
-                self.subscribed.clear()
                 if not failures:
                     log.warning("session relay: lost the Redis channel (%s); reconnecting", type(exc).__name__)
                 failures += 1
