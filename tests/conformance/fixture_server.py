@@ -60,7 +60,9 @@ from apimcp.protocol import (
     ToolError,
     invalid_params,
 )
+from apimcp.protocol.errors import INTERNAL_ERROR, McpError
 from apimcp.protocol.models import elicitation_form, roots_request, sampling_request
+from apimcp.protocol.tasks.policy import TaskPolicy
 from apimcp.protocol.versions import Era
 
 # --- fixed payloads ----------------------------------------------------------------------------
@@ -143,19 +145,26 @@ class FixtureTool:
     run: ToolFunction
     modern_only: bool
     """Offered to 2026-07-28 clients only, as in the reference server."""
+    tasks: TaskPolicy | None = None
+    """Whether (and when) calls become tasks, for clients that negotiated them."""
 
 
 TOOLS: dict[str, FixtureTool] = {}
 
 
 def tool(
-    name: str, description: str, input_schema: Mapping[str, Any] = NO_ARGUMENTS, *, modern_only: bool = False
+    name: str,
+    description: str,
+    input_schema: Mapping[str, Any] = NO_ARGUMENTS,
+    *,
+    modern_only: bool = False,
+    tasks: TaskPolicy | None = None,
 ) -> Callable[[ToolFunction], ToolFunction]:
     """Register the decorated function as the tool `name`."""
 
     def register(run: ToolFunction) -> ToolFunction:
         definition = Tool(name=name, description=description, input_schema=input_schema)
-        TOOLS[name] = FixtureTool(definition, run, modern_only)
+        TOOLS[name] = FixtureTool(definition, run, modern_only, tasks)
         return run
 
     return register
@@ -518,6 +527,80 @@ async def input_required_capabilities(ctx: RequestContext, arguments: Mapping[st
     return _text(f"capabilities-ok: received {','.join(answers)}")
 
 
+# --- tools: tasks (the io.modelcontextprotocol/tasks scenarios; 2025-11-25 tasks too) -------------
+
+QUICK_THEN_TASK = TaskPolicy("optional", 0.5)
+"""Answered directly within half a second, a task after."""
+TASK_ALWAYS = TaskPolicy("required", 0.0)
+TASK_AFTER_INPUT = TaskPolicy("required", 0.5)
+"""Required: asks for input (2026-07-28: one input_required round) before its task is made."""
+
+
+@tool("greet", "Greets someone (never a task)", _all_required(name={"type": "string"}))
+async def greet(ctx: RequestContext, arguments: Mapping[str, Any]) -> CallToolResult:
+    return _text(f"Hello, {arguments.get('name', 'World')}!")
+
+
+@tool(
+    "slow_compute",
+    "Sleeps `seconds` then answers; a task when it takes long",
+    {"type": "object", "properties": {"seconds": {"type": "number"}, "label": {"type": "string"}}},
+    tasks=QUICK_THEN_TASK,
+)
+async def slow_compute(ctx: RequestContext, arguments: Mapping[str, Any]) -> CallToolResult:
+    seconds = arguments.get("seconds", 1)
+    if not isinstance(seconds, int | float) or not 0 <= seconds <= 120:
+        raise invalid_params('"seconds" must be a number from 0 to 120', {"field": "seconds"})
+    await asyncio.sleep(seconds)
+    return _text(f"Computed {arguments.get('label', 'result')} in {seconds}s")
+
+
+@tool("failing_job", "Reports a tool error after about a second (always a task)", tasks=TaskPolicy("required", 0.5))
+async def failing_job(ctx: RequestContext, arguments: Mapping[str, Any]) -> CallToolResult:
+    await asyncio.sleep(1)
+    raise ToolError("The job failed")
+
+
+@tool("protocol_error_job", "Fails with a protocol error after about a second", tasks=TaskPolicy("required", 0.5))
+async def protocol_error_job(ctx: RequestContext, arguments: Mapping[str, Any]) -> CallToolResult:
+    await asyncio.sleep(1)
+    raise McpError(INTERNAL_ERROR, "The job broke down")
+
+
+@tool(
+    "confirm_delete",
+    "Asks the user to confirm the deletion of `filename` (always a task)",
+    _all_required(filename={"type": "string"}),
+    tasks=TASK_ALWAYS,
+)
+async def confirm_delete(ctx: RequestContext, arguments: Mapping[str, Any]) -> CallToolResult:
+    filename = arguments.get("filename")
+    answer = await ctx.elicit(f"Delete {filename}?", _all_required(confirm={"type": "boolean"}), key="confirm")
+    content = answer.get("content")
+    confirmed = answer.get("action") == "accept" and isinstance(content, dict) and content.get("confirm") is True
+    return _text(f"Deleted {filename}" if confirmed else f"Kept {filename}")
+
+
+@tool("multi_input", "Asks two questions at once (always a task)", tasks=TASK_ALWAYS)
+async def multi_input(ctx: RequestContext, arguments: Mapping[str, Any]) -> CallToolResult:
+    form = _all_required(name={"type": "string"})
+    answers = await ctx.request_inputs(
+        {"first": elicitation_form("First name?", form), "second": elicitation_form("Second name?", form)}
+    )
+    return _text(f"Got {_form_field(answers['first'], 'name')} and {_form_field(answers['second'], 'name')}")
+
+
+@tool(
+    "test_tool_with_task",
+    "Asks for a name (one input_required round), then answers as a task",
+    tasks=TASK_AFTER_INPUT,
+    modern_only=True,
+)
+async def tool_with_task(ctx: RequestContext, arguments: Mapping[str, Any]) -> CallToolResult:
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return _text(f"Hello, {_form_field(answer, 'name')}, from a task")
+
+
 # --- prompts -----------------------------------------------------------------------------------
 
 PromptFunction = Callable[[RequestContext, Mapping[str, str]], Awaitable[GetPromptResult]]
@@ -668,6 +751,7 @@ class ConformanceFixture(McpHandler):
         resources_list_changed=True,
         logging=True,
         completions=True,
+        tasks=True,
     )
 
     def cache_hint(self, method: str) -> CacheHint:
@@ -680,6 +764,10 @@ class ConformanceFixture(McpHandler):
     def tool_definition(self, name: str) -> Tool | None:
         entry = TOOLS.get(name)
         return entry.definition if entry is not None else None
+
+    def task_policy(self, name: str) -> TaskPolicy | None:
+        entry = TOOLS.get(name)
+        return entry.tasks if entry is not None else None
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
         modern = _is_modern(ctx)

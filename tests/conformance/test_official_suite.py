@@ -75,3 +75,27 @@ def test_required_scenarios_pass(fixture_url: str, requirements: str, tmp_path: 
     assert required <= results.keys(), f"scenarios that did not run: {sorted(required - results.keys())}"
     assert all(any(c["status"] == "SUCCESS" for c in results[s]) for s in required)
     assert run.returncode == 0, f"{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
+    if requirements == "2026-07-28":
+        _assert_tasks_scenarios_pass(results)
+
+
+TASKS_SCENARIOS = {
+    "tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-request-state-removal",
+    "tasks-mrtr-input", "tasks-request-headers", "tasks-dispatch-and-envelope", "tasks-status-notifications",
+    "tasks-required-task-error", "tasks-mrtr-composition",
+}  # fmt: skip
+"""The io.modelcontextprotocol/tasks scenarios: run by the suite with the 2026-07-28 set but never scored
+(an extension); the fixture passes every check. tasks-status-notifications is a placeholder the suite skips."""
+
+
+def _assert_tasks_scenarios_pass(results: dict[str, list[dict[str, object]]]) -> None:
+    assert results.keys() >= TASKS_SCENARIOS, f"tasks scenarios that did not run: {TASKS_SCENARIOS - results.keys()}"
+    failures = [
+        f"{scenario}: {check['id']}: {check.get('errorMessage')}"
+        for scenario in sorted(TASKS_SCENARIOS)
+        for check in results[scenario]
+        if check["status"] not in ("SUCCESS", "SKIPPED", "INFO")
+    ]
+    assert not failures, "\n".join(failures)
+    passed = {s for s in TASKS_SCENARIOS if any(c["status"] == "SUCCESS" for c in results[s])}
+    assert passed == TASKS_SCENARIOS - {"tasks-status-notifications"}

@@ -14,7 +14,14 @@ import orjson
 ACCEPT_BOTH = "application/json, text/event-stream"
 MODERN = "2026-07-28"
 SESSION_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 @dataclass

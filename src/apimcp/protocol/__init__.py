@@ -55,6 +55,8 @@ from apimcp.protocol.relay import NO_RELAY, MemoryRelay, SessionRelay
 from apimcp.protocol.request_state import RequestStateSealer
 from apimcp.protocol.security import TransportSecurity
 from apimcp.protocol.sessions import MemorySessionStore, Session, SessionLimits, SessionStore
+from apimcp.protocol.tasks.policy import TaskPolicy
+from apimcp.protocol.tasks.store import MemoryTaskStore, TaskStore
 
 __all__ = [
     "CALLER_KEY",
@@ -85,6 +87,7 @@ __all__ = [
     "MemoryEventStore",
     "MemoryRelay",
     "MemorySessionStore",
+    "MemoryTaskStore",
     "MissingClientCapability",
     "Page",
     "Prompt",
@@ -105,6 +108,8 @@ __all__ = [
     "SessionLimits",
     "SessionRelay",
     "SessionStore",
+    "TaskPolicy",
+    "TaskStore",
     "TextContent",
     "TextResourceContents",
     "Tool",

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from apimcp.protocol.caller import NO_SOURCE, Caller, RequestSource
-from apimcp.protocol.errors import McpError
+from apimcp.protocol.errors import INVALID_REQUEST, McpError, MissingClientCapability
 from apimcp.protocol.jsonrpc import JsonObject, RequestId
 from apimcp.protocol.models import (
     LOG_LEVELS,
@@ -149,6 +149,11 @@ class RequestContext:
             value = self._client_info = orjson.loads(value)
         return value
 
+    def redirect(self, outbound: Outbound) -> Outbound:
+        """Reach the client through `outbound` from now on (a call that goes on as a task); the previous way."""
+        previous, self._outbound = self._outbound, outbound
+        return previous
+
     def has_client_capability(self, name: str) -> bool:
         return name in self.client_capabilities
 
@@ -221,3 +226,25 @@ def check_input_response(key: str, response: object) -> dict[str, Any]:
     if not isinstance(response, dict):
         raise McpError(-32602, f"inputResponses[{key!r}] must be an object", {"field": f"inputResponses.{key}"})
     return response
+
+
+def check_client_supports(request: InputRequest, revision: Revision, capabilities: Mapping[str, Any]) -> None:
+    """A server must not send a request type the revision or the client's capabilities lack."""
+    capability = request.capability
+    declared = capabilities.get(capability)
+    if request.method == "elicitation/create":
+        url_mode = request.params.get("mode", "form") == "url"
+        if not (revision.url_elicitation if url_mode else revision.structured_output):
+            kind = "URL elicitation" if url_mode else "elicitation"
+            raise McpError(INVALID_REQUEST, f"Protocol {revision} has no {kind}; it needs a newer client")
+        if url_mode:
+            if not isinstance(declared, dict) or "url" not in declared:
+                raise MissingClientCapability({"elicitation": {"url": {}}})
+            return
+        if declared is None:
+            raise MissingClientCapability({"elicitation": {}})
+        if isinstance(declared, dict) and declared and "form" not in declared:
+            raise MissingClientCapability({"elicitation": {"form": {}}})
+        return
+    if declared is None:
+        raise MissingClientCapability({capability: {}})

@@ -53,6 +53,7 @@ from apimcp.protocol.models import (
     Tool,
     ToolAnnotations,
 )
+from apimcp.protocol.tasks.records import TASKS_EXTENSION
 from apimcp.protocol.versions import V2025_11_25, Era, Revision
 
 # --- small helpers ---------------------------------------------------------------------------
@@ -149,6 +150,10 @@ def server_capabilities(features: ServerFeatures, rev: Revision) -> JsonObject:
         }
     if features.tools:
         caps["tools"] = {"listChanged": features.tools_list_changed}
+        if features.tasks and rev.tasks:
+            caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        if features.tasks and rev.era is Era.STATELESS:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
     return caps
 
 
@@ -267,8 +272,23 @@ def _encoded(page: Page[_Item], rev: Revision, shape: Callable[[_Item, Revision]
     return ENCODED_LISTS.get(page, rev.rank, lambda: orjson.dumps([shape(item, rev) for item in page.items]))
 
 
-def tools_page(page: Page[Tool], rev: Revision) -> JsonObject:
-    out: JsonObject = {"tools": _encoded(page, rev, tool)}
+_WITH_TASK_SUPPORT = 100
+"""Added to a revision's rank to key the encodings of pages that say each tool's task support."""
+
+
+def tools_page(page: Page[Tool], rev: Revision, task_support: Callable[[str], str] | None = None) -> JsonObject:
+    """A tools/list result; `task_support` (2025-11-25 with tasks offered) adds each tool's `execution`."""
+    if task_support is not None and rev.tasks:
+
+        def encode() -> bytes:
+            return orjson.dumps(
+                [{**tool(t, rev), "execution": {"taskSupport": task_support(t.name)}} for t in page.items]
+            )
+
+        tools: orjson.Fragment = ENCODED_LISTS.get(page, rev.rank + _WITH_TASK_SUPPORT, encode)
+    else:
+        tools = _encoded(page, rev, tool)
+    out: JsonObject = {"tools": tools}
     if page.next_cursor is not None:
         out["nextCursor"] = page.next_cursor
     return out

@@ -97,7 +97,11 @@ class Dispatcher:
 
     async def list_tools(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
         page = await self._listed(self.handler.list_tools, ctx, _cursor(params), "tools")
-        return dialects.tools_page(page, ctx.revision)
+        return dialects.tools_page(page, ctx.revision, self._task_support if self.handler.features.tasks else None)
+
+    def _task_support(self, name: str) -> str:
+        policy = self.handler.task_policy(name)
+        return policy.support if policy is not None else "forbidden"
 
     async def call_tool(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
         name = _string(params, "name")

@@ -74,7 +74,7 @@ class McpEndpoint:
         """Call `changes.tools_changed()` (etc.) to notify listening clients."""
         dispatcher = Dispatcher(handler, limits.max_list_page_items)
         self._sessions = SessionEra(endpoint_id, dispatcher, self.changes, self.options)
-        self._stateless = StatelessEra(dispatcher, self.changes, self.options)
+        self._stateless = StatelessEra(dispatcher, self.changes, self.options, endpoint_id)
 
     def replace_handler(self, handler: McpHandler) -> None:
         """Serve `handler` from now on, keeping sessions and open streams; listeners hear that the lists the old
@@ -96,8 +96,11 @@ class McpEndpoint:
         return self._sessions.notify(session_id, method, params)
 
     def shutdown(self) -> None:
-        """End every long-lived stream (GET streams, subscriptions) so the server can stop."""
+        """End every long-lived stream (GET streams, subscriptions) so the server can stop; running tasks end as
+        failed, saying the server stopped."""
         self.changes.close_all()
+        self._sessions.stop_tasks()
+        self._stateless.stop_tasks()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]

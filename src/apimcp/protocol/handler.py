@@ -30,6 +30,7 @@ from apimcp.protocol.models import (
     Tool,
 )
 from apimcp.protocol.observe import RequestObserver
+from apimcp.protocol.tasks.policy import TaskPolicy
 
 NO_CACHE = CacheHint(ttl_ms=0, scope="private")
 
@@ -56,6 +57,10 @@ class McpHandler:
         The engine reads its `x-mcp-header` annotations to validate Mcp-Param-* headers of
         2026-07-28 calls; a handler without such annotations may keep the default.
         """
+        return None
+
+    def task_policy(self, name: str) -> TaskPolicy | None:
+        """How calls of tool `name` may run as tasks (None: never), when `features.tasks` is set."""
         return None
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:

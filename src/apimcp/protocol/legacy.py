@@ -25,7 +25,7 @@ import orjson
 
 from apimcp.protocol import dialects
 from apimcp.protocol.caller import NO_SOURCE, RequestSource
-from apimcp.protocol.context import InputRequired, Outbound, RequestContext
+from apimcp.protocol.context import InputRequired, Outbound, RequestContext, check_client_supports
 from apimcp.protocol.dispatch import INPUT_REQUIRED_METHODS, Dispatcher, Method, internal_error
 from apimcp.protocol.errors import (
     INTERNAL_ERROR,
@@ -34,7 +34,6 @@ from apimcp.protocol.errors import (
     SERVER_BUSY,
     HttpRefusal,
     McpError,
-    MissingClientCapability,
     invalid_params,
 )
 from apimcp.protocol.event_store import StreamRecorder, split_event_id
@@ -58,10 +57,11 @@ from apimcp.protocol.observe import RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.relay import RelayKind
 from apimcp.protocol.sessions import Session, SessionsFull, new_session_id
+from apimcp.protocol.tasks.methods import SessionTasks
+from apimcp.protocol.tasks.runner import TaskRunner, TaskSettings
 from apimcp.protocol.versions import (
     LATEST_SESSION_REVISION,
     Era,
-    Revision,
     find_revision,
 )
 
@@ -97,7 +97,11 @@ class SessionEra:
         self._request_ids = itertools.count(secrets.randbelow(1 << 40) << 12 | 1)
         self._relay = options.relay
         self._relay.join(endpoint_id, self)
+        self._tasks = SessionTasks(TaskRunner(TaskSettings(store=options.tasks), endpoint_id))
         self.use(dispatcher)
+
+    def stop_tasks(self) -> None:
+        self._tasks.runner.stop()
 
     def use(self, dispatcher: Dispatcher) -> None:
         """Serve another handler from now on; sessions, streams and pending requests carry over."""
@@ -109,6 +113,14 @@ class SessionEra:
         if features.resources_subscribe:
             methods["resources/subscribe"] = self._subscribe
             methods["resources/unsubscribe"] = self._unsubscribe
+        if features.tasks and features.tools:
+            methods.update(self._tasks.methods)
+            handler, call_tool = dispatcher.handler, dispatcher.call_tool
+
+            async def tools_call(ctx: RequestContext, params: JsonObject) -> JsonObject:
+                return await self._tasks.call_tool(handler, ctx, params, lambda: call_tool(ctx, params))
+
+            methods["tools/call"] = tools_call
         self._dispatcher, self._handler, self._methods = dispatcher, dispatcher.handler, methods
 
     # --- HTTP verbs --------------------------------------------------------------------------
@@ -767,7 +779,7 @@ class _SessionOutbound(Outbound):
                 INVALID_REQUEST,
                 f"{ctx.method} needs to ask the client for input, which requires Accept: text/event-stream",
             )
-        if ctx.method not in INPUT_REQUIRED_METHODS and ctx.method != "completion/complete":
+        if ctx.method not in INPUT_REQUIRED_METHODS and ctx.method not in ("completion/complete", "tasks/result"):
             raise McpError(INTERNAL_ERROR, f"{ctx.method} may not ask the client for input")
         return await self._era.ask_client(self._exchange, self._session, requests)
 
@@ -793,25 +805,3 @@ def _too_heavy(capabilities: bytes, client_info: bytes | None, limit: int) -> st
     else:
         what = f'"capabilities" and "clientInfo" take {len(capabilities) + info} bytes as JSON'
     return f"{what}; a session keeps at most {limit} (max_session_bytes)"
-
-
-def check_client_supports(request: InputRequest, revision: Revision, capabilities: Mapping[str, Any]) -> None:
-    """A server must not send a request type the revision or the client's capabilities lack."""
-    capability = request.capability
-    declared = capabilities.get(capability)
-    if request.method == "elicitation/create":
-        url_mode = request.params.get("mode", "form") == "url"
-        if not (revision.url_elicitation if url_mode else revision.structured_output):
-            kind = "URL elicitation" if url_mode else "elicitation"
-            raise McpError(INVALID_REQUEST, f"Protocol {revision} has no {kind}; it needs a newer client")
-        if url_mode:
-            if not isinstance(declared, dict) or "url" not in declared:
-                raise MissingClientCapability({"elicitation": {"url": {}}})
-            return
-        if declared is None:
-            raise MissingClientCapability({"elicitation": {}})
-        if isinstance(declared, dict) and declared and "form" not in declared:
-            raise MissingClientCapability({"elicitation": {"form": {}}})
-        return
-    if declared is None:
-        raise MissingClientCapability({capability: {}})

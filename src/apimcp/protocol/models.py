@@ -295,6 +295,9 @@ class ServerFeatures:
     resources_list_changed: bool = False
     logging: bool = True
     completions: bool = False
+    tasks: bool = False
+    """Tool calls may run as tasks (2025-11-25 experimental tasks, the 2026-07-28 tasks extension); which
+    tools, and when, `McpHandler.task_policy` says."""
     experimental: Mapping[str, Any] = field(default_factory=dict)
 
 

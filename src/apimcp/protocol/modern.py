@@ -26,7 +26,7 @@ from typing import Any
 
 from apimcp.protocol import dialects
 from apimcp.protocol.caller import NO_SOURCE, RequestSource
-from apimcp.protocol.context import InputRequired, Outbound, RequestContext, check_input_response
+from apimcp.protocol.context import InputRequired, Outbound, RequestContext, check_client_supports, check_input_response
 from apimcp.protocol.dispatch import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, Dispatcher, internal_error
 from apimcp.protocol.errors import (
     HEADER_MISMATCH,
@@ -53,12 +53,13 @@ from apimcp.protocol.jsonrpc import (
     notification_message,
     result_message,
 )
-from apimcp.protocol.legacy import check_client_supports
 from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
 from apimcp.protocol.models import LOG_LEVELS, InputRequest, Tool, elicitation_url
 from apimcp.protocol.observe import RequestObserver, RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.request_state import RoundState, request_digest
+from apimcp.protocol.tasks.methods import StatelessTasks
+from apimcp.protocol.tasks.runner import TaskRunner, TaskSettings
 from apimcp.protocol.tool_headers import HeaderParam, check_param_headers, header_params
 from apimcp.protocol.versions import STATELESS_REVISIONS, Era, Revision, find_revision
 
@@ -85,6 +86,7 @@ REMOVED_METHODS = frozenset(
 )
 _NO_ANSWERS: dict[str, Any] = {}  # shared and never written: a fresh dict replaces it when answers come
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_TASK_NAME_PARAM = {**_NAME_PARAM, "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 # HTTP status of each error code at this revision (anything else: 200).
 _STATUS = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400, -32601: 404}
@@ -112,20 +114,29 @@ class _Refusal(Exception):
 class StatelessEra:
     """Serves 2026-07-28 traffic for one endpoint."""
 
-    def __init__(self, dispatcher: Dispatcher, hub: ChangeHub, options: EndpointOptions) -> None:
+    def __init__(
+        self, dispatcher: Dispatcher, hub: ChangeHub, options: EndpointOptions, endpoint_id: str = "mcp"
+    ) -> None:
         self._hub = hub
         self._options = options
+        self._tasks = StatelessTasks(TaskRunner(TaskSettings(store=options.tasks), endpoint_id))
         self._sealer = options.request_state
         self._supported = [r.version for r in STATELESS_REVISIONS]
         # Keyed by the Tool object, so a handler that swaps its tools never meets stale annotations.
         self._header_params: weakref.WeakKeyDictionary[Tool, tuple[HeaderParam, ...]] = weakref.WeakKeyDictionary()
         self.use(dispatcher)
 
+    def stop_tasks(self) -> None:
+        self._tasks.runner.stop()
+
     def use(self, dispatcher: Dispatcher) -> None:
         """Serve another handler from now on (open listen streams carry over)."""
         handler = dispatcher.handler
         server_info = {r.rank: dialects.implementation(handler.server_info, r) for r in STATELESS_REVISIONS}
         self._dispatcher, self._handler, self._server_info = dispatcher, handler, server_info
+        offers_tasks = handler.features.tasks and handler.features.tools
+        self._task_methods = self._tasks.methods if offers_tasks else {}
+        self._name_param = _TASK_NAME_PARAM if offers_tasks else _NAME_PARAM
 
     async def post(
         self,
@@ -217,7 +228,7 @@ class StatelessEra:
 
         _mirror(headers, b"mcp-protocol-version", "MCP-Protocol-Version", version)
         _mirror(headers, b"mcp-method", "Mcp-Method", request.method)
-        name_param = _NAME_PARAM.get(request.method)
+        name_param = self._name_param.get(request.method)
         if name_param is not None:
             target = params.get(name_param)
             if not isinstance(target, str):
@@ -235,6 +246,8 @@ class StatelessEra:
                 {"supported": self._supported, "requested": version},
             )
         method = request.method
+        if method in self._task_methods:
+            return revision, meta
         if method in REMOVED_METHODS:
             raise _Refusal(404, METHOD_NOT_FOUND, f"Method not found: {method} was removed in protocol {revision}")
         if method not in self._dispatcher.methods and method not in ("server/discover", "subscriptions/listen"):
@@ -284,8 +297,14 @@ class StatelessEra:
         try:
             if method == "server/discover":
                 result = self._discover(revision)
+            elif method == "tools/call" and self._task_methods:
+                result = await self._tasks.call_tool(
+                    self._handler, ctx, params, lambda: self._with_inputs(ctx, outbound, request)
+                )
             elif method in INPUT_REQUIRED_METHODS:
                 result = await self._with_inputs(ctx, outbound, request)
+            elif method in self._task_methods:
+                result = await self._task_methods[method](ctx, params)
             else:
                 result = await self._dispatcher.methods[method](ctx, params)
         except HttpRefusal as refusal:

@@ -10,6 +10,7 @@ from apimcp.protocol.relay import NO_RELAY, SessionRelay
 from apimcp.protocol.request_state import RequestStateSealer
 from apimcp.protocol.security import TransportSecurity
 from apimcp.protocol.sessions import MemorySessionStore, SessionStore
+from apimcp.protocol.tasks.store import MemoryTaskStore, TaskStore
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -19,9 +20,11 @@ class EndpointOptions:
     security: TransportSecurity = field(default_factory=TransportSecurity)
     sessions: SessionStore = field(default_factory=MemorySessionStore)
     relay: SessionRelay = NO_RELAY
+    """How what a client sends for a session reaches the replica serving it (with a shared `sessions` store)."""
     events: EventStore | None = field(default_factory=MemoryEventStore)
     """Where session streams' events wait for a client that resumes (None: streams carry no event ids)."""
-    """How what a client sends for a session reaches the replica serving it (with a shared `sessions` store)."""
+    tasks: TaskStore = field(default_factory=MemoryTaskStore)
+    """Where tasks live (for handlers whose features include tasks); shared, any replica answers for them."""
     request_state: RequestStateSealer = field(default_factory=RequestStateSealer)
     limits: EndpointLimits = field(default_factory=EndpointLimits)
     """Bounds on requests, batches, session records and streams (the session count: see `sessions`)."""

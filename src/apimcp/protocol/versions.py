@@ -48,6 +48,11 @@ class Revision:
         """SSE event ids and Last-Event-ID resumption (session revisions from 2025-03-26 on)."""
         return self.era is Era.SESSION and self.rank >= 1
 
+    @property
+    def tasks(self) -> bool:
+        """2025-11-25 experimental tasks: the `task` param of tools/call and the tasks/* methods."""
+        return self.era is Era.SESSION and self.rank >= 3
+
     def __str__(self) -> str:
         return self.version
 

@@ -1,0 +1,134 @@
+"""Where tasks live, so that any replica answers for any task.
+
+The replica running a task writes its record; the one a client reaches reads it, records the client's input
+responses, or cancels it. Cancelling and finishing both end a task, and whichever comes first stays: `update`
+never changes a task that has ended. `MemoryTaskStore` serves one process; `apimcp.state.redis_tasks` is
+shared by replicas. Both are bounded: a full store refuses new tasks, it never drops a live one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+
+from apimcp.protocol.jsonrpc import JsonObject
+from apimcp.protocol.tasks.records import StoredTask, TaskRecord
+
+DEFAULT_MAX_TASKS = 10_000
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+
+class TaskStore(ABC):
+    """Records of tasks and the input responses sent to them."""
+
+    @abstractmethod
+    async def create(self, record: TaskRecord) -> bool:
+        """Keep a new task, readable by every replica once this returns; False when the store is full (or the
+        id is taken)."""
+
+    @abstractmethod
+    async def get(self, task_id: str) -> StoredTask | None:
+        """The task and the responses sent to it; None when unknown or expired."""
+
+    @abstractmethod
+    async def update(self, record: TaskRecord) -> bool:
+        """Replace a task's record unless the task has ended (or is gone); whether it was replaced."""
+
+    @abstractmethod
+    async def respond(self, task_id: str, responses: Mapping[str, JsonObject]) -> None:
+        """Add input responses (a key answered already keeps its first answer)."""
+
+    @abstractmethod
+    async def of_session(self, session_id: str) -> list[TaskRecord]:
+        """The live tasks a session created, newest first."""
+
+    @abstractmethod
+    async def changed(self, task_id: str, wait_seconds: float) -> None:
+        """Return when the task may have changed, or after `wait_seconds`."""
+
+
+class MemoryTaskStore(TaskStore):
+    """Tasks of one process, within `max_tasks` and `max_bytes`."""
+
+    def __init__(self, max_tasks: int = DEFAULT_MAX_TASKS, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self._tasks: dict[str, tuple[TaskRecord, dict[str, JsonObject]]] = {}
+        self._weight = 0
+        self._max_tasks, self._max_bytes = max_tasks, max_bytes
+        self._signals: dict[str, asyncio.Event] = {}
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def _expire(self) -> None:
+        now = time.time()
+        for task_id in [t for t, (r, _) in self._tasks.items() if r.expires_at <= now]:
+            self._drop(task_id)
+
+    def _drop(self, task_id: str) -> None:
+        record, _ = self._tasks.pop(task_id)
+        self._weight -= record.weight
+        self._signal(task_id)
+
+    def _signal(self, task_id: str) -> None:
+        event = self._signals.pop(task_id, None)
+        if event is not None:
+            event.set()
+
+    def _live(self, task_id: str) -> tuple[TaskRecord, dict[str, JsonObject]] | None:
+        entry = self._tasks.get(task_id)
+        if entry is not None and entry[0].expires_at <= time.time():
+            self._drop(task_id)
+            return None
+        return entry
+
+    async def create(self, record: TaskRecord) -> bool:
+        if self._live(record.task_id) is not None:
+            return False  # an id taken already: never replace someone else's task
+        if len(self._tasks) >= self._max_tasks or self._weight + record.weight > self._max_bytes:
+            self._expire()
+            if len(self._tasks) >= self._max_tasks or self._weight + record.weight > self._max_bytes:
+                return False
+        self._tasks[record.task_id] = (record, {})
+        self._weight += record.weight
+        return True
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        entry = self._live(task_id)
+        return StoredTask(entry[0], dict(entry[1])) if entry is not None else None
+
+    async def update(self, record: TaskRecord) -> bool:
+        entry = self._live(record.task_id)
+        if entry is None or entry[0].terminal:
+            return False
+        growth = record.weight - entry[0].weight
+        if growth > 0 and self._weight + growth > self._max_bytes:
+            self._expire()
+        self._tasks[record.task_id] = (record, entry[1])
+        self._weight += growth
+        self._signal(record.task_id)
+        return True
+
+    async def respond(self, task_id: str, responses: Mapping[str, JsonObject]) -> None:
+        entry = self._live(task_id)
+        if entry is None:
+            return
+        for key, value in responses.items():
+            entry[1].setdefault(key, value)
+        self._signal(task_id)
+
+    async def of_session(self, session_id: str) -> list[TaskRecord]:
+        self._expire()
+        found = [r for r, _ in self._tasks.values() if r.session_id == session_id]
+        return sorted(found, key=lambda r: r.created_at, reverse=True)
+
+    async def changed(self, task_id: str, wait_seconds: float) -> None:
+        event = self._signals.get(task_id)
+        if event is None:
+            event = self._signals[task_id] = asyncio.Event()
+        try:
+            async with asyncio.timeout(wait_seconds):
+                await event.wait()
+        except TimeoutError:
+            pass
