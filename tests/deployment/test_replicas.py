@@ -10,6 +10,7 @@ import itertools
 import os
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from mcp import Client
 from mcp.client.context import ClientRequestContext
 from redis import Redis
 
+from tests.protocol.jobs import WITH_TASKS
 from tests.state.conftest import REDIS_URL
 from tests.support.balancer import Balancer
 from tests.support.live_aiohttp import live_aiohttp
@@ -182,3 +184,46 @@ def test_a_dropped_stream_resumes_on_another_replica(trio: Trio) -> None:
             assert trio.balancer.served[-1] != ran_on
             events = list(sse_events(resumed.iter_lines()))
     assert [final["result"]["content"][0]["text"] for _, final in events] == ["Hello, Al!"]
+
+
+def _task_status(mcp: McpHttp, task_id: str, wanted: set[str]) -> dict[str, Any]:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        got: dict[str, Any] = mcp.modern("tasks/get", {"taskId": task_id}, capabilities=WITH_TASKS).result
+        if got["status"] in wanted:
+            return got
+        time.sleep(0.1)
+    raise AssertionError(f"task {task_id} never reached {wanted}")
+
+
+def test_a_task_is_answered_for_updated_and_cancelled_by_every_replica(trio: Trio) -> None:
+    jobs = trio.url.replace("/mcp", "/jobs")
+    with McpHttp(jobs) as mcp:
+        created = mcp.modern("tools/call", {"name": "pair", "arguments": {}}, capabilities=WITH_TASKS).result
+        ran_on = trio.balancer.served[-1]
+        waiting = _task_status(mcp, created["taskId"], {"input_required"})
+        assert set(waiting["inputRequests"]) == {"one", "two"}
+        for key, name in (("one", "A"), ("two", "B")):
+            answer = {"action": "accept", "content": {"name": name}}
+            update = {"taskId": created["taskId"], "inputResponses": {key: answer}}
+            assert mcp.modern("tasks/update", update, capabilities=WITH_TASKS).status == 200
+        done = _task_status(mcp, created["taskId"], {"completed", "failed"})
+        assert done["result"]["content"][0]["text"] == "A+B"
+        long = mcp.modern("tools/call", {"name": "sleepy", "arguments": {"seconds": 60}}, capabilities=WITH_TASKS)
+        cancel = mcp.modern("tasks/cancel", {"taskId": long.result["taskId"]}, capabilities=WITH_TASKS)
+        assert cancel.result["resultType"] == "complete"
+        assert _task_status(mcp, long.result["taskId"], {"cancelled", "completed"})["status"] == "cancelled"
+    served = trio.balancer.served[-8:]
+    assert len(set(served)) == 3 and ran_on in trio.replicas
+
+
+def test_a_session_task_result_comes_from_another_replica(trio: Trio) -> None:
+    jobs = trio.url.replace("/mcp", "/jobs")
+    with McpHttp(jobs) as mcp:
+        session = mcp.initialize("2025-11-25")
+        call = {"name": "sleepy", "arguments": {"seconds": 0.5}, "task": {}}
+        task = session.request("tools/call", call).result["task"]
+        ran_on = trio.balancer.served[-1]
+        result = session.request("tasks/result", {"taskId": task["taskId"]}).result
+        assert trio.balancer.served[-1] != ran_on
+    assert result["content"][0]["text"] == "slept 0.5"

@@ -1,8 +1,9 @@
 """One replica of the engine's showcase handler, as a process sharing the state `APIMCP_STATE_*` names.
 
-`python -m tests.support.showcase_replica PORT` serves the showcase at /mcp, with sessions in the shared
-store and the Redis relay, so that tests can put several behind a balancer and check what crosses replicas
-(answers to elicitation and sampling, cancellations, DELETE) on the engine's own test handler.
+`python -m tests.support.showcase_replica PORT` serves the showcase at /mcp (and the task-running `Jobs`
+handler at /jobs), with sessions and tasks in the shared store and the Redis relay, so that tests can put
+several behind a balancer and check what crosses replicas (answers to elicitation and sampling,
+cancellations, DELETE, tasks) on the engine's own test handlers.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ import os
 import sys
 
 from apimcp.protocol import EndpointOptions, McpEndpoint, RequestStateSealer, SessionLimits
+from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.serving import run_async, server_for
 from apimcp.state.backend import StateConfig, open_state
+from tests.protocol.jobs import Jobs
 from tests.protocol.showcase import Showcase
 
 
@@ -23,11 +26,22 @@ async def main(port: int) -> None:
         sessions=opened.sessions,
         relay=opened.relay,
         events=opened.events,
+        tasks=opened.tasks,
         request_state=sealer,
         client_request_timeout=10,
     )
     endpoint = McpEndpoint(Showcase(), options)
-    await server_for(endpoint, endpoint.shutdown, host="127.0.0.1", port=port).serve()
+    jobs = McpEndpoint(Jobs(), options, endpoint_id="jobs")
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        await (jobs if path.startswith("/jobs") else endpoint)(scope, receive, send)
+
+    def shutdown() -> None:
+        endpoint.shutdown()
+        jobs.shutdown()
+
+    await server_for(app, shutdown, host="127.0.0.1", port=port).serve()
 
 
 if __name__ == "__main__":

@@ -147,6 +147,7 @@ def endpoint_options(allowed_hosts: list[str], limits: Settings, state: OpenedSt
         RequestStateSealer,
         TransportSecurity,
     )
+    from apimcp.protocol.tasks.store import MemoryTaskStore  # noqa: PLC0415
 
     raw = os.environ.get(REQUEST_STATE_KEYS_VARIABLE, "")
     keys = [key.strip().encode() for key in raw.split(",") if key.strip()]
@@ -157,6 +158,7 @@ def endpoint_options(allowed_hosts: list[str], limits: Settings, state: OpenedSt
         sessions=state.sessions if state is not None else MemorySessionStore.with_limits(limits.sessions),
         relay=state.relay if state is not None else NO_RELAY,
         events=state.events if state is not None else MemoryEventStore(),
+        tasks=state.tasks if state is not None else MemoryTaskStore(),
     )
 
 

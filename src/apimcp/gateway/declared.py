@@ -29,6 +29,7 @@ from apimcp.protocol import (
     TransportSecurity,
 )
 from apimcp.protocol.limits import EndpointLimits
+from apimcp.protocol.tasks.store import MemoryTaskStore
 from apimcp.state import GatewayState
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ def endpoint_options(
         sessions=shared.sessions if shared is not None else MemorySessionStore.with_limits(sessions or SessionLimits()),
         relay=shared.relay if shared is not None else NO_RELAY,
         events=shared.events if shared is not None else MemoryEventStore(),
+        tasks=shared.tasks if shared is not None else MemoryTaskStore(),
     )
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from apimcp.protocol.event_store import EventStore, MemoryEventStore
 from apimcp.protocol.relay import NO_RELAY, SessionRelay
 from apimcp.protocol.sessions import MemorySessionStore, SessionLimits, SessionStore
+from apimcp.protocol.tasks.store import MemoryTaskStore, TaskStore
 from apimcp.state import GatewayState
 from apimcp.state.pending import MemoryPendingStore
 from apimcp.state.redis_buckets import RedisBuckets
@@ -23,6 +24,7 @@ from apimcp.state.redis_connection import DEFAULT_PREFIX, StateTarget, StateUrlE
 from apimcp.state.redis_events import RedisEventStore
 from apimcp.state.redis_relay import RedisRelay
 from apimcp.state.redis_sessions import RedisSessionStore
+from apimcp.state.redis_tasks import RedisTaskStore
 from apimcp.state.redis_values import RedisPendingStore, RedisUserValueStore
 from apimcp.state.sealed import ValueSealer
 from apimcp.state.user_values import MemoryUserValueStore
@@ -63,6 +65,8 @@ class OpenedState:
     relay: SessionRelay = NO_RELAY
     events: EventStore = field(default_factory=MemoryEventStore)
     """Where streams' events wait for clients that resume."""
+    tasks: TaskStore = field(default_factory=MemoryTaskStore)
+    """Where tasks live, so that any replica answers for them."""
 
 
 def open_state(config: StateConfig, limits: SessionLimits) -> OpenedState:
@@ -89,4 +93,5 @@ def open_state(config: StateConfig, limits: SessionLimits) -> OpenedState:
         stores,
         RedisRelay(client, config.prefix),
         RedisEventStore(client, config.prefix),
+        RedisTaskStore(client, config.prefix),
     )
