@@ -14,12 +14,19 @@ from typing import Any
 import orjson
 import pytest
 from aiohttp import web
+from redis.asyncio import Redis
 
 from apimcp.backends import oauth_client
 from apimcp.backends.base import BackendResult, Failure, JsonBody
 from apimcp.backends.oauth_client import ClientCredentials
+from apimcp.backends.oauth_http import TokenSession
 from apimcp.backends.rest import RestBackend, close_session, new_session
 from apimcp.importers.openapi import import_openapi
+from apimcp.safety.addresses import AddressPolicy
+from apimcp.state.redis_values import RedisUserValueStore
+from apimcp.state.sealed import ValueSealer
+from apimcp.state.user_values import MemoryUserValueStore
+from tests.state.conftest import REDIS_URL
 
 pytestmark = pytest.mark.anyio
 
@@ -304,3 +311,35 @@ async def test_an_echoed_oauth_access_token_is_masked_though_it_changes_over_tim
             assert result.value["authorization"] == "Bearer ***"
             assert token not in result.text and SECRET not in result.text
     assert upstream.api_authorizations == ["Bearer token-1", "Bearer token-2"]
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
+async def test_replicas_sharing_a_store_share_one_token(upstream: Upstream, where: str) -> None:
+    """Two gateways' backends (each with its own token session) on one shared store ask for one token."""
+    sealer = ValueSealer(b"k" * 32)
+    client = Redis.from_url(REDIS_URL) if where == "redis" else None
+    prefix = f"apimcp-test:oauth-{id(upstream)}:"
+    shared = RedisUserValueStore(client, sealer, prefix) if client is not None else MemoryUserValueStore(sealer)
+    credentials = ClientCredentials(token_url=f"{upstream.url}/oauth/token", client_id=CLIENT_ID, client_secret=SECRET)
+    session = new_session()
+    tokens = [TokenSession(AddressPolicy.allowing(["127.0.0.1"]), shared=shared) for _ in range(2)]
+    try:
+        first, second = (
+            RestBackend(SERVICE, session, base_url=f"{upstream.url}/v1", credentials=credentials, oauth_session=t)
+            for t in tokens
+        )
+        assert await authorization(first) == "Bearer token-1"
+        assert await authorization(second) == "Bearer token-1"
+        other = ClientCredentials(token_url=credentials.token_url, client_id="another-client", client_secret=SECRET)
+        third = RestBackend(SERVICE, session, base_url=f"{upstream.url}/v1", credentials=other, oauth_session=tokens[1])
+        assert await authorization(third) == "Bearer token-2"  # another client: a token of its own
+        assert len(upstream.token_requests) == 2
+    finally:
+        await close_session(session)
+        for t in tokens:
+            await t.close()
+        if client is not None:
+            keys = [k async for k in client.scan_iter(match=prefix + "*")]
+            if keys:
+                await client.delete(*keys)
+            await client.aclose()

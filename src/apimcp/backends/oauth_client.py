@@ -1,8 +1,11 @@
 """Backend access tokens by the OAuth 2.0 client credentials grant (RFC 6749, section 4.4).
 
 A token is fetched on first use and reused until 15 s before it expires;
-concurrent calls share one fetch. Failures name the token endpoint's host and
-status, never the client secret or the token.
+concurrent calls share one fetch. With a shared store (replicas on Redis) a token
+one replica fetched is used by the others (sealed at rest, keyed by a digest of
+the token URL, client id, scopes and audience), so N replicas do not ask for N
+tokens. Failures name the token endpoint's host and status, never the client
+secret or the token.
 
 The token URL is chosen by whoever wrote the plan, and the gateway posts to it on
 their behalf: in a gateway it goes through a `TokenSession`, whose connections reach
@@ -14,6 +17,7 @@ secret elsewhere.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from dataclasses import dataclass, field
 
@@ -32,6 +36,8 @@ __all__ = ["ClientCredentials", "ClientCredentialsTokens", "CredentialError", "T
 
 EARLY_RENEWAL_SECONDS = 15
 DEFAULT_LIFETIME_SECONDS = 300
+SHARED_OWNER = "backend-oauth"
+"""The owner the shared store keeps backend tokens under (apart from every user's values)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,19 +84,36 @@ class ClientCredentialsTokens:
 
     async def _fetch(self) -> None:
         c = self._credentials
+        try:  # references to the gateway's environment are resolved when a token is fetched
+            client_id, client_secret = resolve(c.client_id), resolve(c.client_secret)
+        except UnresolvedReference as exc:
+            raise CredentialError(str(exc)) from None
+        shared = self._session.shared if isinstance(self._session, TokenSession) else None
+        key = hashlib.sha256("\x00".join([c.token_url, client_id, *c.scopes, c.audience or ""]).encode()).hexdigest()
+        if shared is not None:
+            kept = await shared.get(SHARED_OWNER, key)
+            if kept is not None and isinstance(kept.get("token"), str) and kept.get("until", 0) > time.time() + 1:
+                self._use(str(kept["token"]), float(kept["until"]) - time.time())
+                return
+        token, lifetime = await self._request(client_id, client_secret)
+        self._use(token, lifetime)
+        if shared is not None:
+            await shared.put(SHARED_OWNER, key, {"token": token, "until": time.time() + lifetime}, lifetime)
+
+    def _use(self, token: str, lifetime: float) -> None:
+        self._renew_at = time.monotonic() + lifetime
+        self._placement = Placement(headers={"Authorization": f"Bearer {token}"})
+
+    async def _request(self, client_id: str, client_secret: str) -> tuple[str, float]:
+        c = self._credentials
         form = {"grant_type": "client_credentials"}
         if c.scopes:
             form["scope"] = " ".join(c.scopes)
         if c.audience:
             form["audience"] = c.audience
-        try:  # references to the gateway's environment are resolved when a token is fetched
-            client_id, client_secret = resolve(c.client_id), resolve(c.client_secret)
-        except UnresolvedReference as exc:
-            raise CredentialError(str(exc)) from None
         authorization = basic_authorization(client_id, client_secret)
         body = await post_form(
             self._session, c.token_url, form, "token endpoint", authorization=authorization, secrets=(client_secret,)
         )
         token = access_token_of(body, f"token endpoint at {host_of(c.token_url)}")
-        self._renew_at = time.monotonic() + token_lifetime(body)
-        self._placement = Placement(headers={"Authorization": f"Bearer {token}"})
+        return token, token_lifetime(body)

@@ -14,7 +14,7 @@ import base64
 import logging
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
@@ -34,15 +34,27 @@ class CredentialError(Exception):
     """Credentials could not be obtained or checked."""
 
 
+class SharedValues(Protocol):
+    """A store of small sealed values with a lifetime, shared by replicas (the gateway's user-value store)."""
+
+    async def get(self, owner: str, key: str) -> dict[str, Any] | None: ...
+
+    async def put(self, owner: str, key: str, value: dict[str, Any], ttl_seconds: float | None = None) -> None: ...
+
+
 class TokenSession:
     """The HTTP session token endpoints are reached with: apart from the backends' own (backends are the plan's
     chosen endpoints and may be internal), its resolver applies the fetch policy, so a token URL reaches only
     allowed addresses, and it connects to the addresses it checked. Opened on first use, in the running loop."""
 
-    def __init__(self, policy: AddressPolicy | None = None, resolve: Resolve = system_resolve) -> None:
+    def __init__(
+        self, policy: AddressPolicy | None = None, resolve: Resolve = system_resolve, shared: SharedValues | None = None
+    ) -> None:
         self._policy = policy or AddressPolicy()
         self._resolve = resolve
         self._session: aiohttp.ClientSession | None = None
+        self.shared = shared
+        """Where tokens obtained for backends are kept for every replica (sealed at rest), if anywhere."""
 
     def for_url(self, url: str) -> aiohttp.ClientSession:
         """The session to request `url` with; AddressRefused when `url`'s host is a refused address (aiohttp

@@ -23,6 +23,7 @@ from apimcp.backends.graphql import GraphQLBackend
 from apimcp.backends.grpc import GrpcBackend, GrpcChannels
 from apimcp.backends.grpc_messages import Messages
 from apimcp.backends.oauth_client import ClientCredentials, TokenSession
+from apimcp.backends.oauth_http import SharedValues
 from apimcp.backends.rest import DEFAULT_MAX_RESPONSE_BYTES, RestBackend
 from apimcp.backends.secret_refs import reference_problem
 from apimcp.backends.tls import TlsSettings
@@ -113,9 +114,11 @@ class BackendFactory:
         *,
         fetch_policy: AddressPolicy | None = None,
         resolve: Resolve = system_resolve,
+        shared_tokens: SharedValues | None = None,
     ) -> None:
+        """`shared_tokens`: where backend access tokens are kept for every replica (the state's user values)."""
         self._session = session
-        self._token_session = TokenSession(fetch_policy, resolve)
+        self._token_session = TokenSession(fetch_policy, resolve, shared_tokens)
         self._resolve = resolve
         self._channels: GrpcChannels | None = None
         self._messages: dict[int, tuple[Service, Messages]] = {}

@@ -124,9 +124,9 @@ class GatewayRuntime:
         (default: public ones only); `script_limits`: what one run of a scripted custom tool may cost;
         `public_url`: the origin clients reach this gateway at (OAuth resource identifiers and elicitation links
         are built on it; default: the request's); `state`: where users' credentials are kept (default: memory)."""
-        self._backends = BackendFactory(session, fetch_policy=fetch_policy)
-        self._inbound = InboundBuilder(self._backends.guarded_session, public_url)
         stores = state or GatewayState()
+        self._backends = BackendFactory(session, fetch_policy=fetch_policy, shared_tokens=stores.user_values)
+        self._inbound = InboundBuilder(self._backends.guarded_session, public_url)
         self._buckets = stores.buckets
         self.elicitation = ElicitationBroker(
             stores.user_values, stores.pending, self._backends.guarded_session, public_url=public_url,
