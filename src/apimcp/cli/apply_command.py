@@ -150,6 +150,7 @@ def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dic
             "output_schemas": exposition.output_schemas,
             "audit": exposition.audit,
             "rate_limit": exposition.rate_limit,
+            "tasks": exposition.tasks,
         }
         auth = exposition.auth
         if auth is not None and auth.api_key is not None:
@@ -162,8 +163,8 @@ def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dic
                 hints["introspection"] = auth.introspection
         if chosen is not None and hints != chosen:
             fail(
-                f"expositions of service {key!r} set different cache hints, output_schemas, audit, rate limits or "
-                f"auth; a plan has one setting (exposition {name!r})",
+                f"expositions of service {key!r} set different cache hints, output_schemas, audit, rate limits, "
+                f"tasks or auth; a plan has one setting (exposition {name!r})",
                 EXIT_USAGE,
             )
         chosen = hints

@@ -24,6 +24,7 @@ from apimcp.cli.identity_options import (
 )
 from apimcp.cli.output import Format, OutputOption
 from apimcp.cli.rate_limit_options import CallerRateLimitOption, RateLimitOption, rate_limit_values
+from apimcp.cli.task_options import TasksOption, task_values
 
 plan_app = typer.Typer(
     help="Plans: which operations of a service, which backend, which security.", no_args_is_help=True
@@ -169,6 +170,7 @@ def create_plan(
     audit: Audit = None,
     rate_limit: RateLimitOption = None,
     caller_rate_limit: CallerRateLimitOption = None,
+    tasks: TasksOption = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Create a plan for a service."""
@@ -176,7 +178,12 @@ def create_plan(
     with reporting():
         found = find_service(api, service)
         given = locals()
-        values = {**_plan_values(api, given), **identity_values(api, given), **rate_limit_values(given)}
+        values = {
+            **_plan_values(api, given),
+            **identity_values(api, given),
+            **rate_limit_values(given),
+            **task_values(given),
+        }
         plan = api.post("/plans", {"name": name, "service_id": found["id"], **values})
     _show_plan(plan, out, f"Created plan {plan['name']} ({plan['id']})")
 
@@ -228,6 +235,7 @@ def update_plan(
     audit: Audit = None,
     rate_limit: RateLimitOption = None,
     caller_rate_limit: CallerRateLimitOption = None,
+    tasks: TasksOption = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Change a plan; gateways serve the change within a second. Give '' to clear a list (--include '')."""
@@ -239,6 +247,7 @@ def update_plan(
             **_plan_values(api, given),
             **identity_values(api, given, found),
             **rate_limit_values(given, found),
+            **task_values(given),
         }
         if not values:
             fail("nothing to change: give at least one option (see --help)", EXIT_USAGE)

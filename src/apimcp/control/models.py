@@ -163,6 +163,8 @@ class Plan(Base):
     audit: Mapped[bool] = mapped_column(Boolean, default=False)
     rate_limit: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     """Requests the exposition and each caller may make (`apimcp.ratelimit.policy`); None: no limit."""
+    tasks: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    """When tool calls become tasks: "all" or "slow:1s" (`apimcp.protocol.tasks.policy`); None: never."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -75,6 +75,7 @@ def build(
             "inbound": _inbound(session, keys, plan),
             "audit": plan.audit,
             "rate_limit": plan.rate_limit,
+            "tasks": plan.tasks,
             "members": [_member(session, keys, plan, service)],
         }
         expositions.append(seal_exposition(entry, recipient))

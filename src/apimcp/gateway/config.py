@@ -65,6 +65,7 @@ from apimcp.gateway.config_identity import (
     checked_header_policy,
     per_user_snapshot,
 )
+from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.yaml_loading import YamlLimitError, YamlLimits, compose_yaml
@@ -275,6 +276,15 @@ class ExpositionConfig(_Strict):
     """Write one audit event per request and per refused authentication (`apimcp.audit`)."""
     rate_limit: dict[str, Any] | None = None
     """`{exposition: 100/s, caller: 5/s}` (or `{requests, per_seconds, burst}`): 429 beyond (`apimcp.ratelimit`)."""
+
+    tasks: str | None = None
+    """When tool calls become tasks: "off" (default), "all" or "slow[:5s]" (`docs/tasks.md`)."""
+
+    @field_validator("tasks")
+    @classmethod
+    def _tasks(cls, value: str | None) -> str | None:
+        policy = parse_task_mode(value) if value is not None else None  # a ValueError names what is wrong
+        return format_task_mode(policy) if policy is not None else None
 
     @field_validator("rate_limit")
     @classmethod

@@ -74,6 +74,7 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "inbound": config.auth.inbound() if config.auth is not None else {"mode": "none"},
                 "audit": config.audit,
                 "rate_limit": config.rate_limit,
+                "tasks": config.tasks,
                 "members": [_member(planned) for planned in exposition.services],
             }
         )

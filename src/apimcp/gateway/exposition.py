@@ -43,6 +43,7 @@ from apimcp.protocol import (
 )
 from apimcp.protocol.errors import INVALID_REQUEST
 from apimcp.protocol.observe import RequestObserver
+from apimcp.protocol.tasks.policy import TaskPolicy
 
 __all__ = ["ExpositionHandler", "ExpositionSettings", "Extras", "ToolSet", "tool_of"]
 
@@ -58,6 +59,8 @@ class ExpositionSettings:
     """The exposition as an OAuth protected resource: its tools may need scopes of their own."""
     observer: RequestObserver | None = None
     """Hears of every request answered (the plan's audit trail)."""
+    task_policy: TaskPolicy | None = None
+    """When its tool calls become tasks (the plan's `tasks` mode); None: never."""
 
 
 class _NoLoader:
@@ -110,6 +113,7 @@ class ExpositionHandler(McpHandler):
             resources_list_changed=resources is not None,
             completions=prompts is not None or (resources is not None and resources.has_templates),
             logging=False,
+            tasks=settings.task_policy is not None,
         )
 
     def cache_hint(self, method: str) -> CacheHint:
@@ -118,6 +122,9 @@ class ExpositionHandler(McpHandler):
     def tool_definition(self, name: str) -> Tool | None:
         entry = self._entries.get(name)
         return entry.tool if entry is not None else None
+
+    def task_policy(self, name: str) -> TaskPolicy | None:
+        return self.settings.task_policy if name in self._entries else None
 
     def internal_tool(self, reference: str) -> ToolEntry | None:
         """What a script of another exposition reaches when it names `reference` in this one."""

@@ -45,6 +45,7 @@ from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import RefusedEntry, ToolEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import request_host
+from apimcp.protocol.tasks.policy import parse_task_mode
 from apimcp.ratelimit.limiter import RateLimiter
 from apimcp.ratelimit.policy import parse_rate_limits
 from apimcp.safety.addresses import AddressPolicy
@@ -219,6 +220,7 @@ class GatewayRuntime:
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
             resource=resource,
             observer=audit,
+            task_policy=parse_task_mode(exposition.get("tasks") or "off"),
         )
         bundle = merge(artifact for member in exposition["members"] for artifact in member.get("artifacts", ()))
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):

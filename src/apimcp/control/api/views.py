@@ -248,6 +248,11 @@ class PlanFields(Input):
         description="requests the exposition and each caller may make: {exposition: '100/s', caller: '5/s'} or "
         "{requests, per_seconds, burst} each; 429 with Retry-After beyond",
     )
+    tasks: str | None = Field(
+        default=None,
+        description='when tool calls become tasks, for clients that negotiated tasks: "off" (the default), "all" '
+        '(every call) or "slow" / "slow:5s" / "slow:500ms" (calls still running after that long; 1 s by default)',
+    )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
@@ -277,6 +282,7 @@ class PlanView(View):
     header_policy: dict[str, Any] | None
     audit: bool
     rate_limit: dict[str, Any] | None = None
+    tasks: str | None = None
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

@@ -31,6 +31,7 @@ from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, PlanSecret, Secret, Service
 from apimcp.control.secret_kinds import INBOUND
 from apimcp.forwarding.policy import HeaderPolicyError, normalized
+from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
 
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
@@ -40,7 +41,7 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
-     "rate_limit", "cache", "artifacts", "tool_prefix", "output_schemas"}
+     "rate_limit", "tasks", "cache", "artifacts", "tool_prefix", "output_schemas"}
 )  # fmt: skip
 
 
@@ -117,6 +118,8 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             plan.rate_limit = parse_rate_limits(values["rate_limit"]).as_json()
         except RateLimitError as exc:
             raise Invalid(str(exc), field=exc.field) from None
+    if "tasks" in values:
+        plan.tasks = task_mode(values["tasks"])
     if plan.backend_endpoint is None and not decode_service(service.compiled).servers:
         raise Invalid(
             f"{service.name} declares no servers: the plan needs a backend endpoint", field="backend_endpoint"
@@ -330,6 +333,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "header_policy": source.header_policy,
         "audit": source.audit,
         "rate_limit": source.rate_limit,
+        "tasks": source.tasks,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]
@@ -351,3 +355,16 @@ def listed(session: Session, organization_id: str, service_id: str | None = None
     if service_id is not None:
         query = query.where(Plan.service_id == service_id)
     return list(session.scalars(query.order_by(Plan.id)))
+
+
+def task_mode(value: object) -> str | None:
+    """A plan's `tasks` as stored: the canonical mode text, None for off (or null)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Invalid('tasks is "off", "all" or "slow[:5s]"', field="tasks")
+    try:
+        policy = parse_task_mode(value)
+    except ValueError as exc:
+        raise Invalid(str(exc), field="tasks") from None
+    return format_task_mode(policy) if policy is not None else None

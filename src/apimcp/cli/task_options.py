@@ -1,0 +1,31 @@
+"""The task mode option of `plan create` and `plan update`: `--tasks slow:5s`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import typer
+
+from apimcp.cli.common import EXIT_USAGE, fail
+from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
+
+TasksOption = Annotated[
+    str | None,
+    typer.Option(
+        help="When tool calls become tasks, for clients that negotiated tasks: off (default), all, "
+        "slow (still running after 1 s), slow:5s, slow:500ms."
+    ),
+]
+
+
+def task_values(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan's `tasks` for the option in `given` (a command's locals), checked here to name the option."""
+    text = given["tasks"]
+    if text is None:
+        return {}
+    try:
+        policy = parse_task_mode(text)
+    except ValueError as exc:
+        fail(f"--tasks: {exc}", EXIT_USAGE)
+    return {"tasks": format_task_mode(policy) if policy is not None else None}
