@@ -13,8 +13,9 @@ from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 TasksOption = Annotated[
     str | None,
     typer.Option(
-        help="When tool calls become tasks, for clients that negotiated tasks: off (default), all, "
-        "slow (still running after 1 s), slow:5s, slow:500ms."
+        metavar="MODE",
+        help="When tool calls become tasks, for clients that negotiated tasks: off (default), all (every call), "
+        "slow (calls still running after 1 s), slow:5s, slow:500ms.",
     ),
 ]
 

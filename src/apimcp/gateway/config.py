@@ -278,12 +278,17 @@ class ExpositionConfig(_Strict):
     """`{exposition: 100/s, caller: 5/s}` (or `{requests, per_seconds, burst}`): 429 beyond (`apimcp.ratelimit`)."""
 
     tasks: str | None = None
-    """When tool calls become tasks: "off" (default), "all" or "slow[:5s]" (`docs/tasks.md`)."""
+    """When tool calls become tasks: "off" (default), "all" or "slow[:5s]" (`docs/tasks.md`); stored canonical,
+    None for off."""
 
-    @field_validator("tasks")
+    @field_validator("tasks", mode="before")
     @classmethod
-    def _tasks(cls, value: str | None) -> str | None:
-        policy = parse_task_mode(value) if value is not None else None  # a ValueError names what is wrong
+    def _tasks(cls, value: Any) -> str | None:
+        if value is None or value is False:  # YAML reads an unquoted `off` (or `no`) as false
+            return None
+        if not isinstance(value, str):
+            raise ValueError('a task mode is "off", "all" or "slow" with an optional ":5s" or ":500ms"')
+        policy = parse_task_mode(value)  # a ValueError names what is wrong
         return format_task_mode(policy) if policy is not None else None
 
     @field_validator("rate_limit")
