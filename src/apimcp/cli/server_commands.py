@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -47,6 +48,14 @@ GATEWAY_TOKEN_VARIABLE = "APIMCP_GATEWAY_TOKEN"
 Host = Annotated[str, typer.Option(help="Interface to listen on.")]
 AllowedHosts = Annotated[
     list[str], typer.Option("--allowed-host", help="A host name clients use besides loopback (DNS-rebinding guard).")
+]
+CorsOrigins = Annotated[
+    list[str],
+    typer.Option(
+        "--cors-origin",
+        help="An origin (https://app.example.com) whose browser pages may call the MCP endpoints (CORS); "
+        "repeat for several (default: none).",
+    ),
 ]
 StateUrl = Annotated[
     str | None,
@@ -137,7 +146,9 @@ def shared_state(state_url: str | None, limits: Settings) -> OpenedState:
         fail(str(exc), EXIT_USAGE)
 
 
-def endpoint_options(allowed_hosts: list[str], limits: Settings, state: OpenedState | None = None) -> EndpointOptions:
+def endpoint_options(
+    allowed_hosts: list[str], limits: Settings, state: OpenedState | None = None, cors_origins: Sequence[str] = ()
+) -> EndpointOptions:
     """Options for gateways that run from the command line; requestState keys come from the environment."""
     from apimcp.protocol import (  # noqa: PLC0415
         NO_RELAY,
@@ -152,7 +163,7 @@ def endpoint_options(allowed_hosts: list[str], limits: Settings, state: OpenedSt
     raw = os.environ.get(REQUEST_STATE_KEYS_VARIABLE, "")
     keys = [key.strip().encode() for key in raw.split(",") if key.strip()]
     return EndpointOptions(
-        security=TransportSecurity.for_hosts(allowed_hosts),
+        security=TransportSecurity.for_hosts(allowed_hosts, cors_origins),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
         limits=limits.mcp,
         sessions=state.sessions if state is not None else MemorySessionStore.with_limits(limits.sessions),
@@ -208,6 +219,7 @@ def serve(
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
     allowed_host: AllowedHosts = [],
+    cors_origin: CorsOrigins = [],
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
@@ -241,6 +253,7 @@ def serve(
             _data_dir(data_dir),
             database_url,
             allowed_host,
+            checked_origins(cors_origin),
             tls,
             fetch_policy(fetch_allow),
             limits,
@@ -263,6 +276,8 @@ def serve(
         overrides: dict[str, object] = {k: v for k, v in given if v is not None}
         if allowed_host:
             overrides["allowed_hosts"] = (*gateway_config.server.allowed_hosts, *allowed_host)
+        if cors_origin:
+            overrides["cors_origins"] = (*gateway_config.server.cors_origins, *checked_origins(cors_origin))
         if fetch_allow:
             fetch_policy(fetch_allow)  # a wrong entry is a usage error that names the option
             overrides["fetch_allow"] = (*gateway_config.server.fetch_allow, *fetch_allow_entries(fetch_allow))
@@ -367,6 +382,7 @@ def _serve_embedded(
     data_dir: Path,
     database_url: str | None,
     allowed_hosts: list[str],
+    cors_origins: list[str],
     tls: ServerTls | None,
     policy: AddressPolicy,
     limits: Settings,
@@ -382,7 +398,7 @@ def _serve_embedded(
             serve_embedded(
                 data_dir,
                 database_url=database_url,
-                options=endpoint_options(allowed_hosts, limits, stores),
+                options=endpoint_options(allowed_hosts, limits, stores, cors_origins),
                 host=host,
                 port=port,
                 on_ready=lambda started: _announce(started, base),
@@ -467,6 +483,7 @@ def gateway(
     host: Host = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8081,
     allowed_host: AllowedHosts = [],
+    cors_origin: CorsOrigins = [],
     key_file: KeyFile = None,
     allow_http: AllowHttp = False,
     control_plane_ca: ControlPlaneCa = None,
@@ -515,7 +532,7 @@ def gateway(
         )
         typer.echo("  MCP endpoints: /mcp/{organization}/{exposition}, /mcp/{id}; GET /healthz shows the revision")
 
-    options = endpoint_options(allowed_host, limits, opened)
+    options = endpoint_options(allowed_host, limits, opened, checked_origins(cors_origin))
 
     def run() -> None:
         run_async(
@@ -594,3 +611,13 @@ def demo_api(
 
     with contextlib.suppress(KeyboardInterrupt):
         run_async(main())
+
+
+def checked_origins(origins: Sequence[str]) -> list[str]:
+    """`--cors-origin` values, each an origin; a usage error names the one that is not."""
+    from apimcp.protocol.cors import normalized_origin  # noqa: PLC0415
+
+    try:
+        return [normalized_origin(origin) for origin in origins]
+    except ValueError as exc:
+        fail(f"--cors-origin: {exc}", EXIT_USAGE)

@@ -11,7 +11,8 @@ Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API ke
 `WWW-Authenticate` challenge. Then the plan's rate limits (`apimcp.ratelimit`): 429 with Retry-After beyond.
 `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
 OAuth-protected exposition. `/elicitation/...` are the pages where users supply their own backend
-credentials (`apimcp.elicitation.pages`).
+credentials (`apimcp.elicitation.pages`). Browser pages of the origins an operator lists reach the MCP
+endpoints and their metadata through CORS (`apimcp.protocol.cors`): a preflight is answered before the guard.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from apimcp.elicitation.broker import PAGES
 from apimcp.elicitation.pages import ElicitationPages
 from apimcp.gateway.runtime import GatewayRuntime, Route, Routes
 from apimcp.protocol.caller import CALLER_KEY
+from apimcp.protocol.cors import with_cors
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
 from apimcp.ratelimit.limiter import caller_key
 from apimcp.ratelimit.policy import retry_after
@@ -53,6 +55,7 @@ class GatewayApp:
     def __init__(self, runtime: GatewayRuntime) -> None:
         self.runtime = runtime
         self._pages = ElicitationPages(runtime.elicitation)
+        self._cors = runtime.cors
 
     def endpoints(self) -> dict[str, str]:
         """Each exposition served now, by name (or id), with its canonical path."""
@@ -76,6 +79,14 @@ class GatewayApp:
             return
         if scope["type"] != "http":
             return
+        path: str = scope["path"]
+        cors = self._cors
+        if cors and (path.startswith(MCP_PREFIX) or path.startswith(METADATA_PREFIX + "/")):
+            await with_cors(cors, scope, receive, send, self._serve)
+            return
+        await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]
         if path.startswith(MCP_PREFIX):
             route, by_service = resolve(self.runtime.routes, path)

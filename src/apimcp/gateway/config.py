@@ -65,6 +65,7 @@ from apimcp.gateway.config_identity import (
     checked_header_policy,
     per_user_snapshot,
 )
+from apimcp.protocol.cors import normalized_origin
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
 from apimcp.safety.addresses import AddressPolicy
@@ -313,6 +314,8 @@ class ServerConfig(_Strict):
     port: int = Field(default=8080, ge=0, le=65535)
     allowed_hosts: tuple[str, ...] = ()
     """Host names (besides loopback) clients may use to reach the gateway (DNS-rebinding protection)."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins (`https://app.example.com`) whose browser pages may call the MCP endpoints (CORS)."""
     request_state_keys: tuple[EnvRef, ...] = ()
     """Keys sealing 2026-07-28 requestState; every replica needs the same (the first one seals)."""
     public_url: str | None = Field(default=None, pattern=r"^https?://[^/?#\s]+$")
@@ -321,6 +324,11 @@ class ServerConfig(_Strict):
     fetch_allow: tuple[str, ...] = ()
     """Host names, `*.suffix` patterns and CIDR networks that fetches on someone's behalf (descriptions by URL,
     OAuth token endpoints) may reach besides public addresses."""
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _cors_origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(normalized_origin(origin) for origin in value)  # a ValueError names the origin
 
     @field_validator("fetch_allow")
     @classmethod

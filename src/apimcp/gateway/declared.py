@@ -46,7 +46,7 @@ def endpoint_options(
     the `shared` state when given, a Redis say; in this process's memory otherwise)."""
     keys = [ref.value().encode() for ref in server.request_state_keys]
     return EndpointOptions(
-        security=TransportSecurity.for_hosts(server.allowed_hosts),
+        security=TransportSecurity.for_hosts(server.allowed_hosts, server.cors_origins),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
         limits=limits or EndpointLimits(),
         sessions=shared.sessions if shared is not None else MemorySessionStore.with_limits(sessions or SessionLimits()),

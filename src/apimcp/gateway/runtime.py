@@ -45,6 +45,7 @@ from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import RefusedEntry, ToolEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import request_host
+from apimcp.protocol.cors import CorsPolicy
 from apimcp.protocol.tasks.policy import parse_task_mode
 from apimcp.ratelimit.limiter import RateLimiter
 from apimcp.ratelimit.policy import parse_rate_limits
@@ -314,6 +315,11 @@ class GatewayRuntime:
             return found
 
         return find
+
+    @property
+    def cors(self) -> CorsPolicy:
+        """The origins whose browser pages may call the MCP endpoints."""
+        return CorsPolicy(self._options.security.cors_origins)
 
     def host_allowed(self, scope: Mapping[str, Any]) -> bool:
         """Whether the request's Host passes the endpoints' DNS-rebinding allow-list."""

@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from apimcp.protocol.cors import CorsPolicy
+
 LOOPBACK_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
 
 
@@ -28,16 +30,20 @@ class TransportSecurity:
     allowed_hosts: frozenset[str] = field(default_factory=_loopback_patterns)
     allowed_origins: frozenset[str] = field(default_factory=_loopback_patterns)
     enabled: bool = True
+    cors_origins: frozenset[str] = frozenset()
+    """Origins (`https://app.example.com`) whose browser pages may call the endpoint (`cors.py`)."""
 
     @classmethod
     def disabled(cls) -> TransportSecurity:
         return cls(frozenset(), frozenset(), enabled=False)
 
     @classmethod
-    def for_hosts(cls, hosts: Iterable[str]) -> TransportSecurity:
-        """Accept these host patterns (plus loopback) as both Host and Origin host."""
+    def for_hosts(cls, hosts: Iterable[str], cors_origins: Iterable[str] = ()) -> TransportSecurity:
+        """Accept these host patterns (plus loopback) as both Host and Origin host, and pages of `cors_origins`
+        (which must be `http(s)://host[:port]`; ValueError otherwise)."""
         patterns = _loopback_patterns() | frozenset(h.lower() for h in hosts)
-        return cls(patterns, patterns)
+        cors = CorsPolicy.of(cors_origins)
+        return cls(patterns, patterns | cors.hosts(), cors_origins=cors.origins)
 
     def host_allowed(self, host: str | None) -> bool:
         if not self.enabled:
