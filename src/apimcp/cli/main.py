@@ -22,6 +22,7 @@ from apimcp.cli import (
     mcp_commands,
     mcp_listing,
     server_commands,
+    stdio_command,
 )
 
 app = typer.Typer(
@@ -70,6 +71,7 @@ app.add_typer(gateway_key_commands.gateway_key_app, name="gateway-key")
 app.add_typer(access_commands.org_app, name="organization")
 app.command()(mcp_commands.tools)
 app.command()(mcp_commands.call)
+app.command()(stdio_command.stdio)
 app.command()(mcp_listing.prompts)
 app.command()(mcp_listing.prompt)
 app.command()(mcp_listing.resources)

@@ -1,0 +1,191 @@
+"""Carrying messages between a stdio MCP client and a Streamable HTTP endpoint, in either era.
+
+Each line the client writes is one JSON-RPC message, POSTed on its own (several run at once, so that the
+client can answer a server's request while the request that caused it is still streaming). What comes back
+(a JSON body, or every message of an SSE stream) is written to stdout, one line each. When a session-era
+initialize is answered with a session id, the bridge opens the session's GET stream for what the server
+sends unasked, and deletes the session when the client closes stdin. A failure the endpoint does not
+answer with JSON-RPC (unreachable, 401 without a JSON-RPC body, a stream that breaks) is answered to the
+client as a JSON-RPC error for its request, naming the HTTP status; nothing else leaves the bridge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp
+import orjson
+
+from apimcp.bridge.sse import EventTooLarge, messages
+from apimcp.bridge.wire import ACCEPT, Negotiated, headers_for
+
+log = logging.getLogger("apimcp.bridge")
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+MAX_IN_FLIGHT = 64
+BRIDGE_ERROR = -32603
+
+Write = Callable[[bytes], Awaitable[None]]
+
+
+class StdioBridge:
+    def __init__(
+        self, url: str, headers: Mapping[str, str], write: Write, *, max_event_bytes: int = MAX_LINE_BYTES
+    ) -> None:
+        self._url = url
+        self._extra = dict(headers)
+        self._write = write
+        self._max_event_bytes = max_event_bytes
+        self._negotiated = Negotiated()
+        self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._listening: asyncio.Task[None] | None = None
+        self._http: aiohttp.ClientSession | None = None
+
+    async def run(self, lines: asyncio.StreamReader) -> None:
+        """Bridge until the client closes stdin, then end the session."""
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)
+        async with aiohttp.ClientSession(timeout=timeout) as self._http:
+            try:
+                while True:
+                    try:
+                        line = await lines.readline()
+                    except ValueError:  # longer than the reader's limit: skip to the next line
+                        await self._send_error(None, f"a message passed {MAX_LINE_BYTES} bytes")
+                        continue
+                    if not line:
+                        break
+                    if line.strip():
+                        await self._slots.acquire()
+                        task = asyncio.create_task(self._forward(line))
+                        self._tasks.add(task)
+                        task.add_done_callback(self._done)
+                if self._tasks:
+                    await asyncio.wait(set(self._tasks), timeout=30)
+            finally:
+                if self._listening is not None:
+                    self._listening.cancel()
+                await self._end_session()
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._slots.release()
+
+    async def _forward(self, line: bytes) -> None:
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            await self._write(
+                orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            )
+            return
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        is_request = isinstance(message, dict) and "method" in message and "id" in message
+        try:
+            await self._post(message, line, request_id if is_request else None)
+        except (aiohttp.ClientError, OSError, EventTooLarge) as exc:
+            if is_request:
+                await self._send_error(request_id, f"{self._url} could not be reached: {exc}")
+            else:
+                log.warning("a message to %s was lost: %s", self._url, exc)
+
+    async def _post(self, message: Any, body: bytes, request_id: object) -> None:
+        assert self._http is not None
+        headers = headers_for(message if isinstance(message, dict) else {}, self._negotiated, self._extra)
+        async with self._http.post(self._url, data=body, headers=headers) as response:
+            if response.status == 202:
+                return
+            kind = response.headers.get("Content-Type", "")
+            answered = False
+            if kind.startswith("text/event-stream"):
+                async for event in messages(response, self._max_event_bytes):
+                    answered = answered or _answers(event, request_id)
+                    await self._write(orjson.dumps(event))
+            elif kind.startswith("application/json"):
+                payload = await response.content.read(self._max_event_bytes + 1)
+                if len(payload) > self._max_event_bytes:
+                    raise EventTooLarge(f"a response passed {self._max_event_bytes} bytes")
+                with contextlib.suppress(orjson.JSONDecodeError):
+                    event = orjson.loads(payload)
+                    if isinstance(event, dict | list) and _is_json_rpc(event):
+                        answered = True
+                        self._learn(message, response, event)
+                        await self._write(payload.strip())
+            if request_id is not None and not answered:
+                await self._send_error(request_id, f"{self._url} answered HTTP {response.status} without a response")
+
+    def _learn(self, sent: Any, response: aiohttp.ClientResponse, answer: Any) -> None:
+        """After a session-era initialize: the session and the version, and the session's GET stream."""
+        if not (isinstance(sent, dict) and sent.get("method") == "initialize" and isinstance(answer, dict)):
+            return
+        result = answer.get("result")
+        session_id = response.headers.get("Mcp-Session-Id")
+        if not isinstance(result, dict):
+            return
+        version = result.get("protocolVersion")
+        self._negotiated = Negotiated(session_id, version if isinstance(version, str) else None)
+        if session_id is not None and self._listening is None:
+            self._listening = asyncio.create_task(self._listen())
+
+    async def _listen(self) -> None:
+        """The session's GET stream: what the server sends unasked (notifications, its own requests)."""
+        assert self._http is not None
+        while True:
+            headers = headers_for({}, self._negotiated, {**self._extra, "Accept": "text/event-stream"})
+            try:
+                async with self._http.get(self._url, headers=headers) as response:
+                    if response.status != 200 or not response.headers.get("Content-Type", "").startswith(
+                        "text/event-stream"
+                    ):
+                        return  # the server offers no GET stream (405), or the session is gone
+                    async for event in messages(response, self._max_event_bytes):
+                        await self._write(orjson.dumps(event))
+            except (aiohttp.ClientError, OSError, EventTooLarge) as exc:
+                log.info("the GET stream of %s ended: %s", self._url, exc)
+            await asyncio.sleep(1)  # the stream ended (a server restart): open it again
+
+    async def _end_session(self) -> None:
+        session_id = self._negotiated.session_id
+        if session_id is None or self._http is None or self._http.closed:
+            return
+        headers = headers_for({}, self._negotiated, self._extra)
+        headers.pop("Content-Type", None)
+        headers["Accept"] = ACCEPT
+        with contextlib.suppress(aiohttp.ClientError, OSError, TimeoutError):
+            async with asyncio.timeout(5), self._http.delete(self._url, headers=headers):
+                pass
+
+    async def _send_error(self, request_id: object, text: str) -> None:
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": BRIDGE_ERROR, "message": text}}
+        await self._write(orjson.dumps(error))
+
+
+def _is_json_rpc(payload: object) -> bool:
+    if isinstance(payload, list):
+        return all(isinstance(p, dict) and p.get("jsonrpc") == "2.0" for p in payload)
+    return isinstance(payload, dict) and payload.get("jsonrpc") == "2.0"
+
+
+def _answers(event: object, request_id: object) -> bool:
+    return isinstance(event, dict) and event.get("id") == request_id and ("result" in event or "error" in event)
+
+
+async def run_stdio(url: str, headers: Mapping[str, str]) -> None:
+    """Bridge this process's stdin and stdout to `url`."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    lock = asyncio.Lock()
+    out = sys.stdout.buffer
+
+    async def write(data: bytes) -> None:
+        async with lock:
+            out.write(data + b"\n")
+            out.flush()
+
+    await StdioBridge(url, headers, write).run(reader)

@@ -1,0 +1,45 @@
+"""Server-sent events of a response, as the JSON messages their `data` carries, within a size bound."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import aiohttp
+import orjson
+
+
+class EventTooLarge(Exception):
+    pass
+
+
+async def messages(response: aiohttp.ClientResponse, max_event_bytes: int) -> AsyncIterator[object]:
+    """Each event's data parsed as JSON (events without data, or with data that is not JSON, are skipped)."""
+    data: list[bytes] = []
+    size = 0
+    while True:
+        line = await response.content.readline()
+        if not line:
+            break
+        line = line.rstrip(b"\r\n")
+        if not line:
+            parsed = _parsed(data)
+            if parsed is not None:
+                yield parsed
+            data, size = [], 0
+            continue
+        if line.startswith(b"data:"):
+            chunk = line[5:].removeprefix(b" ")
+            size += len(chunk)
+            if size > max_event_bytes:
+                raise EventTooLarge(f"an event passed {max_event_bytes} bytes")
+            data.append(chunk)
+
+
+def _parsed(data: list[bytes]) -> object | None:
+    if not data:
+        return None
+    try:
+        parsed: object = orjson.loads(b"\n".join(data))
+    except orjson.JSONDecodeError:
+        return None
+    return parsed

@@ -1,0 +1,61 @@
+"""The HTTP headers one JSON-RPC message needs on its way to a Streamable HTTP endpoint.
+
+Session era: `Mcp-Session-Id` and `MCP-Protocol-Version` once initialize has negotiated them. 2026-07-28:
+each request names its own version in `_meta`, and the endpoint wants it mirrored, with `Mcp-Method` and
+`Mcp-Name`, in headers.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+ACCEPT = "application/json, text/event-stream"
+
+
+@dataclass(slots=True)
+class Negotiated:
+    """What initialize settled for a session-era client (nothing for a 2026-07-28 one)."""
+
+    session_id: str | None = None
+    version: str | None = None
+
+
+def header_value(value: str) -> str:
+    """A header value as MCP carries it: plain when printable ASCII, else base64 in `=?base64?...?=`."""
+    if value.isascii() and value.isprintable() and value == value.strip():
+        return value
+    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
+
+
+def headers_for(message: Mapping[str, Any], negotiated: Negotiated, extra: Mapping[str, str]) -> dict[str, str]:
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT, **extra}
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    stateless_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    method = message.get("method")
+    if isinstance(stateless_version, str):
+        headers["MCP-Protocol-Version"] = stateless_version
+        if isinstance(method, str):
+            headers["Mcp-Method"] = method
+            name_param = NAME_PARAMS.get(method)
+            target = params.get(name_param) if name_param is not None and isinstance(params, dict) else None
+            if isinstance(target, str):
+                headers["Mcp-Name"] = header_value(target)
+        return headers
+    if negotiated.session_id is not None:
+        headers["Mcp-Session-Id"] = negotiated.session_id
+    if negotiated.version is not None:
+        headers["MCP-Protocol-Version"] = negotiated.version
+    return headers
