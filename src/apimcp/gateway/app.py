@@ -11,7 +11,8 @@ Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API ke
 `WWW-Authenticate` challenge. Then the plan's rate limits (`apimcp.ratelimit`): 429 with Retry-After beyond.
 `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
 OAuth-protected exposition. `/elicitation/...` are the pages where users supply their own backend
-credentials (`apimcp.elicitation.pages`). Browser pages of the origins an operator lists reach the MCP
+credentials (`apimcp.elicitation.pages`). `.../sse` and `.../messages` after an endpoint's path serve the
+2024-11-05 HTTP+SSE transport (`apimcp.protocol.http_sse`). Browser pages of the origins an operator lists reach the MCP
 endpoints and their metadata through CORS (`apimcp.protocol.cors`): a preflight is answered before the guard.
 """
 
@@ -29,6 +30,7 @@ from apimcp.gateway.runtime import GatewayRuntime, Route, Routes
 from apimcp.protocol.caller import CALLER_KEY
 from apimcp.protocol.cors import with_cors
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
+from apimcp.protocol.http_sse import serve_http_sse
 from apimcp.ratelimit.limiter import caller_key
 from apimcp.ratelimit.policy import retry_after
 
@@ -90,6 +92,10 @@ class GatewayApp:
         path: str = scope["path"]
         if path.startswith(MCP_PREFIX):
             route, by_service = resolve(self.runtime.routes, path)
+            http_sse = False
+            if route is None and path.endswith(("/sse", "/messages")):  # the 2024-11-05 HTTP+SSE transport
+                route, by_service = resolve(self.runtime.routes, path.rsplit("/", 1)[0])
+                http_sse = route is not None
             if route is None:
                 await json_response(send, 404, {"error": f"No exposition at {path}"})
                 return
@@ -114,6 +120,11 @@ class GatewayApp:
                 scope = {**scope, CALLER_KEY: caller}
             if by_service:
                 send = _with_header(send, b"link", f'<{route.canonical_path}>; rel="canonical"'.encode())
+            if http_sse:
+                transport = route.endpoint.http_sse
+                if transport is None or not await serve_http_sse(transport, scope, receive, send):
+                    await json_response(send, 405, {"error": "HTTP+SSE: GET .../sse, then POST .../messages"})
+                return
             await route.endpoint.handle(scope, receive, send)
         elif path.startswith(METADATA_PREFIX + "/") and scope["method"] in ("GET", "HEAD"):
             if not self.runtime.host_allowed(scope):

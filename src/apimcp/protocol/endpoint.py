@@ -34,6 +34,7 @@ from apimcp.protocol.exchange import (
 )
 from apimcp.protocol.handler import McpHandler
 from apimcp.protocol.headers import MalformedHeader, decode_header_value
+from apimcp.protocol.http_sse import HttpSseTransport, serve_http_sse
 from apimcp.protocol.jsonrpc import error_message, is_valid_id
 from apimcp.protocol.legacy import SessionEra
 from apimcp.protocol.limits import EndpointLimits
@@ -75,6 +76,12 @@ class McpEndpoint:
         dispatcher = Dispatcher(handler, limits.max_list_page_items)
         self._sessions = SessionEra(endpoint_id, dispatcher, self.changes, self.options)
         self._stateless = StatelessEra(dispatcher, self.changes, self.options, endpoint_id)
+        self.http_sse = (
+            HttpSseTransport(self.handle, limits.max_listeners, limits.max_body_bytes)
+            if self.options.session_era
+            else None
+        )
+        """The 2024-11-05 HTTP+SSE transport (`GET .../sse`, `POST .../messages`), served through `handle`."""
 
     def replace_handler(self, handler: McpHandler) -> None:
         """Serve `handler` from now on, keeping sessions and open streams; listeners hear that the lists the old
@@ -105,6 +112,8 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if self.http_sse is not None and await serve_http_sse(self.http_sse, scope, receive, send):
+                return
             await self.handle(scope, receive, send)
         elif kind == "lifespan":
             await run_lifespan(receive, send, self.shutdown)

@@ -1,13 +1,18 @@
-"""Browser pages of the origins an operator lists reach MCP endpoints through CORS; other origins get nothing a
-browser would let a page read, and the DNS-rebinding check still refuses them. Through a gateway process."""
+"""Clients that are not plain HTTP programs, through a gateway process: browser pages of the origins an operator
+lists reach MCP endpoints through CORS (other origins get nothing a browser would let a page read, and the
+DNS-rebinding check still refuses them); an old client of the 2024-11-05 HTTP+SSE transport reaches a
+protected exposition at `.../sse`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.sse import sse_client
 from typer.testing import CliRunner
 
 from apimcp.cli.main import app
@@ -103,3 +108,15 @@ def test_origins_are_checked_where_they_are_given(tmp_path: Path) -> None:
     config.write_text(f'services:\n  echo: {{openapi: {ECHO_SPEC}, backend: "http://127.0.0.1:9/v1"}}\n')
     wrong = CliRunner().invoke(app, ["serve", str(config), "--cors-origin", "nowhere"])
     assert wrong.exit_code == 2 and "--cors-origin" in wrong.output
+
+
+def test_an_http_sse_client_reaches_a_protected_exposition(url: str) -> None:
+    async def run() -> object:
+        transport = sse_client(f"{url}/sse", headers={"Authorization": "Bearer " + "k" * 24})
+        async with Client(transport, mode="legacy") as client:
+            result = await client.call_tool("get_item", {"itemId": "3"})
+            return result.structured_content
+
+    assert anyio.run(run)["path"] == "/v1/items/3"  # type: ignore[index]
+    refused = httpx2.get(f"{url}/sse")  # no key: the guard answers before any stream opens
+    assert refused.status_code == 401
