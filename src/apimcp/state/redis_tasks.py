@@ -6,6 +6,7 @@ key stays). A script refuses to replace the record of a task that has ended, so 
 call's outcome never overwrite each other. The hash expires its TTL after the last change of the record.
 A sorted set per session lists its tasks (2025-11-25 `tasks/list`). Replicas watch a task by reading it
 again every quarter of a second, which bounds how soon a cancellation or an answer made elsewhere arrives.
+A Redis that cannot be reached is a `StoreUnavailable` (the endpoint answers 503 with Retry-After).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from apimcp.protocol.jsonrpc import JsonObject
 from apimcp.protocol.tasks.records import StoredTask, TaskRecord
 from apimcp.protocol.tasks.store import TaskStore
 from apimcp.state.redis_connection import RedisClient
+from apimcp.state.redis_sessions import reached
 
 POLL_SECONDS = 0.25
 _RESPONSE = b"in:"
@@ -64,7 +66,7 @@ class RedisTaskStore(TaskStore):
     async def create(self, record: TaskRecord) -> bool:
         key = self._key(record.task_id)
         ttl = _ttl_ms(record)
-        created: Any = await self._client.hsetnx(key, "r", record.encode())
+        created: Any = await reached(self._client.hsetnx(key, "r", record.encode()))
         if not created:
             return False  # an id taken already: never replace someone else's task
         await self._client.pexpire(key, ttl)
@@ -75,7 +77,7 @@ class RedisTaskStore(TaskStore):
         return True
 
     async def get(self, task_id: str) -> StoredTask | None:
-        fields: Any = await self._client.hgetall(self._key(task_id))
+        fields: Any = await reached(self._client.hgetall(self._key(task_id)))
         raw = fields.get(b"r")
         if raw is None:
             return None
@@ -87,7 +89,7 @@ class RedisTaskStore(TaskStore):
         return StoredTask(TaskRecord.decode(raw), responses)
 
     async def update(self, record: TaskRecord) -> bool:
-        done = await self._update(keys=[self._key(record.task_id)], args=[record.encode(), _ttl_ms(record)])
+        done = await reached(self._update(keys=[self._key(record.task_id)], args=[record.encode(), _ttl_ms(record)]))
         return bool(done)
 
     async def respond(self, task_id: str, responses: Mapping[str, JsonObject]) -> None:
@@ -96,10 +98,10 @@ class RedisTaskStore(TaskStore):
         args: list[str | bytes] = []
         for key, value in responses.items():
             args += [key, orjson.dumps(value)]
-        await self._respond(keys=[self._key(task_id)], args=args)
+        await reached(self._respond(keys=[self._key(task_id)], args=args))
 
     async def of_session(self, session_id: str) -> list[TaskRecord]:
-        ids: Any = await self._client.zrevrange(self._session_key(session_id), 0, 999)
+        ids: Any = await reached(self._client.zrevrange(self._session_key(session_id), 0, 999))
         records: list[TaskRecord] = []
         for task_id in ids:
             raw: Any = await self._client.hget(self._key(task_id.decode()), "r")

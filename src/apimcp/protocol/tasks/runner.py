@@ -95,7 +95,6 @@ class TaskRunner:
         policy: TaskPolicy,
         call: Callable[[], Coroutine[Any, Any, JsonObject]],
         *,
-        after_seconds: float | None = None,
         ttl_ms: int | None = None,
     ) -> JsonObject | Created:
         """The call's direct result, or the task it became. Errors of a call answered directly propagate."""
@@ -103,7 +102,7 @@ class TaskRunner:
             if policy.support == "required":
                 raise McpError(SERVER_BUSY, "Too many tasks are running on this server; try again later")
             return await call()
-        window = policy.after_seconds if after_seconds is None else after_seconds
+        window = policy.after_seconds
         job = asyncio.create_task(call())
         if window > 0:
             try:
@@ -175,13 +174,17 @@ class TaskRunner:
                 waiter.cancel()
                 if job.done():
                     break
-                stored = await self.store.get(task_id)
-                if stored is None or stored.record.terminal:
-                    job.cancel()
-                    break
-                latest = self._latest[task_id]
-                if latest.lease_until - time.time() < LEASE_SECONDS * 2 / 3:
-                    await self._write(latest)
+                try:
+                    stored = await self.store.get(task_id)
+                    if stored is None or stored.record.terminal:
+                        job.cancel()
+                        break
+                    latest = self._latest[task_id]
+                    if latest.lease_until - time.time() < LEASE_SECONDS * 2 / 3:
+                        await self._write(latest)
+                except Exception as exc:  # the store is away for a moment: the call goes on, asked again soon
+                    log.warning("task %s: the task store did not answer (%s)", task_id, exc)
+                    await asyncio.wait({job}, timeout=1.0)
             await asyncio.wait({job})
             await self.store.update(_outcome(self._latest[task_id], job, ctx, stopped=self._stopping))
         except Exception:
