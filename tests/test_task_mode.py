@@ -17,6 +17,7 @@ from apimcp.protocol.tasks.policy import TaskPolicy, format_task_mode, parse_tas
         (" slow:500ms ", TaskPolicy("optional", 0.5), "slow:500ms"),
         ("slow:1500ms", TaskPolicy("optional", 1.5), "slow:1500ms"),
         ("slow:2.5s", TaskPolicy("optional", 2.5), "slow:2500ms"),
+        ("slow:1.0004s", TaskPolicy("optional", 1.0), "slow:1s"),  # whole milliseconds
     ],
 )
 def test_modes_and_their_canonical_text(text: str, policy: TaskPolicy | None, canonical: str) -> None:
@@ -32,8 +33,9 @@ def test_modes_and_their_canonical_text(text: str, policy: TaskPolicy | None, ca
         ("slow:5min", 'must be "off", "all" or "slow"'),
         ("all:5s", "takes no duration"),
         ("off:1s", "takes no duration"),
-        ("slow:0s", "above 0"),
-        ("slow:7200s", "at most 3600"),
+        ("slow:0s", "from 1 ms"),
+        ("slow:0.4ms", "from 1 ms"),
+        ("slow:7200s", "to 3600"),
     ],
 )
 def test_bad_modes_say_what_is_wrong(text: str, says: str) -> None:

@@ -61,7 +61,7 @@ def test_the_tasks_option_sets_and_clears_the_plan_s_mode(live: Deployment) -> N
     [
         ("sometimes", '--tasks: task mode \'sometimes\' must be "off", "all" or "slow"'),
         ("all:2s", '--tasks: task mode "all" takes no duration'),
-        ("slow:0s", "--tasks: task mode 'slow:0s': the duration must be above 0"),
+        ("slow:0s", "--tasks: task mode 'slow:0s': the duration must be from 1 ms"),
         ("", "--tasks: task mode '' must be"),
     ],
 )
@@ -102,6 +102,6 @@ def test_apply_gives_the_plan_the_file_s_mode(live: Deployment, tmp_path: Path) 
     run("apply", str(_config(tmp_path, live.backend, "off")))
     assert live.api.call("GET", f"/plans/{plan['id']}")["tasks"] is None
     differ = run("apply", str(_config(tmp_path, live.backend, "all", "off")), code=2).output
-    assert "set different cache hints, output_schemas, audit, rate limits, tasks or auth" in differ
+    assert "set different cache hints, output_schemas, audit, rate limits, tasks, tool search or auth" in differ
     bad = run("apply", str(_config(tmp_path, live.backend, "sometimes")), code=2).output
     assert "expositions.applied-jobs-0.tasks" in bad and "sometimes" in bad

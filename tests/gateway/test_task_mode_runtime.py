@@ -129,7 +129,7 @@ async def test_off_in_a_configuration_file_in_any_spelling_is_no_tasks(
     [
         ("sometimes", 'task mode \'sometimes\' must be "off", "all" or "slow"'),
         ("all:1s", 'task mode "all" takes no duration'),
-        ("slow:0ms", "the duration must be above 0"),
+        ("slow:0ms", "the duration must be from 1 ms"),
         ('""', "task mode '' must be"),
         ("5", 'a task mode is "off", "all" or "slow"'),
         ("on", 'a task mode is "off", "all" or "slow"'),

@@ -9,6 +9,7 @@ from typing import Literal
 TaskSupport = Literal["forbidden", "optional", "required"]
 
 DEFAULT_SLOW_SECONDS = 1.0
+MIN_AFTER_SECONDS = 0.001
 MAX_AFTER_SECONDS = 3600.0
 
 _MODE = re.compile(r"^(off|all|slow)(?::(\d+(?:\.\d+)?)(ms|s))?$")
@@ -47,8 +48,9 @@ def parse_task_mode(text: str) -> TaskPolicy | None:
             raise ValueError('task mode "all" takes no duration (every call is a task from its start)')
         return TaskPolicy("optional", 0.0)
     seconds = DEFAULT_SLOW_SECONDS if amount is None else float(amount) / (1000 if unit == "ms" else 1)
-    if not 0 < seconds <= MAX_AFTER_SECONDS:
-        raise ValueError(f"task mode {text!r}: the duration must be above 0 and at most {MAX_AFTER_SECONDS:g} s")
+    if not MIN_AFTER_SECONDS <= seconds <= MAX_AFTER_SECONDS:
+        raise ValueError(f"task mode {text!r}: the duration must be from 1 ms to {MAX_AFTER_SECONDS:g} s")
+    seconds = round(seconds, 3)  # what `format_task_mode` writes, in whole milliseconds, reads back the same
     return TaskPolicy("optional", seconds)
 
 
