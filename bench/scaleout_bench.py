@@ -8,8 +8,11 @@
 3. A round-robin nginx load balancer (CPU 1) in front of one gateway, then of two (CPU 0 and CPU 1),
    against one gateway reached directly: what the balancer costs per request, and how two gateways scale
    when they share the machine with it.
+4. 2026-07-28 `tools/call` from a client that declared the tasks extension, with the plan's task mode
+   `slow:1s` against `off`: what running every call as a possible task costs when calls are quick (each is
+   started in the background and answered directly within the second).
 
-    python -m bench.scaleout_bench [--rounds 3] [--duration 10] [--parts store,workers,balancer]
+    python -m bench.scaleout_bench [--rounds 3] [--duration 10] [--parts store,workers,balancer,tasks]
 
 Figures are medians of interleaved rounds; ratios are taken within each round (bench/harness.py).
 """
@@ -86,6 +89,38 @@ def measure(scenario: Scenario, url: str, args: argparse.Namespace, tmp: Path) -
     print(f"{scenario.label}: {scenario.rps[-1]:,.0f} req/s, p99 {scenario.p99[-1]:.1f} ms", file=sys.stderr)
 
 
+def measure_modern(scenario: Scenario, url: str, args: argparse.Namespace, tmp: Path) -> None:
+    """2026-07-28 tools/call from a client that declared the tasks extension."""
+    _, headers = harness.modern_request("tools/call", {}, name="get_item")
+    capabilities: dict[str, object] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    meta = {**harness.MODERN_META, "io.modelcontextprotocol/clientCapabilities": capabilities}
+    body: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**CALL, "_meta": meta}}
+    check_item(url, body, headers)
+    script = harness.lua_script(body, headers, tmp)
+    harness.run_wrk(url, script, args.warmup, args.connections)
+    scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+    print(f"{scenario.label}: {scenario.rps[-1]:,.0f} req/s, p99 {scenario.p99[-1]:.1f} ms", file=sys.stderr)
+
+
+def tasks_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scenario]:
+    off, slow = Scenario("2026-07-28 tools/call, tasks off"), Scenario("2026-07-28 tools/call, tasks slow:1s")
+    text = config.read_text()
+    variants = []
+    for scenario, mode in ((off, "off"), (slow, "slow:1s")):
+        variant = tmp / f"gateway-tasks-{mode.replace(':', '-')}.yaml"
+        variant.write_text(f"{text}expositions:\n  items:\n    services: [items]\n    tasks: {mode}\n")
+        variants.append((scenario, variant))
+    for _ in range(args.rounds):
+        for scenario, variant in variants:
+            port = harness.free_port()
+            server = apimcp_serve([str(variant)], port, connections=args.connections, cpus="0")
+            try:
+                measure_modern(scenario, f"http://127.0.0.1:{port}/mcp/items", args, tmp)
+            finally:
+                harness.stop(server)
+    return [off, slow]
+
+
 def one_gateway_rounds(
     args: argparse.Namespace, tmp: Path, variants: list[tuple[Scenario, list[str], dict[str, str], str]]
 ) -> list[Scenario]:
@@ -146,7 +181,7 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--connections", type=int, default=64)
-    parser.add_argument("--parts", default="store,workers,balancer")
+    parser.add_argument("--parts", default="store,workers,balancer,tasks")
     args = parser.parse_args()
     harness.require_tools("nginx", "wrk", "taskset")
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
@@ -166,6 +201,8 @@ def main() -> None:
                 tables.append(("workers on one machine", workers_part(args, tmp, config)))
             if "balancer" in parts:
                 tables.append(("a load balancer in front", balancer_part(args, tmp, config)))
+            if "tasks" in parts:
+                tables.append(("the task mode, quick calls", tasks_part(args, tmp, config)))
         finally:
             harness.stop(backend)
     for title, scenarios in tables:

@@ -48,3 +48,24 @@ def test_the_task_mode_is_set_by_rest_and_cli_and_served(live: Deployment) -> No
     wait_until(lambda: not _advertised(url), 5)
     bad = runner.invoke(app, ["plan", "update", "echo", "--tasks", "slow:forever"])
     assert bad.exit_code == 2 and "--tasks" in bad.output
+
+
+def _tool_names(url: str) -> list[str]:
+    with McpHttp(url) as mcp:
+        reply = mcp.modern("tools/list")
+        return [t["name"] for t in reply.result["tools"]] if reply.status == 200 else []
+
+
+def test_tool_search_is_set_by_rest_and_cli_and_served(live: Deployment) -> None:
+    service = live.api.import_echo()
+    plan, _ = live.api.expose(service["id"], live.backend, "echo", tool_search=True)
+    assert plan["tool_search"] is True
+    url = f"{live.base}/mcp/default/echo"
+    wait_until(lambda: _tool_names(url) == ["search_tools", "call_tool"], 5)
+    refused = live.api.call("PATCH", f"/plans/{plan['id']}", 422, json={"tool_search": "sometimes"})
+    assert "tool_search" in json.dumps(refused)
+    token = live.api.http.headers["Authorization"].removeprefix("Bearer ")
+    runner = CliRunner()
+    assert runner.invoke(app, ["login", live.base, "--token", token]).exit_code == 0
+    assert runner.invoke(app, ["plan", "update", "echo", "--no-tool-search"]).exit_code == 0
+    wait_until(lambda: "get_item" in _tool_names(url), 5)

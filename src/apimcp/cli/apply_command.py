@@ -151,6 +151,7 @@ def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dic
             "audit": exposition.audit,
             "rate_limit": exposition.rate_limit,
             "tasks": exposition.tasks,
+            "tool_search": exposition.tool_search,
         }
         auth = exposition.auth
         if auth is not None and auth.api_key is not None:
@@ -164,7 +165,7 @@ def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dic
         if chosen is not None and hints != chosen:
             fail(
                 f"expositions of service {key!r} set different cache hints, output_schemas, audit, rate limits, "
-                f"tasks or auth; a plan has one setting (exposition {name!r})",
+                f"tasks, tool search or auth; a plan has one setting (exposition {name!r})",
                 EXIT_USAGE,
             )
         chosen = hints

@@ -1,4 +1,5 @@
-"""The task mode option of `plan create` and `plan update`: `--tasks slow:5s`."""
+"""The options of `plan create` and `plan update` that shape how tools are offered: `--tasks slow:5s`,
+`--tool-search`."""
 
 from __future__ import annotations
 
@@ -20,13 +21,25 @@ TasksOption = Annotated[
 ]
 
 
+ToolSearchOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--tool-search/--no-tool-search",
+        help="List two tools (search_tools, call_tool) instead of every tool: for APIs with hundreds of operations.",
+    ),
+]
+
+
 def task_values(given: Mapping[str, Any]) -> dict[str, Any]:
     """The plan's `tasks` for the option in `given` (a command's locals), checked here to name the option."""
+    values: dict[str, Any] = {}
+    if given["tool_search"] is not None:
+        values["tool_search"] = given["tool_search"]
     text = given["tasks"]
     if text is None:
-        return {}
+        return values
     try:
         policy = parse_task_mode(text)
     except ValueError as exc:
         fail(f"--tasks: {exc}", EXIT_USAGE)
-    return {"tasks": format_task_mode(policy) if policy is not None else None}
+    return {**values, "tasks": format_task_mode(policy) if policy is not None else None}

@@ -165,6 +165,8 @@ class Plan(Base):
     """Requests the exposition and each caller may make (`apimcp.ratelimit.policy`); None: no limit."""
     tasks: Mapped[str | None] = mapped_column(String(32), nullable=True)
     """When tool calls become tasks: "all" or "slow:1s" (`apimcp.protocol.tasks.policy`); None: never."""
+    tool_search: Mapped[bool] = mapped_column(Boolean, default=False)
+    """List two tools (search_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -76,6 +76,7 @@ def build(
             "audit": plan.audit,
             "rate_limit": plan.rate_limit,
             "tasks": plan.tasks,
+            "tool_search": plan.tool_search,
             "members": [_member(session, keys, plan, service)],
         }
         expositions.append(seal_exposition(entry, recipient))

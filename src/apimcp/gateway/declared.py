@@ -75,6 +75,7 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "audit": config.audit,
                 "rate_limit": config.rate_limit,
                 "tasks": config.tasks,
+                "tool_search": config.tool_search,
                 "members": [_member(planned) for planned in exposition.services],
             }
         )

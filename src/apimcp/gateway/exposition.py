@@ -39,11 +39,23 @@ from apimcp.protocol import (
     ResourceTemplate,
     ServerFeatures,
     Tool,
+    ToolError,
     invalid_params,
 )
 from apimcp.protocol.errors import INVALID_REQUEST
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import TaskPolicy
+from apimcp.toolsearch.index import ToolIndex
+from apimcp.toolsearch.tools import (
+    CALL,
+    CALL_TOOL,
+    SEARCH,
+    SEARCH_PAGE,
+    SEARCH_TOOL,
+    ToolSearchError,
+    call_target,
+    search_result,
+)
 
 __all__ = ["ExpositionHandler", "ExpositionSettings", "Extras", "ToolSet", "tool_of"]
 
@@ -61,6 +73,8 @@ class ExpositionSettings:
     """Hears of every request answered (the plan's audit trail)."""
     task_policy: TaskPolicy | None = None
     """When its tool calls become tasks (the plan's `tasks` mode); None: never."""
+    tool_search: bool = False
+    """List two tools (search_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
 
 
 class _NoLoader:
@@ -103,6 +117,16 @@ class ExpositionHandler(McpHandler):
         self.composition: Composition = compose(members, extras)
         self._entries = self.composition.exposed
         self._loader = loader
+        self._index: ToolIndex | None = None
+        if settings.tool_search:
+            clash = sorted({SEARCH, CALL} & set(self._entries))
+            if clash:
+                raise ValueError(f"exposition {settings.name!r} has tool search and tools named {', '.join(clash)}")
+            paths: dict[str, list[str]] = {}
+            for alias, name in self.composition.aliases.items():
+                if " /" in alias:  # `METHOD /path`; the other aliases are operationIds, words of the name already
+                    paths.setdefault(name, []).append(alias)
+            self._index = ToolIndex(self.composition.page.items, paths)
         prompts, resources = self.composition.prompts, self.composition.resources
         self.features = ServerFeatures(
             tools=True,
@@ -120,21 +144,37 @@ class ExpositionHandler(McpHandler):
         return self.settings.cache_hints.get(method) or super().cache_hint(method)
 
     def tool_definition(self, name: str) -> Tool | None:
+        if self._index is not None and name in (SEARCH, CALL):
+            return SEARCH_TOOL if name == SEARCH else CALL_TOOL
         entry = self._entries.get(name)
         return entry.tool if entry is not None else None
 
     def task_policy(self, name: str) -> TaskPolicy | None:
-        return self.settings.task_policy if name in self._entries else None
+        known = name in self._entries or (self._index is not None and name == CALL)
+        return self.settings.task_policy if known else None
 
     def internal_tool(self, reference: str) -> ToolEntry | None:
         """What a script of another exposition reaches when it names `reference` in this one."""
         return self.composition.find(reference)
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
+        if self._index is not None:
+            return SEARCH_PAGE
+        return self._visible(ctx)
+
+    def _visible(self, ctx: RequestContext) -> Page[Tool]:
         access = self._access
         return access.visible(ctx.caller, self.composition.page) if access else self.composition.page
 
     async def call_tool(self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        if self._index is not None and name in (SEARCH, CALL):
+            try:
+                if name == SEARCH:
+                    allowed = [t.name for t in self._visible(ctx).items] if self._access else None
+                    return search_result(self._index, arguments, allowed)
+                name, arguments = call_target(arguments)
+            except ToolSearchError as exc:
+                raise ToolError(str(exc)) from None
         entry = self._entries.get(name)
         if entry is None:
             raise invalid_params(f"Unknown tool: {name}", {"field": "name"})

@@ -222,6 +222,7 @@ class GatewayRuntime:
             resource=resource,
             observer=audit,
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),
+            tool_search=exposition.get("tool_search") is True,
         )
         bundle = merge(artifact for member in exposition["members"] for artifact in member.get("artifacts", ()))
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):

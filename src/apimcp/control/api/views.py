@@ -253,6 +253,11 @@ class PlanFields(Input):
         description='when tool calls become tasks, for clients that negotiated tasks: "off" (the default), "all" '
         '(every call) or "slow" / "slow:5s" / "slow:500ms" (calls still running after that long; 1 s by default)',
     )
+    tool_search: bool | None = Field(
+        default=None,
+        description="list two tools (search_tools: the best matches for a query, with their schemas; call_tool: "
+        "any allowed tool by name) instead of every tool, for APIs with hundreds of operations",
+    )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
@@ -283,6 +288,7 @@ class PlanView(View):
     audit: bool
     rate_limit: dict[str, Any] | None = None
     tasks: str | None = None
+    tool_search: bool = False
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

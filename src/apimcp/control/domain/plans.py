@@ -41,7 +41,7 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
-     "rate_limit", "tasks", "cache", "artifacts", "tool_prefix", "output_schemas"}
+     "rate_limit", "tasks", "tool_search", "cache", "artifacts", "tool_prefix", "output_schemas"}
 )  # fmt: skip
 
 
@@ -120,6 +120,10 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             raise Invalid(str(exc), field=exc.field) from None
     if "tasks" in values:
         plan.tasks = task_mode(values["tasks"])
+    if "tool_search" in values:
+        if not isinstance(values["tool_search"], bool):
+            raise Invalid("tool_search is true or false", field="tool_search")
+        plan.tool_search = values["tool_search"]
     if plan.backend_endpoint is None and not decode_service(service.compiled).servers:
         raise Invalid(
             f"{service.name} declares no servers: the plan needs a backend endpoint", field="backend_endpoint"
@@ -334,6 +338,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "audit": source.audit,
         "rate_limit": source.rate_limit,
         "tasks": source.tasks,
+        "tool_search": source.tool_search,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]
