@@ -333,7 +333,12 @@ async def test_replicas_sharing_a_store_share_one_token(upstream: Upstream, wher
         other = ClientCredentials(token_url=credentials.token_url, client_id="another-client", client_secret=SECRET)
         third = RestBackend(SERVICE, session, base_url=f"{upstream.url}/v1", credentials=other, oauth_session=tokens[1])
         assert await authorization(third) == "Bearer token-2"  # another client: a token of its own
-        assert len(upstream.token_requests) == 2
+        guessed = ClientCredentials(token_url=credentials.token_url, client_id=CLIENT_ID, client_secret="guess")
+        fourth = RestBackend(
+            SERVICE, session, base_url=f"{upstream.url}/v1", credentials=guessed, oauth_session=tokens[1]
+        )
+        assert await authorization(fourth) == "Bearer token-3"  # the client's id without its secret: nothing shared
+        assert len(upstream.token_requests) == 3
     finally:
         await close_session(session)
         for t in tokens:

@@ -98,6 +98,8 @@ def test_other_origins_get_no_cors_and_stay_refused(url: str) -> None:
 def test_origins_are_checked_where_they_are_given(tmp_path: Path) -> None:
     assert normalized_origin("HTTPS://App.Example.com/") == "https://app.example.com"
     assert normalized_origin("http://app.test:3000") == "http://app.test:3000"
+    assert normalized_origin("https://app.test:443") == "https://app.test"  # browsers omit default ports
+    assert normalized_origin("http://[::1]:3000") == "http://[::1]:3000"
     assert CorsPolicy.of(["https://a.test"]).allows("https://a.test/")
     for bad in ("app.test", "ftp://app.test", "https://app.test/path", "https://user@app.test", "https://a.test:x"):
         with pytest.raises(ValueError, match="CORS origin"):

@@ -76,13 +76,15 @@ async def test_a_session_lists_its_tasks_newest_first(store: TaskStore) -> None:
 
 
 async def test_records_expire_their_ttl_after_the_last_change(store: TaskStore) -> None:
-    record = _record(ttl_ms=300)
-    assert await store.create(record)
-    await asyncio.sleep(0.2)
-    assert await store.update(record.moved("working"))  # a change renews the record
-    await asyncio.sleep(0.2)
-    assert await store.get("t1") is not None
+    running = replace(_record(ttl_ms=300), lease_until=time.time() + 0.2)
+    assert await store.create(running)
     await asyncio.sleep(0.35)
+    assert await store.get("t1") is not None  # a running task outlives its TTL while its lease holds
+    ended = running.moved("completed", result=b"{}")
+    assert await store.update(ended)  # from its end, its TTL counts
+    await asyncio.sleep(0.15)
+    assert await store.get("t1") is not None
+    await asyncio.sleep(0.3)
     assert await store.get("t1") is None
 
 
@@ -109,6 +111,6 @@ async def test_the_memory_store_is_bounded() -> None:
     heavy = MemoryTaskStore(max_bytes=2_000)
     assert not await heavy.create(replace(_record("h"), result=b"x" * 5_000))
     expired = MemoryTaskStore(max_tasks=1)
-    assert await expired.create(_record("old", ttl_ms=1))
+    assert await expired.create(replace(_record("old", ttl_ms=1), status="completed"))
     await asyncio.sleep(0.01)
     assert await expired.create(_record("new"))  # the expired one made room

@@ -3,7 +3,7 @@
 A token is fetched on first use and reused until 15 s before it expires;
 concurrent calls share one fetch. With a shared store (replicas on Redis) a token
 one replica fetched is used by the others (sealed at rest, keyed by a digest of
-the token URL, client id, scopes and audience), so N replicas do not ask for N
+the token URL, client id, client secret, scopes and audience), so N replicas do not ask for N
 tokens. Failures name the token endpoint's host and status, never the client
 secret or the token.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -33,6 +34,8 @@ from apimcp.backends.oauth_http import (
 from apimcp.backends.secret_refs import UnresolvedReference, resolve
 
 __all__ = ["ClientCredentials", "ClientCredentialsTokens", "CredentialError", "TokenClient", "TokenSession"]
+
+log = logging.getLogger("apimcp.backends")
 
 EARLY_RENEWAL_SECONDS = 15
 DEFAULT_LIFETIME_SECONDS = 300
@@ -89,16 +92,25 @@ class ClientCredentialsTokens:
         except UnresolvedReference as exc:
             raise CredentialError(str(exc)) from None
         shared = self._session.shared if isinstance(self._session, TokenSession) else None
-        key = hashlib.sha256("\x00".join([c.token_url, client_id, *c.scopes, c.audience or ""]).encode()).hexdigest()
+        # The secret is part of the key: only a plan that holds the client's secret reaches its token.
+        parts = [c.token_url, client_id, client_secret, *c.scopes, c.audience or ""]
+        key = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
         if shared is not None:
-            kept = await shared.get(SHARED_OWNER, key)
+            try:
+                kept = await shared.get(SHARED_OWNER, key)
+            except Exception as exc:  # the shared store is away: fetch a token of our own
+                log.warning("backend tokens: the shared store did not answer (%s)", type(exc).__name__)
+                kept, shared = None, None
             if kept is not None and isinstance(kept.get("token"), str) and kept.get("until", 0) > time.time() + 1:
                 self._use(str(kept["token"]), float(kept["until"]) - time.time())
                 return
         token, lifetime = await self._request(client_id, client_secret)
         self._use(token, lifetime)
         if shared is not None:
-            await shared.put(SHARED_OWNER, key, {"token": token, "until": time.time() + lifetime}, lifetime)
+            try:
+                await shared.put(SHARED_OWNER, key, {"token": token, "until": time.time() + lifetime}, lifetime)
+            except Exception as exc:
+                log.warning("backend tokens: the shared store did not keep a token (%s)", type(exc).__name__)
 
     def _use(self, token: str, lifetime: float) -> None:
         self._renew_at = time.monotonic() + lifetime

@@ -104,7 +104,9 @@ class StdioBridge:
             answered = False
             if kind.startswith("text/event-stream"):
                 async for event in messages(response, self._max_event_bytes):
-                    answered = answered or _answers(event, request_id)
+                    if _answers(event, request_id):
+                        answered = True
+                        self._learn(message, response, event)
                     await self._write(orjson.dumps(event))
             elif kind.startswith("application/json"):
                 payload = await response.content.read(self._max_event_bytes + 1)

@@ -103,7 +103,8 @@ class GatewayApp:
                 # checked before the token: the token's audience is built on this Host
                 await json_response(send, 421, {"error": "Host not allowed (DNS rebinding protection)"})
                 return
-            resource = route.resource.at(scope["scheme"], scope["headers"], path) if route.resource else None
+            endpoint_path = path.rsplit("/", 1)[0] if http_sse else path  # metadata is the endpoint's, not .../sse
+            resource = route.resource.at(scope["scheme"], scope["headers"], endpoint_path) if route.resource else None
             try:
                 caller = await route.guard.admit(scope, resource)
             except Refusal as refusal:

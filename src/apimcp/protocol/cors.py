@@ -41,7 +41,9 @@ def normalized_origin(text: str) -> str:
         port = parts.port
     except ValueError:
         raise ValueError(f"CORS origin {text!r} has a bad port") from None
-    return f"{parts.scheme}://{parts.netloc.lower()}" if port is not None else f"{parts.scheme}://{parts.hostname}"
+    host = parts.netloc.lower().rsplit(":", 1)[0] if port is not None else parts.netloc.lower()  # [::1] kept
+    default = 443 if parts.scheme == "https" else 80
+    return f"{parts.scheme}://{host}" if port in (None, default) else f"{parts.scheme}://{host}:{port}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,7 +123,14 @@ class HttpSseTransport:
         if body is None:
             await _json(send, 413, {"error": "The message is too large"})
             return
-        await connection.slots.acquire()
+        if _is_request(body):  # answers and notifications never wait: the requests they unblock hold slots
+            await connection.slots.acquire()
+        else:
+            task = asyncio.ensure_future(self._forward(connection, body))
+            connection.tasks.add(task)
+            task.add_done_callback(connection.tasks.discard)
+            await _json(send, 202, None)
+            return
         task = asyncio.ensure_future(self._forward(connection, body))
         connection.tasks.add(task)
 
@@ -165,9 +172,13 @@ class HttpSseTransport:
         deliver: Callable[[bytes], None],
     ) -> tuple[int, dict[bytes, bytes], list[Any]]:  # fmt: skip
         """Run one Streamable HTTP request in process; every JSON-RPC message it answers goes to `deliver`."""
-        scope = {**connection.scope, "method": method, "headers": connection.headers(extra), "query_string": b""}
+        base = connection.scope["path"].rsplit("/", 1)[0]  # the endpoint's own path, without /sse
+        scope = {**connection.scope, "method": method, "path": base, "headers": connection.headers(extra),
+                 "query_string": b""}  # fmt: skip
         sent = False
-        status, headers, answers = 0, {}, []
+        status = 0
+        headers: dict[bytes, bytes] = {}
+        answers: list[Any] = []
         buffer = b""
         streaming = False
 
@@ -180,9 +191,10 @@ class HttpSseTransport:
             raise AssertionError("unreachable")
 
         def emit(data: bytes) -> None:
-            with contextlib.suppress(orjson.JSONDecodeError):
-                answers.append(orjson.loads(data))
-                deliver(data)
+            if not answers:  # only the first is read (initialize's); a GET stream's would pile up
+                with contextlib.suppress(orjson.JSONDecodeError):
+                    answers.append(orjson.loads(data))
+            deliver(data)
 
         async def reply(message: AsgiMessage) -> None:
             nonlocal status, headers, buffer, streaming
@@ -203,6 +215,14 @@ class HttpSseTransport:
 
         await self._app(scope, receive, reply)
         return status, headers, answers
+
+
+def _is_request(body: bytes) -> bool:
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return True  # answered with a parse error: counts like a request
+    return not isinstance(message, dict) or ("method" in message and "id" in message)
 
 
 async def _body(receive: Receive, limit: int) -> bytes | None:

@@ -6,7 +6,9 @@ key stays). A script refuses to replace the record of a task that has ended, so 
 call's outcome never overwrite each other. The hash expires its TTL after the last change of the record.
 A sorted set per session lists its tasks (2025-11-25 `tasks/list`). Replicas watch a task by reading it
 again every quarter of a second, which bounds how soon a cancellation or an answer made elsewhere arrives.
-A Redis that cannot be reached is a `StoreUnavailable` (the endpoint answers 503 with Retry-After).
+A Redis that cannot be reached is a `StoreUnavailable` (the endpoint answers 503 with Retry-After). What
+bounds the tasks kept is what runs (`max_running` per process) and their TTL; Redis's `maxmemory` is the
+operator's bound on the rest.
 """
 
 from __future__ import annotations
@@ -38,6 +40,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
 
+_CREATE = """
+if redis.call('HSETNX', KEYS[1], 'r', ARGV[1]) == 0 then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
 _RESPOND = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 for i = 1, #ARGV, 2 do redis.call('HSETNX', KEYS[1], 'in:' .. ARGV[i], ARGV[i + 1]) end
@@ -54,6 +62,7 @@ class RedisTaskStore(TaskStore):
         self._client = client
         self._prefix = prefix
         self._poll = poll_seconds
+        self._create = client.register_script(_CREATE)
         self._update = client.register_script(_UPDATE)
         self._respond = client.register_script(_RESPOND)
 
@@ -66,14 +75,14 @@ class RedisTaskStore(TaskStore):
     async def create(self, record: TaskRecord) -> bool:
         key = self._key(record.task_id)
         ttl = _ttl_ms(record)
-        created: Any = await reached(self._client.hsetnx(key, "r", record.encode()))
-        if not created:
+        if not await reached(self._create(keys=[key], args=[record.encode(), ttl])):
             return False  # an id taken already: never replace someone else's task
-        await self._client.pexpire(key, ttl)
         if record.session_id is not None:
             index = self._session_key(record.session_id)
-            await self._client.zadd(index, {record.task_id: record.created_at})
-            await self._client.pexpire(index, ttl)
+            await reached(self._client.zadd(index, {record.task_id: record.created_at}))
+            # never shortened by a task that expires sooner than the others (NX: a new index; GT: a longer task)
+            await reached(self._client.pexpire(index, ttl, nx=True))
+            await reached(self._client.pexpire(index, ttl, gt=True))
         return True
 
     async def get(self, task_id: str) -> StoredTask | None:
@@ -104,7 +113,7 @@ class RedisTaskStore(TaskStore):
         ids: Any = await reached(self._client.zrevrange(self._session_key(session_id), 0, 999))
         records: list[TaskRecord] = []
         for task_id in ids:
-            raw: Any = await self._client.hget(self._key(task_id.decode()), "r")
+            raw: Any = await reached(self._client.hget(self._key(task_id.decode()), "r"))
             if raw is not None:
                 records.append(TaskRecord.decode(raw))
         return records

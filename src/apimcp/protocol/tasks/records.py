@@ -67,8 +67,10 @@ class TaskRecord:
 
     @property
     def expires_at(self) -> float:
-        """Kept for its TTL after its last change, so a running task never expires under its client."""
-        return self.updated_at + self.ttl_ms / 1000
+        """Kept for its TTL after its last change, or after its lease while it runs (renewing the lease keeps a
+        running task), so a running task never expires under its client."""
+        last = self.updated_at if self.terminal else max(self.updated_at, self.lease_until)
+        return last + self.ttl_ms / 1000
 
     def moved(self, status: TaskStatus, **changes: Any) -> TaskRecord:
         now = time.time()

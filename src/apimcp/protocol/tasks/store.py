@@ -2,8 +2,9 @@
 
 The replica running a task writes its record; the one a client reaches reads it, records the client's input
 responses, or cancels it. Cancelling and finishing both end a task, and whichever comes first stays: `update`
-never changes a task that has ended. `MemoryTaskStore` serves one process; `apimcp.state.redis_tasks` is
-shared by replicas. Both are bounded: a full store refuses new tasks, it never drops a live one.
+never changes a task that has ended. `MemoryTaskStore` serves one process, bounded: when full it refuses new
+tasks, it never drops a live one; `apimcp.state.redis_tasks` is shared by replicas (bounded by what runs and
+the TTLs, see there).
 """
 
 from __future__ import annotations
