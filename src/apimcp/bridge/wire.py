@@ -12,15 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apimcp.protocol.modern import TASK_NAME_PARAMS
+
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-NAME_PARAMS = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
+NAME_PARAMS = TASK_NAME_PARAMS
 ACCEPT = "application/json, text/event-stream"
 
 

@@ -77,7 +77,7 @@ class McpEndpoint:
         self._sessions = SessionEra(endpoint_id, dispatcher, self.changes, self.options)
         self._stateless = StatelessEra(dispatcher, self.changes, self.options, endpoint_id)
         self.http_sse = (
-            HttpSseTransport(self.handle, limits.max_listeners, limits.max_body_bytes)
+            HttpSseTransport(self.handle, limits.max_listeners, limits.max_body_bytes, limits.body_read_seconds)
             if self.options.session_era
             else None
         )

@@ -25,7 +25,17 @@ from urllib.parse import parse_qs
 import orjson
 
 from apimcp.protocol.caller import CALLER_KEY
-from apimcp.protocol.exchange import AsgiMessage, Receive, Scope, Send, wait_for_disconnect
+from apimcp.protocol.deadlines import SharedDeadline
+from apimcp.protocol.exchange import (
+    AsgiMessage,
+    BodyTooLarge,
+    BodyTooSlow,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    wait_for_disconnect,
+)
 
 AsgiCall = Callable[[Scope, Receive, Send], Awaitable[None]]
 MAX_IN_FLIGHT = 64
@@ -70,11 +80,15 @@ class _Connection:
 class HttpSseTransport:
     """The HTTP+SSE side of one endpoint: `app` is its Streamable HTTP handler."""
 
-    def __init__(self, app: AsgiCall, max_streams: int = 1000, max_body_bytes: int = 4 * 1024 * 1024) -> None:
+    def __init__(
+        self, app: AsgiCall, max_streams: int = 1000, max_body_bytes: int = 4 * 1024 * 1024,
+        body_read_seconds: float = 10.0,
+    ) -> None:  # fmt: skip
         self._app = app
         self._connections: dict[str, _Connection] = {}
         self._max_streams = max_streams
         self._max_body_bytes = max_body_bytes
+        self._body_deadline = SharedDeadline(body_read_seconds)
 
     async def stream(self, scope: Scope, receive: Receive, send: Send, messages_path: str) -> None:
         """`GET .../sse`: the client's stream, until it goes away."""
@@ -119,9 +133,13 @@ class HttpSseTransport:
         if connection is None or connection.principal != _principal(scope):
             await _json(send, 404, {"error": "Unknown sessionId: open the SSE stream (GET .../sse) first"})
             return
-        body = await _body(receive, self._max_body_bytes)
-        if body is None:
-            await _json(send, 413, {"error": "The message is too large"})
+        try:
+            body = await read_body(receive, self._max_body_bytes, self._body_deadline)
+        except BodyTooLarge:
+            await _json(send, 413, {"error": f"The message is larger than {self._max_body_bytes} bytes"})
+            return
+        except BodyTooSlow:
+            await _json(send, 408, {"error": "The message did not arrive in time"})
             return
         if _is_request(body):  # answers and notifications never wait: the requests they unblock hold slots
             await connection.slots.acquire()
@@ -223,22 +241,6 @@ def _is_request(body: bytes) -> bool:
     except orjson.JSONDecodeError:
         return True  # answered with a parse error: counts like a request
     return not isinstance(message, dict) or ("method" in message and "id" in message)
-
-
-async def _body(receive: Receive, limit: int) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
 
 
 async def _json(send: Send, status: int, value: object, headers: list[tuple[bytes, bytes]] | None = None) -> None:

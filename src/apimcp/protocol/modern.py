@@ -86,7 +86,8 @@ REMOVED_METHODS = frozenset(
 )
 _NO_ANSWERS: dict[str, Any] = {}  # shared and never written: a fresh dict replaces it when answers come
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_TASK_NAME_PARAM = {**_NAME_PARAM, "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+TASK_NAME_PARAMS = {**_NAME_PARAM, "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+"""The body field each request's `Mcp-Name` header mirrors (with the tasks extension)."""
 
 # HTTP status of each error code at this revision (anything else: 200).
 _STATUS = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400, -32601: 404}
@@ -136,7 +137,7 @@ class StatelessEra:
         self._dispatcher, self._handler, self._server_info = dispatcher, handler, server_info
         offers_tasks = handler.features.tasks and handler.features.tools
         self._task_methods = self._tasks.methods if offers_tasks else {}
-        self._name_param = _TASK_NAME_PARAM if offers_tasks else _NAME_PARAM
+        self._name_param = TASK_NAME_PARAMS if offers_tasks else _NAME_PARAM
 
     async def post(
         self,
