@@ -3,7 +3,8 @@
 #   scripts/setup.sh          .venv/ with apimcp installed (editable)
 #   scripts/setup.sh --test   ... plus the test and lint tools, and tools/node/node_modules: the
 #                             official MCP conformance suite, Prism (an OpenAPI mock server) and
-#                             a Node 22 runtime for them
+#                             a Node 22 runtime for them; Debian's chromium for the browser tests
+#                             (Playwright drives it: Playwright's own browsers come from a CDN)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,4 +31,11 @@ stamp=tools/node/node_modules/.apimcp-lock
 if ! cmp -s tools/node/package-lock.json "$stamp" 2>/dev/null; then
   (cd tools/node && npm ci --no-audit --no-fund --loglevel=error)
   cp tools/node/package-lock.json "$stamp"
+fi
+# Browser tests (the console, a browser MCP client) drive Debian's Chromium through Playwright.
+if ! command -v chromium >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
 fi
