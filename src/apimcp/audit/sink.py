@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from apimcp.audit.events import Where, authentication_event, request_event
+from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
 
 log = logging.getLogger("apimcp.audit")
@@ -53,6 +54,9 @@ class AuditObserver:
     def __init__(self, sink: AuditSink, where: Where) -> None:
         self._sink = sink
         self.where = where
+
+    def request_started(self, method: str, target: str | None, source: RequestSource) -> None:
+        """Nothing to do before: an audit event says how the request ended."""
 
     def request_finished(self, record: RequestRecord) -> None:
         self._sink.record(request_event(self.where, record))

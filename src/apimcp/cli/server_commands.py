@@ -130,8 +130,21 @@ def settings() -> Settings:
     from apimcp.settings import SettingsError, from_environment  # noqa: PLC0415
 
     try:
-        return from_environment()
+        limits = from_environment()
     except SettingsError as exc:
+        fail(str(exc), EXIT_USAGE)
+    _install_telemetry()
+    return limits
+
+
+def _install_telemetry() -> None:
+    """Spans and metrics as the `OTEL_*` and `APIMCP_METRICS*` variables ask (docs/telemetry.md); off without them."""
+    from apimcp.telemetry import Telemetry, install  # noqa: PLC0415
+    from apimcp.telemetry.config import TelemetryConfigError  # noqa: PLC0415
+
+    try:
+        install(Telemetry.from_environment(os.environ))
+    except TelemetryConfigError as exc:
         fail(str(exc), EXIT_USAGE)
 
 

@@ -14,6 +14,8 @@
   any header passed on.
 - Gateway-managed: W3C `traceparent` and `tracestate` are passed on when well-formed, and `Forwarded` /
   `X-Forwarded-For` name the client (appended to what earlier proxies wrote), unless `forwarded` is off.
+  With tracing on, the backend call's own span replaces the client's trace context (`with_trace_context`,
+  used by `apimcp.telemetry.backend_calls`): same trace, the gateway's span as parent.
 """
 
 from __future__ import annotations
@@ -119,6 +121,20 @@ class HeaderPolicy:
 
 
 NO_POLICY = HeaderPolicy()
+TRACE_HEADERS = ("traceparent", "tracestate")
+
+
+def with_trace_context(headers: Mapping[str, str], trace: Mapping[str, str]) -> dict[str, str]:
+    """`headers` (as `headers_for` made them) with the trace context `trace` gives instead of the client's, under
+    the same rules: a malformed `traceparent` is not sent, nor a `tracestate` without one."""
+    out = {name: value for name, value in headers.items() if name not in TRACE_HEADERS}
+    parent = trace.get("traceparent")
+    if parent is not None and _TRACEPARENT.match(parent):
+        out["traceparent"] = parent
+        state = trace.get("tracestate")
+        if state and len(state) <= MAX_TRACESTATE:
+            out["tracestate"] = state
+    return out
 
 
 def _names(raw: object, where: str) -> frozenset[str]:

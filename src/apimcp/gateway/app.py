@@ -10,10 +10,11 @@ Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API ke
 <key>`, `X-API-Key` or `x-reshapr-key`), or an OAuth access token; a refusal is 401 or 403 with its
 `WWW-Authenticate` challenge. Then the plan's rate limits (`apimcp.ratelimit`): 429 with Retry-After beyond.
 `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
-OAuth-protected exposition. `/elicitation/...` are the pages where users supply their own backend
-credentials (`apimcp.elicitation.pages`). `.../sse` and `.../messages` after an endpoint's path serve the
-2024-11-05 HTTP+SSE transport (`apimcp.protocol.http_sse`). Browser pages of the origins an operator lists reach the MCP
-endpoints and their metadata through CORS (`apimcp.protocol.cors`): a preflight is answered before the guard.
+OAuth-protected exposition. `/metrics`: Prometheus metrics, when on (`apimcp.telemetry`). `/elicitation/...`
+are the pages where users supply their own backend credentials (`apimcp.elicitation.pages`). `.../sse` and
+`.../messages` after an endpoint's path serve the 2024-11-05 HTTP+SSE transport (`apimcp.protocol.http_sse`).
+Browser pages of the origins an operator lists reach the MCP endpoints and their metadata through CORS
+(`apimcp.protocol.cors`): a preflight is answered before the guard.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
 from apimcp.protocol.http_sse import serve_http_sse
 from apimcp.ratelimit.limiter import caller_key
 from apimcp.ratelimit.policy import retry_after
+from apimcp.telemetry.scrape import METRICS_PATH, serve_metrics
 
 MCP_PREFIX = "/mcp/"
 METADATA_PREFIX = WELL_KNOWN + MCP_PREFIX[:-1]
@@ -137,6 +139,8 @@ class GatewayApp:
                 await json_response(send, 421, {"error": "Host not allowed (DNS rebinding protection)"})
                 return
             await self._pages(scope, receive, send)
+        elif path == METRICS_PATH:
+            await serve_metrics(self.runtime.telemetry, scope, send)
         elif path in ("/healthz", "/"):
             # Counts only: a gateway serves several organizations, and none may learn the others' names.
             routes = self.runtime.routes

@@ -13,9 +13,10 @@ sealed afresh in every snapshot, what they hold is what counts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sized
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
@@ -46,6 +47,7 @@ from apimcp.gateway.tool_entries import RefusedEntry, ToolEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import request_host
 from apimcp.protocol.cors import CorsPolicy
+from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import parse_task_mode
 from apimcp.ratelimit.limiter import RateLimiter
 from apimcp.ratelimit.policy import parse_rate_limits
@@ -53,6 +55,10 @@ from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import SealError, open_exposition
 from apimcp.state import GatewayState
+from apimcp.telemetry import Telemetry, installed
+from apimcp.telemetry.backend_calls import InstrumentedBackend
+from apimcp.telemetry.gauges import GatewayFigures
+from apimcp.telemetry.observer import TelemetryObserver, chained
 
 log = logging.getLogger("apimcp.gateway")
 
@@ -81,6 +87,16 @@ class Route:
     @property
     def canonical_path(self) -> str:
         return canonical_path(self.exposition_id, self.organization, self.name)
+
+
+class Following(Protocol):
+    connected: bool
+    in_step_at: float
+    """`time.monotonic()` when the gateway last knew it served the control plane's latest revision."""
+
+
+def _label(route: Route) -> str:
+    return f"{route.organization}/{route.name or route.exposition_id}"
 
 
 def canonical_path(exposition_id: str, organization: str, name: str | None) -> str:
@@ -121,11 +137,16 @@ class GatewayRuntime:
         script_limits: ScriptLimits | None = None,
         public_url: str | None = None,
         state: GatewayState | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         """`fetch_policy`: which addresses OAuth token endpoints, key sets and remote resource contents may be at
         (default: public ones only); `script_limits`: what one run of a scripted custom tool may cost;
         `public_url`: the origin clients reach this gateway at (OAuth resource identifiers and elicitation links
-        are built on it; default: the request's); `state`: where users' credentials are kept (default: memory)."""
+        are built on it; default: the request's); `state`: where users' credentials are kept (default: memory);
+        `telemetry`: spans and metrics (default: what the process installed, off unless configured)."""
+        self.telemetry = telemetry if telemetry is not None else installed()
+        self.follower: Following | None = None
+        """The sync loop that follows a control plane, when there is one (`gateway.sync.following` sets it)."""
         stores = state or GatewayState()
         self._backends = BackendFactory(session, fetch_policy=fetch_policy, shared_tokens=stores.user_values)
         self._inbound = InboundBuilder(self._backends.guarded_session, public_url)
@@ -147,6 +168,21 @@ class GatewayRuntime:
         self._scripts: ScriptRunner | None = None
         """Started with the first exposition that has scripted custom tools (it owns threads)."""
         self.routes = Routes()
+        if self.telemetry.metrics is not None:
+            self.telemetry.metrics.watch_gateway(self.figures)
+
+    def figures(self) -> GatewayFigures:
+        """What `/metrics` shows of this gateway's state, read when scraped."""
+        routes = self.routes
+        streams = {_label(route): len(route.endpoint.changes) for route in routes.by_id.values()}
+        sessions = self._options.sessions
+        counted = len(sessions) if isinstance(sessions, Sized) else None
+        follower = self.follower
+        connected = lag = None
+        if follower is not None:
+            connected = follower.connected
+            lag = 0.0 if connected else time.monotonic() - follower.in_step_at
+        return GatewayFigures(routes.revision, len(routes.by_id), streams, counted, connected, lag)
 
     def known_services(self) -> list[str]:
         return list(self._services)
@@ -201,10 +237,16 @@ class GatewayRuntime:
         preparations: list[CallPreparation | None] = []
         elicited: list[ElicitedSecret] = []
         exchanges: list[str] = []
+        raw_backends: list[Backend] = []
+        telemetry = self.telemetry
+        label = f"{exposition['organization']}/{exposition['name'] or exposition['id']}"
         for member in exposition["members"]:
             check_references(member.get("credentials"), exposition["organization"])
             service = self._services[member["service"]["hash"]]
             backend = self._backends.build(service, member)
+            raw_backends.append(backend)
+            if telemetry.on:
+                backend = InstrumentedBackend(backend, service.kind, label, telemetry.tracing, telemetry.metrics)
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
             preparations.append(self._preparation(exposition, member, elicited, exchanges))
         name = exposition["name"] or exposition["id"]
@@ -214,13 +256,16 @@ class GatewayRuntime:
         if exposition.get("audit"):
             where = Where(exposition["organization"], exposition["id"], name, first["name"], first["version"])
             audit = AuditObserver(self.audit, where)
+        observer: RequestObserver | None = audit
+        if telemetry.on:
+            observer = chained(audit, TelemetryObserver(telemetry, label, lambda: self.routes.revision))
         settings = ExpositionSettings(
             name=name,
             title=exposition.get("title"),
             instructions=exposition.get("instructions"),
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
             resource=resource,
-            observer=audit,
+            observer=observer,
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),
             tool_search=exposition.get("tool_search") is True,
         )
@@ -229,7 +274,7 @@ class GatewayRuntime:
             self._scripts = ScriptRunner(self._script_limits)
         cross_service = self._cross_service(exposition["organization"])
         extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service, preparations=preparations)
-        loader = BackendLoader(members[0][1] if members else None, self._backends.guarded_session)
+        loader = BackendLoader(raw_backends[0] if raw_backends else None, self._backends.guarded_session)
         handler = ExpositionHandler(settings, members, extras, loader)
         if previous is not None:
             previous.endpoint.replace_handler(handler)
@@ -245,7 +290,7 @@ class GatewayRuntime:
             endpoint=endpoint,
             guard=guard,
             resource=resource,
-            backends=tuple(backend for _, backend in members),
+            backends=tuple(raw_backends),
             elicited=tuple(elicited),
             exchanges=tuple(exchanges),
             audit=audit,

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
+import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -154,6 +155,8 @@ class GatewaySync:
         self.first_applied = asyncio.Event()
         self.connected = False
         self.refusal: str | None = None
+        self.in_step_at = time.monotonic()
+        """When the gateway last knew it served the latest revision (the sync lag `/metrics` shows counts from it)."""
 
     async def run(self) -> None:
         backoff = 0.1
@@ -166,8 +169,10 @@ class GatewaySync:
                 self.first_applied.set()
                 self.connected = True
                 self.refusal = None
+                self.in_step_at = time.monotonic()
                 backoff = 0.1
                 await self._source.wait_for_change(current["revision"])
+                self.in_step_at = time.monotonic()
             except asyncio.CancelledError:
                 raise
             except Refused as exc:
@@ -215,6 +220,7 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
     follower stops, a last batch of audit events is sent, and the runtime ends its streams and closes its backend
     connections."""
     sync = GatewaySync(runtime, source)
+    runtime.follower = sync
     tasks = [asyncio.create_task(sync.run()), asyncio.create_task(report_audit(runtime, source))]
     try:
         yield sync

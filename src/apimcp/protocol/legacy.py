@@ -494,6 +494,8 @@ class SessionEra:
         observer = self._handler.observer
         if observer is None:
             return await self._answer(exchange, session, request, source, alone)
+        target = target_of(request.method, request.params)
+        observer.request_started(request.method, target, source)
         started = time.perf_counter()
         response: JsonObject | None = None
         try:
@@ -505,7 +507,7 @@ class SessionEra:
             outcome, code = outcome_of(response)
             record = RequestRecord(
                 method=request.method,
-                target=target_of(request.method, request.params),
+                target=target,
                 request_id=request.id,
                 session_id=session.id,
                 revision=session.revision.version,

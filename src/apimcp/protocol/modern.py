@@ -171,9 +171,12 @@ class StatelessEra:
             await self._listen(exchange, receive, message, revision)
             return
         observer = self._handler.observer
+        if observer is not None:
+            observer.request_started(message.method, target_of(message.method, message.params), source)
         started = time.perf_counter()
-        response, status, extra = await self._respond(exchange, receive, message, revision, meta, source)
+        response: JsonObject | None = None
         try:
+            response, status, extra = await self._respond(exchange, receive, message, revision, meta, source)
             if response is not None:
                 await exchange.json(status, response, list(extra))
             else:

@@ -1,8 +1,10 @@
 """What the engine tells an observer about each request it answered: the seam for audit trails and telemetry.
 
-A handler that sets `observer` hears of every JSON-RPC request once it is answered: its method and target,
-how it ended, how long it took, and who sent it. A handler without one costs the engine a single attribute
-read per request. Observers must not block: they are called on the event loop, after the answer is built.
+A handler that sets `observer` hears of every JSON-RPC request twice: `request_started` before the handler runs,
+in the task that runs it (a tracer opens its span there, so that what the handler does is inside it), and
+`request_finished` once it is answered, in the same task: its method and target, how it ended, how long it took,
+and who sent it. A handler without one costs the engine a single attribute read per request. Observers must not
+block: they are called on the event loop.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class RequestRecord:
 
 
 class RequestObserver(Protocol):
+    def request_started(self, method: str, target: str | None, source: RequestSource) -> None:
+        """A request is about to run (each call is followed by one `request_finished`, in the same task)."""
+
     def request_finished(self, record: RequestRecord) -> None: ...
 
 

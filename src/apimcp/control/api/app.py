@@ -17,6 +17,8 @@ from apimcp.control.api import access_routes, audit_routes, catalog_routes, expo
 from apimcp.control.api.request_limits import RequestLimits
 from apimcp.control.errors import DomainError
 from apimcp.control.plane import ControlPlane
+from apimcp.telemetry import Telemetry, installed
+from apimcp.telemetry.control_plane import ControlPlaneMetrics
 
 log = logging.getLogger("apimcp.control")
 PROBLEM = "application/problem+json"
@@ -33,8 +35,9 @@ def is_upload(method: str, path: str) -> bool:
     return method == "POST" and UPLOADS.fullmatch(path) is not None
 
 
-def create_api(plane: ControlPlane) -> FastAPI:
-    """The REST API of `plane`, behind the request limits of `plane.limits`."""
+def create_api(plane: ControlPlane, telemetry: Telemetry | None = None) -> FastAPI:
+    """The REST API of `plane`, behind the request limits of `plane.limits`; its requests counted when
+    `telemetry` (default: the process's) has metrics on."""
     app = FastAPI(
         title="apimcp control plane",
         version=__version__,
@@ -44,6 +47,9 @@ def create_api(plane: ControlPlane) -> FastAPI:
     )
     app.state.plane = plane
     app.add_middleware(RequestLimits, limits=plane.limits, is_upload=is_upload)
+    telemetry = installed() if telemetry is None else telemetry
+    if telemetry.metrics is not None:  # outermost: it counts what the limits refuse too
+        app.add_middleware(ControlPlaneMetrics, telemetry=telemetry)
     for module in (catalog_routes, exposure_routes, access_routes, key_routes, sync_routes, audit_routes):
         app.include_router(module.router, prefix="/api/v1")
 

@@ -1,0 +1,50 @@
+"""The control plane's requests in metrics: by method, route template (`/api/v1/services/{service_id}`, never
+the path a client typed) and status; and `/metrics` on a control plane run alone."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.telemetry.active import Telemetry
+from apimcp.telemetry.labels import http_method_label
+from apimcp.telemetry.scrape import METRICS_PATH, serve_metrics
+
+UNMATCHED = "unmatched"
+
+
+class ControlPlaneMetrics:
+    """ASGI middleware around the control plane's application."""
+
+    def __init__(self, app: Any, telemetry: Telemetry) -> None:
+        self.app = app
+        self._telemetry = telemetry
+        assert telemetry.metrics is not None
+        self._metrics = telemetry.metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope["path"] == METRICS_PATH:
+            await serve_metrics(self._telemetry, scope, send)
+            return
+        started = time.perf_counter()
+        status = [500]
+
+        async def sending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path", None)
+            label = template if isinstance(template, str) else UNMATCHED
+            method = http_method_label(str(scope.get("method", "")))
+            metrics = self._metrics
+            metrics.child(metrics.control_requests, method, label, str(status[0])).inc()
+            metrics.child(metrics.control_duration, method, label).observe(time.perf_counter() - started)

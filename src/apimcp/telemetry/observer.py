@@ -1,0 +1,79 @@
+"""An exposition's request observer: its spans and its metrics, beside its audit trail (`chained`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prometheus_client.metrics import Counter, Histogram
+
+from apimcp.protocol.caller import RequestSource
+from apimcp.protocol.observe import RequestObserver, RequestRecord
+from apimcp.telemetry.active import Telemetry
+from apimcp.telemetry.labels import error_code_label, method_label
+from apimcp.telemetry.metrics import Metrics
+from apimcp.telemetry.server_spans import ServerSpans
+
+
+class TelemetryObserver:
+    """Hears every request of one exposition (labelled `organization/name`)."""
+
+    __slots__ = ("_children", "_exposition", "_metrics", "_spans")
+
+    def __init__(self, telemetry: Telemetry, exposition: str, revision: Callable[[], int]) -> None:
+        self._exposition = exposition
+        self._spans = ServerSpans(telemetry.tracing, exposition, revision) if telemetry.tracing else None
+        self._metrics = telemetry.metrics
+        self._children: dict[tuple[str, str, str], tuple[Counter, Histogram, Counter | None]] = {}
+
+    def request_started(self, method: str, target: str | None, source: RequestSource) -> None:
+        if self._spans is not None:
+            self._spans.started(method, target, source)
+
+    def request_finished(self, record: RequestRecord) -> None:
+        if self._spans is not None:
+            self._spans.finished(record)
+        metrics = self._metrics
+        if metrics is None:
+            return
+        key = (method_label(record.method), record.outcome, error_code_label(record.error_code))
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = self._children_for(metrics, *key)
+        requests, duration, errors = children
+        requests.inc()
+        duration.observe(record.duration_ms / 1000)
+        if errors is not None:
+            errors.inc()
+
+    def _children_for(
+        self, metrics: Metrics, method: str, outcome: str, code: str
+    ) -> tuple[Counter, Histogram, Counter | None]:
+        errors = metrics.child(metrics.mcp_errors, self._exposition, method, code) if outcome == "error" else None
+        return (
+            metrics.child(metrics.mcp_requests, self._exposition, method, outcome),
+            metrics.child(metrics.mcp_duration, self._exposition, method),
+            errors,
+        )
+
+
+class _Chain:
+    __slots__ = ("_observers",)
+
+    def __init__(self, observers: tuple[RequestObserver, ...]) -> None:
+        self._observers = observers
+
+    def request_started(self, method: str, target: str | None, source: RequestSource) -> None:
+        for observer in self._observers:
+            observer.request_started(method, target, source)
+
+    def request_finished(self, record: RequestRecord) -> None:
+        for observer in self._observers:
+            observer.request_finished(record)
+
+
+def chained(*observers: RequestObserver | None) -> RequestObserver | None:
+    """One observer for all of `observers` (None when there is none: the engine then does nothing)."""
+    present = tuple(observer for observer in observers if observer is not None)
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else _Chain(present)
