@@ -84,8 +84,12 @@ class LocalSource(SnapshotSource):
             audit.record(session, None, events)
 
 
+CONTROL_PLANE_PATHS = ("/api/", "/console/")
+"""What the control plane serves (the REST API, the web console); the rest is the gateway's."""
+
+
 class EmbeddedApp:
-    """`/api` to the control plane, the rest to the gateway."""
+    """`/api` and `/console` to the control plane, the rest to the gateway."""
 
     def __init__(self, api: AsgiApp, gateway: GatewayApp) -> None:
         self.api = api
@@ -93,7 +97,7 @@ class EmbeddedApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] == "http" and (path == "/api" or path.startswith("/api/")):
+        if scope["type"] == "http" and (path in ("/api", "/console") or path.startswith(CONTROL_PLANE_PATHS)):
             await self.api(scope, receive, send)  # type: ignore[misc]
         else:
             await self.gateway(scope, receive, send)

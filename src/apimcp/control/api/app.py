@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from http import HTTPStatus
 from typing import Any
 
@@ -13,6 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from apimcp import __version__
+from apimcp.console.routes import console_router
 from apimcp.control.api import access_routes, audit_routes, catalog_routes, exposure_routes, key_routes, sync_routes
 from apimcp.control.api.request_limits import RequestLimits
 from apimcp.control.errors import DomainError
@@ -35,9 +37,12 @@ def is_upload(method: str, path: str) -> bool:
     return method == "POST" and UPLOADS.fullmatch(path) is not None
 
 
-def create_api(plane: ControlPlane, telemetry: Telemetry | None = None) -> FastAPI:
+def create_api(
+    plane: ControlPlane, telemetry: Telemetry | None = None, console_gateways: Iterable[str] = ()
+) -> FastAPI:
     """The REST API of `plane`, behind the request limits of `plane.limits`; its requests counted when
-    `telemetry` (default: the process's) has metrics on."""
+    `telemetry` (default: the process's) has metrics on. The web console at /console/ (`console_gateways`:
+    gateway origins besides this one that its try-it panel may call)."""
     app = FastAPI(
         title="apimcp control plane",
         version=__version__,
@@ -52,6 +57,7 @@ def create_api(plane: ControlPlane, telemetry: Telemetry | None = None) -> FastA
         app.add_middleware(ControlPlaneMetrics, telemetry=telemetry)
     for module in (catalog_routes, exposure_routes, access_routes, key_routes, sync_routes, audit_routes):
         app.include_router(module.router, prefix="/api/v1")
+    app.include_router(console_router(console_gateways))
 
     @app.exception_handler(DomainError)
     async def domain_error(request: Request, exc: DomainError) -> JSONResponse:

@@ -1,0 +1,38 @@
+"""`/console/...`: the console's files, with their security headers; `/console` redirects to `/console/`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import RedirectResponse
+
+from apimcp.console.assets import load_assets
+from apimcp.console.headers import security_headers
+
+PREFIX = "/console"
+
+
+def console_router(gateway_origins: Iterable[str] = ()) -> APIRouter:
+    """The console's routes; `gateway_origins` are the gateways (other than this origin) the try-it panel may call."""
+    assets = load_assets()
+    headers = security_headers(gateway_origins)
+    router = APIRouter(include_in_schema=False)
+
+    @router.get(PREFIX)
+    def console_root() -> Response:
+        return RedirectResponse(f"{PREFIX}/", status_code=308, headers=headers)
+
+    @router.get(PREFIX + "/{path:path}")
+    def console_file(path: str, request: Request) -> Response:
+        asset = assets.get(path)
+        if asset is None:
+            return Response(
+                f"No console page at /console/{path}\n", status_code=404, media_type="text/plain", headers=headers
+            )
+        own = {**headers, "ETag": asset.etag}
+        if request.headers.get("if-none-match") == asset.etag:
+            return Response(status_code=304, headers=own)
+        return Response(asset.content, media_type=asset.media_type, headers=own)
+
+    return router

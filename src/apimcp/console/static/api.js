@@ -1,0 +1,85 @@
+// The control plane's REST API, called with the token the user logged in with. Errors are RFC 9457 problem
+// details; `ApiError.message` is what the user reads.
+
+const BASE = new URL("../api/v1", document.baseURI).pathname;
+
+export class ApiError extends Error {
+  constructor(status, title, detail, problems = []) {
+    super(detail ? `${title}: ${detail}` : title);
+    this.status = status;
+    this.title = title;
+    this.detail = detail;
+    this.problems = problems;
+  }
+
+  /** Every problem a validation error listed ("field: message"), beside the first in `message`. */
+  get details() {
+    return this.problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message));
+  }
+}
+
+function problemOf(status, body, text) {
+  if (body && typeof body === "object" && typeof body.title === "string") {
+    return new ApiError(status, body.title, typeof body.detail === "string" ? body.detail : "",
+      Array.isArray(body.errors) ? body.errors : []);
+  }
+  const reason = status === 401 ? "Not authorized" : `HTTP ${status}`;
+  return new ApiError(status, reason, text.slice(0, 300));
+}
+
+export class Api {
+  constructor(token) {
+    this.token = token;
+  }
+
+  async request(method, path, { json, form } = {}) {
+    const headers = { Authorization: `Bearer ${this.token}`, Accept: "application/json" };
+    let body;
+    if (form !== undefined) {
+      body = form;
+    } else if (json !== undefined) {
+      headers["Content-Type"] = "application/json";
+      body = JSON.stringify(json);
+    }
+    let response;
+    try {
+      response = await fetch(`${BASE}${path}`, { method, headers, body, cache: "no-store", credentials: "omit" });
+    } catch (error) {
+      throw new ApiError(0, "Cannot reach the control plane", error.message);
+    }
+    if (response.status === 204) return null;
+    const text = await response.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = null;
+    }
+    if (!response.ok) throw problemOf(response.status, data, text);
+    return data;
+  }
+
+  get(path) {
+    return this.request("GET", path);
+  }
+
+  post(path, json) {
+    return this.request("POST", path, { json: json ?? {} });
+  }
+
+  upload(path, form) {
+    return this.request("POST", path, { form });
+  }
+
+  patch(path, json) {
+    return this.request("PATCH", path, { json });
+  }
+
+  put(path, json) {
+    return this.request("PUT", path, { json });
+  }
+
+  delete(path) {
+    return this.request("DELETE", path);
+  }
+}

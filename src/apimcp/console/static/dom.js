@@ -1,0 +1,82 @@
+// Building DOM nodes without ever parsing HTML: every text goes in as a text node (textContent), so nothing an
+// API or a tool returns can become markup.
+
+let counter = 0;
+
+/** A fresh id for tying a label to its input. */
+export function uid(prefix) {
+  counter += 1;
+  return `${prefix}-${counter}`;
+}
+
+const PROPERTIES = new Set(["value", "checked", "selected", "disabled", "multiple", "hidden", "required", "readOnly"]);
+
+/** `h("button", {type: "button", onclick: f}, "Save")`: an element with attributes, listeners and children. */
+export function h(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      node.addEventListener(key.slice(2), value);
+    } else if (key === "class") {
+      node.className = value;
+    } else if (PROPERTIES.has(key)) {
+      node[key] = value;
+    } else {
+      node.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  append(node, children);
+  return node;
+}
+
+export function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Replace everything inside `node`. */
+export function replace(node, ...children) {
+  node.replaceChildren();
+  return append(node, children);
+}
+
+/** A labelled form control: `{row, input}`; `hint` is read to screen readers with the input. */
+export function field(label, input, hint) {
+  const id = input.id || uid("f");
+  input.id = id;
+  const parts = [h("label", { for: id }, label), input];
+  if (hint) {
+    const hintId = `${id}-hint`;
+    input.setAttribute("aria-describedby", hintId);
+    parts.push(h("p", { class: "hint", id: hintId }, hint));
+  }
+  return { row: h("div", { class: "field" }, parts), input };
+}
+
+/** A table with a caption, header cells and rows of cells (strings or nodes). */
+export function table(caption, headers, rows) {
+  return h(
+    "table",
+    {},
+    h("caption", {}, caption),
+    h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
+    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((cell) => h("td", {}, cell))))),
+  );
+}
+
+export function lines(text) {
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
+}
+
+export function when(timestamp) {
+  if (!timestamp) return "";
+  const date = new Date(timestamp);
+  return Number.isNaN(date.getTime()) ? String(timestamp) : date.toLocaleString();
+}

@@ -1,0 +1,174 @@
+// The console's shell: logging in (the token lives in sessionStorage, never in a URL), the screens behind
+// `#/name?params` links, and the two live regions every screen reports to.
+
+import { Api, ApiError } from "./api.js";
+import { field, h, replace } from "./dom.js";
+import * as expositions from "./screens/expositions.js";
+import * as gateways from "./screens/gateways.js";
+import * as importing from "./screens/importing.js";
+import * as plans from "./screens/plans.js";
+import * as secrets from "./screens/secrets.js";
+import * as services from "./screens/services.js";
+import * as tryit from "./screens/tryit.js";
+
+const TOKEN_KEY = "apimcp.console.token";
+const GATEWAY_KEY = "apimcp.console.gateway";
+const SCREENS = { services, import: importing, plans, expositions, try: tryit, gateways, secrets };
+const DEFAULT_SCREEN = "services";
+
+const main = document.getElementById("main");
+const nav = document.getElementById("nav");
+const who = document.getElementById("who");
+const logout = document.getElementById("logout");
+const statusRegion = document.getElementById("status");
+const alertRegion = document.getElementById("alert");
+
+function say(message) {
+  alertRegion.replaceChildren();
+  statusRegion.textContent = message;
+}
+
+function fail(error) {
+  statusRegion.textContent = "";
+  const message = error instanceof Error ? error.message : String(error);
+  const details = error instanceof ApiError ? error.details.filter((d) => d !== message) : [];
+  replace(alertRegion, h("p", {}, message), details.length ? h("ul", {}, details.map((d) => h("li", {}, d))) : null);
+  if (error instanceof ApiError && error.status === 401) endSession("The control plane no longer accepts the token; log in again.");
+}
+
+function clearMessages() {
+  statusRegion.textContent = "";
+  alertRegion.replaceChildren();
+}
+
+function gatewayBase() {
+  return (localStorage.getItem(GATEWAY_KEY) || window.location.origin).replace(/\/+$/, "");
+}
+
+function setGatewayBase(url) {
+  const parsed = new URL(url);
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("the gateway URL must be http(s)");
+  localStorage.setItem(GATEWAY_KEY, parsed.origin + parsed.pathname.replace(/\/+$/, ""));
+}
+
+function route() {
+  const hash = window.location.hash;
+  if (!hash.startsWith("#/")) return null;
+  const [name, query] = hash.slice(2).split("?", 2);
+  return { name: SCREENS[name] ? name : DEFAULT_SCREEN, params: new URLSearchParams(query || "") };
+}
+
+let pending = null;
+
+/** Show screen `name`, then `message` in the status region (a hash change clears the messages first). */
+function go(name, params = {}, message = null) {
+  pending = message;
+  const query = new URLSearchParams(params).toString();
+  const target = `#/${name}${query ? `?${query}` : ""}`;
+  if (window.location.hash === target) show();
+  else window.location.hash = target;
+}
+
+let context = null;
+
+async function show() {
+  if (!context) return;
+  const current = route() || { name: DEFAULT_SCREEN, params: new URLSearchParams() };
+  for (const link of nav.querySelectorAll("a")) {
+    if (link.getAttribute("href") === `#/${current.name}`) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  const screen = h("section", { class: "screen", "aria-busy": "true" });
+  replace(main, screen);
+  try {
+    await SCREENS[current.name].render(screen, context, current.params);
+  } catch (error) {
+    fail(error);
+  } finally {
+    screen.removeAttribute("aria-busy");
+  }
+  const heading = screen.querySelector("h1");
+  if (heading) {
+    heading.setAttribute("tabindex", "-1");
+    heading.focus();
+  }
+  document.title = `${heading ? heading.textContent : "apimcp"} · apimcp console`;
+  if (pending) {
+    say(pending);
+    pending = null;
+  }
+}
+
+function startSession(api, organization) {
+  context = { api, organization, say, fail, clearMessages, go, gatewayBase, setGatewayBase };
+  who.textContent = `Organization ${organization.name}`;
+  nav.hidden = false;
+  logout.hidden = false;
+  show();
+}
+
+function endSession(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  context = null;
+  nav.hidden = true;
+  logout.hidden = true;
+  who.textContent = "";
+  showLogin(message);
+}
+
+function showLogin(message) {
+  const token = h("input", { type: "password", name: "token", autocomplete: "off", required: true, spellcheck: "false" });
+  const tokenField = field("API token", token, "An admin or user token of your organization (apimcp_admin_… or "
+    + "apimcp_user_…). apimcp serve writes its first one to <data dir>/bootstrap-token.");
+  const form = h("form", { class: "login", "aria-labelledby": "login-title" },
+    h("h1", { id: "login-title" }, "Log in"),
+    tokenField.row,
+    h("button", { type: "submit" }, "Log in"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const api = new Api(token.value.trim());
+    try {
+      const organization = await api.get("/organization");
+      sessionStorage.setItem(TOKEN_KEY, api.token);
+      clearMessages();
+      if (!route()) window.history.replaceState(null, "", `#/${DEFAULT_SCREEN}`);
+      startSession(api, organization);
+    } catch (error) {
+      const reason = error instanceof ApiError && error.status === 401
+        ? `The control plane refused this token: ${error.detail || error.title}`
+        : error.message;
+      fail(new Error(reason));
+      token.focus();
+    }
+  });
+  replace(main, form);
+  if (message) fail(new Error(message));
+  token.focus();
+}
+
+logout.addEventListener("click", () => {
+  endSession();
+  say("Logged out.");
+});
+window.addEventListener("hashchange", () => {
+  if (route()) {
+    clearMessages();
+    show();
+  }
+});
+
+async function boot() {
+  const saved = sessionStorage.getItem(TOKEN_KEY);
+  if (!saved) {
+    showLogin();
+    return;
+  }
+  const api = new Api(saved);
+  try {
+    startSession(api, await api.get("/organization"));
+  } catch (error) {
+    endSession(error instanceof ApiError && error.status === 401 ? "Your session ended; log in again." : error.message);
+  }
+}
+
+boot();

@@ -1,0 +1,291 @@
+// Plans: what to expose of a service and how (selection, backend, secrets, inbound security, cache hints, and
+// the other options the REST API takes). Editing sends only what changed; the API checks everything.
+
+import { field, h, lines, replace, table, uid } from "../dom.js";
+
+const INBOUND = [["none", "none (anyone who reaches the gateway)"], ["api_key", "API key"], ["oauth", "OAuth"]];
+const BACKEND_SECRET_KINDS = new Set(["bearer", "basic", "api_key", "oauth_client_credentials", "user_token",
+  "user_oauth", "oauth_token_exchange"]);
+
+export async function render(screen, ctx, params) {
+  if (params.get("plan")) return renderEdit(screen, ctx, params.get("plan"));
+  if (params.has("new")) return renderCreate(screen, ctx, params.get("new"));
+  const [plans, services, expositions] = await Promise.all([
+    ctx.api.get("/plans"), ctx.api.get("/services"), ctx.api.get("/expositions"),
+  ]);
+  const serviceName = new Map(services.map((s) => [s.id, `${s.name} ${s.version}`]));
+  const exposed = new Set(expositions.map((e) => e.plan_id));
+  replace(screen,
+    h("h1", {}, "Plans"),
+    h("p", {}, "A plan says which operations of a service become tools, which backend they call, with which "
+      + "secrets, and who may call them. ", h("a", { href: "#/plans?new=" }, "Create a plan")),
+    plans.length === 0
+      ? h("p", { class: "empty" }, "No plan yet.")
+      : table("Plans", ["Name", "Service", "Backend", "Inbound", "Exposed", ""], plans.map((p) => [
+        p.name, serviceName.get(p.service_id) || p.service_id, p.backend_endpoint || "(the description's)",
+        p.inbound_mode, exposed.has(p.id) ? "yes" : "no",
+        h("a", { href: `#/plans?plan=${encodeURIComponent(p.id)}` }, `Edit ${p.name}`),
+      ])));
+  return undefined;
+}
+
+function jsonText(value) {
+  return value === null || value === undefined ? "" : JSON.stringify(value, null, 2);
+}
+
+function cacheText(cache) {
+  return Object.entries(cache || {}).map(([method, hint]) => `${method}=${hint.ttl_ms}:${hint.scope}`).join("\n");
+}
+
+function parseCache(text) {
+  const cache = {};
+  for (const line of lines(text)) {
+    const match = /^([^=\s]+)\s*=\s*(\d+)(?::(public|private))?$/.exec(line);
+    if (!match) throw new Error(`cache hint "${line}" must read method=ttl_ms[:public|private], e.g. tools/list=60000:public`);
+    cache[match[1]] = { ttl_ms: Number(match[2]), scope: match[3] || "private" };
+  }
+  return cache;
+}
+
+function parseJson(label, text) {
+  if (!text.trim()) return null;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${label} is not valid JSON (${error.message})`);
+  }
+}
+
+function checkboxes(legend, options, chosen, hint) {
+  const boxes = options.map(([value, label]) => {
+    const id = uid("c");
+    const input = h("input", { type: "checkbox", id, value, checked: chosen.includes(value) });
+    return { input, row: h("div", { class: "check" }, input, h("label", { for: id }, label)) };
+  });
+  const node = h("fieldset", {}, h("legend", {}, legend),
+    boxes.length ? boxes.map((b) => b.row) : h("p", { class: "hint" }, "none available"),
+    hint ? h("p", { class: "hint" }, hint) : null);
+  return { node, read: () => boxes.filter((b) => b.input.checked).map((b) => b.input.value) };
+}
+
+function choice(options, chosen) {
+  return h("select", {}, options.map(([value, label]) => h("option", { value, selected: value === (chosen ?? "") }, label)));
+}
+
+/** The plan's form: `{node, read}`, `read()` giving the REST fields (throws Error naming a bad one). */
+function planForm(plan, secrets, artifacts) {
+  const text = (name, value, type = "text") => h("input", { type, name, value: value ?? "", autocomplete: "off" });
+  const area = (name, value, rows = 3) => h("textarea", { name, rows: String(rows), spellcheck: "false", value: value ?? "" });
+  const check = (name, value) => h("input", { type: "checkbox", name, checked: Boolean(value) });
+  const description = text("description", plan.description);
+  const backend = text("backend_endpoint", plan.backend_endpoint, "text");
+  const timeout = h("input", { type: "number", name: "backend_timeout_ms", min: "1", step: "1",
+    value: plan.backend_timeout_ms ?? "" });
+  const include = area("include", (plan.include || []).join("\n"));
+  const exclude = area("exclude", (plan.exclude || []).join("\n"));
+  const backendSecrets = checkboxes("Backend secrets",
+    secrets.filter((s) => BACKEND_SECRET_KINDS.has(s.kind)).map((s) => [s.id, `${s.name} (${s.kind})`]),
+    plan.secret_ids || [], "every call carries all of them");
+  const tls = choice([["", "(none)"], ...secrets.filter((s) => s.kind === "tls").map((s) => [s.id, s.name])],
+    plan.tls_secret_id);
+  const inbound = choice(INBOUND, plan.inbound_mode || "none");
+  const oauth = area("oauth", jsonText(plan.oauth), 4);
+  const introspection = choice([["", "(none)"],
+    ...secrets.filter((s) => s.kind === "oauth_introspection").map((s) => [s.id, s.name])], plan.introspection_secret_id);
+  const cache = area("cache", cacheText(plan.cache));
+  const prefix = text("tool_prefix", plan.tool_prefix);
+  const outputSchemas = check("output_schemas", plan.output_schemas ?? true);
+  const toolSearch = check("tool_search", plan.tool_search);
+  const tasks = text("tasks", plan.tasks);
+  const rateLimit = area("rate_limit", jsonText(plan.rate_limit));
+  const audit = check("audit", plan.audit);
+  const headerPolicy = area("header_policy", jsonText(plan.header_policy), 4);
+  const chosenArtifacts = checkboxes("Artifacts served",
+    artifacts.filter((a) => a.role !== "main").map((a) => [a.name, `${a.name} (${a.kind || "unchecked"})`]),
+    plan.artifacts || [], "none checked: all of the service's artifacts");
+  const oauthRows = h("div", {},
+    field("OAuth settings (JSON)", oauth, '{"issuers": [...], "audiences": [...], "scopes": [...], "tool_scopes": {...}}').row,
+    field("Introspection secret", introspection, "opaque tokens checked by RFC 7662 introspection").row);
+  const sync = () => { oauthRows.hidden = inbound.value !== "oauth"; };
+  inbound.addEventListener("change", sync);
+  sync();
+  const node = h("div", {},
+    h("fieldset", {}, h("legend", {}, "Tools"),
+      field("Include", include, "one pattern a line: a tool name, operationId, GET /path, tag:x, * wildcards; empty: all").row,
+      field("Exclude", exclude, "one pattern a line").row,
+      field("Tool name prefix", prefix).row,
+      chosenArtifacts.node,
+      h("div", { class: "check" }, outputSchemas, h("label", { for: (outputSchemas.id = uid("c")) }, "Output schemas")),
+      h("div", { class: "check" }, toolSearch,
+        h("label", { for: (toolSearch.id = uid("c")) }, "Tool search (two tools instead of the whole list, for huge APIs)"))),
+    h("fieldset", {}, h("legend", {}, "Backend"),
+      field("Backend URL", backend, "http(s) URL; gRPC host:port, grpc:// or grpcs://; empty: the description's server").row,
+      field("Timeout (ms)", timeout).row,
+      backendSecrets.node,
+      field("TLS secret", tls, "a CA or client certificate for the backend connection").row),
+    h("fieldset", {}, h("legend", {}, "Inbound security"),
+      field("Who may call", inbound, "an API key is shown once, when it is made").row,
+      oauthRows,
+      field("Rate limit (JSON)", rateLimit, '{"exposition": "100/s", "caller": "5/min"}; empty: none').row,
+      field("Header policy (JSON)", headerPolicy, "which client headers backends receive: {allow, deny, rename, passthrough, forwarded}").row,
+      h("div", { class: "check" }, audit, h("label", { for: (audit.id = uid("c")) }, "Audit every request"))),
+    h("fieldset", {}, h("legend", {}, "Caching and tasks"),
+      field("Cache hints", cache, "one a line: method=ttl_ms[:public|private], e.g. tools/list=60000:public").row,
+      field("Tasks", tasks, "off, all, slow, slow:5s or slow:500ms").row),
+    field("Description", description).row);
+  const read = () => {
+    const timeoutMs = timeout.value.trim() === "" ? null : Number(timeout.value);
+    if (timeoutMs !== null && !Number.isInteger(timeoutMs)) throw new Error("the timeout must be a whole number of milliseconds");
+    const values = {
+      description: description.value.trim() || null,
+      backend_endpoint: backend.value.trim() || null,
+      backend_timeout_ms: timeoutMs,
+      include: lines(include.value),
+      exclude: lines(exclude.value),
+      secret_ids: backendSecrets.read(),
+      tls_secret_id: tls.value || null,
+      inbound_mode: inbound.value,
+      cache: parseCache(cache.value),
+      tool_prefix: prefix.value.trim(),
+      output_schemas: outputSchemas.checked,
+      tool_search: toolSearch.checked,
+      tasks: tasks.value.trim() || null,
+      rate_limit: parseJson("the rate limit", rateLimit.value),
+      audit: audit.checked,
+      header_policy: parseJson("the header policy", headerPolicy.value),
+      artifacts: chosenArtifacts.read(),
+    };
+    if (values.inbound_mode === "oauth") {
+      values.oauth = parseJson("the OAuth settings", oauth.value);
+      values.introspection_secret_id = introspection.value || null;
+    }
+    return values;
+  };
+  return { node, read };
+}
+
+function shownOnce(key) {
+  return h("div", { class: "once", role: "note" },
+    h("h2", {}, "The plan's API key"),
+    h("p", {}, "Shown this once: give it to the plan's clients (Authorization: Bearer … or X-API-Key)."),
+    h("output", { class: "secret-once" }, key));
+}
+
+async function renderCreate(screen, ctx, serviceId) {
+  const [services, secrets] = await Promise.all([ctx.api.get("/services"), ctx.api.get("/secrets")]);
+  const service = choice([["", "(choose a service)"], ...services.map((s) => [s.id, `${s.name} ${s.version}`])], serviceId);
+  const name = h("input", { type: "text", name: "name", autocomplete: "off", required: true, value: "default" });
+  const holder = h("div", {});
+  let form = null;
+  const load = async () => {
+    const artifacts = service.value ? await ctx.api.get(`/services/${encodeURIComponent(service.value)}/artifacts`) : [];
+    form = planForm({ inbound_mode: "none", output_schemas: true }, secrets, artifacts);
+    replace(holder, form.node);
+  };
+  service.addEventListener("change", () => load().catch(ctx.fail));
+  await load();
+  const submit = h("form", { "aria-labelledby": "plan-title" },
+    h("h1", { id: "plan-title" }, "New plan"),
+    h("p", {}, h("a", { href: "#/plans" }, "All plans")),
+    field("Service", service).row,
+    field("Plan name", name, "unique for the service").row,
+    holder,
+    h("button", { type: "submit" }, "Create the plan"));
+  submit.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      if (!service.value) throw new Error("choose the service the plan exposes");
+      const values = form.read();
+      const body = { name: name.value.trim(), service_id: service.value };
+      for (const [key, value] of Object.entries(values)) {
+        const empty = value === null || value === "" || (Array.isArray(value) && value.length === 0)
+          || (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0);
+        if (!empty) body[key] = value;
+      }
+      const plan = await ctx.api.post("/plans", body);
+      await renderEdit(screen, ctx, plan.id, plan.api_key);
+      ctx.say(`Created plan ${plan.name}.`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+  replace(screen, submit);
+}
+
+async function renderEdit(screen, ctx, planId, newKey) {
+  const plan = await ctx.api.get(`/plans/${encodeURIComponent(planId)}`);
+  const [service, secrets, artifacts, groups] = await Promise.all([
+    ctx.api.get(`/services/${encodeURIComponent(plan.service_id)}`), ctx.api.get("/secrets"),
+    ctx.api.get(`/services/${encodeURIComponent(plan.service_id)}/artifacts`), ctx.api.get("/gateway-groups"),
+  ]);
+  const form = planForm(plan, secrets, artifacts);
+  const baseline = form.read();
+  const edit = h("form", { "aria-labelledby": "plan-title" },
+    h("h1", { id: "plan-title" }, `Plan ${plan.name}`),
+    h("p", {}, h("a", { href: "#/plans" }, "All plans"), " · service ",
+      h("a", { href: `#/services?service=${encodeURIComponent(service.id)}` }, `${service.name} ${service.version}`)),
+    newKey ? shownOnce(newKey) : null,
+    form.node,
+    h("button", { type: "submit" }, "Save the plan"));
+  edit.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const values = form.read();
+      const changed = {};
+      for (const [key, value] of Object.entries(values)) {
+        if (JSON.stringify(value) !== JSON.stringify(baseline[key])) changed[key] = value;
+      }
+      if (Object.keys(changed).length === 0) {
+        ctx.say("Nothing changed.");
+        return;
+      }
+      const saved = await ctx.api.patch(`/plans/${encodeURIComponent(planId)}`, changed);
+      await renderEdit(screen, ctx, planId, saved.api_key);
+      ctx.say(`Saved plan ${plan.name}: ${Object.keys(changed).join(", ")}.`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+
+  const expoName = h("input", { type: "text", name: "exposition_name", autocomplete: "off", value: plan.name });
+  const group = choice(groups.map((g) => [g.id, g.name]), (groups.find((g) => g.name === "default") || {}).id);
+  const expose = h("form", { "aria-labelledby": "expose-title" },
+    h("h2", { id: "expose-title" }, "Expose this plan"),
+    field("Exposition name", expoName, "unique in the organization; its endpoint is /mcp/<organization>/<name>").row,
+    field("Gateway group", group).row,
+    h("button", { type: "submit" }, "Expose"));
+  expose.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const body = { plan_id: planId, group_id: group.value || null, name: expoName.value.trim() || null };
+      const exposition = await ctx.api.post("/expositions", body);
+      ctx.go("expositions", { exposition: exposition.id }, `Exposed plan ${plan.name} at ${exposition.endpoints[0]}.`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+
+  const actions = h("div", { class: "actions" });
+  const renew = h("button", { type: "button" }, "Make a new API key");
+  renew.addEventListener("click", async () => {
+    try {
+      const saved = await ctx.api.post(`/plans/${encodeURIComponent(planId)}/api-key`);
+      await renderEdit(screen, ctx, planId, saved.api_key);
+      ctx.say("A new API key replaces the old one.");
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+  const remove = h("button", { type: "button", class: "danger" }, `Delete plan ${plan.name}`);
+  remove.addEventListener("click", async () => {
+    if (!window.confirm(`Delete plan ${plan.name} and its expositions?`)) return;
+    try {
+      await ctx.api.delete(`/plans/${encodeURIComponent(planId)}`);
+      ctx.go("plans", {}, `Deleted plan ${plan.name}.`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+  replace(actions, plan.inbound_mode === "api_key" ? renew : null, remove);
+  replace(screen, edit, expose, h("h2", {}, "More"), actions);
+}

@@ -1,0 +1,89 @@
+// Services: the imported APIs, each with its operations (the tools it offers) and its artifacts.
+
+import { field, h, replace, table, when } from "../dom.js";
+
+export async function render(screen, ctx, params) {
+  const selected = params.get("service");
+  if (selected) return renderOne(screen, ctx, selected);
+  const listed = await ctx.api.get("/services");
+  replace(screen,
+    h("h1", {}, "Services"),
+    h("p", {}, "The API descriptions imported into this organization. ",
+      h("a", { href: "#/import" }, "Import a description"), " to add one."),
+    listed.length === 0
+      ? h("p", { class: "empty" }, "No service yet.")
+      : table("Services", ["Name", "Version", "Kind", "Operations", "Updated", ""], listed.map((s) => [
+        s.name, s.version, s.kind, String(s.operation_count), when(s.updated_at),
+        h("a", { href: `#/services?service=${encodeURIComponent(s.id)}` }, `Show ${s.name} ${s.version}`),
+      ])));
+  return undefined;
+}
+
+async function renderOne(screen, ctx, id) {
+  const [service, artifacts] = await Promise.all([
+    ctx.api.get(`/services/${encodeURIComponent(id)}`),
+    ctx.api.get(`/services/${encodeURIComponent(id)}/artifacts`),
+  ]);
+  const file = h("input", { type: "file", name: "file", accept: ".yaml,.yml,.json", required: true });
+  const name = h("input", { type: "text", name: "name", autocomplete: "off" });
+  const attach = h("form", { "aria-labelledby": "attach-title" },
+    h("h2", { id: "attach-title" }, "Attach an artifact"),
+    field("Artifact file (Prompts, Resources, CustomTools or ToolsOutputFilters YAML)", file).row,
+    field("Name", name, "default: the file's name; an artifact of the same name is replaced").row,
+    h("button", { type: "submit" }, "Attach"));
+  attach.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!file.files.length) return ctx.fail(new Error("choose a file to attach"));
+    const form = new FormData();
+    form.append("file", file.files[0]);
+    if (name.value.trim()) form.append("name", name.value.trim());
+    try {
+      const artifact = await ctx.api.upload(`/services/${encodeURIComponent(id)}/artifacts`, form);
+      await render(screen, ctx, new URLSearchParams({ service: id }));
+      ctx.say(`Attached ${artifact.name} (${artifact.kind}).`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+    return undefined;
+  });
+  const remove = h("button", { type: "button", class: "danger" }, `Delete service ${service.name}`);
+  remove.addEventListener("click", async () => {
+    if (!window.confirm(`Delete ${service.name} ${service.version}, its plans and its expositions?`)) return;
+    try {
+      await ctx.api.delete(`/services/${encodeURIComponent(id)}`);
+      ctx.go("services", {}, `Deleted ${service.name} ${service.version}.`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+  const detach = (artifact) => {
+    const button = h("button", { type: "button" }, `Detach ${artifact.name}`);
+    button.addEventListener("click", async () => {
+      try {
+        const result = await ctx.api.delete(`/artifacts/${encodeURIComponent(artifact.id)}`);
+        await render(screen, ctx, new URLSearchParams({ service: id }));
+        const plans = result.impacted_plans.map((p) => p.name);
+        ctx.say(`Detached ${artifact.name}${plans.length ? `; plans that selected it: ${plans.join(", ")}` : ""}.`);
+      } catch (error) {
+        ctx.fail(error);
+      }
+    });
+    return button;
+  };
+  replace(screen,
+    h("h1", {}, `Service ${service.name} ${service.version}`),
+    h("p", {}, h("a", { href: "#/services" }, "All services"), " · ",
+      h("a", { href: `#/plans?new=${encodeURIComponent(id)}` }, "Create a plan for this service")),
+    service.description ? h("p", {}, service.description) : null,
+    h("p", {}, `${service.kind}, ${service.operation_count} operations, updated ${when(service.updated_at)}.`),
+    table("Operations", ["Tool", "Signature", "Operation id", "Title", "Tags"], service.operations.map((op) => [
+      h("code", {}, op.tool_name), h("code", {}, op.signature), op.operation_id || "", op.title || "", op.tags.join(", "),
+    ])),
+    table("Artifacts", ["Name", "Role", "Kind", "Declares", ""], artifacts.map((a) => [
+      a.name, a.role, a.kind || "", a.capabilities.join(", "), a.role === "main" ? "" : detach(a),
+    ])),
+    attach,
+    h("h2", {}, "Danger zone"),
+    remove);
+  return undefined;
+}
