@@ -54,7 +54,8 @@ CorsOrigins = Annotated[
     typer.Option(
         "--cors-origin",
         help="An origin (https://app.example.com) whose browser pages may call the MCP endpoints (CORS); "
-        "repeat for several (default: none).",
+        "repeat for several (default: none; a gateway following a control plane also allows the control plane's "
+        "origin, where its web console runs).",
     ),
 ]
 StateUrl = Annotated[

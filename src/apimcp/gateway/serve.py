@@ -10,6 +10,8 @@ import asyncio
 import logging
 import ssl
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
+from urllib.parse import urlsplit
 
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.rest import close_session, new_session
@@ -21,6 +23,7 @@ from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import GatewaySync, HttpSource, following
 from apimcp.head_limits import HeadLimits
 from apimcp.protocol import EndpointOptions
+from apimcp.protocol.cors import normalized_origin
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.serving import ServerTls, server_for
@@ -83,6 +86,16 @@ async def serve_gateway(
         await close_session(session)
 
 
+def console_origins(control_planes: Sequence[str]) -> list[str]:
+    """The origins of the control planes' URLs: the web console each serves (at /console/) calls the gateway from
+    the browser (its try-it panel), so a gateway following them allows these origins besides its listed ones."""
+    origins: list[str] = []
+    for url in control_planes:
+        parts = urlsplit(url)
+        origins.append(normalized_origin(f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"))
+    return origins
+
+
 async def serve_connected_gateway(
     control_planes: Sequence[str],
     token: str,
@@ -111,7 +124,9 @@ async def serve_connected_gateway(
     to serve.
     Snapshots are sealed to `key`, whose public half must be registered with the control plane. With several
     control-plane URLs (replicas on one database), the gateway follows the first that answers.
+    Browser pages of the control planes' origins (their console) may call it, besides the origins `options` list.
     """
+    options = replace(options, security=options.security.with_cors_origins(console_origins(control_planes)))
     session = new_session()
     runtime = GatewayRuntime(
         session,

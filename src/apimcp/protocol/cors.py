@@ -1,6 +1,7 @@
 """CORS for MCP endpoints, so that an MCP client running in a browser page can connect.
 
-Only origins an operator lists are answered (exact `scheme://host[:port]`; none by default): a preflight
+Only origins an operator lists are answered (exact `scheme://host[:port]`; none by default, besides the origin of
+the control plane a gateway follows, whose web console calls it: `gateway/serve.py`): a preflight
 `OPTIONS` from one is answered 204 with the methods and request headers MCP uses, and every response to it
 carries `Access-Control-Allow-Origin` and exposes the MCP response headers a client must read
 (`Mcp-Session-Id`, `MCP-Protocol-Version`, `WWW-Authenticate` for OAuth discovery, ...). A preflight from any

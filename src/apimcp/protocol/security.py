@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from apimcp.protocol.cors import CorsPolicy
 
@@ -44,6 +44,12 @@ class TransportSecurity:
         patterns = _loopback_patterns() | frozenset(h.lower() for h in hosts)
         cors = CorsPolicy.of(cors_origins)
         return cls(patterns, patterns | cors.hosts(), cors_origins=cors.origins)
+
+    def with_cors_origins(self, origins: Iterable[str]) -> TransportSecurity:
+        """The same, with the pages of `origins` allowed too (CORS and the Origin check); ValueError for one that
+        is not `http(s)://host[:port]`."""
+        cors = CorsPolicy.of([*self.cors_origins, *origins])
+        return replace(self, allowed_origins=self.allowed_origins | cors.hosts(), cors_origins=cors.origins)
 
     def host_allowed(self, host: str | None) -> bool:
         if not self.enabled:
