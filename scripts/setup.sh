@@ -4,7 +4,8 @@
 #   scripts/setup.sh --test   ... plus the test and lint tools, and tools/node/node_modules: the
 #                             official MCP conformance suite, Prism (an OpenAPI mock server) and
 #                             a Node 22 runtime for them; Debian's chromium for the browser tests
-#                             (Playwright drives it: Playwright's own browsers come from a CDN)
+#                             (Playwright drives it: Playwright's own browsers come from a CDN); and
+#                             .venv-mcp1/ with the last mcp 1.x, an old client for the HTTP+SSE tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +32,12 @@ stamp=tools/node/node_modules/.apimcp-lock
 if ! cmp -s tools/node/package-lock.json "$stamp" 2>/dev/null; then
   (cd tools/node && npm ci --no-audit --no-fund --loglevel=error)
   cp tools/node/package-lock.json "$stamp"
+fi
+# The HTTP+SSE tests run an old client too: the last mcp 1.x, in a venv of its own (the test venv has mcp 2).
+mcp1=1.30.0
+if [ "$(.venv-mcp1/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null)" != "$mcp1" ]; then
+  [ -x .venv-mcp1/bin/python ] || "$python" -m venv .venv-mcp1
+  .venv-mcp1/bin/python -m pip install --quiet --disable-pip-version-check "mcp==$mcp1"
 fi
 # Browser tests (the console, a browser MCP client) drive Debian's Chromium through Playwright.
 if ! command -v chromium >/dev/null 2>&1; then
