@@ -1,10 +1,13 @@
 """Clients that are not plain HTTP programs, through a gateway process: browser pages of the origins an operator
 lists reach MCP endpoints through CORS (other origins get nothing a browser would let a page read, and the
-DNS-rebinding check still refuses them); an old client of the 2024-11-05 HTTP+SSE transport reaches a
-protected exposition at `.../sse`."""
+DNS-rebinding check still refuses them); old clients of the 2024-11-05 HTTP+SSE transport (the official SDK's
+`sse_client` in mcp 2, and the last mcp 1.x in a venv of its own) reach a protected exposition at `.../sse`."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +27,9 @@ from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import ACCEPT_BOTH
 from tests.support.processes import Background, free_port
 
+ROOT = Path(__file__).resolve().parents[2]
+MCP1_PYTHON = ROOT / ".venv-mcp1" / "bin" / "python"
+MCP1_CLIENT = Path(__file__).with_name("mcp1_sse_client.py")
 PAGE = "http://app.test:3000"
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -122,3 +128,18 @@ def test_an_http_sse_client_reaches_a_protected_exposition(url: str) -> None:
     assert anyio.run(run)["path"] == "/v1/items/3"  # type: ignore[index]
     refused = httpx2.get(f"{url}/sse")  # no key: the guard answers before any stream opens
     assert refused.status_code == 401
+
+
+def test_an_mcp_1x_client_over_http_sse(url: str) -> None:
+    """The last mcp 1.x release's `sse_client` and `ClientSession`, in their own venv (the tests' venv has mcp 2)."""
+    assert MCP1_PYTHON.exists(), "no .venv-mcp1: run scripts/setup.sh --test"
+    env = {**os.environ, "MCP_API_KEY": "k" * 24}
+    command = [str(MCP1_PYTHON), str(MCP1_CLIENT), f"{url}/sse"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["mcp"].startswith("1."), seen  # an old client indeed
+    assert seen["protocolVersion"] == "2025-11-25"  # its newest, which the endpoint speaks
+    assert len(seen["sessionIds"]) == 1 and seen["sessionIds"][0]  # from the stream's endpoint event
+    assert "get_item" in seen["tools"]
+    assert seen["isError"] is False and seen["structuredContent"]["path"] == "/v1/items/5"
