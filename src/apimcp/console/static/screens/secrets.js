@@ -22,7 +22,7 @@ function inputs(names, required, secret) {
       : (name === "ca"
         ? h("textarea", { name, rows: "4", spellcheck: "false" })
         : h("input", { type: "text", name, autocomplete: "off", spellcheck: "false" }));
-    const label = `${secret ? "Value" : "Field"} ${name}${isRequired && required ? " (required)" : ""}`;
+    const label = `${secret ? "Secret value" : "Public field"}: ${name}${isRequired && required ? " (required)" : ""}`;
     return { name, input, row: field(label, input).row };
   });
 }

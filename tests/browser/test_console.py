@@ -1,0 +1,296 @@
+"""The web console driven in Chromium: log in, import the Bookshelf description, plan, expose, try a tool;
+secrets' values never shown; a wrong token refused clearly; every control labelled and reachable by keyboard."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, Response, expect
+
+from apimcp.demo_api import spec_path, start
+from apimcp.embedded import EmbeddedApp, embedded
+from apimcp.protocol import EndpointOptions
+from tests.support.browser import chromium
+from tests.support.live_server import live_app
+
+SECRET_VALUE = "sk-console-test-4f9a1c7e2b"
+ROTATED_VALUE = "sk-console-rotated-8d3e6b0a5f"
+TIMEOUT_MS = 15_000
+
+
+@dataclass
+class Served:
+    base: str
+    token: str
+    backend: str
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`apimcp serve` (control plane and gateway on one origin) and the Bookshelf backend, nothing imported."""
+    data_dir = tmp_path_factory.mktemp("console")
+    found: dict[str, str] = {}
+
+    @asynccontextmanager
+    async def app() -> AsyncIterator[EmbeddedApp]:
+        runner, port = await start("127.0.0.1", 0)
+        try:
+            async with embedded(data_dir, database_url=None, options=EndpointOptions()) as started:
+                assert started.bootstrap_token is not None
+                found["token"] = started.bootstrap_token
+                found["backend"] = f"http://127.0.0.1:{port}"
+                yield started.app
+        finally:
+            await runner.cleanup()
+
+    with live_app(app) as base:
+        yield Served(base, found["token"], found["backend"])
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as launched:
+        yield launched
+
+
+@dataclass
+class Seen:
+    """What a page received (every response body) and what the browser complained about."""
+
+    bodies: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def seen() -> Seen:
+    return Seen()
+
+
+@pytest.fixture
+def page(browser: Browser, seen: Seen) -> Iterator[Page]:
+    context = browser.new_context()
+    context.set_default_timeout(TIMEOUT_MS)
+    opened = context.new_page()
+
+    def record(response: Response) -> None:
+        try:
+            seen.bodies.append(f"{response.url}\n{response.text()}")
+        except Exception:
+            seen.bodies.append(response.url)
+
+    def complain(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            seen.problems.append(message.text)
+
+    opened.on("response", record)
+    opened.on("console", complain)
+    opened.on("pageerror", lambda error: seen.problems.append(str(error)))
+    try:
+        yield opened
+    finally:
+        context.close()
+
+
+REFUSED = re.compile(r"Failed to load resource: the server responded with a status of (\d+)")
+
+
+def unexpected(problems: list[str], *expected_statuses: int) -> list[str]:
+    """The browser's complaints (script errors, CSP violations), less the refusals a test provoked on purpose."""
+    return [p for p in problems if not ((m := REFUSED.match(p)) and int(m.group(1)) in expected_statuses)]
+
+
+def log_in(page: Page, served: Served) -> None:
+    page.goto(f"{served.base}/console/")
+    page.get_by_label("API token").fill(served.token)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", level=1, name="Services")).to_be_visible()
+    expect(page.get_by_text("Organization default")).to_be_visible()
+
+
+def test_a_wrong_token_is_refused_with_a_clear_message(page: Page, served: Served, seen: Seen) -> None:
+    page.goto(f"{served.base}/console/")
+    page.get_by_label("API token").fill("apimcp_admin_not-a-real-token")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_contain_text("The control plane refused this token")
+    expect(page.get_by_role("navigation", name="Screens")).to_be_hidden()
+    assert page.evaluate("sessionStorage.length") == 0
+    assert "apimcp_admin_not-a-real-token" not in page.url
+    assert unexpected(seen.problems, 401) == []
+
+
+def test_import_plan_expose_and_try_a_tool(page: Page, served: Served, seen: Seen) -> None:
+    log_in(page, served)
+    assert served.token not in page.url
+    assert page.evaluate("Object.keys(sessionStorage)") == ["apimcp.console.token"]
+
+    # import the description from a file
+    page.get_by_role("link", name="Import", exact=True).click()
+    page.get_by_label("Description file").set_input_files(str(spec_path()))
+    page.get_by_label("Service name").fill("bookshelf")
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_role("status")).to_contain_text("Imported bookshelf 1.0.0: 11 operations")
+
+    # its operations
+    page.get_by_role("link", name="See its operations").click()
+    expect(page.get_by_role("heading", name="Service bookshelf 1.0.0")).to_be_visible()
+    expect(page.get_by_role("table", name="Operations")).to_contain_text("list_books")
+    expect(page.get_by_role("table", name="Artifacts")).to_contain_text("main")
+
+    # a plan calling the Bookshelf backend, without the DELETE operation
+    page.get_by_role("link", name="Create a plan for this service").click()
+    expect(page.get_by_role("heading", name="New plan")).to_be_visible()
+    page.get_by_label("Plan name").fill("console")
+    page.get_by_label("Backend URL").fill(served.backend)
+    page.get_by_label("Exclude").fill("DELETE *")
+    page.get_by_label("Cache hints").fill("tools/list=60000:public")
+    page.get_by_role("button", name="Create the plan").click()
+    expect(page.get_by_role("heading", name="Plan console")).to_be_visible()
+    expect(page.get_by_role("status")).to_contain_text("Created plan console")
+    expect(page.get_by_label("Exclude")).to_have_value("DELETE *")
+
+    # a bad edit is refused with the API's words, and nothing changes
+    page.get_by_label("Include").fill("no_such_tool")
+    page.get_by_role("button", name="Save the plan").click()
+    expect(page.get_by_role("alert")).to_contain_text("no_such_tool")
+    page.get_by_label("Include").fill("")
+
+    # expose it
+    page.get_by_label("Exposition name").fill("shelf")
+    page.get_by_role("button", name="Expose", exact=True).click()
+    expect(page.get_by_role("heading", name="Exposition shelf")).to_be_visible()
+    endpoints = page.get_by_role("table", name="Endpoints of shelf")
+    canonical = f"{served.base}/mcp/default/shelf"
+    expect(endpoints).to_contain_text(canonical)
+    expect(endpoints).to_contain_text(f"{canonical}/sse")
+    expect(endpoints).to_contain_text(f"{served.base}/mcp/default/bookshelf/1.0.0")
+    config = json.loads(page.locator("pre.config").inner_text())
+    assert config == {"mcpServers": {"shelf": {"type": "http", "url": canonical}}}
+
+    # try a tool through the gateway, in both eras
+    page.get_by_role("link", name="Try shelf").click()
+    expect(page.get_by_role("heading", name="Try it")).to_be_visible()
+    for era in ("2026-07-28", "2025-11-25"):
+        page.get_by_label(re.compile(f"^{era}")).check()
+        page.get_by_role("button", name="List its tools").click()
+        expect(page.get_by_role("status")).to_contain_text(f"10 tools at {canonical}")
+        page.get_by_label("Tool", exact=True).select_option(label="list_books")
+        page.get_by_label("limit").fill("2")
+        page.get_by_role("button", name="Call the tool").click()
+        result = page.get_by_role("region", name="Result")
+        expect(result).to_contain_text("list_books succeeded")
+        expect(result).to_contain_text('"total"')
+
+    # a tool with a required argument: the form says what is missing; then an answer from the backend
+    page.get_by_label("Tool", exact=True).select_option(label="get_book")
+    page.get_by_role("button", name="Call the tool").click()
+    expect(page.get_by_role("alert")).to_contain_text("bookId is required")
+    expect(page.get_by_label("bookId (required)")).to_be_focused()
+    page.get_by_label("bookId (required)").fill("1")
+    page.get_by_role("button", name="Call the tool").click()
+    expect(page.get_by_role("region", name="Result")).to_contain_text("get_book succeeded")
+
+    # the gateway's health
+    page.get_by_role("link", name="Gateways").click()
+    expect(page.locator("#healthz")).to_contain_text("ok, revision")
+    expect(page.get_by_role("table", name="Gateways seen by the control plane")).to_contain_text("live")
+    assert unexpected(seen.problems, 422) == []
+
+
+def test_a_secret_value_never_reaches_the_page(page: Page, served: Served, seen: Seen) -> None:
+    log_in(page, served)
+    page.get_by_role("link", name="Secrets").click()
+    page.get_by_label("Secret name").fill("shelf-key")
+    page.get_by_label("Kind").select_option("api_key")
+    page.get_by_label("Public field: name (required)").fill("X-Shelf-Key")
+    page.get_by_label("Public field: location").fill("header")
+    page.get_by_label("Secret value: value (required)").fill(SECRET_VALUE)
+    page.get_by_role("button", name="Create the secret").click()
+    expect(page.get_by_role("status")).to_contain_text("Created secret shelf-key (api_key)")
+    secrets = page.get_by_role("table", name="Secrets")
+    expect(secrets).to_contain_text("name: X-Shelf-Key")
+
+    page.get_by_text("Set new values of shelf-key").click()
+    page.get_by_label("Secret value: value", exact=True).fill(ROTATED_VALUE)
+    page.get_by_role("button", name="Save the values of shelf-key").click()
+    expect(page.get_by_role("status")).to_contain_text("New values of shelf-key saved")
+
+    htmls = [page.content()]
+    for screen in ("Services", "Plans", "Expositions", "Try it", "Gateways", "Secrets"):
+        page.get_by_role("link", name=screen, exact=True).click()
+        expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
+        htmls.append(page.content())
+    # a plan may use it; its value stays out of the plan's page too
+    page.get_by_role("link", name="Plans", exact=True).click()
+    page.get_by_role("link", name="Create a plan").click()
+    expect(page.get_by_text("shelf-key (api_key)")).to_be_visible()
+    htmls.append(page.content())
+    for value in (SECRET_VALUE, ROTATED_VALUE):
+        assert not [h for h in htmls if value in h]
+        assert not [b.partition("\n")[0] for b in seen.bodies if value in b]
+    assert any("/api/v1/secrets" in b for b in seen.bodies)
+    stored = page.evaluate("JSON.stringify([Object.entries(sessionStorage), Object.entries(localStorage)])")
+    assert SECRET_VALUE not in stored and ROTATED_VALUE not in stored
+    assert unexpected(seen.problems) == []
+
+
+def _unlabelled(page: Page) -> list[str]:
+    """Form controls on the page without an accessible label."""
+    found: list[str] = page.evaluate(
+        """() => [...document.querySelectorAll('input, select, textarea')]
+             .filter((c) => c.type !== 'hidden' && !(c.labels && c.labels.length) && !c.getAttribute('aria-label')
+                 && !c.getAttribute('aria-labelledby'))
+             .map((c) => c.outerHTML)"""
+    )
+    return found
+
+
+def test_every_control_is_labelled_and_the_console_works_by_keyboard(page: Page, served: Served) -> None:
+    page.goto(f"{served.base}/console/")
+    assert _unlabelled(page) == []
+    expect(page.get_by_label("API token")).to_be_focused()
+    page.keyboard.type(served.token)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", level=1, name="Services")).to_be_focused()
+    expect(page.get_by_role("banner")).to_be_visible()
+    expect(page.get_by_role("main")).to_be_visible()
+
+    # Tab from the top of the page reaches the navigation; Enter follows a link; focus is visible
+    page.get_by_role("link", name="Skip to the content").focus()
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent") == "Secrets":
+            break
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("", "none")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", level=1, name="Secrets")).to_be_focused()
+
+    for screen in ("Services", "Import", "Plans", "Expositions", "Try it", "Gateways", "Secrets"):
+        page.get_by_role("link", name=screen, exact=True).click()
+        expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
+        assert _unlabelled(page) == [], screen
+    page.get_by_role("link", name="Plans", exact=True).click()
+    page.get_by_role("link", name="Create a plan").click()
+    expect(page.get_by_role("heading", name="New plan")).to_be_visible()
+    assert _unlabelled(page) == []
+
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_label("API token")).to_be_visible()
+    assert page.evaluate("sessionStorage.length") == 0
+
+
+def test_console_pages_carry_a_strict_policy(page: Page, served: Served) -> None:
+    response = page.goto(f"{served.base}/console/")
+    assert response is not None
+    headers = response.headers
+    policy = headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "unsafe" not in policy
+    assert headers["x-frame-options"] == "DENY"
+    html = Path(spec_path()).parents[1] / "console" / "static" / "index.html"
+    assert "<script>" not in html.read_text()

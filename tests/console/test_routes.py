@@ -1,0 +1,111 @@
+"""The console's files as the control plane serves them: a fixed table, strict headers, package data in the wheel."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from apimcp.console.assets import load_assets
+from apimcp.console.headers import content_security_policy, gateway_origin
+from apimcp.console.routes import console_router
+from apimcp.control.secret_kinds import KINDS
+
+ROOT = Path(__file__).resolve().parents[2]
+STATIC = ROOT / "src" / "apimcp" / "console" / "static"
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    app = FastAPI()
+    app.include_router(console_router(["https://gw.example.com:8443/mcp"]))
+    return TestClient(app)
+
+
+def test_the_index_is_served_with_a_strict_policy(client: TestClient) -> None:
+    response = client.get("/console/")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    policy = response.headers["content-security-policy"]
+    assert "script-src 'self';" in policy
+    assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
+    assert "connect-src 'self' https://gw.example.com:8443;" in policy
+    assert "unsafe" not in policy
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["referrer-policy"] == "no-referrer"
+
+
+def test_console_without_its_slash_redirects(client: TestClient) -> None:
+    response = client.get("/console", follow_redirects=False)
+    assert response.status_code == 308
+    assert response.headers["location"] == "/console/"
+
+
+def test_modules_are_javascript_and_unchanged_files_are_not_sent_again(client: TestClient) -> None:
+    response = client.get("/console/screens/tryit.js")
+    assert response.headers["content-type"] == "text/javascript; charset=utf-8"
+    again = client.get("/console/screens/tryit.js", headers={"If-None-Match": response.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+
+
+@pytest.mark.parametrize("path", ["nope.js", "..%2F..%2Fpyproject.toml", "static/index.html", "screens/", "assets.py"])
+def test_only_the_console_files_are_served(client: TestClient, path: str) -> None:
+    response = client.get(f"/console/{path}")
+    assert response.status_code == 404
+    assert response.text.startswith("No console page at")
+    assert "content-security-policy" in response.headers
+
+
+def test_a_gateway_origin_that_could_widen_the_policy_is_refused() -> None:
+    assert gateway_origin("https://GW.example.com/mcp/x") == "https://gw.example.com"
+    for bad in ("ftp://gw.example.com", "https://gw.example.com;script-src *", "https://user:pw@gw", "gw.example.com"):
+        with pytest.raises(ValueError, match="console gateway"):
+            content_security_policy([bad])
+
+
+def test_the_secret_kinds_the_console_offers_are_the_control_planes() -> None:
+    shipped = json.loads((STATIC / "secret-kinds.json").read_text())
+    assert shipped == {kind: {"fields": public, "values": sealed} for kind, (public, sealed) in KINDS.items()}
+
+
+def test_no_script_builds_markup_from_text_or_runs_text_as_code() -> None:
+    scripts = sorted(STATIC.rglob("*.js"))
+    assert len(scripts) >= 10
+    for script in scripts:
+        text = script.read_text()
+        for risky in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+            assert risky not in text, f"{script.name} uses {risky}"
+    html = (STATIC / "index.html").read_text()
+    assert re.findall(r"<script[^>]*>", html) == ['<script type="module" src="main.js">']
+    assert " on" not in re.sub(r"<noscript>.*?</noscript>", "", html, flags=re.S).split("<body>")[1].split(">")[0]
+
+
+def test_every_shipped_file_is_in_the_table() -> None:
+    table = load_assets()
+    on_disk = {str(p.relative_to(STATIC)) for p in STATIC.rglob("*") if p.is_file()}
+    assert on_disk == set(table) - {""}
+
+
+def test_the_wheel_ships_the_console() -> None:
+    """hatchling puts every file under the package in the wheel (checked by building it: `pip wheel .` lists
+    apimcp/console/static/...); nothing in pyproject may leave the console's files out."""
+    build = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    assert build["targets"]["wheel"]["packages"] == ["src/apimcp"]
+    assert "exclude" not in build and "exclude" not in build["targets"]["wheel"]
+    assert STATIC.is_relative_to(ROOT / "src" / "apimcp")
+
+
+def test_the_console_imports_nothing_else_from_apimcp() -> None:
+    """The console is pages over the REST API: it knows neither the control plane's insides nor the gateway."""
+    for module in sorted((ROOT / "src" / "apimcp" / "console").glob("*.py")):
+        tree = ast.parse(module.read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert {m for m in imported if m.startswith("apimcp") and not m.startswith("apimcp.console")} == set()
