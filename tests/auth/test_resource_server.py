@@ -1,6 +1,7 @@
 """Expositions as OAuth 2.1 resource servers, against a real authorization server (oidc-provider): tokens
 checked by signature, issuer, expiry and audience, scopes per exposition and per tool, protected resource
-metadata for every endpoint form, sessions bound to their user."""
+metadata for every endpoint form (and for the HTTP+SSE transport at `.../sse`, the endpoint's), sessions bound to
+their user."""
 
 from __future__ import annotations
 
@@ -313,3 +314,29 @@ customTools:
             refused = mcp.modern("tools/call", {"name": "remove_item", "arguments": {"id": "4"}}).result
     assert refused["isError"] is True
     assert "needs the scope mcp:write" in refused["content"][0]["text"]
+
+
+def _first_event(url: str, token: str) -> tuple[int, list[str]]:
+    """The status of `GET .../sse` and the stream's first event (its `endpoint`), or the refusal's body."""
+    with httpx2.stream("GET", url, headers={"authorization": f"Bearer {token}"}, timeout=10) as stream:
+        if stream.status_code != 200:
+            return stream.status_code, [stream.read().decode()]
+        lines = stream.iter_lines()
+        return 200, [next(lines), next(lines)]
+
+
+def test_http_sse_names_the_endpoint_in_its_metadata_and_challenges(gateway: str, idp: Idp) -> None:
+    """The 2024-11-05 transport at `.../sse` and `.../messages` is the endpoint's: its challenges point to the
+    endpoint's metadata, which names the endpoint, and tokens are issued for the endpoint's URL."""
+    for path in ("/mcp/echo", "/mcp/default/Echo+API/2.1"):
+        for refused in (httpx2.get(f"{gateway}{path}/sse"), httpx2.post(f"{gateway}{path}/messages?sessionId=x")):
+            assert refused.status_code == 401, (path, refused.text)
+            fields = challenge(refused.headers)
+            assert fields["resource_metadata"] == f"{gateway}/.well-known/oauth-protected-resource{path}"
+            assert httpx2.get(fields["resource_metadata"]).json()["resource"] == f"{gateway}{path}"
+    status, event = _first_event(f"{gateway}/mcp/echo/sse", idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read"))
+    assert status == 200 and event[0] == "event: endpoint" and "/mcp/echo/messages?sessionId=" in event[1]
+    wrong = idp.token(SERVICE, f"{gateway}/mcp/echo/sse", "mcp:read")  # not a resource the gateway serves
+    status, body = _first_event(f"{gateway}/mcp/echo/sse", wrong)
+    assert status == 401 and "issued for another resource" in body[0]
+    assert httpx2.get(f"{gateway}/.well-known/oauth-protected-resource/mcp/echo/sse").status_code == 404
