@@ -14,6 +14,22 @@ from apimcp.telemetry.scrape import METRICS_PATH, serve_metrics
 UNMATCHED = "unmatched"
 
 
+def route_template(scope: Scope) -> str:
+    """The template of the route that answered, with the prefix of the router it was included under (the route
+    knows only its own part: `/services/{service_id}` under `/api/v1`); `unmatched` when none did."""
+    route = scope.get("route")
+    template = getattr(route, "path", None)
+    pattern = getattr(route, "path_regex", None)
+    if not isinstance(template, str):
+        return UNMATCHED
+    path = str(scope.get("path", ""))
+    if pattern is not None:
+        for cut in range(len(path)):
+            if path[cut] == "/" and pattern.match(path[cut:]):
+                return path[:cut] + template
+    return template
+
+
 class ControlPlaneMetrics:
     """ASGI middleware around the control plane's application."""
 
@@ -41,9 +57,7 @@ class ControlPlaneMetrics:
         try:
             await self.app(scope, receive, sending)
         finally:
-            route = scope.get("route")
-            template = getattr(route, "path", None)
-            label = template if isinstance(template, str) else UNMATCHED
+            label = route_template(scope)
             method = http_method_label(str(scope.get("method", "")))
             metrics = self._metrics
             metrics.child(metrics.control_requests, method, label, str(status[0])).inc()
