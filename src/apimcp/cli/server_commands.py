@@ -380,7 +380,7 @@ def run_plan(
 
 def _announce(started: Started, base: str) -> None:
     typer.echo(f"apimcp {__version__}: control plane and gateway on {base} (data in {started.data_dir})")
-    typer.echo(f"  REST API {base}/api/v1 (OpenAPI at {base}/api/v1/openapi.json)")
+    typer.echo(f"  REST API {base}/api/v1 (OpenAPI at {base}/api/v1/openapi.json), web console {base}/console/")
     if started.bootstrap_token is not None:
         saved = _save_first_context(base, started.bootstrap_token)
         typer.echo(f"  First start: organization 'default' created; its first token is in {started.bootstrap_file}")
@@ -442,8 +442,16 @@ def control_plane(
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
     fetch_allow: FetchAllow = [],
+    console_gateway: Annotated[
+        list[str],
+        typer.Option(
+            help="A gateway URL (repeat for several) the web console's try-it panel may call from the browser "
+            "(its Content-Security-Policy allows this page's origin only, otherwise); see docs/console.md.",
+        ),
+    ] = [],
 ) -> None:
     """Run the control plane alone (REST API and gateway sync), for gateways started with `apimcp gateway`."""
+    from apimcp.console.headers import gateway_origin  # noqa: PLC0415
     from apimcp.control.serve import serve_control_plane  # noqa: PLC0415
     from apimcp.control.setup import bootstrap, open_plane  # noqa: PLC0415
 
@@ -465,13 +473,22 @@ def control_plane(
         )
     except ValueError as exc:
         fail(str(exc))
+    try:
+        console_gateways = [gateway_origin(url) for url in console_gateway]
+    except ValueError as exc:
+        fail(str(exc))
     first = bootstrap(plane, directory)
     base = public_base(host, port, tls)
     typer.echo(f"apimcp {__version__} control plane on {base}/api/v1 ({_described(database_url, directory)})")
+    typer.echo(f"  Web console {base}/console/")
     if first is not None:
         typer.echo(f"  First start: organization 'default' created; its first token is in {first[1]}")
         typer.echo(f'  apimcp login {base} --token "$(cat {first[1]})"')
-    run_async(serve_control_plane(plane, host=host, port=port, tls=tls, head_limits=limits.head))
+    run_async(
+        serve_control_plane(
+            plane, host=host, port=port, tls=tls, head_limits=limits.head, console_gateways=console_gateways
+        )
+    )
 
 
 def _described(database_url: str | None, directory: Path) -> str:

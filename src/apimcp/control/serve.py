@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from apimcp.control.api.app import create_api
 from apimcp.control.plane import ControlPlane
 from apimcp.head_limits import HeadLimits
@@ -16,10 +18,12 @@ async def serve_control_plane(
     log_level: str = "info",
     tls: ServerTls | None = None,
     head_limits: HeadLimits | None = None,
+    console_gateways: Sequence[str] = (),
 ) -> None:
+    """Serve `plane` until stopped; `console_gateways` are the gateway origins the web console may call."""
     try:
         # Stopping ends the gateways' long polls at once; they retry until the control plane is back.
-        app = create_api(plane)
+        app = create_api(plane, console_gateways=console_gateways)
         server = server_for(
             app, plane.signal.close, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits
         )
