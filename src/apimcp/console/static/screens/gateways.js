@@ -22,7 +22,9 @@ async function gatewayHealth(base) {
     const body = await response.json();
     return `${body.status}, revision ${body.revision}, ${body.expositions} expositions`;
   } catch (error) {
-    return `unreachable from this page (${error.message})`;
+    const elsewhere = new URL(base).origin !== window.location.origin;
+    return `not readable from this page (${error.message})${elsewhere
+      ? "; a gateway on another origin may not answer /healthz to browsers (CORS): its last sync is below" : ""}`;
   }
 }
 
