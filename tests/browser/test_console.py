@@ -294,3 +294,28 @@ def test_console_pages_carry_a_strict_policy(page: Page, served: Served) -> None
     assert headers["x-frame-options"] == "DENY"
     html = Path(spec_path()).parents[1] / "console" / "static" / "index.html"
     assert "<script>" not in html.read_text()
+
+
+PASTED = """openapi: 3.0.3
+info: {title: Pasted, version: "2.0"}
+paths:
+  /ping:
+    get:
+      operationId: ping
+      responses: {"200": {description: ok}}
+"""
+
+
+def test_a_pasted_description_is_imported_and_a_broken_one_refused_clearly(page: Page, served: Served) -> None:
+    log_in(page, served)
+    page.get_by_role("link", name="Import", exact=True).click()
+    page.get_by_label("Source").select_option("paste")
+    page.get_by_label("Description text").fill("<script>alert(1)</script>: [")
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_role("alert")).not_to_be_empty()
+    assert page.locator("main script").count() == 0
+    page.get_by_label("Description text").fill(PASTED)
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_role("status")).to_contain_text("Imported Pasted 2.0: 1 operation.")
+    page.get_by_role("link", name="Services").click()
+    expect(page.get_by_role("table", name="Services")).to_contain_text("Pasted")

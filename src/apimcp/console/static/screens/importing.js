@@ -61,7 +61,7 @@ export async function render(screen, ctx) {
       }
       showResult(result, imported);
       ctx.say(`${imported.created ? "Imported" : "Updated"} ${imported.name} ${imported.version}: `
-        + `${imported.operation_count} operations.`);
+        + `${operations(imported.operation_count)}.`);
     } catch (error) {
       ctx.fail(error);
     }
@@ -69,10 +69,14 @@ export async function render(screen, ctx) {
   replace(screen, form, result);
 }
 
+function operations(count) {
+  return `${count} operation${count === 1 ? "" : "s"}`;
+}
+
 function showResult(node, imported) {
   replace(node,
     h("h2", {}, `${imported.created ? "Imported" : "Updated"} ${imported.name} ${imported.version}`),
-    h("p", {}, `${imported.kind}, ${imported.operation_count} operations.`),
+    h("p", {}, `${imported.kind}, ${operations(imported.operation_count)}.`),
     imported.warnings.length
       ? h("div", {}, h("h3", {}, "What the importer repaired or left out"),
         h("ul", {}, imported.warnings.map((w) => h("li", {}, w))))
