@@ -5,7 +5,8 @@ nginx (CPU 1) serves a small JSON item; `apimcp serve` (CPU 0) calls it for ever
 with 64 connections, 2026-07-28 stateless requests. "Spans" exports every request's SERVER span and its
 backend CLIENT span over OTLP/HTTP (the SDK's batch processor, its defaults) to a local receiver
 (bench/otlp_sink.py, CPU 1) that decodes them; "metrics" has /metrics scraped every second meanwhile, each
-scrape parsed with prometheus_client's parser. Nothing is sampled away: every request is traced.
+scrape parsed with prometheus_client's parser. Every request is traced, except in the last mode, which samples
+10% of traces with the SDK's standard sampler variables.
 
     python -m bench.telemetry_bench [--rounds 5] [--duration 10]
 """
@@ -32,6 +33,12 @@ MODES = {
     "metrics on (/metrics scraped every second)": {"APIMCP_METRICS": "on"},
     "spans on (OTLP/HTTP to a local receiver)": {"OTEL_EXPORTER_OTLP_ENDPOINT": "{sink}"},
     "spans and metrics on": {"OTEL_EXPORTER_OTLP_ENDPOINT": "{sink}", "APIMCP_METRICS": "on"},
+    "spans (10% of traces sampled) and metrics on": {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "{sink}",
+        "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+        "OTEL_TRACES_SAMPLER_ARG": "0.1",
+        "APIMCP_METRICS": "on",
+    },
 }
 
 

@@ -72,24 +72,25 @@ class InstrumentedBackend(Backend):
         if tracing is None:
             return await self._timed(operation, arguments, progress, extras)
         name, attributes = describe(self._kind, operation)
-        with tracing.tracer.start_as_current_span(
-            name, kind=SpanKind.CLIENT, attributes=attributes, record_exception=False, set_status_on_exception=False
-        ) as span:
+        # the request's SERVER span is the current context; this one need not be (nothing is made inside it)
+        span = tracing.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        try:
             headers = with_trace_context(extras.headers if extras is not None else {}, tracing.outgoing(span))
             traced = replace(extras, headers=headers) if extras is not None else CallExtras(headers=headers)
-            try:
-                result = await self._timed(operation, arguments, progress, traced)
-            except BaseException as exc:
-                span.set_attribute("error.type", type(exc).__qualname__)
-                span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
-                raise
-            status = getattr(result, "status", None)
-            if isinstance(status, int) and self._kind != "grpc":  # a gRPC result's status is not the call's code
-                span.set_attribute("http.response.status_code", status)
-            if isinstance(result, Failure):
-                span.set_attribute("error.type", str(status) if status is not None else "failure")
-                span.set_status(Status(StatusCode.ERROR, f"backend failure (status {status})"))
-            return result
+            result = await self._timed(operation, arguments, progress, traced)
+        except BaseException as exc:
+            span.set_attributes({"error.type": type(exc).__qualname__})
+            span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
+            span.end()
+            raise
+        status = getattr(result, "status", None)
+        if isinstance(status, int) and self._kind != "grpc":  # a gRPC result's status is not the call's code
+            span.set_attribute("http.response.status_code", status)
+        if isinstance(result, Failure):
+            span.set_attribute("error.type", str(status) if status is not None else "failure")
+            span.set_status(Status(StatusCode.ERROR, f"backend failure (status {status})"))
+        span.end()
+        return result
 
     async def _timed(
         self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None, extras: CallExtras | None

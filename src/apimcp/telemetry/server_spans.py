@@ -67,18 +67,18 @@ class ServerSpans:
         _OPEN.set(opened.previous)
         otel_context.detach(opened.attached)
         span = opened.span
-        span.set_attribute("mcp.protocol.version", record.revision)
-        span.set_attribute("apimcp.outcome", record.outcome)
+        attributes: dict[str, str | int] = {"mcp.protocol.version": record.revision, "apimcp.outcome": record.outcome}
         if record.outcome == "error":
             if record.error_code is not None:
-                span.set_attribute("rpc.jsonrpc.error_code", record.error_code)
-            span.set_attribute("error.type", str(record.error_code) if record.error_code is not None else "error")
+                attributes["rpc.jsonrpc.error_code"] = record.error_code
+            attributes["error.type"] = str(record.error_code) if record.error_code is not None else "error"
             span.set_status(Status(StatusCode.ERROR, f"JSON-RPC error {record.error_code}"))
         else:
             if record.outcome == "tool_error":
-                span.set_attribute("error.type", "tool_error")
+                attributes["error.type"] = "tool_error"
                 span.set_status(Status(StatusCode.ERROR, "the tool reported an error"))
             if record.target is not None:
                 shown = resource_target(record.target) if record.method.startswith("resources/") else record.target
                 span.update_name(f"{record.method} {bounded(shown)}")
+        span.set_attributes(attributes)
         span.end()
