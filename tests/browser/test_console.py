@@ -313,9 +313,67 @@ def test_a_pasted_description_is_imported_and_a_broken_one_refused_clearly(page:
     page.get_by_label("Description text").fill("<script>alert(1)</script>: [")
     page.get_by_role("button", name="Import").click()
     expect(page.get_by_role("alert")).not_to_be_empty()
-    assert page.locator("main script").count() == 0
+    assert page.evaluate("document.querySelectorAll('script').length") == 1  # main.js alone, alert region included
     page.get_by_label("Description text").fill(PASTED)
     page.get_by_role("button", name="Import").click()
     expect(page.get_by_role("status")).to_contain_text("Imported Pasted 2.0: 1 operation.")
     page.get_by_role("link", name="Services").click()
     expect(page.get_by_role("table", name="Services")).to_contain_text("Pasted")
+
+
+MARKUP = '<img src=x onerror="window.pwned=1">'
+MARKED_UP = f"""openapi: 3.0.3
+info: {{title: marked-up, version: "1.0", description: '{MARKUP}'}}
+paths:
+  /ping:
+    get:
+      operationId: ping
+      summary: '<script>window.pwned=2</script>'
+      tags: ['{MARKUP}']
+      responses: {{"200": {{description: ok}}}}
+"""
+
+
+def test_markup_the_api_returns_stays_text(page: Page, served: Served, seen: Seen) -> None:
+    """A description's title, description, summary and tags hold markup: the console shows it as text."""
+    log_in(page, served)
+    page.get_by_role("link", name="Import", exact=True).click()
+    page.get_by_label("Source").select_option("paste")
+    page.get_by_label("Description text").fill(MARKED_UP)
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_role("status")).to_contain_text("Imported marked-up 1.0")
+    page.get_by_role("link", name="See its operations").click()
+    expect(page.get_by_role("heading", name="Service marked-up 1.0")).to_be_visible()
+    expect(page.locator("main p").get_by_text(MARKUP, exact=True)).to_be_visible()  # the description, as text
+    operations = page.get_by_role("table", name="Operations")
+    expect(operations).to_contain_text("<script>window.pwned=2</script>")
+    expect(operations).to_contain_text(MARKUP)
+    assert page.evaluate("document.querySelectorAll('img, main script').length") == 0
+    assert page.evaluate("window.pwned") is None
+    assert unexpected(seen.problems) == []
+
+
+def test_the_console_builds_no_url_but_its_own(page: Page, served: Served) -> None:
+    """dom.js refuses any href but a screen's `#/...` and any src but a raster data: URL, and text listeners."""
+    page.goto(f"{served.base}/console/")
+    outcomes = page.evaluate(
+        """async () => {
+            const { h } = await import("./dom.js");
+            const attempt = (props, tag = "a") => {
+                try { h(tag, props); return "built"; } catch (e) { return e.message; }
+            };
+            return [
+                attempt({ href: "#/plans?plan=1" }),
+                attempt({ href: "javascript:alert(1)" }),
+                attempt({ href: " javascript:alert(1)" }),
+                attempt({ href: "https://evil.example/" }),
+                attempt({ src: "data:image/png;base64,iVBORw0KGgo=" }, "img"),
+                attempt({ src: "data:image/svg+xml;base64,PHN2Zz4=" }, "img"),
+                attempt({ src: 'data:image/png;base64,x" onerror="alert(1)' }, "img"),
+                attempt({ onclick: "alert(1)" }, "button"),
+            ];
+        }"""
+    )
+    assert outcomes[0] == "built" and outcomes[4] == "built"
+    refused = [o for i, o in enumerate(outcomes) if i not in (0, 4)]
+    assert all(o.startswith("refused ") for o in refused), outcomes

@@ -10,6 +10,12 @@ export function uid(prefix) {
 }
 
 const PROPERTIES = new Set(["value", "checked", "selected", "disabled", "multiple", "hidden", "required", "readOnly"]);
+// The only URLs the console builds: links to its own screens (`#/...`), and images a tool returned, as data:
+// URLs of a raster type. Anything else (a javascript: URL above all) is refused, whatever it was built from.
+const URL_ATTRIBUTES = {
+  href: /^#/,
+  src: /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$/,
+};
 
 /** `h("button", {type: "button", onclick: f}, "Save")`: an element with attributes, listeners and children. */
 export function h(tag, props = {}, ...children) {
@@ -22,6 +28,10 @@ export function h(tag, props = {}, ...children) {
       node.className = value;
     } else if (PROPERTIES.has(key)) {
       node[key] = value;
+    } else if (key in URL_ATTRIBUTES && !URL_ATTRIBUTES[key].test(String(value))) {
+      throw new Error(`refused ${key} ${JSON.stringify(String(value).slice(0, 40))}: not a URL the console makes`);
+    } else if (key.startsWith("on")) {
+      throw new Error(`refused ${key}: listeners are functions, never text`);
     } else {
       node.setAttribute(key, value === true ? "" : String(value));
     }

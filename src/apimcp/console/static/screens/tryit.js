@@ -112,7 +112,8 @@ function showTools(ctx, holder, tools, newClient, result) {
 
 function contentNode(item) {
   if (item.type === "text") return h("pre", { class: "output" }, item.text);
-  if (item.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(item.mimeType || "")) {
+  if (item.type === "image" && /^image\/(png|jpeg|gif|webp)$/.test(item.mimeType || "")
+    && /^[A-Za-z0-9+/]*={0,2}$/.test(item.data || "")) {
     return h("img", { src: `data:${item.mimeType};base64,${item.data}`, alt: "an image the tool returned" });
   }
   if (item.type === "resource" || item.type === "resource_link") {
