@@ -36,13 +36,25 @@ fi
 # The HTTP+SSE tests run an old client too: the last mcp 1.x, in a venv of its own (the test venv has mcp 2).
 mcp1=1.30.0
 if [ "$(.venv-mcp1/bin/python -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null)" != "$mcp1" ]; then
-  [ -x .venv-mcp1/bin/python ] || "$python" -m venv .venv-mcp1
+  # a venv whose python no longer runs (its interpreter moved or was upgraded) is made anew
+  .venv-mcp1/bin/python -c '' 2>/dev/null || "$python" -m venv --clear .venv-mcp1
   .venv-mcp1/bin/python -m pip install --quiet --disable-pip-version-check "mcp==$mcp1"
 fi
 # Browser tests (the console, a browser MCP client) drive Debian's Chromium through Playwright.
-if ! command -v chromium >/dev/null 2>&1; then
+# tests/support/browser.py takes `chromium` or `chromium-browser`, whichever is on PATH.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "no chromium on PATH and no apt-get to install Debian's: install Chromium, then run $0 --test again" >&2
+    exit 1
+  fi
   sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
+  if [ "$(id -u)" != 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "installing chromium needs root: run 'apt-get install chromium' as root, then $0 --test again" >&2
+      exit 1
+    fi
+    sudo=sudo
+  fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null  # sudo would drop a plain VAR=
 fi
