@@ -31,7 +31,7 @@ from tests.gateway.conftest import ECHO_SPEC
 from tests.gateway.echo_backend import create_app as echo_app
 from tests.support.browser import chromium
 from tests.support.live_aiohttp import live_aiohttp
-from tests.support.mcp_http import ACCEPT_BOTH
+from tests.support.mcp_http import ACCEPT_BOTH, preflight
 from tests.support.processes import Background, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,12 +151,8 @@ def test_an_origin_not_listed_gets_nothing(setup: Setup, browser: Browser) -> No
         assert "Failed to fetch" in results[part]["error"], results[part]
     assert results["streamable"]["sessionId"] is None
     # what the browser was told: its preflight refused, no CORS header on it
-    preflight = httpx2.request(
-        "OPTIONS",
-        setup.mcp,
-        headers={"origin": setup.unlisted_page, "access-control-request-method": "POST"},
-    )
-    assert preflight.status_code == 403 and "access-control-allow-origin" not in preflight.headers
+    refused = preflight(setup.mcp, setup.unlisted_page)
+    assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
 
 
 def test_dns_rebinding_is_still_refused(setup: Setup, browser: Browser) -> None:

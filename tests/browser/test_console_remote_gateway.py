@@ -4,7 +4,6 @@ plane, answers the console's origin through CORS. Real processes: control plane,
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from playwright.sync_api import ConsoleMessage, expect
 
 from apimcp.demo_api import spec_path
 from tests.support.browser import chromium
-from tests.support.processes import Background, cli, free_port
+from tests.support.processes import Background, cli_ok, free_port, gateway_credentials
 
 
 @dataclass(frozen=True)
@@ -23,12 +22,6 @@ class Running:
     control_plane: str
     gateway: str
     token: str
-
-
-def _ok(*args: str, env: dict[str, str]) -> str:
-    done = cli(*args, env=env)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +43,8 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         backend.wait_for_http(f"http://127.0.0.1:{backend_port}/openapi.yaml")
         admin = (folder / "plane" / "bootstrap-token").read_text().strip()
         env = {"APIMCP_URL": plane_url, "APIMCP_TOKEN": admin}
-        token = json.loads(_ok("token", "create", "edge", "--kind", "gateway", "-o", "json", env=env))["token"]
-        _ok("gateway-key", "create", "edge", "--out", str(folder / "edge.pem"), env=env)
-        _ok("import", str(spec_path()), "--name", "bookshelf", "--backend", f"http://127.0.0.1:{backend_port}",
+        token = gateway_credentials("edge", folder / "edge.pem", env)
+        cli_ok("import", str(spec_path()), "--name", "bookshelf", "--backend", f"http://127.0.0.1:{backend_port}",
             "--expose", "shelf", env=env)  # fmt: skip
         gateway = Background(
             folder / "gateway.log",

@@ -4,7 +4,6 @@ other origin is not. Checked on real processes: a control plane and a gateway fo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -13,8 +12,8 @@ import pytest
 
 from apimcp.gateway.serve import console_origins
 from apimcp.protocol.security import TransportSecurity
-from tests.support.mcp_http import ACCEPT_BOTH
-from tests.support.processes import Background, cli, free_port
+from tests.support.mcp_http import ACCEPT_BOTH, preflight
+from tests.support.processes import Background, free_port, gateway_credentials
 
 LISTED = "https://tools.example.com"
 
@@ -23,12 +22,6 @@ LISTED = "https://tools.example.com"
 class Running:
     control_plane: str
     gateway: str
-
-
-def _ok(*args: str, env: dict[str, str]) -> str:
-    done = cli(*args, env=env)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +35,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     try:
         plane.wait_for_http(f"{plane_url}/api/v1/openapi.json")
         env = {"APIMCP_URL": plane_url, "APIMCP_TOKEN": (folder / "plane" / "bootstrap-token").read_text().strip()}
-        token = json.loads(_ok("token", "create", "edge", "--kind", "gateway", "-o", "json", env=env))["token"]
-        _ok("gateway-key", "create", "edge", "--out", str(folder / "edge.pem"), env=env)
+        token = gateway_credentials("edge", folder / "edge.pem", env)
         gateway = Background(
             folder / "gateway.log",
             "gateway", "--control-plane", plane_url, "--name", "edge", "--port", str(gateway_port),
@@ -58,19 +50,13 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         plane.stop()
 
 
-def _preflight(url: str, origin: str) -> httpx2.Response:
-    headers = {
-        "origin": origin,
-        "access-control-request-method": "POST",
-        "access-control-request-headers": "content-type, mcp-protocol-version",
-    }
-    return httpx2.request("OPTIONS", url, headers=headers)
+ASKED = "content-type, mcp-protocol-version"
 
 
 def test_the_control_planes_origin_is_answered(running: Running) -> None:
     endpoint = f"{running.gateway}/mcp/default/anything"
     for origin in (running.control_plane, LISTED):
-        answer = _preflight(endpoint, origin)
+        answer = preflight(endpoint, origin, ASKED)
         assert answer.status_code == 204, (origin, answer.text)
         assert answer.headers["access-control-allow-origin"] == origin
         assert answer.headers["access-control-allow-headers"] == "content-type, mcp-protocol-version"
@@ -85,7 +71,7 @@ def test_another_origin_is_not(running: Running) -> None:
     endpoint = f"{running.gateway}/mcp/default/anything"
     gateway_port = running.gateway.rsplit(":", 1)[1]
     for origin in ("http://127.0.0.1:9", f"http://localhost:{gateway_port}", "https://evil.example"):
-        answer = _preflight(endpoint, origin)
+        answer = preflight(endpoint, origin, ASKED)
         assert answer.status_code == 403, origin
         assert "access-control-allow-origin" not in answer.headers
 

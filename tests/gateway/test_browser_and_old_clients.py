@@ -24,7 +24,7 @@ from apimcp.protocol.cors import CorsPolicy, normalized_origin
 from tests.gateway.conftest import ECHO_SPEC
 from tests.gateway.echo_backend import create_app as echo_app
 from tests.support.live_aiohttp import live_aiohttp
-from tests.support.mcp_http import ACCEPT_BOTH
+from tests.support.mcp_http import ACCEPT_BOTH, preflight
 from tests.support.processes import Background, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,17 +58,11 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             gateway.stop()
 
 
-def _preflight(url: str, origin: str) -> httpx2.Response:
-    headers = {
-        "origin": origin,
-        "access-control-request-method": "POST",
-        "access-control-request-headers": "content-type, authorization, mcp-protocol-version, mcp-param-region, x-evil",
-    }
-    return httpx2.request("OPTIONS", url, headers=headers)
+ASKED = "content-type, authorization, mcp-protocol-version, mcp-param-region, x-evil"
 
 
 def test_a_listed_origin_is_answered_before_the_guard(url: str) -> None:
-    answer = _preflight(url, PAGE)
+    answer = preflight(url, PAGE, ASKED)
     assert answer.status_code == 204  # no API key needed: a browser sends none with a preflight
     assert answer.headers["access-control-allow-origin"] == PAGE
     assert "POST" in answer.headers["access-control-allow-methods"]
@@ -90,8 +84,8 @@ def test_its_requests_expose_the_mcp_headers(url: str) -> None:
 
 
 def test_other_origins_get_no_cors_and_stay_refused(url: str) -> None:
-    preflight = _preflight(url, "http://evil.test")
-    assert preflight.status_code == 403 and "access-control-allow-origin" not in preflight.headers
+    refused = preflight(url, "http://evil.test", ASKED)
+    assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
     headers = {"origin": "http://evil.test", "accept": ACCEPT_BOTH, "authorization": "Bearer " + "k" * 24}
     answer = httpx2.post(url, json=INITIALIZE, headers=headers)
     assert answer.status_code == 403  # the DNS-rebinding check

@@ -24,6 +24,14 @@ NAME_PARAM = {
 }
 
 
+def preflight(url: str, origin: str, request_headers: str = "") -> httpx2.Response:
+    """A browser's CORS preflight for a POST from a page of `origin` (with `request_headers` asked for)."""
+    headers = {"origin": origin, "access-control-request-method": "POST"}
+    if request_headers:
+        headers["access-control-request-headers"] = request_headers
+    return httpx2.request("OPTIONS", url, headers=headers)
+
+
 @dataclass
 class Reply:
     """What came back for one POST: status, headers and the JSON-RPC messages it carried."""

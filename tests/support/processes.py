@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -30,6 +31,22 @@ def cli(*args: str, env: dict[str, str] | None = None, stdin: str | None = None)
         input=stdin,
         check=False,
     )
+
+
+def cli_ok(*args: str, env: dict[str, str] | None = None) -> str:
+    """`apimcp ARGS`, which must succeed: its standard output."""
+    done = cli(*args, env=env)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return done.stdout
+
+
+def gateway_credentials(name: str, key_file: Path, env: dict[str, str]) -> str:
+    """A gateway token for `name` (returned) and a gateway key registered as `name`, its private half written to
+    `key_file`: what `apimcp gateway --control-plane ...` needs; `env` names the control plane and an admin token."""
+    issued = cli_ok("token", "create", name, "--kind", "gateway", "-o", "json", env=env)
+    cli_ok("gateway-key", "create", name, "--out", str(key_file), env=env)
+    token: str = json.loads(issued)["token"]
+    return token
 
 
 class Background:
