@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import tomllib
@@ -100,12 +99,3 @@ def test_the_wheel_ships_the_console() -> None:
     assert build["targets"]["wheel"]["packages"] == ["src/apimcp"]
     assert "exclude" not in build and "exclude" not in build["targets"]["wheel"]
     assert STATIC.is_relative_to(ROOT / "src" / "apimcp")
-
-
-def test_the_console_imports_nothing_else_from_apimcp() -> None:
-    """The console is pages over the REST API: it knows neither the control plane's insides nor the gateway."""
-    for module in sorted((ROOT / "src" / "apimcp" / "console").glob("*.py")):
-        tree = ast.parse(module.read_text())
-        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert {m for m in imported if m.startswith("apimcp") and not m.startswith("apimcp.console")} == set()
