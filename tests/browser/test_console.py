@@ -270,6 +270,11 @@ def test_every_control_is_labelled_and_the_console_works_by_keyboard(page: Page,
     assert outline not in ("", "none")
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", level=1, name="Secrets")).to_be_focused()
+    # the skip link takes the focus to the content and keeps the screen's address
+    page.get_by_role("link", name="Skip to the content").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("main")).to_be_focused()
+    assert page.evaluate("window.location.hash") == "#/secrets"
 
     for screen in ("Services", "Import", "Plans", "Expositions", "Try it", "Gateways", "Secrets"):
         page.get_by_role("link", name=screen, exact=True).click()

@@ -146,6 +146,11 @@ function showLogin(message) {
   token.focus();
 }
 
+// The skip link moves the focus only: following its `#main` would replace the screen's `#/name?params` in the URL.
+document.querySelector("a.skip").addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
 logout.addEventListener("click", () => {
   endSession();
   say("Logged out.");
