@@ -86,6 +86,13 @@ def test_no_script_builds_markup_from_text_or_runs_text_as_code() -> None:
     assert " on" not in re.sub(r"<noscript>.*?</noscript>", "", html, flags=re.S).split("<body>")[1].split(">")[0]
 
 
+def test_the_named_gateways_are_served_for_the_page_to_default_to(client: TestClient) -> None:
+    assert client.get("/console/gateways.json").json() == {"gateways": ["https://gw.example.com:8443"]}
+    app = FastAPI()
+    app.include_router(console_router())
+    assert TestClient(app).get("/console/gateways.json").json() == {"gateways": []}
+
+
 def test_every_shipped_file_is_in_the_table() -> None:
     table = load_assets()
     on_disk = {str(p.relative_to(STATIC)) for p in STATIC.rglob("*") if p.is_file()}

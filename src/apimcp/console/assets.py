@@ -37,6 +37,10 @@ def _walk(folder: Traversable, prefix: str) -> list[tuple[str, Traversable]]:
     return found
 
 
+def asset(path: str, content: bytes, media_type: str) -> Asset:
+    return Asset(path, content, media_type, '"' + hashlib.sha256(content).hexdigest()[:32] + '"')
+
+
 def load_assets() -> dict[str, Asset]:
     """Every file of `static/` with a known media type, keyed by its path; the index also under ``""``."""
     table: dict[str, Asset] = {}
@@ -45,9 +49,7 @@ def load_assets() -> dict[str, Asset]:
         media_type = MEDIA_TYPES.get(suffix)
         if media_type is None:
             continue
-        content = entry.read_bytes()
-        etag = '"' + hashlib.sha256(content).hexdigest()[:32] + '"'
-        table[path] = Asset(path, content, media_type, etag)
+        table[path] = asset(path, entry.read_bytes(), media_type)
     if INDEX not in table:
         raise RuntimeError("the console's static/index.html is missing from the package")
     table[""] = table[INDEX]

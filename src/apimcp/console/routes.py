@@ -4,18 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import orjson
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 
-from apimcp.console.assets import load_assets
-from apimcp.console.headers import security_headers
+from apimcp.console.assets import asset, load_assets
+from apimcp.console.headers import gateway_origin, security_headers
 
 PREFIX = "/console"
+GATEWAYS_FILE = "gateways.json"
 
 
 def console_router(gateway_origins: Iterable[str] = ()) -> APIRouter:
     """The console's routes; `gateway_origins` are the gateways (other than this origin) the try-it panel may call."""
+    gateway_origins = list(gateway_origins)
     assets = load_assets()
+    # The page reads the gateways it may call from here: the first is the try-it panel's default gateway.
+    named = orjson.dumps({"gateways": [gateway_origin(origin) for origin in gateway_origins]})
+    assets[GATEWAYS_FILE] = asset(GATEWAYS_FILE, named, "application/json")
     headers = security_headers(gateway_origins)
     router = APIRouter(include_in_schema=False)
 

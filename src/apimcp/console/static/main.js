@@ -41,8 +41,11 @@ function clearMessages() {
   alertRegion.replaceChildren();
 }
 
+// The gateways the control plane names (`--console-gateway`); the first is the default base of MCP URLs.
+let namedGateways = [];
+
 function gatewayBase() {
-  return (localStorage.getItem(GATEWAY_KEY) || window.location.origin).replace(/\/+$/, "");
+  return (localStorage.getItem(GATEWAY_KEY) || namedGateways[0] || window.location.origin).replace(/\/+$/, "");
 }
 
 function setGatewayBase(url) {
@@ -162,7 +165,18 @@ window.addEventListener("hashchange", () => {
   }
 });
 
+async function loadNamedGateways() {
+  try {
+    const response = await fetch("gateways.json", { cache: "no-store", credentials: "omit" });
+    const named = response.ok ? (await response.json()).gateways : [];
+    namedGateways = Array.isArray(named) ? named.filter((url) => typeof url === "string") : [];
+  } catch {
+    namedGateways = [];  // the page's own origin stays the default
+  }
+}
+
 async function boot() {
+  await loadNamedGateways();
   const saved = sessionStorage.getItem(TOKEN_KEY);
   if (!saved) {
     showLogin();
