@@ -67,6 +67,14 @@ def test_the_control_planes_origin_is_answered(running: Running) -> None:
     assert answer.headers["access-control-allow-origin"] == running.control_plane
 
 
+def test_healthz_is_readable_by_the_console_and_no_other_page(running: Running) -> None:
+    mine = httpx2.get(f"{running.gateway}/healthz", headers={"origin": running.control_plane})
+    assert mine.status_code == 200 and mine.json()["status"] == "ok"
+    assert mine.headers["access-control-allow-origin"] == running.control_plane
+    other = httpx2.get(f"{running.gateway}/healthz", headers={"origin": "https://evil.example"})
+    assert other.status_code == 200 and "access-control-allow-origin" not in other.headers
+
+
 def test_another_origin_is_not(running: Running) -> None:
     endpoint = f"{running.gateway}/mcp/default/anything"
     gateway_port = running.gateway.rsplit(":", 1)[1]

@@ -85,7 +85,8 @@ class GatewayApp:
             return
         path: str = scope["path"]
         cors = self._cors
-        if cors and (path.startswith(MCP_PREFIX) or path.startswith(METADATA_PREFIX + "/")):
+        # /healthz too: counts only, and the console's gateway screen reads it from its own origin.
+        if cors and (path.startswith(MCP_PREFIX) or path.startswith(METADATA_PREFIX + "/") or path == "/healthz"):
             await with_cors(cors, scope, receive, send, self._serve)
             return
         await self._serve(scope, receive, send)

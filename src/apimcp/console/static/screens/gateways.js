@@ -24,7 +24,7 @@ async function gatewayHealth(base) {
   } catch (error) {
     const elsewhere = new URL(base).origin !== window.location.origin;
     return `not readable from this page (${error.message})${elsewhere
-      ? "; a gateway on another origin may not answer /healthz to browsers (CORS): its last sync is below" : ""}`;
+      ? "; a gateway on another origin answers it only to origins it allows (CORS): its last sync is below" : ""}`;
   }
 }
 
