@@ -5,112 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Response, expect
+from playwright.sync_api import Page, expect
 
-from apimcp.demo_api import spec_path, start
-from apimcp.embedded import EmbeddedApp, embedded
-from apimcp.protocol import EndpointOptions
-from tests.support.browser import chromium
-from tests.support.live_server import live_app
+from apimcp.demo_api import spec_path
+from tests.browser.conftest import Seen, Served, log_in, unexpected, unlabelled
 
 SECRET_VALUE = "sk-console-test-4f9a1c7e2b"
 ROTATED_VALUE = "sk-console-rotated-8d3e6b0a5f"
-TIMEOUT_MS = 15_000
-
-
-@dataclass
-class Served:
-    base: str
-    token: str
-    backend: str
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """`apimcp serve` (control plane and gateway on one origin) and the Bookshelf backend, nothing imported."""
-    data_dir = tmp_path_factory.mktemp("console")
-    found: dict[str, str] = {}
-
-    @asynccontextmanager
-    async def app() -> AsyncIterator[EmbeddedApp]:
-        runner, port = await start("127.0.0.1", 0)
-        try:
-            async with embedded(data_dir, database_url=None, options=EndpointOptions()) as started:
-                assert started.bootstrap_token is not None
-                found["token"] = started.bootstrap_token
-                found["backend"] = f"http://127.0.0.1:{port}"
-                yield started.app
-        finally:
-            await runner.cleanup()
-
-    with live_app(app) as base:
-        yield Served(base, found["token"], found["backend"])
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@dataclass
-class Seen:
-    """What a page received (every response body) and what the browser complained about."""
-
-    bodies: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-
-@pytest.fixture
-def seen() -> Seen:
-    return Seen()
-
-
-@pytest.fixture
-def page(browser: Browser, seen: Seen) -> Iterator[Page]:
-    context = browser.new_context()
-    context.set_default_timeout(TIMEOUT_MS)
-    opened = context.new_page()
-
-    def record(response: Response) -> None:
-        try:
-            seen.bodies.append(f"{response.url}\n{response.text()}")
-        except Exception:
-            seen.bodies.append(response.url)
-
-    def complain(message: ConsoleMessage) -> None:
-        if message.type == "error":
-            seen.problems.append(message.text)
-
-    opened.on("response", record)
-    opened.on("console", complain)
-    opened.on("pageerror", lambda error: seen.problems.append(str(error)))
-    try:
-        yield opened
-    finally:
-        context.close()
-
-
-REFUSED = re.compile(r"Failed to load resource: the server responded with a status of (\d+)")
-
-
-def unexpected(problems: list[str], *expected_statuses: int) -> list[str]:
-    """The browser's complaints (script errors, CSP violations), less the refusals a test provoked on purpose."""
-    return [p for p in problems if not ((m := REFUSED.match(p)) and int(m.group(1)) in expected_statuses)]
-
-
-def log_in(page: Page, served: Served) -> None:
-    page.goto(f"{served.base}/console/")
-    page.get_by_label("API token").fill(served.token)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", level=1, name="Services")).to_be_visible()
-    expect(page.get_by_text("Organization default")).to_be_visible()
 
 
 def test_a_wrong_token_is_refused_with_a_clear_message(page: Page, served: Served, seen: Seen) -> None:
@@ -221,7 +124,7 @@ def test_a_secret_value_never_reaches_the_page(page: Page, served: Served, seen:
     expect(page.get_by_role("status")).to_contain_text("New values of shelf-key saved")
 
     htmls = [page.content()]
-    for screen in ("Services", "Plans", "Expositions", "Try it", "Gateways", "Secrets"):
+    for screen in ("Services", "Plans", "Expositions", "Try it", "Gateways", "Secrets", "Access", "Audit"):
         page.get_by_role("link", name=screen, exact=True).click()
         expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
         htmls.append(page.content())
@@ -239,20 +142,9 @@ def test_a_secret_value_never_reaches_the_page(page: Page, served: Served, seen:
     assert unexpected(seen.problems) == []
 
 
-def _unlabelled(page: Page) -> list[str]:
-    """Form controls on the page without an accessible label."""
-    found: list[str] = page.evaluate(
-        """() => [...document.querySelectorAll('input, select, textarea')]
-             .filter((c) => c.type !== 'hidden' && !(c.labels && c.labels.length) && !c.getAttribute('aria-label')
-                 && !c.getAttribute('aria-labelledby'))
-             .map((c) => c.outerHTML)"""
-    )
-    return found
-
-
 def test_every_control_is_labelled_and_the_console_works_by_keyboard(page: Page, served: Served) -> None:
     page.goto(f"{served.base}/console/")
-    assert _unlabelled(page) == []
+    assert unlabelled(page) == []
     expect(page.get_by_label("API token")).to_be_focused()
     page.keyboard.type(served.token)
     page.keyboard.press("Enter")
@@ -276,14 +168,14 @@ def test_every_control_is_labelled_and_the_console_works_by_keyboard(page: Page,
     expect(page.get_by_role("main")).to_be_focused()
     assert page.evaluate("window.location.hash") == "#/secrets"
 
-    for screen in ("Services", "Import", "Plans", "Expositions", "Try it", "Gateways", "Secrets"):
+    for screen in ("Services", "Import", "Plans", "Expositions", "Try it", "Gateways", "Secrets", "Access", "Audit"):
         page.get_by_role("link", name=screen, exact=True).click()
         expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
-        assert _unlabelled(page) == [], screen
+        assert unlabelled(page) == [], screen
     page.get_by_role("link", name="Plans", exact=True).click()
     page.get_by_role("link", name="Create a plan").click()
     expect(page.get_by_role("heading", name="New plan")).to_be_visible()
-    assert _unlabelled(page) == []
+    assert unlabelled(page) == []
 
     page.get_by_role("button", name="Log out").click()
     expect(page.get_by_label("API token")).to_be_visible()

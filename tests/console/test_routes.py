@@ -106,3 +106,15 @@ def test_the_wheel_ships_the_console() -> None:
     assert build["targets"]["wheel"]["packages"] == ["src/apimcp"]
     assert "exclude" not in build and "exclude" not in build["targets"]["wheel"]
     assert STATIC.is_relative_to(ROOT / "src" / "apimcp")
+
+
+def test_every_screen_has_a_link_and_every_link_a_screen() -> None:
+    html = (STATIC / "index.html").read_text()
+    links = re.findall(r'<a href="#/([a-z]+)">', html)
+    main = (STATIC / "main.js").read_text()
+    table = re.search(r"const SCREENS = \{([^}]*)\};", main)
+    assert table is not None
+    names = [entry.split(":")[0].strip() for entry in table.group(1).split(",")]
+    assert links == names
+    for name in ("access", "audit"):
+        assert (STATIC / "screens" / f"{name}.js").is_file()

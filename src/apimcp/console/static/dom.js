@@ -90,3 +90,28 @@ export function when(timestamp) {
   const date = new Date(timestamp);
   return Number.isNaN(date.getTime()) ? String(timestamp) : date.toLocaleString();
 }
+
+/** A button copying `text()` to the clipboard, saying so (or what to do when the browser refuses). */
+export function copyButton(ctx, label, text) {
+  const button = h("button", { type: "button" }, label);
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      ctx.say("Copied to the clipboard.");
+    } catch {
+      ctx.fail(new Error("the browser did not allow copying: select the text and copy it"));
+    }
+  });
+  return button;
+}
+
+/** "key=value, key=value" as an object; Error naming a pair that is not key=value. */
+export function parseLabels(text) {
+  const parsed = {};
+  for (const pair of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+    const [key, ...rest] = pair.split("=");
+    if (!rest.length) throw new Error(`label "${pair}" must read key=value`);
+    parsed[key.trim()] = rest.join("=").trim();
+  }
+  return parsed;
+}

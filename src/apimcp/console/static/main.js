@@ -2,6 +2,8 @@
 // `#/name?params` links, and the two live regions every screen reports to.
 
 import { Api, ApiError } from "./api.js";
+import * as access from "./screens/access.js";
+import * as audit from "./screens/audit.js";
 import { field, h, replace } from "./dom.js";
 import * as expositions from "./screens/expositions.js";
 import * as gateways from "./screens/gateways.js";
@@ -13,7 +15,7 @@ import * as tryit from "./screens/tryit.js";
 
 const TOKEN_KEY = "apimcp.console.token";
 const GATEWAY_KEY = "apimcp.console.gateway";
-const SCREENS = { services, import: importing, plans, expositions, try: tryit, gateways, secrets };
+const SCREENS = { services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit };
 const DEFAULT_SCREEN = "services";
 
 const main = document.getElementById("main");

@@ -1,7 +1,7 @@
 // Expositions: plans published on a gateway group, with the URLs MCP clients use and a configuration to copy.
 
 import { clientConfig, serverName } from "../clientconfig.js";
-import { field, h, replace, table } from "../dom.js";
+import { copyButton, field, h, replace, table } from "../dom.js";
 
 const ENDPOINT_ROLES = {
   named: "Canonical (Streamable HTTP, every revision: 2025-11-25 sessions and 2026-07-28 stateless)",
@@ -39,19 +39,6 @@ function gatewaySetting(ctx, onChange) {
   return form;
 }
 
-function copyButton(ctx, label, text) {
-  const button = h("button", { type: "button" }, label);
-  button.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(text());
-      ctx.say("Copied to the clipboard.");
-    } catch {
-      ctx.fail(new Error("the browser did not allow copying: select the text and copy it"));
-    }
-  });
-  return button;
-}
-
 export async function render(screen, ctx, params) {
   const [expositions, plans, groups] = await Promise.all([
     ctx.api.get("/expositions"), ctx.api.get("/plans"), ctx.api.get("/gateway-groups"),
@@ -62,7 +49,8 @@ export async function render(screen, ctx, params) {
   const rerender = () => render(screen, ctx, params).catch(ctx.fail);
   const cards = expositions
     .filter((e) => !chosen || e.id === chosen)
-    .map((exposition) => card(ctx, exposition, planOf.get(exposition.plan_id), groupName.get(exposition.group_id)));
+    .map((exposition) => card(ctx, exposition, planOf.get(exposition.plan_id), groupName.get(exposition.group_id),
+      editForm(ctx, exposition, plans, groups)));
   const create = createForm(ctx, plans, groups);
   replace(screen,
     h("h1", {}, "Expositions"),
@@ -73,7 +61,7 @@ export async function render(screen, ctx, params) {
     chosen ? null : create);
 }
 
-function card(ctx, exposition, plan, group) {
+function card(ctx, exposition, plan, group, edit) {
   const title = exposition.name || exposition.id;
   const endpoints = endpointsOf(exposition, ctx.gatewayBase());
   const config = JSON.stringify(clientConfig(serverName(exposition, plan), endpoints[0].url, plan && plan.inbound_mode), null, 2);
@@ -97,6 +85,7 @@ function card(ctx, exposition, plan, group) {
     ])),
     h("h3", { id: `${configId}-title` }, "Client configuration"),
     h("pre", { class: "config", id: configId, "aria-labelledby": `${configId}-title`, tabindex: "0" }, config),
+    edit,
     h("div", { class: "actions" },
       copyButton(ctx, "Copy the client configuration", () => config),
       h("a", { class: "button", href: `#/try?exposition=${encodeURIComponent(exposition.id)}` }, `Try ${title}`),
@@ -125,4 +114,37 @@ function createForm(ctx, plans, groups) {
     }
   });
   return form;
+}
+
+/** Change the plan, the gateway group or the name (and so the canonical URL); only what changed is sent. */
+function editForm(ctx, exposition, plans, groups) {
+  const title = exposition.name || exposition.id;
+  const plan = h("select", { name: "plan" }, plans.map((p) => h("option", { value: p.id, selected: p.id === exposition.plan_id }, p.name)));
+  const group = h("select", { name: "group" },
+    groups.map((g) => h("option", { value: g.id, selected: g.id === exposition.group_id }, g.name)));
+  const name = h("input", { type: "text", name: "name", autocomplete: "off", value: exposition.name || "" });
+  const form = h("form", { "aria-label": `Edit the exposition ${title}` },
+    field(`Plan of ${title}`, plan).row,
+    field(`Gateway group of ${title}`, group).row,
+    field(`Name of ${title}`, name, "its canonical URL is /mcp/<organization>/<name>; empty: no name (then /mcp/<id>)").row,
+    h("button", { type: "submit" }, `Save the exposition ${title}`));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const changed = {};
+    if (plan.value !== exposition.plan_id) changed.plan_id = plan.value;
+    if (group.value !== exposition.group_id) changed.group_id = group.value;
+    if (name.value.trim() !== (exposition.name || "")) changed.name = name.value.trim() || null;
+    if (Object.keys(changed).length === 0) {
+      ctx.say("Nothing changed.");
+      return;
+    }
+    try {
+      const saved = await ctx.api.patch(`/expositions/${encodeURIComponent(exposition.id)}`, changed);
+      ctx.go("expositions", { exposition: saved.id },
+        `Saved the exposition ${saved.name || saved.id} (${Object.keys(changed).join(", ")}): now at ${ctx.gatewayBase()}${saved.endpoints[0]}.`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+  return h("details", {}, h("summary", {}, `Edit the exposition ${title}`), form);
 }

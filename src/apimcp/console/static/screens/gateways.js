@@ -1,7 +1,7 @@
 // Gateways and their health: the gateways the control plane has seen (live when seen lately), the groups that
 // decide what each serves, and the configured gateway's own /healthz.
 
-import { field, h, replace, table, when } from "../dom.js";
+import { field, h, parseLabels, replace, table, when } from "../dom.js";
 
 const LIVE_SECONDS = 60; // gateways long-poll for changes every 25 s and are seen again at least then
 
@@ -42,13 +42,7 @@ export async function render(screen, ctx) {
   create.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
-      const parsed = {};
-      for (const pair of groupLabels.value.split(",").map((p) => p.trim()).filter(Boolean)) {
-        const [key, ...rest] = pair.split("=");
-        if (!rest.length) throw new Error(`label "${pair}" must read key=value`);
-        parsed[key.trim()] = rest.join("=").trim();
-      }
-      const group = await ctx.api.post("/gateway-groups", { name: name.value.trim(), labels: parsed });
+      const group = await ctx.api.post("/gateway-groups", { name: name.value.trim(), labels: parseLabels(groupLabels.value) });
       await render(screen, ctx);
       ctx.say(`Created gateway group ${group.name}.`);
     } catch (error) {
@@ -63,7 +57,44 @@ export async function render(screen, ctx) {
       ? h("p", { class: "empty" }, "No gateway has synchronized yet.")
       : table("Gateways seen by the control plane", ["Name", "Health", "Labels", "Version", "Started", "Last seen"],
         gateways.map((g) => [g.name, health(g), labels(g.labels), g.version || "", when(g.started_at), when(g.last_seen)])),
-    table("Gateway groups", ["Name", "Labels", "Created"], groups.map((g) => [g.name, labels(g.labels), when(g.created_at)])),
+    table("Gateway groups", ["Name", "Labels", "Created", ""],
+      groups.map((g) => [g.name, labels(g.labels), when(g.created_at), groupActions(ctx, screen, g)])),
     create);
   healthz.textContent = `/healthz: ${await gatewayHealth(base)}`;
+}
+
+function labelText(map) {
+  return Object.entries(map || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+}
+
+/** Edit a group's labels (which gateways serve it), or delete it (the API refuses while it has expositions). */
+function groupActions(ctx, screen, group) {
+  const input = h("input", { type: "text", name: "labels", autocomplete: "off", value: labelText(group.labels) });
+  const edit = h("details", {},
+    h("summary", {}, `Edit the labels of ${group.name}`),
+    h("form", { "aria-label": `Labels of the group ${group.name}` },
+      field(`Labels of ${group.name}`, input, "comma-separated key=value; empty: every gateway serves it").row,
+      h("button", { type: "submit" }, `Save the labels of ${group.name}`)));
+  edit.querySelector("form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const saved = await ctx.api.patch(`/gateway-groups/${encodeURIComponent(group.id)}`, { labels: parseLabels(input.value) });
+      await render(screen, ctx);
+      ctx.say(`Saved the labels of ${saved.name}: ${labels(saved.labels)}.`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+  const remove = h("button", { type: "button", class: "danger" }, `Delete the group ${group.name}`);
+  remove.addEventListener("click", async () => {
+    if (!window.confirm(`Delete the gateway group ${group.name}?`)) return;
+    try {
+      await ctx.api.delete(`/gateway-groups/${encodeURIComponent(group.id)}`);
+      await render(screen, ctx);
+      ctx.say(`Deleted the gateway group ${group.name}.`);
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+  return h("div", { class: "actions" }, edit, remove);
 }

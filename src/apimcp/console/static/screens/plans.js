@@ -287,5 +287,35 @@ async function renderEdit(screen, ctx, planId, newKey) {
     }
   });
   replace(actions, plan.inbound_mode === "api_key" ? renew : null, remove);
-  replace(screen, edit, expose, h("h2", {}, "More"), actions);
+  replace(screen, edit, expose, duplicateForm(screen, ctx, plan), h("h2", {}, "More"), actions);
+}
+
+/** A copy of the plan under a new name (same service and settings; a new API key when it wants one). */
+function duplicateForm(screen, ctx, plan) {
+  const name = h("input", { type: "text", name: "copy_name", autocomplete: "off", required: true,
+    value: `${plan.name}-copy` });
+  const form = h("form", { "aria-labelledby": "duplicate-title" },
+    h("h2", { id: "duplicate-title" }, "Duplicate this plan"),
+    field("Name of the copy", name, "unique for the service; the copy is not exposed").row,
+    h("button", { type: "submit" }, `Duplicate plan ${plan.name}`));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      const copy = await ctx.api.post(`/plans/${encodeURIComponent(plan.id)}/duplicate`, { name: name.value.trim() });
+      if (copy.api_key) {
+        // its key is shown once, here: the address changes without a new rendering that would forget it
+        window.history.replaceState(null, "", `#/plans?plan=${encodeURIComponent(copy.id)}`);
+        await renderEdit(screen, ctx, copy.id, copy.api_key);
+        const heading = screen.querySelector("h1");
+        heading.setAttribute("tabindex", "-1");
+        heading.focus();
+        ctx.say(`Duplicated plan ${plan.name} as ${copy.name}.`);
+      } else {
+        ctx.go("plans", { plan: copy.id }, `Duplicated plan ${plan.name} as ${copy.name}.`);
+      }
+    } catch (error) {
+      ctx.fail(error);
+    }
+  });
+  return form;
 }

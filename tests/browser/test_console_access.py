@@ -1,0 +1,291 @@
+"""The console's Access and Audit screens and its edits, driven in Chromium: an API token shown once and never
+again, then revoked and refused; a user token refused what needs an admin, in the API's words; a gateway key
+registered and revoked; audit events of calls made through the gateway; an exposition renamed (its new URL
+serves), a gateway group edited and deleted, a plan duplicated; every control of these screens labelled."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from apimcp.demo_api import spec_path
+from apimcp.sealing.keys import GatewayKey
+from tests.browser.conftest import TIMEOUT_MS, Seen, Served, log_in, unexpected, unlabelled
+from tests.support.mcp_http import McpHttp
+
+
+@dataclass(frozen=True)
+class Catalog:
+    service_id: str
+    plan_id: str
+    exposition_id: str
+
+
+def api(served: Served, token: str | None = None) -> httpx2.Client:
+    return httpx2.Client(
+        base_url=f"{served.base}/api/v1", headers={"Authorization": f"Bearer {token or served.token}"}, timeout=10
+    )
+
+
+def serving(url: str, *, within: float = 10) -> dict[str, Any]:
+    """The tools/list answer of the exposition at `url`, once the gateway serves it."""
+    deadline = time.monotonic() + within
+    with McpHttp(url) as client:
+        while True:
+            reply = client.modern("tools/list")
+            if reply.status == 200:
+                result: dict[str, Any] = reply.result
+                return result
+            assert time.monotonic() < deadline, f"{url} still answers {reply.status}"
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def catalog(served: Served) -> Catalog:
+    """Bookshelf imported, a plan that audits calling the backend, exposed as `audited` (set up by the API)."""
+    with api(served) as client:
+        imported = client.post(
+            "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "bookshelf"}
+        )
+        assert imported.status_code == 201, imported.text
+        service_id = imported.json()["id"]
+        plan = client.post(
+            "/plans",
+            json={"name": "audited", "service_id": service_id, "backend_endpoint": served.backend, "audit": True},
+        )
+        assert plan.status_code == 201, plan.text
+        exposition = client.post("/expositions", json={"plan_id": plan.json()["id"], "name": "audited"})
+        assert exposition.status_code == 201, exposition.text
+    return Catalog(service_id, plan.json()["id"], exposition.json()["id"])
+
+
+def accept_dialogs(page: Page) -> None:
+    page.on("dialog", lambda dialog: dialog.accept())
+
+
+def open_screen(page: Page, name: str) -> None:
+    page.get_by_role("link", name=name, exact=True).click()
+    expect(page.get_by_role("heading", level=1, name=name)).to_be_focused()
+    expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
+
+
+def test_a_token_is_shown_once_then_revoked_and_refused(
+    page: Page, browser: Browser, served: Served, seen: Seen
+) -> None:
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served.base)
+    accept_dialogs(page)
+    log_in(page, served)
+    open_screen(page, "Access")
+    expect(page.get_by_role("table", name="API tokens")).to_contain_text("(this session)")
+    page.get_by_label("Token name").fill("ci-robot")
+    page.get_by_label("Token kind").select_option("user")
+    page.get_by_label("Valid for (days)").fill("30")
+    page.get_by_role("button", name="Create the token").click()
+    expect(page.get_by_role("status")).to_contain_text("Created the user token ci-robot")
+    shown = page.locator("#token-once")
+    value = shown.inner_text()
+    assert value.startswith("apimcp_user_") and len(value) > 40
+    expect(page.get_by_role("heading", name="The token ci-robot")).to_be_focused()
+    page.get_by_role("button", name="Copy the token").click()
+    expect(page.get_by_role("status")).to_contain_text("Copied to the clipboard")
+    assert page.evaluate("navigator.clipboard.readText()") == value
+    row = page.get_by_role("row").filter(has_text="ci-robot")
+    expect(row).to_contain_text("active")
+    expect(row).not_to_contain_text(value)
+
+    # gone from the page once the screen is left, and in no later page, response or storage
+    htmls = []
+    for screen in ("Services", "Access", "Audit", "Access"):
+        open_screen(page, screen)
+        htmls.append(page.content())
+    expect(page.get_by_role("table", name="API tokens")).to_contain_text("ci-robot")
+    assert not [h for h in htmls if value in h]
+    carrying = [b.partition("\n")[0] for b in seen.bodies if value in b]
+    assert carrying == [f"{served.base}/api/v1/tokens"]  # the answer to POST /tokens, the once
+    stored = page.evaluate("JSON.stringify([Object.entries(sessionStorage), Object.entries(localStorage)])")
+    assert value not in stored
+    with api(served, value) as as_robot:
+        assert as_robot.get("/organization").status_code == 200
+
+    # a user token may not do what needs an admin: the console shows the API's words
+    other = browser.new_context()
+    other.set_default_timeout(TIMEOUT_MS)
+    try:
+        robot = other.new_page()
+        log_in(robot, Served(served.base, value, served.backend))
+        open_screen(robot, "Access")
+        robot.get_by_label("Token name").fill("escalate")
+        robot.get_by_label("Token kind").select_option("admin")
+        robot.get_by_role("button", name="Create the token").click()
+        expect(robot.get_by_role("alert")).to_contain_text("Forbidden: ")
+        expect(robot.get_by_role("alert")).to_contain_text("needs an admin token of organization default")
+        robot.get_by_label("Key name").fill("site-a")
+        robot.get_by_label("Public key").fill(GatewayKey.generate().public.text)
+        robot.get_by_role("button", name="Register the key").click()
+        expect(robot.get_by_role("alert")).to_contain_text("registering a gateway key needs an admin token")
+
+        # revoked from the admin's console: the API refuses it at once, and its console logs out
+        page.get_by_role("button", name="Revoke the token ci-robot").click()
+        expect(page.get_by_role("status")).to_contain_text("Revoked the token ci-robot")
+        expect(page.get_by_role("row").filter(has_text="ci-robot")).to_contain_text("revoked")
+        expect(page.get_by_role("button", name="Revoke the token ci-robot")).to_have_count(0)
+        with api(served, value) as as_robot:
+            refused = as_robot.get("/organization")
+        assert refused.status_code == 401 and refused.json()["detail"] == "unknown or revoked token"
+        robot.get_by_role("link", name="Audit", exact=True).click()
+        expect(robot.get_by_role("alert")).to_contain_text("no longer accepts the token")
+        expect(robot.get_by_label("API token")).to_be_visible()
+    finally:
+        other.close()
+    assert unexpected(seen.problems) == []
+
+
+def test_a_gateway_key_is_registered_and_revoked(page: Page, served: Served, seen: Seen) -> None:
+    accept_dialogs(page)
+    log_in(page, served)
+    open_screen(page, "Access")
+    assert unlabelled(page) == []
+    key = GatewayKey.generate().public
+    page.get_by_label("Key name").fill("site-b")
+    page.get_by_label("Public key").fill("not-a-key")
+    page.get_by_role("button", name="Register the key").click()
+    expect(page.get_by_role("alert")).to_contain_text("a gateway public key is 32 bytes in base64url")
+    page.get_by_label("Public key").fill(key.text)
+    page.get_by_role("button", name="Register the key").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Registered the gateway key site-b ({key.fingerprint})")
+    keys = page.get_by_role("table", name="Gateway keys")
+    expect(keys).to_contain_text(key.fingerprint)
+    expect(keys).to_contain_text(key.text)
+    page.get_by_label("Key name").fill("site-b-again")
+    page.get_by_label("Public key").fill(key.text)
+    page.get_by_role("button", name="Register the key").click()
+    expect(page.get_by_role("alert")).to_contain_text("this key is already registered as 'site-b'")
+
+    page.get_by_role("button", name="Revoke the gateway key site-b").click()
+    expect(page.get_by_role("status")).to_contain_text("Revoked the gateway key site-b")
+    expect(keys.get_by_role("row").filter(has_text="site-b")).to_contain_text("revoked")
+    with api(served) as client:
+        (listed,) = [k for k in client.get("/gateway-keys").json() if k["name"] == "site-b"]
+    assert listed["revoked_at"] is not None
+    assert unexpected(seen.problems, 403, 409, 422) == []
+
+
+def test_audit_events_of_calls_through_the_gateway(page: Page, served: Served, catalog: Catalog, seen: Seen) -> None:
+    canonical = f"{served.base}/mcp/default/audited"
+    assert len(serving(canonical)["tools"]) == 11
+    with McpHttp(canonical) as client:
+        called = client.modern(
+            "tools/call", {"name": "list_books", "arguments": {"limit": 1}}, headers={"Mcp-Name": "list_books"}
+        )
+        assert called.status == 200, called.text
+    deadline = time.monotonic() + 10
+    with api(served) as plane:
+        while len(plane.get("/audit", params={"exposition": "audited"}).json()) < 2:
+            assert time.monotonic() < deadline, "no audit event reported"
+            time.sleep(0.2)
+
+    log_in(page, served)
+    open_screen(page, "Audit")
+    assert unlabelled(page) == []
+    page.get_by_label("Exposition").select_option(label="audited")
+    page.get_by_role("button", name="Show the events").click()
+    events = page.get_by_role("table", name="Audit events of audited, newest first")
+    expect(events).to_contain_text("tools/call")
+    expect(events).to_contain_text("list_books")
+    expect(events).to_contain_text("tools/list")
+    expect(events).to_contain_text("success")
+    assert f"exposition={catalog.exposition_id}" in page.url
+
+    # bounded: at most as many as asked, the newest first
+    page.get_by_label("At most").fill("1")
+    page.get_by_role("button", name="Show the events").click()
+    expect(page.get_by_role("table", name="Audit events of audited, newest first (1, the limit)")).to_be_visible()
+    expect(page.locator("table tbody tr")).to_have_count(1)
+    expect(page.locator("table tbody tr")).to_contain_text("tools/call")
+    expect(page.get_by_label("At most")).to_have_attribute("max", "10000")
+    assert unexpected(seen.problems) == []
+
+
+def test_an_exposition_renamed_serves_at_its_new_url(page: Page, served: Served, catalog: Catalog, seen: Seen) -> None:
+    with api(served) as client:
+        made = client.post("/expositions", json={"plan_id": catalog.plan_id, "name": "moving"})
+        assert made.status_code == 201, made.text
+    serving(f"{served.base}/mcp/default/moving")
+    log_in(page, served)
+    page.goto(f"{served.base}/console/#/expositions?exposition={made.json()['id']}")
+    expect(page.get_by_role("heading", name="Exposition moving")).to_be_visible()
+    page.get_by_text("Edit the exposition moving").click()
+    assert unlabelled(page) == []
+    page.get_by_label("Name of moving").fill("audited")
+    page.get_by_role("button", name="Save the exposition moving").click()
+    expect(page.get_by_role("alert")).to_contain_text("audited")  # taken: the API's words
+    page.get_by_label("Name of moving").fill("moved")
+    page.get_by_role("button", name="Save the exposition moving").click()
+    moved = f"{served.base}/mcp/default/moved"
+    expect(page.get_by_role("status")).to_contain_text(f"Saved the exposition moved (name): now at {moved}")
+    endpoints = page.get_by_role("table", name="Endpoints of moved")
+    expect(endpoints).to_contain_text(moved)
+    expect(endpoints).not_to_contain_text("/mcp/default/moving")
+    assert len(serving(moved)["tools"]) == 11
+    deadline = time.monotonic() + 10
+    with McpHttp(f"{served.base}/mcp/default/moving") as old:
+        while old.modern("tools/list").status != 404:
+            assert time.monotonic() < deadline, "the old name still serves"
+            time.sleep(0.1)
+    assert unexpected(seen.problems, 409) == []
+
+
+def test_a_gateway_group_is_edited_and_deleted(page: Page, served: Served, catalog: Catalog, seen: Seen) -> None:
+    accept_dialogs(page)
+    log_in(page, served)
+    open_screen(page, "Gateways")
+    page.get_by_label("Group name").fill("edge")
+    page.get_by_label("Labels", exact=True).fill("site=a")
+    page.get_by_role("button", name="Create the group").click()
+    expect(page.get_by_role("status")).to_contain_text("Created gateway group edge")
+    assert unlabelled(page) == []
+    groups = page.get_by_role("table", name="Gateway groups")
+    page.get_by_text("Edit the labels of edge").click()
+    page.get_by_label("Labels of edge").fill("site=b, tier=1")
+    page.get_by_role("button", name="Save the labels of edge").click()
+    expect(page.get_by_role("status")).to_contain_text("Saved the labels of edge: site=b, tier=1")
+    expect(groups.get_by_role("row").filter(has_text="edge")).to_contain_text("site=b, tier=1")
+    page.get_by_text("Edit the labels of edge").click()
+    page.get_by_label("Labels of edge").fill("tier")
+    page.get_by_role("button", name="Save the labels of edge").click()
+    expect(page.get_by_role("alert")).to_contain_text('label "tier" must read key=value')
+
+    page.get_by_role("button", name="Delete the group default").click()
+    expect(page.get_by_role("alert")).to_contain_text("gateway group 'default' still has expositions")
+    page.get_by_role("button", name="Delete the group edge").click()
+    expect(page.get_by_role("status")).to_contain_text("Deleted the gateway group edge")
+    expect(groups).not_to_contain_text("edge")
+    with api(served) as client:
+        assert [g["name"] for g in client.get("/gateway-groups").json()] == ["default"]
+    assert unexpected(seen.problems, 409) == []
+
+
+def test_a_plan_is_duplicated(page: Page, served: Served, catalog: Catalog, seen: Seen) -> None:
+    log_in(page, served)
+    page.goto(f"{served.base}/console/#/plans?plan={catalog.plan_id}")
+    expect(page.get_by_role("heading", level=1, name="Plan audited")).to_be_visible()
+    assert unlabelled(page) == []
+    page.get_by_label("Name of the copy").fill("audited")
+    page.get_by_role("button", name="Duplicate plan audited").click()
+    expect(page.get_by_role("alert")).to_contain_text("audited")  # the name is taken: the API says so
+    page.get_by_label("Name of the copy").fill("audited-copy")
+    page.get_by_role("button", name="Duplicate plan audited").click()
+    expect(page.get_by_role("heading", level=1, name="Plan audited-copy")).to_be_focused()
+    expect(page.get_by_role("status")).to_contain_text("Duplicated plan audited as audited-copy")
+    expect(page.get_by_label("Audit every request")).to_be_checked()
+    expect(page.get_by_label("Backend URL")).to_have_value(served.backend)
+    with api(served) as client:
+        (copy,) = [p for p in client.get("/plans").json() if p["name"] == "audited-copy"]
+    assert copy["audit"] is True and copy["service_id"] == catalog.service_id
+    assert page.url.endswith(f"#/plans?plan={copy['id']}")
+    assert unexpected(seen.problems, 409) == []
