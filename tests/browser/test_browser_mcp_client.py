@@ -29,7 +29,6 @@ from playwright.sync_api import Browser
 
 from tests.gateway.conftest import ECHO_SPEC
 from tests.gateway.echo_backend import create_app as echo_app
-from tests.support.browser import chromium
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import ACCEPT_BOTH, preflight
 from tests.support.processes import Background, free_port
@@ -107,12 +106,6 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     finally:
         pages.shutdown()
         pages.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
 
 
 def _results(browser: Browser, page_origin: str, mcp: str) -> dict[str, Any]:
