@@ -116,3 +116,19 @@ def test_a_list_request_is_a_server_span_without_backend_calls(traced: Traced) -
         mcp.modern("tools/list", {}, headers={"traceparent": traceparent})
     (server,) = of_trace(traced, trace_id, 1)
     assert server.name == "tools/list" and "apimcp.target" not in server.attributes
+
+
+def test_a_trace_the_client_did_not_sample_is_not_recorded_but_still_reaches_the_backend(traced: Traced) -> None:
+    _, trace_id, client_parent = new_traceparent()
+    unsampled = f"00-{trace_id}-{client_parent}-00"
+    body = call_tool(f"{traced.base}/mcp/echo", "get_item", {"itemId": "1"}, headers={"traceparent": unsampled})
+    echoed = {k.lower(): v for k, v in body["result"]["structuredContent"]["headers"].items()}
+    version, passed_trace, passed_parent, flags = echoed["traceparent"].split("-")
+    assert (version, passed_trace, flags) == ("00", trace_id, "00")
+    assert passed_parent != client_parent  # the gateway's (unrecorded) span is the backend's parent
+    # a sampled request made after it is exported; by then nothing of the unsampled trace was
+    marker, marker_trace, _ = new_traceparent()
+    call_tool(f"{traced.base}/mcp/echo", "get_item", {"itemId": "2"}, headers={"traceparent": marker})
+    spans = of_trace(traced, marker_trace, 2)
+    assert not [s for s in traced.receiver.spans if s.trace_id == trace_id]
+    assert len(spans) == 2

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanKind, Status, StatusCode, get_current_span
 
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
 from apimcp.catalog.model import GraphQLBinding, GrpcBinding, Operation, RestBinding
@@ -70,6 +70,14 @@ class InstrumentedBackend(Backend):
     ) -> BackendResult:
         tracing = self._tracing
         if tracing is None:
+            return await self._timed(operation, arguments, progress, extras)
+        current = get_current_span()
+        if not current.is_recording():
+            # a request not sampled (or none): no span of its own; the backend still learns the trace (and that
+            # it is not sampled) from the request's span context, when there is one
+            if current.get_span_context().is_valid:
+                headers = with_trace_context(extras.headers if extras is not None else {}, tracing.outgoing(current))
+                extras = replace(extras, headers=headers) if extras is not None else CallExtras(headers=headers)
             return await self._timed(operation, arguments, progress, extras)
         name, attributes = describe(self._kind, operation)
         # the request's SERVER span is the current context; this one need not be (nothing is made inside it)
