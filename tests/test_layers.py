@@ -79,3 +79,8 @@ def test_shared_building_blocks_import_nothing_else_from_apimcp(package: str) ->
 def test_artifacts_know_nothing_of_the_gateway_the_control_plane_or_the_database() -> None:
     # the gateway hands artifacts what reaches backends and other tools through small interfaces
     assert _foreign("artifacts", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "sqlalchemy", "fastapi")) == {}
+
+
+def test_telemetry_is_plugged_in_and_knows_nothing_of_gateways_or_the_control_plane() -> None:
+    """It sits on the engine's observer seam and the Backend interface; the runtime and the API plug it in."""
+    assert _foreign("telemetry", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
