@@ -3,10 +3,10 @@ side in interleaved rounds (goal: both on keep at least 85% of the throughput of
 
 nginx (CPU 1) serves a small JSON item; `apimcp serve` (CPU 0) calls it for every request; wrk (CPU 1) drives it
 with 64 connections, 2026-07-28 stateless requests. "Spans" exports every request's SERVER span and its
-backend CLIENT span over OTLP/HTTP (the SDK's batch processor, its defaults) to a local receiver
+backend CLIENT span over OTLP/HTTP (apimcp's batching exporter, its defaults) to a local receiver
 (bench/otlp_sink.py, CPU 1) that decodes them; "metrics" has /metrics scraped every second meanwhile, each
 scrape parsed with prometheus_client's parser. Every request is traced, except in the last mode, which samples
-10% of traces with the SDK's standard sampler variables.
+10% of traces with OpenTelemetry's standard sampler variables.
 
     python -m bench.telemetry_bench [--rounds 5] [--duration 10]
 """

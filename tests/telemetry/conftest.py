@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from apimcp.telemetry import OFF, Telemetry, install
+from apimcp.telemetry.environment import resource_from
+from apimcp.telemetry.export import BatchSettings, OtlpSettings
 from apimcp.telemetry.metrics import Metrics
-from apimcp.telemetry.tracing import Tracing, resource_from
+from apimcp.telemetry.tracing import otlp_tracing
 from tests.gateway.conftest import ECHO_SPEC, live_echo_gateway
 from tests.support.graphql_server import SDL, graphql_server
 from tests.support.grpc_server import PROTOS, SHOP_PROTO, running_server
@@ -41,9 +42,9 @@ def new_traceparent() -> tuple[str, str, str]:
 def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Traced]:
     folder = tmp_path_factory.mktemp("telemetry")
     (folder / "library.graphql").write_text(SDL)
-    with pytest.MonkeyPatch.context() as patch, otlp_receiver() as receiver:
-        patch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")  # the SDK's variable: export every 50 ms
-        tracing = Tracing(OTLPSpanExporter(endpoint=f"{receiver.url}/v1/traces"), resource_from({}))
+    with otlp_receiver() as receiver:
+        settings = OtlpSettings(endpoint=f"{receiver.url}/v1/traces")
+        tracing = otlp_tracing(settings, resource_from({}), BatchSettings(schedule_delay=0.05))  # every 50 ms
         telemetry = Telemetry(tracing=tracing, metrics=Metrics())
         install(telemetry)
         try:

@@ -2,7 +2,9 @@
 
 - `config.py`: when telemetry is on, read once from the environment (`OTEL_*`, `APIMCP_METRICS*`)
 - `active.py`: the process's `Telemetry` (off unless installed), built from a config
-- `tracing.py`: the tracer provider, its OTLP/HTTP exporter, W3C trace-context propagation
+- `tracing.py`: where spans are made, sampled and sent
+- `spans.py`, `trace_context.py`, `sampling.py`: span records; W3C `traceparent`/`tracestate`; samplers
+- `otlp_encoding.py`, `export.py`, `environment.py`: OTLP protobuf; the batching export thread; `OTEL_*` settings
 - `labels.py`: bounded label and attribute values
 - `server_spans.py`: a SERVER span per MCP request, open while the handler runs
 - `metrics.py`: the Prometheus registry and every metric

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from apimcp.telemetry.config import TelemetryConfig, config_from_environment
 from apimcp.telemetry.metrics import Metrics
-from apimcp.telemetry.tracing import Tracing, exporter_for, resource_from
+from apimcp.telemetry.tracing import Tracing, tracing_from_environment
 
 log = logging.getLogger("apimcp.telemetry")
 
@@ -33,7 +33,7 @@ class Telemetry:
     def from_config(cls, config: TelemetryConfig, environ: Mapping[str, str]) -> Telemetry:
         tracing = None
         if config.traces_exporter is not None:
-            tracing = Tracing(exporter_for(config.traces_exporter), resource_from(environ))
+            tracing = tracing_from_environment(config.traces_exporter, environ)
         return cls(tracing=tracing, metrics=Metrics() if config.metrics else None, metrics_token=config.metrics_token)
 
     @classmethod

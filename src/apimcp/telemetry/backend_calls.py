@@ -14,15 +14,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from opentelemetry.trace import SpanKind, Status, StatusCode, get_current_span
-
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
 from apimcp.catalog.model import GraphQLBinding, GrpcBinding, Operation, RestBinding
 from apimcp.forwarding.policy import with_trace_context
 from apimcp.telemetry.metrics import Metrics
+from apimcp.telemetry.server_spans import current_span
+from apimcp.telemetry.spans import CLIENT, Attributes
 from apimcp.telemetry.tracing import Tracing
-
-Attributes = dict[str, str | int | bool]
 
 
 def describe(kind: str, operation: Operation) -> tuple[str, Attributes]:
@@ -43,6 +41,12 @@ def describe(kind: str, operation: Operation) -> tuple[str, Attributes]:
         attributes["rpc.method"] = binding.method
         return f"{binding.service}/{binding.method}", attributes
     return operation.tool_name, attributes
+
+
+def _traced(extras: CallExtras | None, trace_headers: dict[str, str]) -> CallExtras:
+    if extras is None:
+        return CallExtras(headers=trace_headers)  # nothing of the client's to replace
+    return replace(extras, headers=with_trace_context(extras.headers, trace_headers))
 
 
 def outcome_of(result: BackendResult) -> str:
@@ -68,35 +72,28 @@ class InstrumentedBackend(Backend):
         progress: Progress | None = None,
         extras: CallExtras | None = None,
     ) -> BackendResult:
-        tracing = self._tracing
-        if tracing is None:
+        current = current_span() if self._tracing is not None else None
+        if current is None:
             return await self._timed(operation, arguments, progress, extras)
-        current = get_current_span()
-        if not current.is_recording():
-            # a request not sampled (or none): no span of its own; the backend still learns the trace (and that
-            # it is not sampled) from the request's span context, when there is one
-            if current.get_span_context().is_valid:
-                headers = with_trace_context(extras.headers if extras is not None else {}, tracing.outgoing(current))
-                extras = replace(extras, headers=headers) if extras is not None else CallExtras(headers=headers)
-            return await self._timed(operation, arguments, progress, extras)
+        if not current.recording:
+            # a request not sampled: no span of its own; the backend still learns the trace (and that it is not
+            # sampled) from the request's span
+            return await self._timed(operation, arguments, progress, _traced(extras, current.outgoing()))
         name, attributes = describe(self._kind, operation)
-        # the request's SERVER span is the current context; this one need not be (nothing is made inside it)
-        span = tracing.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attributes)
+        span = current.child(name, CLIENT, attributes)
         try:
-            headers = with_trace_context(extras.headers if extras is not None else {}, tracing.outgoing(span))
-            traced = replace(extras, headers=headers) if extras is not None else CallExtras(headers=headers)
-            result = await self._timed(operation, arguments, progress, traced)
+            result = await self._timed(operation, arguments, progress, _traced(extras, span.outgoing()))
         except BaseException as exc:
-            span.set_attributes({"error.type": type(exc).__qualname__})
-            span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
+            attributes["error.type"] = type(exc).__qualname__
+            span.fail(type(exc).__qualname__)
             span.end()
             raise
         status = getattr(result, "status", None)
         if isinstance(status, int) and self._kind != "grpc":  # a gRPC result's status is not the call's code
-            span.set_attribute("http.response.status_code", status)
+            attributes["http.response.status_code"] = status
         if isinstance(result, Failure):
-            span.set_attribute("error.type", str(status) if status is not None else "failure")
-            span.set_status(Status(StatusCode.ERROR, f"backend failure (status {status})"))
+            attributes["error.type"] = str(status) if status is not None else "failure"
+            span.fail(f"backend failure (status {status})")
         span.end()
         return result
 

@@ -1,78 +1,70 @@
-"""Spans: a tracer provider of apimcp's own (the global one is left to the application embedding it), its
-exporter, and W3C trace-context propagation (`traceparent`, `tracestate`)."""
+"""Spans: where they are made (`Tracing`), sampled and sent, and W3C trace-context propagation.
+
+apimcp makes its spans itself (`spans.py`) and sends them as OTLP/HTTP protobuf (`otlp_encoding.py`,
+`export.py`): the OpenTelemetry SDK cost more than half of a gateway's throughput with every request traced
+(bench/README.md), this path a small part of it. The wire (OTLP, `traceparent`) and the `OTEL_*` variables are
+OpenTelemetry's, so any collector receives the spans and any SDK downstream continues the traces.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
-from opentelemetry.context import Context
-from opentelemetry.propagators.textmap import Getter
-from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
-from opentelemetry.trace import Span, Tracer, set_span_in_context
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from collections.abc import Mapping
 
 from apimcp import __version__
+from apimcp.telemetry.environment import batch_settings_from, otlp_settings_from, resource_from
+from apimcp.telemetry.export import BatchExporter, BatchSettings, ConsoleSender, OtlpHttpSender, OtlpSettings
+from apimcp.telemetry.otlp_encoding import Encoder
+from apimcp.telemetry.sampling import Sampler, sampler_from
+from apimcp.telemetry.spans import SERVER, Attributes, Span, SpanSink, new_id
+from apimcp.telemetry.trace_context import SAMPLED, Headers, SpanContext, incoming
 
-DEFAULT_SERVICE_NAME = "apimcp"
-Headers = Sequence[tuple[bytes, bytes]]
-
-
-class _HeaderGetter(Getter[Headers]):
-    """Reads an ASGI scope's headers (lower-case byte names) for the propagator."""
-
-    def get(self, carrier: Headers, key: str) -> list[str] | None:
-        name = key.lower().encode("latin-1")
-        values = [value.decode("latin-1") for header, value in carrier if header == name]
-        return values or None
-
-    def keys(self, carrier: Headers) -> list[str]:
-        return [header.decode("latin-1") for header, _ in carrier]
-
-
-_GETTER = _HeaderGetter()
+SCOPE_NAME = "apimcp"
 
 
 class Tracing:
-    """Where spans are made and sent."""
+    """Makes the SERVER spans of requests (their CLIENT spans are their children) and sends the sampled ones."""
 
-    def __init__(self, exporter: SpanExporter, resource: Resource | None = None) -> None:
-        self.provider = TracerProvider(resource=resource or Resource.create())
-        self.provider.add_span_processor(BatchSpanProcessor(exporter))
-        self.tracer: Tracer = self.provider.get_tracer("apimcp", __version__)
-        self._propagator = TraceContextTextMapPropagator()
+    def __init__(self, sink: SpanSink, sampler: Sampler | None = None) -> None:
+        self.sink = sink
+        self.sampler = sampler or Sampler()
 
-    def incoming(self, headers: Headers) -> Context | None:
-        """The trace context a client sent (None without a `traceparent`: a new trace)."""
-        for name, _ in headers:
-            if name == b"traceparent":
-                return self._propagator.extract(headers, getter=_GETTER)
-        return None
+    @staticmethod
+    def incoming(headers: Headers) -> SpanContext | None:
+        """The trace context a client sent (None: a new trace)."""
+        return incoming(headers)
 
-    def outgoing(self, span: Span) -> dict[str, str]:
-        """The headers that make `span` the parent of what a backend does."""
-        carrier: dict[str, str] = {}
-        self._propagator.inject(carrier, context=set_span_in_context(span))
-        return carrier
+    def server_span(self, name: str, parent: SpanContext | None, attributes: Attributes) -> Span:
+        trace_id = parent.trace_id if parent is not None else new_id(128) or 1
+        sampled = self.sampler.sampled(trace_id, parent)
+        return Span(
+            self.sink if sampled else None,
+            name,
+            SERVER,
+            trace_id,
+            parent.span_id if parent is not None else 0,
+            SAMPLED if sampled else 0,
+            parent.tracestate if parent is not None else "",
+            attributes,
+        )
 
     def shutdown(self) -> None:
-        """Send what is buffered and stop (the SDK also does it at exit)."""
-        self.provider.shutdown()
+        """Send what is queued and stop."""
+        self.sink.shutdown()
 
 
-def resource_from(environ: Mapping[str, str]) -> Resource:
-    """The SDK's resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`), named `apimcp` when they name none."""
-    named = environ.get("OTEL_SERVICE_NAME", "").strip() or "service.name=" in environ.get(
-        "OTEL_RESOURCE_ATTRIBUTES", ""
-    )
-    return Resource.create() if named else Resource.create({SERVICE_NAME: DEFAULT_SERVICE_NAME})
+def otlp_tracing(
+    settings: OtlpSettings,
+    resource: Mapping[str, str | int | bool],
+    batch: BatchSettings | None = None,
+    sampler: Sampler | None = None,
+) -> Tracing:
+    sender = OtlpHttpSender(settings, Encoder(resource, SCOPE_NAME, __version__))
+    return Tracing(BatchExporter(sender, batch or BatchSettings()), sampler)
 
 
-def exporter_for(name: str) -> SpanExporter:
-    """`otlp`: OTLP over HTTP, configured by the `OTEL_EXPORTER_OTLP_*` variables; `console`: stdout."""
-    if name == "console":
-        return ConsoleSpanExporter()
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: PLC0415
-
-    return OTLPSpanExporter()
+def tracing_from_environment(exporter: str, environ: Mapping[str, str]) -> Tracing:
+    """`otlp` (OTLP/HTTP protobuf) or `console` (JSON lines on stdout), configured by the `OTEL_*` variables."""
+    batch, sampler = batch_settings_from(environ), sampler_from(environ)
+    if exporter == "console":
+        return Tracing(BatchExporter(ConsoleSender(), batch), sampler)
+    return otlp_tracing(otlp_settings_from(environ), resource_from(environ), batch, sampler)

@@ -1,0 +1,113 @@
+"""The standard `OTEL_*` variables an exporter follows, read once and bounded: a value apimcp cannot follow
+stops the server command with an error naming the variable (never quoting a header's value)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import unquote
+
+from apimcp import __version__
+from apimcp.telemetry.config import TelemetryConfigError
+from apimcp.telemetry.export import BatchSettings, OtlpSettings
+from apimcp.telemetry.spans import AttributeValue
+
+DEFAULT_SERVICE_NAME = "apimcp"
+DEFAULT_ENDPOINT = "http://localhost:4318"
+MAX_ENTRIES = 64
+MAX_LIST_CHARS = 8192
+
+
+def _traces_or_all(environ: Mapping[str, str], suffix: str) -> tuple[str, str]:
+    """(variable, value) of `OTEL_EXPORTER_OTLP_TRACES_<suffix>`, else of `OTEL_EXPORTER_OTLP_<suffix>`."""
+    for variable in (f"OTEL_EXPORTER_OTLP_TRACES_{suffix}", f"OTEL_EXPORTER_OTLP_{suffix}"):
+        value = environ.get(variable, "").strip()
+        if value:
+            return variable, value
+    return "", ""
+
+
+def _pairs(variable: str, raw: str) -> dict[str, str]:
+    """`key=value,key2=value2` with percent-encoded values (the W3C Baggage form the SDKs read)."""
+    if len(raw) > MAX_LIST_CHARS:
+        raise TelemetryConfigError(f"{variable}: longer than {MAX_LIST_CHARS} characters")
+    found: dict[str, str] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise TelemetryConfigError(f"{variable}: each entry must be key=value")
+        found[unquote(key.strip())] = unquote(value.strip())
+        if len(found) > MAX_ENTRIES:
+            raise TelemetryConfigError(f"{variable}: more than {MAX_ENTRIES} entries")
+    return found
+
+
+def _milliseconds(environ: Mapping[str, str], variable: str, default: float, high: float) -> float:
+    """Seconds, from a whole number of milliseconds in 1..`high`."""
+    raw = environ.get(variable, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= high:
+        raise TelemetryConfigError(f"{variable}: a whole number of milliseconds from 1 to {int(high)} is needed")
+    return int(raw) / 1000
+
+
+def _count(environ: Mapping[str, str], variable: str, default: int, high: int) -> int:
+    raw = environ.get(variable, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= high:
+        raise TelemetryConfigError(f"{variable}: a whole number from 1 to {high} is needed")
+    return int(raw)
+
+
+def otlp_settings_from(environ: Mapping[str, str]) -> OtlpSettings:
+    variable, endpoint = _traces_or_all(environ, "ENDPOINT")
+    if variable == "OTEL_EXPORTER_OTLP_ENDPOINT" or not endpoint:
+        endpoint = (endpoint or DEFAULT_ENDPOINT).rstrip("/") + "/v1/traces"  # the base URL's signal path
+    if not endpoint.startswith(("http://", "https://")):
+        raise TelemetryConfigError(f"{variable}: an http(s) URL is needed")
+    header_variable, raw_headers = _traces_or_all(environ, "HEADERS")
+    timeout_variable, _ = _traces_or_all(environ, "TIMEOUT")
+    compression_variable, compression = _traces_or_all(environ, "COMPRESSION")
+    if compression.lower() not in ("", "gzip", "none"):
+        raise TelemetryConfigError(f"{compression_variable}: gzip or none, not {compression!r}")
+    _, certificate = _traces_or_all(environ, "CERTIFICATE")
+    return OtlpSettings(
+        endpoint=endpoint,
+        headers=_pairs(header_variable, raw_headers) if raw_headers else {},
+        timeout=_milliseconds(environ, timeout_variable, 10.0, 600_000) if timeout_variable else 10.0,
+        gzip=compression.lower() == "gzip",
+        certificate=certificate or None,
+    )
+
+
+def batch_settings_from(environ: Mapping[str, str]) -> BatchSettings:
+    queue = _count(environ, "OTEL_BSP_MAX_QUEUE_SIZE", 2048, 1_000_000)
+    batch = _count(environ, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", min(512, queue), 1_000_000)
+    if batch > queue:
+        raise TelemetryConfigError("OTEL_BSP_MAX_EXPORT_BATCH_SIZE: larger than OTEL_BSP_MAX_QUEUE_SIZE")
+    return BatchSettings(
+        schedule_delay=_milliseconds(environ, "OTEL_BSP_SCHEDULE_DELAY", 5.0, 3_600_000),
+        max_queue=queue,
+        max_batch=batch,
+        export_timeout=_milliseconds(environ, "OTEL_BSP_EXPORT_TIMEOUT", 30.0, 3_600_000),
+    )
+
+
+def resource_from(environ: Mapping[str, str]) -> dict[str, AttributeValue]:
+    """The process as spans name it: `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_SERVICE_NAME` above them, else `apimcp`."""
+    raw = environ.get("OTEL_RESOURCE_ATTRIBUTES", "").strip()
+    given = _pairs("OTEL_RESOURCE_ATTRIBUTES", raw) if raw else {}
+    resource: dict[str, AttributeValue] = {
+        "telemetry.sdk.name": "apimcp",
+        "telemetry.sdk.language": "python",
+        "telemetry.sdk.version": __version__,
+        "service.version": __version__,
+        **given,
+    }
+    resource["service.name"] = environ.get("OTEL_SERVICE_NAME", "").strip() or given.get(
+        "service.name", DEFAULT_SERVICE_NAME
+    )
+    return resource
