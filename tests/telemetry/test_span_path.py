@@ -46,6 +46,10 @@ def test_a_traceparent_is_read_exactly_or_not_at_all() -> None:
     assert parse_traceparent(f"00-{TRACE}-{PARENT}-01", "k=" + "v" * 600) == SpanContext(
         int(TRACE, 16), int(PARENT, 16), 1
     )  # an over-long tracestate is dropped, the trace kept
+    for odd in ["a=\xe9", "a=1\x00", "a=\x7f"]:  # not printable ASCII: dropped (OTLP strings are UTF-8)
+        assert parse_traceparent(f"00-{TRACE}-{PARENT}-01", odd) == SpanContext(int(TRACE, 16), int(PARENT, 16), 1)
+    spaced = parse_traceparent(f"00-{TRACE}-{PARENT}-01", "a=1 ,\tb=2")
+    assert spaced is not None and spaced.tracestate == "a=1 ,\tb=2"
     two = [(b"traceparent", f"00-{TRACE}-{PARENT}-01".encode())] * 2
     assert incoming(two) is None
     joined = [(b"traceparent", f"00-{TRACE}-{PARENT}-01".encode()), (b"tracestate", b"a=1"), (b"tracestate", b"b=2")]
@@ -138,6 +142,10 @@ def test_the_encoding_is_what_the_official_otlp_messages_read() -> None:
         assert got_client.status.code == 2 and got_client.status.message == "backend failure (status 503)"
         assert {a.key: a.value.int_value for a in got_client.attributes} == {
             "http.response.status_code": 503, "big": 1 << 40}  # fmt: skip
+    odd = Tracing(Kept()).server_span("x", SpanContext(1, 2, 1, "a=\xe9"), {})  # made without the parser
+    message = ExportTraceServiceRequest()
+    message.ParseFromString(encoder.request([odd]))  # still UTF-8: the batch stays decodable
+    assert message.resource_spans[0].scope_spans[0].spans[0].trace_state == "a=\xe9"
 
 
 def test_an_unsampled_span_has_ids_for_the_backend_and_is_never_kept() -> None:

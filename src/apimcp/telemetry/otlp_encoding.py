@@ -78,7 +78,7 @@ class Encoder:
     def span(self, span: Span) -> bytes:
         parts = [b"\x0a\x10", span.trace_id.to_bytes(16, "big"), b"\x12\x08", span.span_id.to_bytes(8, "big")]
         if span.tracestate:
-            parts.append(_field(b"\x1a", span.tracestate.encode("latin-1", "replace")))
+            parts.append(_field(b"\x1a", span.tracestate.encode("utf-8", "replace")))
         if span.parent_id:
             parts += (b"\x22\x08", span.parent_id.to_bytes(8, "big"))
         parts += (self._name(span.name), b"\x30", bytes((span.kind,)), b"\x39", _fixed64(span.start_ns),

@@ -12,6 +12,10 @@ from dataclasses import dataclass
 Headers = Sequence[tuple[bytes, bytes]]
 MAX_TRACESTATE = 512  # the recommendation lets a participant drop a longer one
 _HEX = frozenset("0123456789abcdef")
+_TRACESTATE_CHARS = frozenset("\t" + "".join(map(chr, range(0x20, 0x7F))))
+"""What a `tracestate` is made of (list members are printable ASCII, separated by commas and optional white
+space): anything else drops the header, which would otherwise reach backends and the collector (OTLP strings
+are UTF-8; a byte a client sent must not make a whole batch undecodable)."""
 SAMPLED = 0x01
 
 
@@ -44,7 +48,9 @@ def parse_traceparent(value: str, tracestate: str = "") -> SpanContext | None:
     if trace_id is None or span_id is None or len(parts[3]) != 2 or not _HEX.issuperset(parts[3]):
         return None
     state = tracestate.strip()
-    return SpanContext(trace_id, span_id, int(parts[3], 16) & SAMPLED, state if len(state) <= MAX_TRACESTATE else "")
+    if len(state) > MAX_TRACESTATE or not _TRACESTATE_CHARS.issuperset(state):
+        state = ""
+    return SpanContext(trace_id, span_id, int(parts[3], 16) & SAMPLED, state)
 
 
 def incoming(headers: Headers) -> SpanContext | None:
