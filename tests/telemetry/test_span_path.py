@@ -10,9 +10,10 @@ import threading
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from apimcp.telemetry import Telemetry, flush, install, installed
 from apimcp.telemetry.config import TelemetryConfigError
 from apimcp.telemetry.environment import batch_settings_from, otlp_settings_from, resource_from
-from apimcp.telemetry.export import BatchExporter, BatchSettings, ConsoleSender
+from apimcp.telemetry.export import BatchExporter, BatchSettings, ConsoleSender, OtlpHttpSender, OtlpSettings
 from apimcp.telemetry.otlp_encoding import Encoder
 from apimcp.telemetry.sampling import Sampler, sampler_from
 from apimcp.telemetry.spans import CLIENT, SERVER, Span
@@ -189,3 +190,39 @@ def test_the_console_sender_writes_one_json_object_per_span() -> None:
     ConsoleSender(out)([span])
     record = json.loads(out.getvalue())
     assert record["name"] == "tools/list" and record["kind"] == "SERVER" and record["parent_id"] is None
+
+
+def test_flush_sends_what_is_queued_for_a_worker_that_ends_without_atexit() -> None:
+    sent: list[int] = []
+    exporter = BatchExporter(lambda spans: sent.append(len(spans)), BatchSettings(schedule_delay=30))
+    previous = installed()
+    install(Telemetry(tracing=Tracing(exporter)))
+    try:
+        for _ in range(3):
+            installed().tracing.server_span("tools/list", None, {}).end()  # type: ignore[union-attr]
+        assert sent == []  # queued: the 30 s schedule has not come
+        flush()
+    finally:
+        install(previous)
+    assert sent == [3]
+
+
+def test_a_forked_child_starts_its_own_export_thread_and_connection() -> None:
+    sent: list[int] = []
+    exporter = BatchExporter(lambda spans: sent.append(len(spans)), BatchSettings(schedule_delay=30))
+    Tracing(exporter).server_span("tools/list", None, {}).end()
+    parent_thread = exporter._thread
+    assert parent_thread is not None
+    parent_wake = exporter._wake
+    exporter._forked()  # what `os.fork` runs in the child
+    assert exporter._thread is None and not exporter._queue
+    Tracing(exporter).server_span("tools/list", None, {}).end()
+    assert exporter._thread is not None and exporter._thread is not parent_thread
+    exporter.shutdown()
+    parent_wake.set()  # (the "parent's" thread, in this same process, ends too)
+    parent_thread.join(10)
+    assert sent == [1]
+    sender = OtlpHttpSender(OtlpSettings(), Encoder({}, "apimcp", "0"))
+    sender._connection = sender._connect()
+    sender.forked()
+    assert sender._connection is None

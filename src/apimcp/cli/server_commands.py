@@ -329,10 +329,20 @@ def on_workers(workers: int, host: str, port: int, state: OpenedState, run: Call
 
     _log_to_stderr()
     try:
-        code = run_workers(workers, host, port, run)
+        code = run_workers(workers, host, port, lambda: _flushing_telemetry(run))
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror}")
     raise typer.Exit(code)
+
+
+def _flushing_telemetry(run: Callable[[], None]) -> None:
+    """`run`, then the spans still queued are sent: a worker ends with `os._exit`, which runs no `atexit`."""
+    from apimcp.telemetry import flush  # noqa: PLC0415
+
+    try:
+        run()
+    finally:
+        flush()
 
 
 def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:

@@ -15,6 +15,6 @@
 - `control_plane.py`: the control plane's requests by route template and status
 """
 
-from apimcp.telemetry.active import OFF, Telemetry, install, installed
+from apimcp.telemetry.active import OFF, Telemetry, flush, install, installed
 
-__all__ = ["OFF", "Telemetry", "install", "installed"]
+__all__ = ["OFF", "Telemetry", "flush", "install", "installed"]

@@ -54,3 +54,11 @@ def install(telemetry: Telemetry) -> None:
 
 def installed() -> Telemetry:
     return _installed[0]
+
+
+def flush() -> None:
+    """Send the spans still queued and stop exporting: for a process that ends without running `atexit`
+    handlers (a `--workers` worker ends with `os._exit`)."""
+    tracing = _installed[0].tracing
+    if tracing is not None:
+        tracing.shutdown()

@@ -3,8 +3,9 @@
 The request path pays one `deque.append` per span; encoding and the HTTP POST happen on the export thread
 (`OTEL_BSP_*` set its pace and bounds, as for the SDK's batch processor). A full queue drops new spans and
 counts them; a collector that fails or does not answer within the timeout loses that batch, said in the log at
-most once a minute. The thread starts with the first span, in the process that made it (workers fork first),
-and sends what is queued when the process exits.
+most once a minute. The thread starts with the first span, in the process that made it (a forked child starts
+its own: `workers.py` forks before any request), and sends what is queued when the process exits (`atexit`;
+a worker, which ends with `os._exit`, calls `active.flush`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import gzip
 import http.client
 import json
 import logging
+import os
 import ssl
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +52,15 @@ class OtlpSettings:
     certificate: str | None = None
 
 
+def _in_forked_children(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    def child() -> None:
+        bound = method()
+        if bound is not None:
+            bound()
+
+    os.register_at_fork(after_in_child=child)
+
+
 class BatchExporter:
     """Queues ended spans; `send` gets batches of them on the export thread."""
 
@@ -63,6 +75,7 @@ class BatchExporter:
         self._warned_at = -_WARN_EVERY_SECONDS
         self.dropped = 0
         self.sent = 0
+        _in_forked_children(weakref.WeakMethod(self._forked))
 
     def add(self, span: Span) -> None:
         queue = self._queue
@@ -74,6 +87,17 @@ class BatchExporter:
             self._start()
         if len(queue) == self._settings.max_batch:
             self._wake.set()
+
+    def _forked(self) -> None:
+        """A forked child has no export thread: it starts its own with its first span (the parent's queue is
+        the parent's to send)."""
+        self._queue.clear()
+        self._wake = threading.Event()
+        self._start_lock = threading.Lock()
+        self._thread = None
+        forked = getattr(self._send, "forked", None)
+        if callable(forked):
+            forked()
 
     def _start(self) -> None:
         with self._start_lock:
@@ -134,6 +158,10 @@ class OtlpHttpSender:
         if settings.gzip:
             self._headers["Content-Encoding"] = "gzip"
         self._connection: http.client.HTTPConnection | None = None
+
+    def forked(self) -> None:
+        """In a forked child: the parent's connection is the parent's."""
+        self._connection = None
 
     def _connect(self) -> http.client.HTTPConnection:
         timeout = self._settings.timeout
