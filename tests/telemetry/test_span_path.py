@@ -95,6 +95,10 @@ def test_the_exporter_settings_follow_the_otlp_variables() -> None:
     )
     for environ, named in [
         ({"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, "OTEL_EXPORTER_OTLP_ENDPOINT"),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://"}, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:port"}, "OTEL_EXPORTER_OTLP_ENDPOINT"),
+        ({"OTEL_EXPORTER_OTLP_HEADERS": "api-key=secret%0D%0AX-Evil: 1"}, "OTEL_EXPORTER_OTLP_HEADERS"),
+        ({"OTEL_EXPORTER_OTLP_HEADERS": "bad name=secret"}, "OTEL_EXPORTER_OTLP_HEADERS"),
         ({"OTEL_EXPORTER_OTLP_HEADERS": "no-equals-sign-secret"}, "OTEL_EXPORTER_OTLP_HEADERS"),
         ({"OTEL_EXPORTER_OTLP_TIMEOUT": "-5"}, "OTEL_EXPORTER_OTLP_TIMEOUT"),
         ({"OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"}, "OTEL_EXPORTER_OTLP_COMPRESSION"),

@@ -3,8 +3,9 @@ stops the server command with an error naming the variable (never quoting a head
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from apimcp import __version__
 from apimcp.telemetry.config import TelemetryConfigError
@@ -15,6 +16,8 @@ DEFAULT_SERVICE_NAME = "apimcp"
 DEFAULT_ENDPOINT = "http://localhost:4318"
 MAX_ENTRIES = 64
 MAX_LIST_CHARS = 8192
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 
 
 def _traces_or_all(environ: Mapping[str, str], suffix: str) -> tuple[str, str]:
@@ -66,9 +69,14 @@ def otlp_settings_from(environ: Mapping[str, str]) -> OtlpSettings:
     variable, endpoint = _traces_or_all(environ, "ENDPOINT")
     if variable == "OTEL_EXPORTER_OTLP_ENDPOINT" or not endpoint:
         endpoint = (endpoint or DEFAULT_ENDPOINT).rstrip("/") + "/v1/traces"  # the base URL's signal path
-    if not endpoint.startswith(("http://", "https://")):
-        raise TelemetryConfigError(f"{variable}: an http(s) URL is needed")
+    if not _is_http_url(endpoint):
+        raise TelemetryConfigError(f"{variable}: an http(s) URL with a host (and a valid port) is needed")
     header_variable, raw_headers = _traces_or_all(environ, "HEADERS")
+    headers = _pairs(header_variable, raw_headers) if raw_headers else {}
+    for name, value in headers.items():
+        if not _HEADER_NAME.fullmatch(name) or not _HEADER_VALUE.fullmatch(value):
+            # http.client would refuse it at every export, and each batch would be lost
+            raise TelemetryConfigError(f"{header_variable}: a header name or value HTTP does not allow")
     timeout_variable, _ = _traces_or_all(environ, "TIMEOUT")
     compression_variable, compression = _traces_or_all(environ, "COMPRESSION")
     if compression.lower() not in ("", "gzip", "none"):
@@ -76,11 +84,20 @@ def otlp_settings_from(environ: Mapping[str, str]) -> OtlpSettings:
     _, certificate = _traces_or_all(environ, "CERTIFICATE")
     return OtlpSettings(
         endpoint=endpoint,
-        headers=_pairs(header_variable, raw_headers) if raw_headers else {},
+        headers=headers,
         timeout=_milliseconds(environ, timeout_variable, 10.0, 600_000) if timeout_variable else 10.0,
         gzip=compression.lower() == "gzip",
         certificate=certificate or None,
     )
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises on a port that is not one)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def batch_settings_from(environ: Mapping[str, str]) -> BatchSettings:
