@@ -13,7 +13,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from apimcp.telemetry import Telemetry, flush, install, installed
 from apimcp.telemetry.config import TelemetryConfigError
 from apimcp.telemetry.environment import batch_settings_from, otlp_settings_from, resource_from
-from apimcp.telemetry.export import BatchExporter, BatchSettings, ConsoleSender, OtlpHttpSender, OtlpSettings
+from apimcp.telemetry.export import (
+    BatchExporter,
+    BatchSettings,
+    CollectorRefused,
+    ConsoleSender,
+    OtlpHttpSender,
+    OtlpSettings,
+)
 from apimcp.telemetry.otlp_encoding import Encoder
 from apimcp.telemetry.sampling import Sampler, sampler_from
 from apimcp.telemetry.spans import CLIENT, SERVER, Span
@@ -230,3 +237,14 @@ def test_a_forked_child_starts_its_own_export_thread_and_connection() -> None:
     sender._connection = sender._connect()
     sender.forked()
     assert sender._connection is None
+
+
+def test_a_refused_export_logs_the_collectors_status(caplog: pytest.LogCaptureFixture) -> None:
+    def send(spans: list[Span]) -> None:
+        raise CollectorRefused("the collector answered 401")
+
+    exporter = BatchExporter(send, BatchSettings(schedule_delay=30))
+    with caplog.at_level("WARNING", logger="apimcp.telemetry"):
+        Tracing(exporter).server_span("tools/list", None, {}).end()
+        exporter.shutdown()
+    assert "spans not exported (1 lost): the collector answered 401" in caplog.text

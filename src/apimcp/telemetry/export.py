@@ -34,6 +34,10 @@ log = logging.getLogger("apimcp.telemetry")
 _WARN_EVERY_SECONDS = 60.0
 
 
+class CollectorRefused(RuntimeError):
+    """The collector answered with a status other than 2xx."""
+
+
 @dataclass(frozen=True, slots=True)
 class BatchSettings:
     schedule_delay: float = 5.0
@@ -127,7 +131,9 @@ class BatchExporter:
                 now = time.monotonic()
                 if now - self._warned_at >= _WARN_EVERY_SECONDS:
                     self._warned_at = now
-                    log.warning("spans not exported (%d lost): %s", len(batch), type(exc).__name__)
+                    # the collector's status is said; other messages could quote an address, never a header
+                    reason = str(exc) if isinstance(exc, CollectorRefused) else type(exc).__name__
+                    log.warning("spans not exported (%d lost): %s", len(batch), reason)
             if len(queue) < size and not self._stopping:
                 return  # the rest waits for the next round
 
@@ -191,7 +197,7 @@ class OtlpHttpSender:
                     raise
                 continue
             if not 200 <= response.status < 300:
-                raise RuntimeError(f"the collector answered {response.status}")
+                raise CollectorRefused(f"the collector answered {response.status}")
             return
 
 
