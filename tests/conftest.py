@@ -1,4 +1,8 @@
+from collections.abc import Iterator
+
 import pytest
+
+from apimcp.telemetry import OFF, install
 
 
 @pytest.fixture
@@ -14,3 +18,10 @@ def _private_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("APIMCP_CONFIG", str(home / "config" / "context.json"))
     for variable in ("APIMCP_URL", "APIMCP_TOKEN", "APIMCP_SECRET_KEYS", "APIMCP_DATABASE_URL", "APIMCP_ADMIN_TOKEN"):
         monkeypatch.delenv(variable, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _telemetry_off_after_each_test() -> Iterator[None]:
+    """A server command run in-process installs the process's telemetry; no test leaves it to the next."""
+    yield
+    install(OFF)

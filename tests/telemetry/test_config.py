@@ -11,7 +11,7 @@ import pytest
 from apimcp.backends.rest import RestBackend
 from apimcp.gateway.exposition import ExpositionHandler
 from apimcp.gateway.tool_entries import OperationEntry
-from apimcp.telemetry import OFF, installed
+from apimcp.telemetry import OFF, Telemetry, installed
 from apimcp.telemetry.backend_calls import InstrumentedBackend
 from apimcp.telemetry.config import TelemetryConfig, TelemetryConfigError, config_from_environment
 from tests.gateway.conftest import echo_config, gateway_for, live_echo_gateway
@@ -50,6 +50,7 @@ def test_what_cannot_be_followed_is_refused_by_name(environ: dict[str, str], nam
 
 def test_metrics_are_on_when_asked_or_when_a_token_is_set() -> None:
     assert config_from_environment({}) == TelemetryConfig()
+    assert Telemetry.from_environment({"APIMCP_METRICS": "off"}) is OFF  # what a server command installs
     assert config_from_environment({"APIMCP_METRICS": "on"}).metrics
     with_token = config_from_environment({"APIMCP_METRICS_TOKEN": "s3cr3t-scrape"})
     assert with_token.metrics and with_token.metrics_token == "s3cr3t-scrape"

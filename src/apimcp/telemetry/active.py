@@ -31,6 +31,8 @@ class Telemetry:
 
     @classmethod
     def from_config(cls, config: TelemetryConfig, environ: Mapping[str, str]) -> Telemetry:
+        if config.traces_exporter is None and not config.metrics:
+            return OFF
         tracing = None
         if config.traces_exporter is not None:
             tracing = tracing_from_environment(config.traces_exporter, environ)

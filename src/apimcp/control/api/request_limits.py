@@ -29,6 +29,10 @@ PROBLEM = b"application/problem+json"
 MAX_DRAINED_BYTES = 64 * 1024
 """What is left of a body the application did not read is read and dropped up to this size; beyond, the
 connection is closed."""
+MAX_DROPPED_REFUSED_BYTES = 4 * 1024 * 1024
+"""A body whose declared size is over its limit, but not by much, is read and dropped before the 413: a server
+that closes on unread data resets the connection, and a client still sending then loses the answer. Larger
+ones are answered at once and cost nothing."""
 
 
 class _Refused(Exception):
@@ -80,10 +84,13 @@ class RequestLimits:
             scope["method"], scope["path"]
         )
         limit = limits.max_upload_bytes if upload else limits.max_json_bytes
+        deadline = asyncio.get_running_loop().time() + limits.body_seconds
         if declared is not None and declared > limit:
+            if declared <= MAX_DROPPED_REFUSED_BYTES:
+                await _dropped(receive, deadline)
             await _problem(send, 413, "Content Too Large", _too_large(declared, limit, upload))
             return
-        guard = _BodyGuard(limit, asyncio.get_running_loop().time() + limits.body_seconds)
+        guard = _BodyGuard(limit, deadline)
         has_body = chunked or bool(declared)
 
         async def guarded_receive() -> Message:
@@ -141,6 +148,18 @@ class RequestLimits:
                 raise
         if guard.refusal is not None and not guard.response_started:
             await _problem(send, *guard.refusal)
+
+
+async def _dropped(receive: Receive, deadline: float) -> None:
+    """Read and drop a request's body until it ends, the client leaves or the deadline passes."""
+    try:
+        async with asyncio.timeout_at(deadline):
+            while True:
+                message = await receive()
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    return
+    except TimeoutError:
+        return
 
 
 def _header_problem(headers: list[tuple[bytes, bytes]], limits: ApiLimits) -> str | None:
