@@ -46,23 +46,19 @@ def _pairs(variable: str, raw: str) -> dict[str, str]:
     return found
 
 
-def _milliseconds(environ: Mapping[str, str], variable: str, default: float, high: float) -> float:
-    """Seconds, from a whole number of milliseconds in 1..`high`."""
+def _count(environ: Mapping[str, str], variable: str, default: int, high: int, unit: str = "") -> int:
+    """A whole number (of `unit`) in 1..`high`; `default` when the variable is unset."""
     raw = environ.get(variable, "").strip()
     if not raw:
         return default
     if not raw.isdigit() or not 1 <= int(raw) <= high:
-        raise TelemetryConfigError(f"{variable}: a whole number of milliseconds from 1 to {int(high)} is needed")
-    return int(raw) / 1000
-
-
-def _count(environ: Mapping[str, str], variable: str, default: int, high: int) -> int:
-    raw = environ.get(variable, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or not 1 <= int(raw) <= high:
-        raise TelemetryConfigError(f"{variable}: a whole number from 1 to {high} is needed")
+        raise TelemetryConfigError(f"{variable}: a whole number{unit} from 1 to {high} is needed")
     return int(raw)
+
+
+def _milliseconds(environ: Mapping[str, str], variable: str, default: float, high: int) -> float:
+    """Seconds, from a whole number of milliseconds in 1..`high`."""
+    return _count(environ, variable, round(default * 1000), high, " of milliseconds") / 1000
 
 
 def otlp_settings_from(environ: Mapping[str, str]) -> OtlpSettings:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from apimcp.forwarding.policy import MAX_TRACESTATE  # one bound for what is passed on and what is traced
+
 Headers = Sequence[tuple[bytes, bytes]]
-MAX_TRACESTATE = 512  # the recommendation lets a participant drop a longer one
 _HEX = frozenset("0123456789abcdef")
 _TRACESTATE_CHARS = frozenset("\t" + "".join(map(chr, range(0x20, 0x7F))))
 """What a `tracestate` is made of (list members are printable ASCII, separated by commas and optional white
