@@ -67,14 +67,26 @@ export function field(label, input, hint) {
   return { row: h("div", { class: "field" }, parts), input };
 }
 
-/** A table with a caption, header cells and rows of cells (strings or nodes). */
+/** Text read to screen readers only. */
+export function visuallyHidden(text) {
+  return h("span", { class: "visually-hidden" }, text);
+}
+
+/** A table with a caption, header cells (an empty one heads the column of actions) and rows of cells (strings or
+ * nodes), in a box of its own that scrolls sideways when the table is wider than the page. */
 export function table(caption, headers, rows) {
+  const captionId = uid("caption");
+  const header = (name) => h("th", { scope: "col" }, name === "" ? visuallyHidden("Actions") : name);
   return h(
-    "table",
-    {},
-    h("caption", {}, caption),
-    h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((cell) => h("td", {}, cell))))),
+    "div",
+    { class: "table-scroll", role: "region", "aria-labelledby": captionId, tabindex: "0" },
+    h(
+      "table",
+      {},
+      h("caption", { id: captionId }, caption),
+      h("thead", {}, h("tr", {}, headers.map(header))),
+      h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((cell) => h("td", {}, cell))))),
+    ),
   );
 }
 

@@ -99,7 +99,8 @@ function showTools(ctx, holder, tools, newClient, result) {
     try {
       const answer = await mcp.callTool(chosen, args);
       showResult(result, chosen.name, answer);
-      ctx.say(answer.isError ? `${chosen.name} reported an error.` : `${chosen.name} answered.`);
+      if (answer.isError) ctx.fail(new Error(`${chosen.name} reported an error${firstText(answer)}`));
+      else ctx.say(`${chosen.name} answered.`);
     } catch (error) {
       replace(result, h("h2", { id: "result-title" }, "Result"), h("p", { class: "error" }, error.message));
       ctx.fail(error);
@@ -108,6 +109,12 @@ function showTools(ctx, holder, tools, newClient, result) {
     }
   });
   replace(holder, call);
+}
+
+/** ": " and the start of the result's first text, to say what went wrong ("" when it has no text). */
+function firstText(answer) {
+  const text = (answer.content || []).find((item) => item.type === "text" && typeof item.text === "string");
+  return text ? `: ${text.text.length > 200 ? `${text.text.slice(0, 200)}…` : text.text}` : "";
 }
 
 function contentNode(item) {
