@@ -1,6 +1,6 @@
-"""What the console shows, where and how, driven in Chromium: hidden controls stay hidden, no screen scrolls
-sideways at a phone's width, a tool's error is announced as one, messages go away and cover nothing, every
-column header has a name."""
+"""What the console shows, where and how, driven in Chromium: hidden controls stay hidden, detaching an artifact
+that expositions serve is confirmed first, no screen scrolls sideways at a phone's width, a tool's error is
+announced as one, messages go away and cover nothing, every column header has a name."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import orjson
 import pytest
 from playwright.sync_api import Page, Route, expect
 
@@ -24,12 +25,24 @@ class Shelf:
 
 @pytest.fixture(scope="module")
 def shelf(served: Served) -> Shelf:
-    """Bookshelf exposed as `shelf` (no inbound key) and `keyed` (an API key); a secret."""
+    """Bookshelf with a Prompts artifact, exposed as `shelf` (no inbound key) and `keyed` (an API key); a secret."""
     with api(served) as client:
         imported = client.post(
             "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "bookshelf"}
         ).json()
         service_id = imported["id"]
+        hints = {
+            "apiVersion": "reshapr.io/v1alpha1",
+            "kind": "Prompts",
+            "service": {"name": imported["name"], "version": imported["version"]},
+            "prompts": {"hello": {"result": "Be brief."}},
+        }
+        attached = client.post(
+            f"/services/{service_id}/artifacts",
+            files={"file": ("hints.yaml", orjson.dumps(hints))},
+            data={"name": "hints"},
+        )
+        assert attached.status_code == 201, attached.text
         plan_id = ""
         for name, service, inbound in (("shelf", service_id, "none"), ("keyed", service_id, "api_key")):
             plan = client.post(
@@ -91,6 +104,29 @@ def test_elements_meant_to_be_hidden_are_hidden(page: Page, served: Served, shel
     expect(page.get_by_label("The plan's API key")).to_be_visible()
     page.get_by_label("Exposition").select_option(label="shelf")
     expect(page.get_by_label("The plan's API key")).to_be_hidden()
+
+
+def test_detaching_an_artifact_expositions_serve_is_confirmed_first(page: Page, served: Served, shelf: Shelf) -> None:
+    log_in(page, served)
+    page.goto(f"{served.base}/console/#/services?service={shelf.service_id}")
+    artifacts = page.get_by_role("table", name="Artifacts")
+    page.get_by_role("button", name="Detach hints").click()
+    dialog = page.get_by_role("dialog", name="Detach hints?")
+    expect(dialog).to_contain_text("These expositions serve hints now and stop serving it at once")
+    expect(dialog.get_by_role("listitem")).to_have_count(2)
+    expect(dialog.get_by_role("list")).to_contain_text("shelf")
+    expect(dialog.get_by_role("list")).to_contain_text("keyed")
+    expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    expect(artifacts).to_contain_text("hints")
+    with api(served) as client:
+        assert "hints" in [a["name"] for a in client.get(f"/services/{shelf.service_id}/artifacts").json()]
+
+    page.get_by_role("button", name="Detach hints").click()
+    dialog.get_by_role("button", name="Detach hints").click()
+    expect(page.get_by_role("status")).to_contain_text("Detached hints")
+    expect(artifacts).not_to_contain_text("hints")
 
 
 def test_no_screen_scrolls_sideways_at_a_phone_width(page: Page, served: Served, shelf: Shelf) -> None:

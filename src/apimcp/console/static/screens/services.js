@@ -1,5 +1,6 @@
 // Services: the imported APIs, each with its operations (the tools it offers) and its artifacts.
 
+import { confirmAction } from "../confirm.js";
 import { field, h, replace, table, when } from "../dom.js";
 
 export async function render(screen, ctx, params) {
@@ -60,6 +61,16 @@ async function renderOne(screen, ctx, id) {
     const button = h("button", { type: "button" }, `Detach ${artifact.name}`);
     button.addEventListener("click", async () => {
       try {
+        const serving = await expositionsServing(ctx, id, artifact.name);
+        const sure = await confirmAction({
+          title: `Detach ${artifact.name}?`,
+          message: serving.length
+            ? `These expositions serve ${artifact.name} now and stop serving it at once:`
+            : `No exposition serves ${artifact.name} now.`,
+          affected: serving,
+          action: `Detach ${artifact.name}`,
+        });
+        if (!sure) return;
         const result = await ctx.api.delete(`/artifacts/${encodeURIComponent(artifact.id)}`);
         await render(screen, ctx, new URLSearchParams({ service: id }));
         const plans = result.impacted_plans.map((p) => p.name);
@@ -86,4 +97,14 @@ async function renderOne(screen, ctx, id) {
     h("h2", {}, "Danger zone"),
     remove);
   return undefined;
+}
+
+/** The names of the expositions serving artifact `name` of service `serviceId`: their plan selects it, or selects
+ * none (and so serves them all). */
+async function expositionsServing(ctx, serviceId, name) {
+  const [plans, expositions] = await Promise.all([ctx.api.get("/plans"), ctx.api.get("/expositions")]);
+  const serving = new Set(plans
+    .filter((p) => p.service_id === serviceId && (p.artifacts.length === 0 || p.artifacts.includes(name)))
+    .map((p) => p.id));
+  return expositions.filter((e) => serving.has(e.plan_id)).map((e) => e.name || e.id);
 }
