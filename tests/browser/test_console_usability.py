@@ -1,6 +1,7 @@
 """What the console shows, where and how, driven in Chromium: hidden controls stay hidden, detaching an artifact
 that expositions serve is confirmed first, no screen scrolls sideways at a phone's width, a tool's error is
-announced as one, messages go away and cover nothing, every column header has a name."""
+announced as one, messages go away and cover nothing, tool descriptions keep their lines and a little Markdown
+(and no markup), every column header has a name."""
 
 from __future__ import annotations
 
@@ -16,6 +17,25 @@ from playwright.sync_api import Page, Route, expect
 from apimcp.demo_api import spec_path
 from tests.browser.conftest import Seen, Served, api, log_in, open_screen, serving, unexpected
 
+NOTES = """openapi: 3.0.3
+info: {title: notes, version: "1.0"}
+paths:
+  /note:
+    get:
+      operationId: readNote
+      description: |
+        First line
+        second line
+
+        Uses `a_code`, **bold** and *emphasis*; see [the docs](https://example.com/docs) or [this](javascript:go).
+
+        - one
+        - two
+
+        <script>window.pwned=1</script><img src=x onerror="window.pwned=2">
+      responses: {"200": {description: ok}}
+"""
+
 
 @dataclass(frozen=True)
 class Shelf:
@@ -25,7 +45,8 @@ class Shelf:
 
 @pytest.fixture(scope="module")
 def shelf(served: Served) -> Shelf:
-    """Bookshelf with a Prompts artifact, exposed as `shelf` (no inbound key) and `keyed` (an API key); a secret."""
+    """Bookshelf with a Prompts artifact, exposed as `shelf` (no inbound key) and `keyed` (an API key); a `notes`
+    service whose tool's description holds Markdown and markup, exposed as `notes`; a secret."""
     with api(served) as client:
         imported = client.post(
             "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "bookshelf"}
@@ -43,8 +64,10 @@ def shelf(served: Served) -> Shelf:
             data={"name": "hints"},
         )
         assert attached.status_code == 201, attached.text
+        notes = client.post("/services", files={"file": ("notes.yaml", NOTES.encode())}).json()
         plan_id = ""
-        for name, service, inbound in (("shelf", service_id, "none"), ("keyed", service_id, "api_key")):
+        for name, service, inbound in (("shelf", service_id, "none"), ("keyed", service_id, "api_key"),
+                                       ("notes", notes["id"], "none")):  # fmt: skip
             plan = client.post(
                 "/plans",
                 json={"name": name, "service_id": service, "backend_endpoint": served.backend, "inbound_mode": inbound},
@@ -55,7 +78,8 @@ def shelf(served: Served) -> Shelf:
             assert exposition.status_code == 201, exposition.text
         secret = {"name": "shelf-token", "kind": "bearer", "values": {"token": "t-0123456789"}}
         assert client.post("/secrets", json=secret).status_code == 201
-    serving(f"{served.base}/mcp/default/shelf")
+    for name in ("shelf", "notes"):
+        serving(f"{served.base}/mcp/default/{name}")
     return Shelf(service_id, plan_id)
 
 
@@ -113,11 +137,15 @@ def test_detaching_an_artifact_expositions_serve_is_confirmed_first(page: Page, 
     page.get_by_role("button", name="Detach hints").click()
     dialog = page.get_by_role("dialog", name="Detach hints?")
     expect(dialog).to_contain_text("These expositions serve hints now and stop serving it at once")
-    expect(dialog.get_by_role("listitem")).to_have_count(2)
+    expect(dialog.get_by_role("listitem")).to_have_count(2)  # not notes: another service's
     expect(dialog.get_by_role("list")).to_contain_text("shelf")
     expect(dialog.get_by_role("list")).to_contain_text("keyed")
     expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
     dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    page.get_by_role("button", name="Detach hints").click()
+    expect(dialog).to_be_visible()
+    page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     expect(artifacts).to_contain_text("hints")
     with api(served) as client:
@@ -219,3 +247,39 @@ def test_messages_go_away_and_never_cover_a_field(page: Page, served: Served, sh
     expect(status).to_have_text("Nothing changed.")
     page.clock.run_for(11_000)  # after a while
     expect(status).to_be_empty()
+
+
+def test_a_tool_description_keeps_its_lines_and_a_little_markdown(page: Page, served: Served, shelf: Shelf) -> None:
+    log_in(page, served)
+    list_tools(page, "notes")
+    described = page.locator("form .description")
+    paragraphs = described.locator("p")
+    expect(paragraphs).to_have_count(3)
+    expect(paragraphs.first.locator("br")).to_have_count(1)
+    expect(paragraphs.first).to_have_text("First linesecond line")
+    expect(described.locator("code")).to_have_text("a_code")
+    expect(described.locator("strong")).to_have_text("bold")
+    expect(described.locator("em")).to_have_text("emphasis")
+    link = described.get_by_role("link", name="the docs")
+    expect(link).to_have_attribute("href", "https://example.com/docs")
+    expect(link).to_have_attribute("rel", "noopener noreferrer")
+    expect(described.locator("a")).to_have_count(1)  # javascript: is no link
+    expect(described).to_contain_text("[this](javascript:go)")
+    expect(described.locator("ul li")).to_have_text(["one", "two"])
+    expect(paragraphs.last).to_have_text('<script>window.pwned=1</script><img src=x onerror="window.pwned=2">')
+    assert page.evaluate("document.querySelectorAll('main img, main script').length") == 0
+    assert page.evaluate("window.pwned") is None
+    expect(page.get_by_label("Tool", exact=True)).to_have_attribute("aria-describedby", re.compile(r"\S"))
+    # a description too long to parse is shown as it is, its lines kept
+    shown = page.evaluate(
+        """async () => {
+            const { markdown, MAX_MARKDOWN } = await import("./markdown.js");
+            const [node, ...rest] = markdown("**x**\\n".repeat(MAX_MARKDOWN));
+            const holder = document.createElement("div");
+            holder.className = "description";
+            document.body.append(holder);
+            holder.append(node);
+            return [rest.length, node.className, node.textContent.length, getComputedStyle(node).whiteSpace];
+        }"""
+    )
+    assert shown == [0, "plain", 6 * 20000, "pre-wrap"]

@@ -2,6 +2,7 @@
 
 import { confirmAction } from "../confirm.js";
 import { field, h, replace, table, when } from "../dom.js";
+import { markdown } from "../markdown.js";
 
 export async function render(screen, ctx, params) {
   const selected = params.get("service");
@@ -85,7 +86,7 @@ async function renderOne(screen, ctx, id) {
     h("h1", {}, `Service ${service.name} ${service.version}`),
     h("p", {}, h("a", { href: "#/services" }, "All services"), " · ",
       h("a", { href: `#/plans?new=${encodeURIComponent(id)}` }, "Create a plan for this service")),
-    service.description ? h("p", {}, service.description) : null,
+    service.description ? h("div", { class: "description" }, markdown(service.description)) : null,
     h("p", {}, `${service.kind}, ${service.operation_count} operations, updated ${when(service.updated_at)}.`),
     table("Operations", ["Tool", "Signature", "Operation id", "Title", "Tags"], service.operations.map((op) => [
       h("code", {}, op.tool_name), h("code", {}, op.signature), op.operation_id || "", op.title || "", op.tags.join(", "),
