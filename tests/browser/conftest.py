@@ -5,10 +5,13 @@ the helpers that log in and check labels."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
+import httpx2
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Response, expect
 
@@ -17,6 +20,7 @@ from apimcp.embedded import EmbeddedApp, embedded
 from apimcp.protocol import EndpointOptions
 from tests.support.browser import chromium
 from tests.support.live_server import live_app
+from tests.support.mcp_http import McpHttp
 
 TIMEOUT_MS = 15_000
 
@@ -108,6 +112,31 @@ def log_in(page: Page, served: Served) -> None:
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", level=1, name="Services")).to_be_visible()
     expect(page.get_by_text("Organization default")).to_be_visible()
+
+
+def api(served: Served, token: str | None = None) -> httpx2.Client:
+    return httpx2.Client(
+        base_url=f"{served.base}/api/v1", headers={"Authorization": f"Bearer {token or served.token}"}, timeout=10
+    )
+
+
+def serving(url: str, *, within: float = 10) -> dict[str, Any]:
+    """The tools/list answer of the exposition at `url`, once the gateway serves it."""
+    deadline = time.monotonic() + within
+    with McpHttp(url) as client:
+        while True:
+            reply = client.modern("tools/list")
+            if reply.status == 200:
+                result: dict[str, Any] = reply.result
+                return result
+            assert time.monotonic() < deadline, f"{url} still answers {reply.status}"
+            time.sleep(0.1)
+
+
+def open_screen(page: Page, name: str) -> None:
+    page.get_by_role("link", name=name, exact=True).click()
+    expect(page.get_by_role("heading", level=1, name=name)).to_be_focused()
+    expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
 
 
 def unlabelled(page: Page) -> list[str]:

@@ -251,13 +251,17 @@ def test_markup_the_api_returns_stays_text(page: Page, served: Served, seen: See
 
 
 def test_the_console_builds_no_url_but_its_own(page: Page, served: Served) -> None:
-    """dom.js refuses any href but a screen's `#/...` and any src but a raster data: URL, and text listeners."""
+    """dom.js refuses any href but a screen's `#/...` and any src but a raster data: URL, and text listeners;
+    its external links are http(s) only."""
     page.goto(f"{served.base}/console/")
     outcomes = page.evaluate(
         """async () => {
-            const { h } = await import("./dom.js");
+            const { externalLink, h } = await import("./dom.js");
             const attempt = (props, tag = "a") => {
                 try { h(tag, props); return "built"; } catch (e) { return e.message; }
+            };
+            const link = (url) => {
+                try { return externalLink(url, "x").getAttribute("href"); } catch (e) { return e.message; }
             };
             return [
                 attempt({ href: "#/plans?plan=1" }),
@@ -268,9 +272,12 @@ def test_the_console_builds_no_url_but_its_own(page: Page, served: Served) -> No
                 attempt({ src: "data:image/svg+xml;base64,PHN2Zz4=" }, "img"),
                 attempt({ src: 'data:image/png;base64,x" onerror="alert(1)' }, "img"),
                 attempt({ onclick: "alert(1)" }, "button"),
+                link("javascript:alert(1)"),
+                link("data:text/html,x"),
+                link("https://example.com/a b"),
             ];
         }"""
     )
-    assert outcomes[0] == "built" and outcomes[4] == "built"
-    refused = [o for i, o in enumerate(outcomes) if i not in (0, 4)]
+    assert outcomes[0] == "built" and outcomes[4] == "built" and outcomes[-1] == "https://example.com/a%20b"
+    refused = [o for i, o in enumerate(outcomes[:-1]) if i not in (0, 4)]
     assert all(o.startswith("refused ") for o in refused), outcomes

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
-import httpx2
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from apimcp.demo_api import spec_path
 from apimcp.sealing.keys import GatewayKey
-from tests.browser.conftest import TIMEOUT_MS, Seen, Served, log_in, unexpected, unlabelled
+from tests.browser.conftest import TIMEOUT_MS, Seen, Served, api, log_in, open_screen, serving, unexpected, unlabelled
 from tests.support.mcp_http import McpHttp
 
 
@@ -24,25 +22,6 @@ class Catalog:
     service_id: str
     plan_id: str
     exposition_id: str
-
-
-def api(served: Served, token: str | None = None) -> httpx2.Client:
-    return httpx2.Client(
-        base_url=f"{served.base}/api/v1", headers={"Authorization": f"Bearer {token or served.token}"}, timeout=10
-    )
-
-
-def serving(url: str, *, within: float = 10) -> dict[str, Any]:
-    """The tools/list answer of the exposition at `url`, once the gateway serves it."""
-    deadline = time.monotonic() + within
-    with McpHttp(url) as client:
-        while True:
-            reply = client.modern("tools/list")
-            if reply.status == 200:
-                result: dict[str, Any] = reply.result
-                return result
-            assert time.monotonic() < deadline, f"{url} still answers {reply.status}"
-            time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -66,12 +45,6 @@ def catalog(served: Served) -> Catalog:
 
 def accept_dialogs(page: Page) -> None:
     page.on("dialog", lambda dialog: dialog.accept())
-
-
-def open_screen(page: Page, name: str) -> None:
-    page.get_by_role("link", name=name, exact=True).click()
-    expect(page.get_by_role("heading", level=1, name=name)).to_be_focused()
-    expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
 
 
 def test_a_token_is_shown_once_then_revoked_and_refused(

@@ -54,6 +54,18 @@ def test_modules_are_javascript_and_unchanged_files_are_not_sent_again(client: T
     assert again.status_code == 304 and again.content == b""
 
 
+@pytest.mark.parametrize("path", ["/console/", "/console/console.css", "/console/screens/tryit.js"])
+def test_head_of_a_console_page_answers_as_get_without_a_body(client: TestClient, path: str) -> None:
+    got = client.get(path)
+    head = client.head(path)
+    assert (head.status_code, head.content) == (200, b"")
+    for name in ("content-type", "content-length", "etag", "content-security-policy", "x-frame-options"):
+        assert head.headers[name] == got.headers[name], name
+    assert client.head(path, headers={"If-None-Match": got.headers["etag"]}).status_code == 304
+    redirected = client.head("/console", follow_redirects=False)
+    assert (redirected.status_code, redirected.headers["location"]) == (308, "/console/")
+
+
 @pytest.mark.parametrize("path", ["nope.js", "..%2F..%2Fpyproject.toml", "static/index.html", "screens/", "assets.py"])
 def test_only_the_console_files_are_served(client: TestClient, path: str) -> None:
     response = client.get(f"/console/{path}")

@@ -25,11 +25,12 @@ def console_router(gateway_origins: Iterable[str] = ()) -> APIRouter:
     headers = security_headers(gateway_origins)
     router = APIRouter(include_in_schema=False)
 
-    @router.get(PREFIX)
+    # HEAD answers as GET does, without the body (a link checker or a health probe asks it).
+    @router.api_route(PREFIX, methods=["GET", "HEAD"])
     def console_root() -> Response:
         return RedirectResponse(f"{PREFIX}/", status_code=308, headers=headers)
 
-    @router.get(PREFIX + "/{path:path}")
+    @router.api_route(PREFIX + "/{path:path}", methods=["GET", "HEAD"])
     def console_file(path: str, request: Request) -> Response:
         asset = assets.get(path)
         if asset is None:
@@ -39,6 +40,9 @@ def console_router(gateway_origins: Iterable[str] = ()) -> APIRouter:
         own = {**headers, "ETag": asset.etag}
         if request.headers.get("if-none-match") == asset.etag:
             return Response(status_code=304, headers=own)
+        if request.method == "HEAD":
+            own["Content-Length"] = str(len(asset.content))
+            return Response(media_type=asset.media_type, headers=own)
         return Response(asset.content, media_type=asset.media_type, headers=own)
 
     return router

@@ -10,8 +10,9 @@ export function uid(prefix) {
 }
 
 const PROPERTIES = new Set(["value", "checked", "selected", "disabled", "multiple", "hidden", "required", "readOnly"]);
-// The only URLs the console builds: links to its own screens (`#/...`), and images a tool returned, as data:
-// URLs of a raster type. Anything else (a javascript: URL above all) is refused, whatever it was built from.
+// The only URLs `h` builds: links to the console's own screens (`#/...`), and images a tool returned, as data:
+// URLs of a raster type. Anything else (a javascript: URL above all) is refused, whatever it was built from; the
+// http(s) links a description makes go through `externalLink` alone.
 const URL_ATTRIBUTES = {
   href: /^#/,
   src: /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$/,
@@ -67,14 +68,37 @@ export function field(label, input, hint) {
   return { row: h("div", { class: "field" }, parts), input };
 }
 
-/** A table with a caption, header cells and rows of cells (strings or nodes). */
+/** Text read to screen readers only. */
+export function visuallyHidden(text) {
+  return h("span", { class: "visually-hidden" }, text);
+}
+
+/** A link to a page on the web: http(s) only (anything else is refused), opened in a new tab without a referrer. */
+export function externalLink(url, ...children) {
+  const parsed = new URL(url);
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new Error(`refused link ${JSON.stringify(url.slice(0, 40))}: only http(s) pages are linked`);
+  }
+  const node = h("a", { rel: "noopener noreferrer", target: "_blank" }, children);
+  node.setAttribute("href", parsed.href);
+  return node;
+}
+
+/** A table with a caption, header cells (an empty one heads the column of actions) and rows of cells (strings or
+ * nodes), in a box of its own that scrolls sideways when the table is wider than the page. */
 export function table(caption, headers, rows) {
+  const captionId = uid("caption");
+  const header = (name) => h("th", { scope: "col" }, name === "" ? visuallyHidden("Actions") : name);
   return h(
-    "table",
-    {},
-    h("caption", {}, caption),
-    h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((cell) => h("td", {}, cell))))),
+    "div",
+    { class: "table-scroll", role: "region", "aria-labelledby": captionId, tabindex: "0" },
+    h(
+      "table",
+      {},
+      h("caption", { id: captionId }, caption),
+      h("thead", {}, h("tr", {}, headers.map(header))),
+      h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((cell) => h("td", {}, cell))))),
+    ),
   );
 }
 

@@ -1,5 +1,6 @@
 // The console's shell: logging in (the token lives in sessionStorage, never in a URL), the screens behind
-// `#/name?params` links, and the two live regions every screen reports to.
+// `#/name?params` links, and the two live regions every screen reports to (in the page's flow above the screen,
+// so a message never covers a field; it lasts until the next action or screen, or is dismissed).
 
 import { Api, ApiError } from "./api.js";
 import * as access from "./screens/access.js";
@@ -17,6 +18,7 @@ const TOKEN_KEY = "apimcp.console.token";
 const GATEWAY_KEY = "apimcp.console.gateway";
 const SCREENS = { services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit };
 const DEFAULT_SCREEN = "services";
+const STATUS_MS = 10000; // how long a message of success stays; an error stays until the next action or dismissed
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
@@ -24,23 +26,40 @@ const who = document.getElementById("who");
 const logout = document.getElementById("logout");
 const statusRegion = document.getElementById("status");
 const alertRegion = document.getElementById("alert");
+const messages = statusRegion.parentElement;
+const dismiss = document.getElementById("dismiss");
+let statusTimer = null;
+
+/** The message just written is brought into view when it is an error, or when the control used is gone (the
+ * screen was drawn again); a success said while the user stays on a control (Copy...) leaves the page where it is. */
+function shown(isError) {
+  dismiss.hidden = false;
+  const lost = !main.contains(document.activeElement) || document.activeElement === main;
+  if ((isError || lost) && messages.getBoundingClientRect().top < 0) messages.scrollIntoView({ block: "nearest" });
+}
 
 function say(message) {
-  alertRegion.replaceChildren();
+  clearMessages();
   statusRegion.textContent = message;
+  statusTimer = setTimeout(clearMessages, STATUS_MS);
+  shown(false);
 }
 
 function fail(error) {
-  statusRegion.textContent = "";
+  clearMessages();
   const message = error instanceof Error ? error.message : String(error);
   const details = error instanceof ApiError ? error.details.filter((d) => d !== message) : [];
   replace(alertRegion, h("p", {}, message), details.length ? h("ul", {}, details.map((d) => h("li", {}, d))) : null);
+  shown(true);
   if (error instanceof ApiError && error.status === 401) endSession("The control plane no longer accepts the token; log in again.");
 }
 
 function clearMessages() {
+  clearTimeout(statusTimer);
   statusRegion.textContent = "";
   alertRegion.replaceChildren();
+  if (document.activeElement === dismiss) main.focus({ preventScroll: true });
+  dismiss.hidden = true;
 }
 
 // The gateways the control plane names (`--console-gateway`); the first is the default base of MCP URLs.
@@ -156,6 +175,12 @@ document.querySelector("a.skip").addEventListener("click", (event) => {
   event.preventDefault();
   main.focus();
 });
+dismiss.addEventListener("click", clearMessages);
+// The next action replaces the last message: a form sent or a button pressed in the screen clears it first.
+main.addEventListener("submit", clearMessages, true);
+main.addEventListener("click", (event) => {
+  if (event.target instanceof Element && event.target.closest("button")) clearMessages();
+}, true);
 logout.addEventListener("click", () => {
   endSession();
   say("Logged out.");

@@ -1,6 +1,8 @@
 // Services: the imported APIs, each with its operations (the tools it offers) and its artifacts.
 
+import { confirmAction } from "../confirm.js";
 import { field, h, replace, table, when } from "../dom.js";
+import { markdown } from "../markdown.js";
 
 export async function render(screen, ctx, params) {
   const selected = params.get("service");
@@ -60,6 +62,16 @@ async function renderOne(screen, ctx, id) {
     const button = h("button", { type: "button" }, `Detach ${artifact.name}`);
     button.addEventListener("click", async () => {
       try {
+        const serving = await expositionsServing(ctx, id, artifact.name);
+        const sure = await confirmAction({
+          title: `Detach ${artifact.name}?`,
+          message: serving.length
+            ? `These expositions serve ${artifact.name} now and stop serving it at once:`
+            : `No exposition serves ${artifact.name} now.`,
+          affected: serving,
+          action: `Detach ${artifact.name}`,
+        });
+        if (!sure) return;
         const result = await ctx.api.delete(`/artifacts/${encodeURIComponent(artifact.id)}`);
         await render(screen, ctx, new URLSearchParams({ service: id }));
         const plans = result.impacted_plans.map((p) => p.name);
@@ -74,7 +86,7 @@ async function renderOne(screen, ctx, id) {
     h("h1", {}, `Service ${service.name} ${service.version}`),
     h("p", {}, h("a", { href: "#/services" }, "All services"), " · ",
       h("a", { href: `#/plans?new=${encodeURIComponent(id)}` }, "Create a plan for this service")),
-    service.description ? h("p", {}, service.description) : null,
+    service.description ? h("div", { class: "description" }, markdown(service.description)) : null,
     h("p", {}, `${service.kind}, ${service.operation_count} operations, updated ${when(service.updated_at)}.`),
     table("Operations", ["Tool", "Signature", "Operation id", "Title", "Tags"], service.operations.map((op) => [
       h("code", {}, op.tool_name), h("code", {}, op.signature), op.operation_id || "", op.title || "", op.tags.join(", "),
@@ -86,4 +98,14 @@ async function renderOne(screen, ctx, id) {
     h("h2", {}, "Danger zone"),
     remove);
   return undefined;
+}
+
+/** The names of the expositions serving artifact `name` of service `serviceId`: their plan selects it, or selects
+ * none (and so serves them all). */
+async function expositionsServing(ctx, serviceId, name) {
+  const [plans, expositions] = await Promise.all([ctx.api.get("/plans"), ctx.api.get("/expositions")]);
+  const serving = new Set(plans
+    .filter((p) => p.service_id === serviceId && (p.artifacts.length === 0 || p.artifacts.includes(name)))
+    .map((p) => p.id));
+  return expositions.filter((e) => serving.has(e.plan_id)).map((e) => e.name || e.id);
 }

@@ -2,6 +2,7 @@
 // through the real gateway endpoint, in either era, as any MCP client would.
 
 import { field, h, replace, uid } from "../dom.js";
+import { markdown } from "../markdown.js";
 import { client, LEGACY, MODERN } from "../mcp.js";
 import { FormError, schemaForm } from "../schemaform.js";
 import { endpointsOf } from "./expositions.js";
@@ -66,12 +67,13 @@ export async function render(screen, ctx, params) {
 
 function showTools(ctx, holder, tools, newClient, result) {
   const tool = h("select", { name: "tool" }, tools.map((t, index) => h("option", { value: String(index) }, t.name)));
-  const description = h("p", { class: "hint" });
+  const description = h("div", { class: "description", id: uid("tool-description") });
+  tool.setAttribute("aria-describedby", description.id);
   const formHolder = h("div", {});
   let form = null;
   const sync = () => {
     const chosen = tools[Number(tool.value)];
-    description.textContent = chosen ? chosen.description || chosen.title || "" : "";
+    replace(description, chosen ? markdown(chosen.description || chosen.title || "") : null);
     form = chosen ? schemaForm(chosen.inputSchema || {}) : null;
     replace(formHolder, form ? form.node : null);
   };
@@ -99,7 +101,8 @@ function showTools(ctx, holder, tools, newClient, result) {
     try {
       const answer = await mcp.callTool(chosen, args);
       showResult(result, chosen.name, answer);
-      ctx.say(answer.isError ? `${chosen.name} reported an error.` : `${chosen.name} answered.`);
+      if (answer.isError) ctx.fail(new Error(`${chosen.name} reported an error${firstText(answer)}`));
+      else ctx.say(`${chosen.name} answered.`);
     } catch (error) {
       replace(result, h("h2", { id: "result-title" }, "Result"), h("p", { class: "error" }, error.message));
       ctx.fail(error);
@@ -108,6 +111,12 @@ function showTools(ctx, holder, tools, newClient, result) {
     }
   });
   replace(holder, call);
+}
+
+/** ": " and the start of the result's first text, to say what went wrong ("" when it has no text). */
+function firstText(answer) {
+  const text = (answer.content || []).find((item) => item.type === "text" && typeof item.text === "string");
+  return text ? `: ${text.text.length > 200 ? `${text.text.slice(0, 200)}…` : text.text}` : "";
 }
 
 function contentNode(item) {
