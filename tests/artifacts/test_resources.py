@@ -318,6 +318,8 @@ async def test_the_first_matching_template_in_declaration_order_wins(catalog: Re
         "file:///docs/../secrets/key.md",  # dot segments could leave the template's directory
         "file:///docs/%2E%2E/secrets/key.md",
         "file:///docs/guides/..%2F..%2Fetc.md",
+        "file:////evil.example/x",  # a path that would begin another host
+        "file:///%2F%2Fevil.example/x",
         "other://x",
     ],
 )

@@ -3,8 +3,9 @@
 Everything is built when the catalog is (list pages, compiled templates, the tools' `_meta.ui`), so
 resources/read only looks up and loads. Content is inline (`text`, base64 `blob`), fetched
 (`remoteContent`, through the loader, which applies the gateway's fetch policy) or, for `file://`
-URIs, read from the exposition's backend: `file:///guides/readme.md` is the backend's `/guides/readme.md`.
-A URI with no content source is listed but not found when read.
+URIs, read from the exposition's backend: `file:///guides/readme.md` is the backend's `/guides/readme.md`,
+and a URI that would name anything but a plain path there is not found (`file_paths`). A URI with no
+content source is listed but not found when read.
 
 MCP Apps: a `ui://` resource is HTML for the client to render (`text/html;profile=mcp-app` unless it
 says otherwise); the tools in its `tools` list carry `_meta.ui.resourceUri`, and a `visibility` when
@@ -17,8 +18,8 @@ import base64
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import unquote
 
+from apimcp.artifacts.file_paths import file_path, file_path_problem
 from apimcp.artifacts.prompts import complete_values
 from apimcp.artifacts.uri_templates import UriTemplate
 from apimcp.protocol.errors import INTERNAL_ERROR, McpError, ResourceNotFound, invalid_params
@@ -127,14 +128,13 @@ def _scheme(uri: str) -> str:
     return uri.split(":", 1)[0].lower() if ":" in uri else ""
 
 
-def _file_path(uri: str) -> str | None:
-    """The backend path of a `file://` URI (`file:///guides/a.md` → `/guides/a.md`), else None."""
-    return uri[len("file://") :] if uri[: len("file://")].lower() == "file://" else None
-
-
-def _climbs(path: str) -> bool:
-    """Whether a client-built path has dot segments, which could leave the template's directory."""
-    return any(segment in {".", ".."} for segment in unquote(path).replace("\\", "/").split("/"))
+def _backend_path(uri: str, path: str) -> str:
+    """`path`, what follows `file://` in `uri`, when it is a plain path on the backend; else the read is not found
+    (a URI stored before attachments were checked, or a template's expansion)."""
+    problem = file_path_problem(path)
+    if problem is not None:
+        raise ResourceNotFound(uri, problem)
+    return path
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +176,7 @@ def _static(uri: str, spec: Mapping[str, Any]) -> _Static:
         icons=_icons(spec.get("icons")),
         meta=_meta(spec),
     )
-    return _Static(resource, text, blob, _text(spec.get("remoteContent")), _file_path(uri))
+    return _Static(resource, text, blob, _text(spec.get("remoteContent")), file_path(uri))
 
 
 def _template(uri_template: str, spec: Mapping[str, Any]) -> _Template:
@@ -196,7 +196,7 @@ def _template(uri_template: str, spec: Mapping[str, Any]) -> _Template:
     )
     completions = spec.get("completions") or {}
     candidates = {str(k): tuple(str(v) for v in values or ()) for k, values in completions.items()}
-    return _Template(definition, compiled, _file_path(uri_template) is not None, candidates)
+    return _Template(definition, compiled, file_path(uri_template) is not None, candidates)
 
 
 def _bindings(statics: Sequence[_Static], specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -281,16 +281,17 @@ class ResourceCatalog:
         static = self._statics.get(uri)
         if static is not None:
             return ReadResourceResult(contents=(await self._read_static(static, loader),))
-        for template in self._templates.values():
-            if template.compiled.match(uri) is None:
-                continue
-            path = _file_path(uri) if template.from_backend else None
-            if path is None or _climbs(path):
-                raise ResourceNotFound(uri)
-            loaded = await _load(loader.backend_file(path), uri)
-            definition = template.definition
-            return ReadResourceResult(contents=(_contents(uri, loaded, definition.mime_type, definition.meta),))
-        raise ResourceNotFound(uri)
+        template = self._template_for(uri)
+        path = file_path(uri) if template is not None and template.from_backend else None
+        if template is None or path is None:
+            raise ResourceNotFound(uri)
+        loaded = await _load(loader.backend_file(_backend_path(uri, path)), uri)
+        definition = template.definition
+        return ReadResourceResult(contents=(_contents(uri, loaded, definition.mime_type, definition.meta),))
+
+    def _template_for(self, uri: str) -> _Template | None:
+        """The first template that matches `uri`."""
+        return next((t for t in self._templates.values() if t.compiled.match(uri) is not None), None)
 
     async def _read_static(self, static: _Static, loader: ContentLoader) -> ResourceContents:
         resource = static.resource
@@ -302,7 +303,8 @@ class ResourceCatalog:
         if static.remote is not None:
             return _contents(uri, await _load(loader.remote(static.remote), uri), mime_type, meta)
         if static.path is not None:
-            return _contents(uri, await _load(loader.backend_file(static.path), uri), mime_type, meta)
+            loaded = await _load(loader.backend_file(_backend_path(uri, static.path)), uri)
+            return _contents(uri, loaded, mime_type, meta)
         raise ResourceNotFound(uri)
 
     def complete(self, uri_template: str, argument: str, value: str) -> Completion:
