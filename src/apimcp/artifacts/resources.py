@@ -7,6 +7,9 @@ URIs, read from the exposition's backend: `file:///guides/readme.md` is the back
 and a URI that would name anything but a plain path there is not found (`file_paths`). A URI with no
 content source is listed but not found when read.
 
+A read that is not a declared URI is matched against the templates within bounds: a URI of at most
+`MAX_MATCHED_URI_LENGTH` characters, and `MATCH_STEPS_PER_READ` steps across all of them.
+
 MCP Apps: a `ui://` resource is HTML for the client to render (`text/html;profile=mcp-app` unless it
 says otherwise); the tools in its `tools` list carry `_meta.ui.resourceUri`, and a `visibility` when
 the binding declares one.
@@ -21,6 +24,7 @@ from typing import Any, Protocol
 
 from apimcp.artifacts.file_paths import file_path, file_path_problem
 from apimcp.artifacts.prompts import complete_values
+from apimcp.artifacts.uri_matching import MatchBudget, MatchBudgetSpent
 from apimcp.artifacts.uri_templates import UriTemplate
 from apimcp.protocol.errors import INTERNAL_ERROR, McpError, ResourceNotFound, invalid_params
 from apimcp.protocol.models import (
@@ -39,6 +43,8 @@ from apimcp.protocol.models import (
 
 __all__ = [
     "APP_MIME_TYPE",
+    "MATCH_STEPS_PER_READ",
+    "MAX_MATCHED_URI_LENGTH",
     "ContentLoader",
     "Loaded",
     "ResourceCatalog",
@@ -47,6 +53,11 @@ __all__ = [
 ]
 
 APP_MIME_TYPE = "text/html;profile=mcp-app"
+MAX_MATCHED_URI_LENGTH = 8192
+"""The longest URI matched against templates (what HTTP servers commonly accept as a request line)."""
+MATCH_STEPS_PER_READ = 32 * MAX_MATCHED_URI_LENGTH
+"""The steps (`uri_matching`) one read may spend across every template: in the costliest shapes of template
+measured, tens of milliseconds of a busy machine's loop (about 40 ms with two cores shared eight ways)."""
 _TEXT_MARKERS = ("json", "yaml", "xml", "javascript")
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
 
@@ -290,8 +301,24 @@ class ResourceCatalog:
         return ReadResourceResult(contents=(_contents(uri, loaded, definition.mime_type, definition.meta),))
 
     def _template_for(self, uri: str) -> _Template | None:
-        """The first template that matches `uri`."""
-        return next((t for t in self._templates.values() if t.compiled.match(uri) is not None), None)
+        """The first template that matches `uri`, within the bounds on its length and on the work."""
+        if not self._templates:
+            return None
+        if len(uri) > MAX_MATCHED_URI_LENGTH:
+            raise invalid_params(
+                f"The resource URI is {len(uri)} characters long: resource templates match at most "
+                f"{MAX_MATCHED_URI_LENGTH}",
+                {"field": "uri", "limit": MAX_MATCHED_URI_LENGTH},
+            )
+        budget = MatchBudget(MATCH_STEPS_PER_READ)
+        try:
+            return next((t for t in self._templates.values() if t.compiled.match(uri, budget) is not None), None)
+        except MatchBudgetSpent:
+            raise invalid_params(
+                f"Matching {uri} against this exposition's {len(self._templates)} resource templates takes more than "
+                f"the {MATCH_STEPS_PER_READ} steps a read may spend",
+                {"uri": uri, "limit": MATCH_STEPS_PER_READ},
+            ) from None
 
     async def _read_static(self, static: _Static, loader: ContentLoader) -> ResourceContents:
         resource = static.resource
