@@ -18,6 +18,7 @@ from apimcp.catalog.model import Operation, RestBinding
 from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.importers.openapi import import_openapi
 from apimcp.protocol.errors import ResourceNotFound
+from apimcp.safety.addresses import AddressPolicy
 from tests.gateway.conftest import ECHO_SPEC
 from tests.gateway.hostile_backend import Recorder, hostile_backend
 
@@ -162,3 +163,25 @@ async def test_the_loader_refuses_a_path_outside_the_backend_before_any_request(
     with pytest.raises(ResourceUnavailable, match="file://"):
         await BackendLoader(backend, TokenSession()).backend_file(path)
     assert backend.paths == []
+
+
+async def test_remote_content_goes_through_the_fetch_policy_and_follows_no_redirect(
+    servers: tuple[Recorder, Recorder],
+) -> None:
+    """The other way a resource read reaches a host: `remoteContent`, never with the plan's credentials."""
+    backend, attacker = servers
+    attacker.seen.clear()
+    default, allowing = TokenSession(), TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
+    try:
+        internal = BackendLoader(None, default)  # the default policy: public addresses only
+        loopback_by_name = attacker.url.replace("127.0.0.1", "localhost")
+        for url in (f"{attacker.url}/card.html", f"{loopback_by_name}/card.html"):
+            with pytest.raises(ResourceUnavailable, match="the content's address is refused"):
+                await internal.remote(url)
+        with pytest.raises(ResourceUnavailable, match=r"127\.0\.0\.1:\d+ answered HTTP 302"):
+            await BackendLoader(None, allowing).remote(f"{backend.url}/away?to={attacker.url}/card.html")
+    finally:
+        await default.close()
+        await allowing.close()
+    assert attacker.seen == []
+    assert [request["headers"].get("X-Api-Key") for request in backend.seen[-1:]] == [None]
