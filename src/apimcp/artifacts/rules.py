@@ -2,10 +2,10 @@
 
 Every placeholder names something that exists (an input property of a declarative custom tool, an
 argument of a prompt), every JSON pointer is well formed, resource templates are RFC 6570, inline
-blobs are base64, a `file://` resource read from the backend names a plain path there (and a `file://`
-template starts with `file:///`), and a custom tool's input is a JSON Schema the gateway can compile without
-reaching anything outside the document (jsonschema_rs would fetch a remote `$ref`, or read a
-`file:` one, while compiling).
+blobs are base64, a `file://` resource read from the backend names a plain path there (and a
+`file://` template starts with `file:///`), and a custom tool's input is a JSON Schema the gateway
+can compile without reaching anything outside the document (jsonschema_rs would fetch a remote
+`$ref`, or read a `file:` one, while compiling).
 """
 
 from __future__ import annotations
