@@ -210,6 +210,44 @@ def test_refusals_name_the_pointer_and_the_problem(document: dict[str, Any] | by
     assert str(error) == f"{path or '(document)'}: {error.problem}"
 
 
+@pytest.mark.parametrize(
+    ("uri", "problem"),
+    [
+        ("file://@127.0.0.1:9999/steal", "write file:///path (nothing may come between file:// and /)"),
+        ("file://.evil.example/x", "write file:///path"),
+        ("file://%40127.0.0.1:9999/x", "write file:///path"),
+        ("file://backend.example/x", "write file:///path"),
+        ("file:////evil.example/x", "// would begin another host"),
+        ("file:///%2F%2Fevil.example/x", "// would begin another host (once percent-decoded)"),
+        ("file:///%252f%252fevil.example/x", "// would begin another host (once percent-decoded)"),
+        ("file:///\\evil.example/x", "holds no backslash"),
+        ("file:///%5Cevil.example/x", "holds no backslash (once percent-decoded)"),
+        ("file:///docs/../secrets", "no . or .. segment"),
+        ("file:///docs/%2e%2E/secrets", "no . or .. segment"),
+        ("file:///docs/a%0d%0aHost:%20evil", "no control character (once percent-decoded)"),
+        ("file:///docs/%25252525252F", "percent-encoded more than 3 times over"),
+    ],
+)
+def test_a_file_resource_that_could_leave_the_backend_is_refused_when_attached(uri: str, problem: str) -> None:
+    """Finding H1: what follows file:// was appended to the backend URL, so it could name another host."""
+    error = refused(changed("resources.yaml", lambda d: d["resources"].update({uri: {"name": "stolen"}})))
+    assert error.path == pointer(["resources", uri])
+    assert problem in error.problem
+
+
+def test_a_file_template_must_write_the_path_s_slash_itself() -> None:
+    """Finding H1: with `file://{+rest}` any client chose the host the plan's credentials went to."""
+    error = refused(changed("resources.yaml", lambda d: d.update(resourceTemplates={"file://{+rest}": {"name": "x"}})))
+    assert error.path == "/resourceTemplates/file:~1~1{+rest}"
+    assert "a file:// template starts with file:///" in error.problem
+
+
+def test_other_file_uris_are_kept_when_they_are_not_read_from_the_backend() -> None:
+    inline = {"file://host/a.txt": {"name": "a", "text": "inline"}, "file:///users/@me?x=..": {"name": "me"}}
+    document = read(changed("resources.yaml", lambda d: d["resources"].update(inline)))
+    assert set(inline) <= set(document.capabilities)
+
+
 def test_an_alias_bomb_is_refused_before_it_is_built() -> None:
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 12)]

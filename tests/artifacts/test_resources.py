@@ -8,12 +8,17 @@ from typing import Any
 
 import pytest
 
+from apimcp.artifacts import resources
 from apimcp.artifacts.resources import (
     APP_MIME_TYPE,
+    MATCH_STEPS_PER_READ,
+    MAX_MATCHED_URI_LENGTH,
     Loaded,
     ResourceCatalog,
     ResourceUnavailable,
 )
+from apimcp.artifacts.uri_matching import MatchBudget
+from apimcp.artifacts.uri_templates import UriTemplate
 from apimcp.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, ResourceNotFound
 from apimcp.protocol.models import BlobResourceContents, ResourceContents, TextResourceContents
 
@@ -318,6 +323,8 @@ async def test_the_first_matching_template_in_declaration_order_wins(catalog: Re
         "file:///docs/../secrets/key.md",  # dot segments could leave the template's directory
         "file:///docs/%2E%2E/secrets/key.md",
         "file:///docs/guides/..%2F..%2Fetc.md",
+        "file:////evil.example/x",  # a path that would begin another host
+        "file:///%2F%2Fevil.example/x",
         "other://x",
     ],
 )
@@ -340,6 +347,69 @@ async def test_a_loader_failure_is_an_internal_error_naming_the_resource(catalog
     assert error.data == {"uri": "ui://user/card.html"}
     with pytest.raises(ResourceUnavailable, match="HTTP 404"):
         await catalog.read("file:///docs/guides/missing.md", FakeLoader())
+
+
+# --- bounds on matching -------------------------------------------------------------------------
+
+
+async def test_an_over_long_uri_is_refused_before_any_template_is_tried(
+    catalog: ResourceCatalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding M3: the 400 KB URI that stalled the loop (the body limit allows ten times more) is not matched."""
+
+    def never(self: UriTemplate, uri: str, budget: MatchBudget | None = None) -> None:
+        raise AssertionError(f"{self.text} was tried")
+
+    monkeypatch.setattr(UriTemplate, "match", never)
+    loader = FakeLoader()
+    for length in (MAX_MATCHED_URI_LENGTH + 1, 400_000):
+        uri = "file:///redos/" + "a" * (length - len("file:///redos/"))
+        with pytest.raises(McpError) as raised:
+            await catalog.read(uri, loader)
+        assert raised.value.code == INVALID_PARAMS
+        assert raised.value.message == (
+            f"The resource URI is {length} characters long: resource templates match at most {MAX_MATCHED_URI_LENGTH}"
+        )
+        assert raised.value.data == {"field": "uri", "limit": MAX_MATCHED_URI_LENGTH}
+    assert loader.calls == []
+
+
+async def test_a_declared_uri_is_read_whatever_its_length() -> None:
+    uri = "note://" + "n" * MAX_MATCHED_URI_LENGTH
+    contents = await _read_one(ResourceCatalog({uri: {"name": "long", "text": "t"}}, TEMPLATES), uri, FakeLoader())
+    assert isinstance(contents, TextResourceContents)
+
+
+async def test_matching_across_many_templates_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding M3: a read tries templates in turn, so the work was templates times URI length (times literal
+    length); the steps of one read are counted across every template, and the read ends once they are spent."""
+    budgets: list[MatchBudget] = []
+
+    class Kept(MatchBudget):
+        def __init__(self, limit: int) -> None:
+            super().__init__(limit)
+            budgets.append(self)
+
+    monkeypatch.setattr(resources, "MatchBudget", Kept)
+    templates = {f"file:///docs/{{a}}-{i}/{{b}}.md": {"name": f"t{i}"} for i in range(1000)}
+    catalog = ResourceCatalog({}, templates)
+    uri = "file:///docs/" + "a" * (MAX_MATCHED_URI_LENGTH - 20) + ".md"  # each template reads it to the end
+    loader = FakeLoader()
+    with pytest.raises(McpError) as raised:
+        await catalog.read(uri, loader)
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.message == (
+        f"Matching {uri} against this exposition's 1000 resource templates takes more than the "
+        f"{MATCH_STEPS_PER_READ} steps a read may spend"
+    )
+    (budget,) = budgets
+    one_template = 4 * MAX_MATCHED_URI_LENGTH  # what one of these templates may take at most
+    assert MATCH_STEPS_PER_READ < budget.spent <= MATCH_STEPS_PER_READ + one_template
+    assert loader.calls == []
+    # a URI that a later template matches is read when the earlier ones refuse it at once
+    last = FakeLoader(files={"/docs/x-999/y.md": Loaded(b"y", "text/plain")})
+    found = await _read_one(catalog, "file:///docs/x-999/y.md", last)
+    assert isinstance(found, TextResourceContents)
 
 
 # --- completion ----------------------------------------------------------------------------------

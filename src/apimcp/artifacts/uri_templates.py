@@ -1,29 +1,8 @@
-"""RFC 6570 URI templates (levels 1 to 4): expansion, and the matching resources/read needs.
+"""RFC 6570 URI templates (levels 1 to 4): parsing and expansion, and the matching resources/read needs.
 
-The RFC defines expansion only. Matching is its inverse, and an expansion can often be read several
-ways (`{a}{.b}` against `x.y.z`), so this module fixes one reading and keeps it cheap: a template
-compiles once into one regular expression whose quantifiers and optional parts are possessive.
-The engine never backtracks, so a hostile URI costs time linear in its length.
-
-How a URI is read:
-
-- a variable's text ends where something that may follow it begins: the next literal (the last
-  occurrence when that literal ends the template, so `{page}.md` reads `v1.2.md` as `v1.2`; the first
-  one otherwise) or the lead character of a following expression;
-- an optional expression (`{/x}`, `{.x}`, `{?x}`...) is taken whenever the URI has its lead character;
-- in an unnamed expression (`{/a,b}`) values fill the variables left to right;
-- named expressions (`{?a,b}`, `{;a}`, with the `{&c}` or `{;d}` expressions right after them) read
-  `name=value` pairs in any order; a name the expressions do not declare, or a name given twice,
-  means no match;
-- an exploded variable comes back as one string: its items joined by the operator's separator
-  (`a/b` for `{/x*}`) or, for named operators, its repeated `name=value` values joined by `,`;
-  associative arrays are expanded but not recovered;
-- values are percent-decoded; characters the RFC would have encoded are accepted as they are, except
-  those that give the URI its structure (`/ ? #` for simple values, `#` and `&` in a query...);
-- variables of an optional expression the URI leaves out are absent from the result.
-
-Two expressions may touch only if the second has a lead character: in `{a}{b}` nothing says where
-`a` ends, so such a template is refused.
+A template is parsed once; `match` runs the `uri_matching.Matcher` compiled from its parts (how a URI is
+read, and why that costs work linear in the URI's length). Two expressions may touch only if the second
+has a lead character: in `{a}{b}` nothing says where `a` ends, so such a template is refused.
 """
 
 from __future__ import annotations
@@ -31,7 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import quote
+
+from apimcp.artifacts.uri_matching import MatchBudget, Matcher
 
 __all__ = ["UriTemplate", "Value"]
 
@@ -85,32 +66,13 @@ class _Expression:
     specs: tuple[_VarSpec, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _NamedRun:
-    """Consecutive named expressions read as one list of pairs (`{?a}{&b}`)."""
-
-    op: _Operator
-    specs: tuple[_VarSpec, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _ValueSlot:
-    spec: _VarSpec
-
-
-@dataclass(frozen=True, slots=True)
-class _PairsSlot:
-    sep: str
-    specs: Mapping[str, _VarSpec]
-
-
 _Part = str | _Expression
 
 
 class UriTemplate:
     """One parsed template; `match` and `expand` only run what the constructor compiled."""
 
-    __slots__ = ("_parts", "_pattern", "_slots", "text", "variables")
+    __slots__ = ("_matcher", "_parts", "text", "variables")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -120,7 +82,7 @@ class UriTemplate:
             if isinstance(part, _Expression):
                 names.update((spec.name, None) for spec in part.specs)
         self.variables: tuple[str, ...] = tuple(names)
-        self._pattern, self._slots = _compile(self._parts)
+        self._matcher = Matcher(self._parts)
 
     @classmethod
     def parse(cls, text: str) -> UriTemplate:
@@ -133,25 +95,10 @@ class UriTemplate:
         """The URI for `values` (RFC 6570 section 3); a missing or None value is undefined."""
         return "".join(part if isinstance(part, str) else _expand(part, values) for part in self._parts)
 
-    def match(self, uri: str) -> dict[str, str] | None:
-        """The percent-decoded variables of `uri`, or None when this template cannot produce it."""
-        found = self._pattern.fullmatch(uri)
-        if found is None:
-            return None
-        seen: dict[str, list[tuple[str, int | None]]] = {}
-        for group, slot in self._slots.items():
-            raw = found.group(group)
-            if raw is None:
-                continue
-            if isinstance(slot, _ValueSlot):
-                seen.setdefault(slot.spec.name, []).append((unquote(raw), slot.spec.prefix))
-                continue
-            pairs = _read_pairs(raw, slot)
-            if pairs is None:
-                return None
-            for name, value in pairs.items():
-                seen.setdefault(name, []).append((value, slot.specs[name].prefix))
-        return _settle(seen)
+    def match(self, uri: str, budget: MatchBudget | None = None) -> dict[str, str] | None:
+        """The percent-decoded variables of `uri`, or None when this template cannot produce it (how a URI is
+        read: `uri_matching`); MatchBudgetSpent once `budget` is spent."""
+        return self._matcher.match(uri, budget)
 
 
 # --- parsing ---------------------------------------------------------------------------------
@@ -214,109 +161,6 @@ def _parse_expression(text: str, body: str, pos: int) -> _Expression:
         prefix = found.group("prefix")
         specs.append(_VarSpec(found.group("name"), int(prefix) if prefix else None, bool(found.group("explode"))))
     return _Expression(body, _OPERATORS[op], tuple(specs))
-
-
-# --- matching --------------------------------------------------------------------------------
-
-
-def _units(parts: tuple[_Part, ...]) -> list[str | _Expression | _NamedRun]:
-    """The parts, with each named expression merged with the ones that continue its list of pairs."""
-    units: list[str | _Expression | _NamedRun] = []
-    for part in parts:
-        if isinstance(part, _Expression) and part.op.named:
-            last = units[-1] if units else None
-            if isinstance(last, _NamedRun) and part.op.lead == last.op.sep:
-                units[-1] = _NamedRun(last.op, last.specs + part.specs)
-            else:
-                units.append(_NamedRun(part.op, part.specs))
-        else:
-            units.append(part)
-    return units
-
-
-def _followers(units: Sequence[str | _Expression | _NamedRun], start: int) -> list[tuple[str, bool]]:
-    """What may begin right after unit `start - 1`, as (text, ends the URI): lead characters of optional
-    expressions up to the next literal, and that literal."""
-    tokens: list[tuple[str, bool]] = []
-    for index in range(start, len(units)):
-        unit = units[index]
-        if isinstance(unit, str):
-            tokens.append((unit, index == len(units) - 1))
-            break
-        tokens.append((unit.op.lead, False))  # _parse refuses an expression without lead after another
-    return tokens
-
-
-def _value(excluded: str, tokens: Sequence[tuple[str, bool]]) -> str:
-    """A possessive run of characters outside `excluded` that stops where any token starts."""
-    char = f"[^{re.escape(excluded)}]" if excluded else "(?s:.)"
-    stops = [re.escape(text) + (r"\Z" if at_end else "") for text, at_end in tokens if text[0] not in excluded]
-    return f"(?:(?!{'|'.join(stops)}){char})*+" if stops else f"{char}*+"
-
-
-def _compile(parts: tuple[_Part, ...]) -> tuple[re.Pattern[str], dict[str, _ValueSlot | _PairsSlot]]:
-    units = _units(parts)
-    slots: dict[str, _ValueSlot | _PairsSlot] = {}
-    pieces: list[str] = []
-    for index, unit in enumerate(units):
-        if isinstance(unit, str):
-            pieces.append(re.escape(unit))
-            continue
-        tokens = _followers(units, index + 1)
-        op = unit.op
-        if isinstance(unit, _NamedRun):
-            group = f"g{len(slots)}"
-            slots[group] = _PairsSlot(op.sep, {spec.name: spec for spec in unit.specs})
-            pieces.append(f"(?:{re.escape(op.lead)}(?P<{group}>{_value(op.structural, tokens)}))?+")
-            continue
-        several = len(unit.specs) > 1
-        items: list[str] = []
-        for spec in unit.specs:
-            group = f"g{len(slots)}"
-            slots[group] = _ValueSlot(spec)
-            if spec.explode:
-                item = _value(op.structural + op.sep, tokens)
-                items.append(f"(?P<{group}>{item}(?:{re.escape(op.sep)}{item})*+)")
-            else:
-                items.append(f"(?P<{group}>{_value(op.structural + (op.sep if several else ''), tokens)})")
-        # each later item is optional; a possessive group fails only without its separator, so the
-        # next ones fail too, and this flat form reads like nesting without its recursion depth
-        rest = "".join(f"(?:{re.escape(op.sep)}{item})?+" for item in items[1:])
-        pieces.append(f"(?:{re.escape(op.lead)}{items[0]}{rest})?+" if op.lead else items[0] + rest)
-    return re.compile("".join(pieces)), slots
-
-
-def _read_pairs(raw: str, slot: _PairsSlot) -> dict[str, str] | None:
-    single: dict[str, str] = {}
-    exploded: dict[str, list[str]] = {}
-    for piece in raw.split(slot.sep):
-        if not piece:
-            continue
-        key, _, value = piece.partition("=")
-        name = unquote(key)
-        spec = slot.specs.get(name)
-        if spec is None or name in single:
-            return None
-        if spec.explode:
-            exploded.setdefault(name, []).append(unquote(value))
-        else:
-            single[name] = unquote(value)
-    return single | {name: ",".join(items) for name, items in exploded.items()}
-
-
-def _settle(seen: Mapping[str, list[tuple[str, int | None]]]) -> dict[str, str] | None:
-    """One value per variable, when its occurrences agree (`{a:2}/{a}` needs `ab/abc`, not `xy/abc`)."""
-    result: dict[str, str] = {}
-    for name, occurrences in seen.items():
-        full = {value for value, prefix in occurrences if prefix is None}
-        if len(full) > 1:
-            return None
-        chosen = next(iter(full)) if full else max((value for value, _ in occurrences), key=len)
-        for value, prefix in occurrences:
-            if prefix is not None and (len(value) > prefix or value != chosen[:prefix]):
-                return None
-        result[name] = chosen
-    return result
 
 
 # --- expansion -------------------------------------------------------------------------------

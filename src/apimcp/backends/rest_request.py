@@ -7,12 +7,14 @@ percent-encoded unless `allowReserved`. Bodies are JSON, form-urlencoded,
 multipart (file fields given as base64 or data: URLs), text or raw bytes.
 Building a request is pure: no I/O, so it is tested on its own.
 
-Arguments never change the request's shape: a path parameter is data in its
-segment (`/` is encoded, and a segment that would be `.` or `..` has its dots
-sent as `%2E`, so no client or server removes it as a dot-segment), and what
-would go into a header is refused when it holds a control character (CR, LF,
-NUL...) or is not what that header takes: a header parameter, a data: URL's media
-type (it becomes a Content-Type), a multipart field name.
+A path that does not start with `/` is refused: appended to the backend URL it
+would change its host. Arguments never change the request's shape: a path
+parameter is data in its segment (`/` is encoded, and a segment that would be
+`.` or `..` has its dots sent as `%2E`, so no client or server removes it as a
+dot-segment), and what would go into a header is refused when it holds a
+control character (CR, LF, NUL...) or is not what that header takes: a header
+parameter, a data: URL's media type (it becomes a Content-Type), a multipart
+field name.
 """
 
 from __future__ import annotations
@@ -168,6 +170,16 @@ def _dot_segments_encoded(path: str) -> str:
     return "/".join(segments)
 
 
+def _under_base(base_url: str, path: str, written: str) -> str:
+    """`path` appended to the backend URL. It must start with `/`: anything else would extend the URL's authority
+    (`@host` makes the backend's name a user name, `.example` or `:1` another host or port), and the request would
+    carry the backend's credentials elsewhere. `written` is the path as the operation declares it, for the error."""
+    if not path.startswith("/"):
+        raise ValueError(f"the path {written!r} does not start with '/': appended to the backend URL it would name "
+                         "another host")  # fmt: skip
+    return base_url.rstrip("/") + path
+
+
 def media_type_problem(value: str) -> str | None:
     """Why `value` cannot be sent as a Content-Type, or None."""
     problem = header_problem(value)
@@ -308,12 +320,13 @@ def build_request(
         headers["Content-Type"] = content_type
     if binding.accept:
         headers.setdefault("Accept", ", ".join(binding.accept))
-    public = base_url.rstrip("/") + path + ("?" + "&".join(query) if query else "")
+    under = _under_base(base_url, path, binding.path)
+    public = under + ("?" + "&".join(query) if query else "")
     if credentials is not None:
         headers.update(credentials.headers)
         query.extend(f"{_enc(k)}={_enc(v)}" for k, v in credentials.query)
         cookies.extend(f"{k}={_enc(v)}" for k, v in credentials.cookies.items())
     if cookies:
         headers["Cookie"] = "; ".join(cookies)
-    url = base_url.rstrip("/") + path + ("?" + "&".join(query) if query else "")
+    url = under + ("?" + "&".join(query) if query else "")
     return PreparedRequest(method=binding.method, url=url, public_url=public, headers=headers, body=body)

@@ -2,7 +2,8 @@
 
 `file:///guides/readme.md` is read with a GET of `/guides/readme.md` on the exposition's REST backend,
 through the same backend call as its operations (the plan's credentials, timeout, size limit, masking,
-redirect rules). `remoteContent` URLs (MCP Apps' HTML) are fetched with the session that applies the
+redirect rules); a path that is not a plain one under the backend's origin (`artifacts.file_paths`) is
+refused before any request. `remoteContent` URLs (MCP Apps' HTML) are fetched with the session that applies the
 gateway's fetch policy, since the URL comes from an uploaded file and must not reach internal addresses.
 """
 
@@ -13,6 +14,7 @@ from urllib.parse import quote
 
 import aiohttp
 
+from apimcp.artifacts.file_paths import file_path_problem
 from apimcp.artifacts.resources import ContentMissing, Loaded, ResourceUnavailable
 from apimcp.backends.base import Backend, BinaryBody, EmptyBody, Failure, JsonBody, TextBody
 from apimcp.backends.http_common import read_limited
@@ -37,6 +39,9 @@ class BackendLoader:
     async def backend_file(self, path: str) -> Loaded:
         if self._backend is None:
             raise ResourceUnavailable("this exposition's backend does not serve files")
+        problem = file_path_problem(path)
+        if problem is not None:
+            raise ResourceUnavailable(problem)
         sent = _UNSAFE.sub(lambda found: quote(found.group(), safe=""), path.split("#", 1)[0])
         operation = Operation(
             tool_name="resources_read",

@@ -58,8 +58,10 @@ class HttpRefusal(McpError):
 class ResourceNotFound(McpError):
     """A resources/read (or template) target that does not exist."""
 
-    def __init__(self, uri: str) -> None:
-        super().__init__(INVALID_PARAMS, f"Resource not found: {uri}", {"uri": uri})
+    def __init__(self, uri: str, reason: str | None = None) -> None:
+        """`reason` says why a URI that looks readable is not (it reaches the client)."""
+        message = f"Resource not found: {uri}" + (f" ({reason})" if reason else "")
+        super().__init__(INVALID_PARAMS, message, {"uri": uri})
         self.uri = uri
 
 
