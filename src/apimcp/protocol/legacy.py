@@ -498,13 +498,14 @@ class SessionEra:
         observer.request_started(request.method, target, source)
         started = time.perf_counter()
         response: JsonObject | None = None
+        refused: HttpRefusal | None = None
         try:
             response = await self._answer(exchange, session, request, source, alone)
         except HttpRefusal as refusal:
-            response = error_message(request.id, refusal.code, refusal.message)
+            refused = refusal  # the POST answers with its status: that is what the client gets
             raise
         finally:
-            outcome, code = outcome_of(response)
+            outcome, code = outcome_of(response, refused)
             record = RequestRecord(
                 method=request.method,
                 target=target,
@@ -515,6 +516,8 @@ class SessionEra:
                 error_code=code,
                 duration_ms=(time.perf_counter() - started) * 1000,
                 source=source,
+                status=refused.status if refused is not None else None,
+                reason=refused.reason if refused is not None else None,
             )
             observer.request_finished(record)
         return response
