@@ -65,6 +65,14 @@ def _until(client: McpHttp, task_id: str, wanted: set[str], caps: Mapping[str, A
     raise AssertionError(f"task {task_id} never reached {wanted}")
 
 
+def _orphan(store: MemoryTaskStore, task_id: str) -> None:
+    """Leave the task as a replica that died leaves it: a record nobody renews (its runner here is told it ended)."""
+    stored = asyncio.run(store.get(task_id))
+    assert stored is not None
+    stale = replace(stored.record, lease_until=time.time() - 1)
+    store._tasks[stale.task_id] = (stale, {})
+
+
 # --- 2026-07-28 -------------------------------------------------------------------------------------
 
 
@@ -184,13 +192,26 @@ def test_removed_methods_and_mismatched_names(endpoints: Endpoints) -> None:
 def test_a_task_whose_runner_stopped_is_reported_failed(endpoints: Endpoints) -> None:
     with McpHttp(endpoints.first) as client:
         created = _call(client, "sleepy", {"seconds": 30, "label": "orphan"}, capabilities=WITH_TASKS).result
-        stored = asyncio.run(endpoints.store.get(created["taskId"]))
-        assert stored is not None
-        # What a replica that died leaves: a record nobody renews (its runner here is told it ended).
-        stale = replace(stored.record, lease_until=time.time() - 1)
-        endpoints.store._tasks[stale.task_id] = (stale, {})
+        _orphan(endpoints.store, created["taskId"])
         got = client.modern("tasks/get", {"taskId": created["taskId"]}, capabilities=WITH_TASKS).result
     assert got["status"] == "failed" and "stopped" in got["error"]["message"]
+
+
+def test_a_task_whose_gateway_crashed_says_so_in_its_status_message_in_every_era(endpoints: Endpoints) -> None:
+    with McpHttp(endpoints.first) as client:
+        created = _call(client, "sleepy", {"seconds": 30, "label": "crashed"}, capabilities=WITH_TASKS).result
+        _orphan(endpoints.store, created["taskId"])
+        modern = client.modern("tasks/get", {"taskId": created["taskId"]}, capabilities=WITH_TASKS).result
+        session = client.initialize("2025-11-25")
+        call = {"name": "sleepy", "arguments": {"seconds": 30, "label": "crashed-too"}, "task": {}}
+        task = session.request("tools/call", call).result["task"]
+        _orphan(endpoints.store, task["taskId"])
+        got = session.request("tasks/get", {"taskId": task["taskId"]}).result
+        listed = session.request("tasks/list").result["tasks"]
+    stopped = "The server running this task stopped before the task ended"
+    assert (modern["status"], modern["statusMessage"]) == ("failed", stopped)
+    assert (got["status"], got["statusMessage"]) == ("failed", stopped)
+    assert [t["statusMessage"] for t in listed] == [stopped]
 
 
 def test_a_full_store_answers_directly() -> None:

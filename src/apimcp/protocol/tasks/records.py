@@ -76,6 +76,17 @@ class TaskRecord:
         now = time.time()
         return replace(self, status=status, updated_at=now, **changes)
 
+    def failed(self, error: JsonObject) -> TaskRecord:
+        """Ended as failed with this JSON-RPC error object; its message is the status message too, so that a
+        2025-11-25 `tasks/get` (which shows no error) says why."""
+        message = error.get("message")
+        return self.moved(
+            "failed",
+            input_requests={},
+            error=orjson.dumps(error),
+            status_message=message if isinstance(message, str) else None,
+        )
+
     def encode(self) -> bytes:
         return orjson.dumps(
             {

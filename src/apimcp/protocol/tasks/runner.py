@@ -247,7 +247,7 @@ def _outcome(record: TaskRecord, job: asyncio.Task[JsonObject], ctx: RequestCont
     """The record of a task whose call ended (a call cancelled because the server stops failed the task)."""
     if job.cancelled():
         if stopped:
-            return record.moved("failed", input_requests={}, error=orjson.dumps(error_object(STOPPED, ctx)))
+            return record.failed(error_object(STOPPED, ctx))
         return record.moved("cancelled", input_requests={})
     exc = job.exception()
     if exc is None:
@@ -255,12 +255,12 @@ def _outcome(record: TaskRecord, job: asyncio.Task[JsonObject], ctx: RequestCont
         if result.get("resultType") == "input_required":
             # Only a URL elicitation raised as an error ends up here: a task has no later round to retry in.
             err = McpError(INTERNAL_ERROR, "The call needs input this task cannot ask for")
-            return record.moved("failed", input_requests={}, error=orjson.dumps(error_object(err, ctx)))
+            return record.failed(error_object(err, ctx))
         return record.moved("completed", input_requests={}, result=orjson.dumps(result))
     if not isinstance(exc, McpError):
         log.error("task %s failed", record.task_id, exc_info=exc)
         exc = McpError(INTERNAL_ERROR, "Internal error")
-    return record.moved("failed", input_requests={}, error=orjson.dumps(error_object(exc, ctx)))
+    return record.failed(error_object(exc, ctx))
 
 
 class _TaskOutbound(Outbound):
