@@ -7,7 +7,8 @@ transport-level problems use 4xx. Server-to-client requests (elicitation,
 sampling, roots) and request-scoped notifications travel on the SSE stream
 that answers the POST; the client's responses arrive as separate POSTs and are
 matched to the waiting handler here. The GET stream carries change
-notifications. Batches are accepted in 2025-03-26 sessions only.
+notifications, first those its session missed while it had none open
+(`missed.py`). Batches are accepted in 2025-03-26 sessions only.
 """
 
 from __future__ import annotations

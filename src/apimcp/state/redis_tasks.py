@@ -49,26 +49,33 @@ end
 if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
 """
 
-# KEYS[5] the owner's tasks by expiry, KEYS[6] the session's (or ''); ARGV[2] id, ARGV[3] record, ARGV[4] expiry
-# (ms), ARGV[5] weight, ARGV[6..8] max tasks, per owner, bytes; ARGV[9] created (the session index's score).
+# KEYS[1] the task's hash, KEYS[5] the owner's tasks by expiry; ARGV[2] id, ARGV[3] record, ARGV[4] its expiry
+# (ms), ARGV[5] its weight. Writes the record and its place in the indexes; `growth`: what it adds to the sum.
+_KEEP = """
+local expiry, weight = tonumber(ARGV[4]), tonumber(ARGV[5])
+local function keep(growth)
+  redis.call('HSET', KEYS[1], 'r', ARGV[3])
+  redis.call('PEXPIREAT', KEYS[1], expiry)
+  redis.call('ZADD', KEYS[2], expiry, ARGV[2])
+  redis.call('ZADD', KEYS[5], expiry, ARGV[2])
+  redis.call('PEXPIREAT', KEYS[5], expiry, 'GT')
+  redis.call('PEXPIREAT', KEYS[5], expiry, 'NX')
+  redis.call('HSET', KEYS[3], ARGV[2], weight)
+  redis.call('INCRBY', KEYS[4], growth)
+end
+"""
+
+# KEYS[6] the session's tasks (or ''); ARGV[6..8] max tasks, per owner, bytes; ARGV[9] created (its score there).
 _CREATE = (
     _FORGET_EXPIRED
+    + _KEEP
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 if redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[7]) then return -1 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return -2 end
-local weight = tonumber(ARGV[5])
 if tonumber(redis.call('GET', KEYS[4]) or '0') + weight > tonumber(ARGV[8]) then return -3 end
-local expiry = tonumber(ARGV[4])
-redis.call('HSET', KEYS[1], 'r', ARGV[3])
-redis.call('PEXPIREAT', KEYS[1], expiry)
-redis.call('ZADD', KEYS[2], expiry, ARGV[2])
-redis.call('ZADD', KEYS[5], expiry, ARGV[2])
-redis.call('PEXPIREAT', KEYS[5], expiry, 'GT')
-redis.call('PEXPIREAT', KEYS[5], expiry, 'NX')
-redis.call('HSET', KEYS[3], ARGV[2], weight)
-redis.call('INCRBY', KEYS[4], weight)
+keep(weight)
 if KEYS[6] ~= '' then
   redis.call('ZADD', KEYS[6], ARGV[9], ARGV[2])
   redis.call('PEXPIREAT', KEYS[6], expiry, 'GT')
@@ -81,25 +88,17 @@ return 1
 # ARGV[6] whether the record brings a result (only then may the byte bound refuse it), ARGV[7] max bytes.
 _UPDATE = (
     _FORGET_EXPIRED
+    + _KEEP
     + """
 local current = redis.call('HGET', KEYS[1], 'r')
 if not current then return 0 end
 local status = cjson.decode(current)['status']
 if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
-local weight = tonumber(ARGV[5])
 local growth = weight - tonumber(redis.call('HGET', KEYS[3], ARGV[2]) or '0')
 if ARGV[6] == '1' and growth > 0 and tonumber(redis.call('GET', KEYS[4]) or '0') + growth > tonumber(ARGV[7]) then
   return -3
 end
-local expiry = tonumber(ARGV[4])
-redis.call('HSET', KEYS[1], 'r', ARGV[3])
-redis.call('PEXPIREAT', KEYS[1], expiry)
-redis.call('ZADD', KEYS[2], expiry, ARGV[2])
-redis.call('ZADD', KEYS[5], expiry, ARGV[2])
-redis.call('PEXPIREAT', KEYS[5], expiry, 'GT')
-redis.call('PEXPIREAT', KEYS[5], expiry, 'NX')
-redis.call('HSET', KEYS[3], ARGV[2], weight)
-redis.call('INCRBY', KEYS[4], growth)
+keep(growth)
 if KEYS[6] ~= '' then redis.call('PEXPIREAT', KEYS[6], expiry, 'GT') end
 return 1
 """
