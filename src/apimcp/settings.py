@@ -22,6 +22,7 @@ from apimcp.head_limits import HeadLimits
 from apimcp.importers.openapi.schemas import SchemaLimits
 from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.sessions import SessionLimits
+from apimcp.protocol.tasks.limits import TaskLimits
 from apimcp.safety.fetch import FetchLimits
 from apimcp.safety.yaml_loading import YamlLimits
 
@@ -38,6 +39,7 @@ class Settings:
 
     mcp: EndpointLimits = field(default_factory=EndpointLimits)
     sessions: SessionLimits = field(default_factory=SessionLimits)
+    tasks: TaskLimits = field(default_factory=TaskLimits)
     head: HeadLimits = field(default_factory=HeadLimits)
     api: ApiLimits = field(default_factory=ApiLimits)
     fetch: FetchLimits = field(default_factory=FetchLimits)

@@ -9,6 +9,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -131,6 +132,34 @@ def test_a_tool_with_scopes_of_its_own_is_hidden_and_refused_without_them(gatewa
     with client(f"{gateway}/mcp/echo", writer) as mcp:
         assert "delete_item" in [t["name"] for t in mcp.modern("tools/list").result["tools"]]
         assert mcp.modern("tools/call", {"name": "delete_item", "arguments": {"itemId": "1"}}).status == 200
+
+
+def test_a_tool_call_refused_403_for_its_scope_is_audited_as_403_insufficient_scope(
+    gateway: str, idp: Idp, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="apimcp.audit")
+    reader = idp.token(SERVICE, f"{gateway}/mcp/echo", "mcp:read")
+    marker = f"refused-{time.monotonic_ns()}"
+    with client(f"{gateway}/mcp/echo", reader) as mcp:
+        call = {"name": "delete_item", "arguments": {"itemId": marker}}
+        assert mcp.modern("tools/call", call, request_id=marker).status == 403
+        session = mcp.initialize()
+        assert session.request("tools/call", call).status == 403
+        session_id = session.id
+
+    def refusals() -> list[dict[str, object]]:
+        events = [json.loads(r.getMessage()) for r in caplog.records if r.name == "apimcp.audit"]
+        return [e for e in events if e["request_id"] == marker or e["session_id"] == session_id]
+
+    for _ in range(500):  # an event is written once its answer is sent
+        if len([e for e in refusals() if e["action"] == "tools/call"]) == 2:
+            break
+        time.sleep(0.01)
+    calls = [e for e in refusals() if e["action"] == "tools/call"]
+    assert [(e["revision"], e["outcome"], e["status"], e["reason"], e["error_code"]) for e in calls] == [
+        ("2026-07-28", "refused", 403, "insufficient_scope", None),
+        ("2025-11-25", "refused", 403, "insufficient_scope", None),
+    ]
 
 
 def _parts(token: str) -> list[str]:

@@ -12,7 +12,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -28,7 +28,14 @@ from tests.protocol.jobs import WITH_TASKS
 from tests.state.conftest import REDIS_URL
 from tests.support.balancer import Balancer
 from tests.support.live_aiohttp import live_aiohttp
-from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, first_server_request, sse_events, sse_messages
+from tests.support.mcp_http import (
+    ACCEPT_BOTH,
+    McpHttp,
+    first_server_request,
+    get_stream,
+    sse_events,
+    sse_messages,
+)
 from tests.support.processes import Background, free_port
 
 
@@ -184,6 +191,21 @@ def test_a_dropped_stream_resumes_on_another_replica(trio: Trio) -> None:
             assert trio.balancer.served[-1] != ran_on
             events = list(sse_events(resumed.iter_lines()))
     assert [final["result"]["content"][0]["text"] for _, final in events] == ["Hello, Al!"]
+
+
+def test_a_change_while_no_stream_is_open_reaches_the_stream_resumed_on_another_replica(trio: Trio) -> None:
+    first, second, third = (f"{replica}/mcp" for replica in trio.replicas)
+    with McpHttp(first) as on_first, McpHttp(second) as on_second:
+        session = on_first.initialize()
+        with get_stream(first, session) as events:
+            assert session.request("tools/call", {"name": "notify_changes"}).status == 200  # heard live
+            last_seen = [next(events) for _ in range(3)][-1][0]
+        with get_stream(first, session):
+            pass  # the first replica has seen that stream end (409 until then), and this one ends at once
+        assert replace(session, client=on_second).request("tools/call", {"name": "notify_changes"}).status == 200
+        with get_stream(third, session, last_seen) as resumed:
+            caught_up = [next(resumed)[1]["method"] for _ in range(3)]
+    assert caught_up == [f"notifications/{kind}/list_changed" for kind in ("tools", "prompts", "resources")]
 
 
 def _task_status(mcp: McpHttp, task_id: str, wanted: set[str]) -> dict[str, Any]:

@@ -1,23 +1,34 @@
 """Two endpoints serving one endpoint id on one session store, joined by a relay, act as two replicas: what
 the client sends to the "wrong" one (an elicitation's answer, a cancellation, a DELETE, a notification for
-a GET stream) reaches the one that holds the live request or stream. The Redis relay is checked the same way
+a GET stream) reaches the one that holds the live request or stream, and what a session's GET stream missed while
+none was open on either reaches the next one, in memory and in Redis. The Redis relay is checked the same way
 across processes in tests/deployment/test_replicas.py."""
 
 from __future__ import annotations
 
+import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import httpx2
 import orjson
 import pytest
+from redis import Redis as SyncRedis
+from redis.asyncio import Redis
 
-from apimcp.protocol import EndpointOptions, McpEndpoint, MemoryRelay, MemorySessionStore
+from apimcp.protocol import EndpointOptions, McpEndpoint, MemoryEventStore, MemoryRelay, MemorySessionStore
+from apimcp.protocol.backlog import MemoryBacklog
 from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.state.redis_events import RedisEventStore
+from apimcp.state.redis_relay import RedisRelay
+from apimcp.state.redis_sessions import RedisSessionStore
 from tests.protocol.showcase import Showcase
-from tests.support.live_server import live_server
-from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, first_server_request, sse_messages
+from tests.state.conftest import REDIS_URL
+from tests.support.live_server import live_app, live_server
+from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, first_server_request, get_stream, sse_messages
 
 
 @dataclass
@@ -101,3 +112,115 @@ def test_get_streams_hear_notifications_and_deletes_sent_through_the_other_repli
             deleted = httpx2.delete(pair.second, headers=session.headers())
             assert deleted.status_code == 200
             assert list(sse_messages(lines)) == []  # the first replica ended the stream
+
+
+# --- what a GET stream missed while its session had none open on either replica ----------------------
+
+
+@dataclass
+class Replicas:
+    first: str
+    base: str
+    parked: Callable[[str], list[bytes]]
+    """What is parked for a session, as the shared store holds it."""
+
+
+def _two_replicas(options: EndpointOptions) -> Callable[[Scope, Receive, Send], Any]:
+    """Two endpoints on `options`; `/poke/<session>` notifies a session and `/change` changes the tool list, on the
+    second one, answering once what that leaves for streams not open is stored."""
+    first, second = McpEndpoint(Showcase(), options), McpEndpoint(Showcase(), options)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if path.startswith(("/poke/", "/change")):
+            if path.startswith("/poke/"):
+                second.notify_session(path.removeprefix("/poke/"), "notifications/message", {"level": "info"})
+            else:
+                second.changes.tools_changed()
+            missed = second._sessions._missed
+            assert missed is not None
+            await missed.settled()
+            await send({"type": "http.response.start", "status": 204, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await (first if path.startswith("/first") else second)(scope, receive, send)
+
+    return app
+
+
+@pytest.fixture(scope="module", params=["memory", "redis"])
+def replicas(request: pytest.FixtureRequest) -> Iterator[Replicas]:
+    if request.param == "memory":
+        events = MemoryEventStore()
+        options = EndpointOptions(sessions=MemorySessionStore(), relay=MemoryRelay(), events=events)
+        backlog = events.backlog
+        assert isinstance(backlog, MemoryBacklog)
+
+        def kept(session: str) -> list[bytes]:
+            box = backlog._boxes.get(session)
+            return list(box.parked) if box is not None else []
+
+        with live_server(_two_replicas(options)) as base:
+            yield Replicas(f"{base}/first/mcp", base, kept)
+        return
+    prefix = f"apimcp-test:{secrets.token_hex(6)}:"
+
+    @asynccontextmanager
+    async def served() -> AsyncIterator[Any]:
+        client = Redis.from_url(REDIS_URL)
+        relay = RedisRelay(client, prefix)
+        options = EndpointOptions(sessions=RedisSessionStore(client, prefix), relay=relay,
+                                  events=RedisEventStore(client, prefix))  # fmt: skip
+        yield _two_replicas(options)
+        await relay.close()
+        await client.aclose()
+
+    sync = SyncRedis.from_url(REDIS_URL)
+
+    def parked(session: str) -> list[bytes]:
+        found: list[bytes] = sync.lrange(f"{prefix}bl:{{{session}}}:p", 0, -1)  # type: ignore[assignment]
+        return found
+
+    try:
+        with live_app(served) as base:
+            yield Replicas(f"{base}/first/mcp", base, parked)
+    finally:
+        keys = list(sync.scan_iter(match=prefix + "*", count=1000))
+        if keys:
+            sync.delete(*keys)
+        sync.close()
+
+
+def test_a_notification_for_a_session_with_no_stream_on_any_replica_waits_for_its_next_one(replicas: Replicas) -> None:
+    with McpHttp(replicas.first) as mcp:
+        session = mcp.initialize()
+        assert httpx2.post(f"{replicas.base}/poke/{session.id}").status_code == 204
+        assert len(replicas.parked(session.id)) == 1
+        with get_stream(replicas.first, session) as events:
+            _, heard = next(events)
+    assert heard == {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info"}}
+    assert replicas.parked(session.id) == []
+
+
+def test_a_change_on_another_replica_while_no_stream_is_open_reaches_the_next_one(replicas: Replicas) -> None:
+    with McpHttp(replicas.first) as mcp:
+        session = mcp.initialize()
+        with get_stream(replicas.first, session):
+            pass  # a stream opened and ended before the change
+        for _ in range(3):
+            assert httpx2.post(f"{replicas.base}/change").status_code == 204
+        with get_stream(replicas.first, session) as events:
+            _, heard = next(events)
+            assert httpx2.post(f"{replicas.base}/poke/{session.id}").status_code == 204  # relayed to the stream
+            _, then = next(events)
+    assert heard["method"] == "notifications/tools/list_changed"
+    assert then["method"] == "notifications/message"  # the three changes came as one notification
+
+
+def test_a_deleted_session_s_backlog_is_dropped(replicas: Replicas) -> None:
+    with McpHttp(replicas.first) as mcp:
+        session = mcp.initialize()
+        assert httpx2.post(f"{replicas.base}/poke/{session.id}").status_code == 204
+        assert len(replicas.parked(session.id)) == 1
+        assert httpx2.delete(replicas.base + "/second/mcp", headers=session.headers()).status_code == 200
+    assert replicas.parked(session.id) == []

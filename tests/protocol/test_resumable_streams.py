@@ -1,6 +1,7 @@
 """Resumable session streams (2025-03-26 and later): event ids and a `retry:` hint on every stream, and a GET
 with `Last-Event-ID` that replays what a client missed: the rest of a POST's stream (following it until its
-response) or of its GET stream, never another session's."""
+response) or of its GET stream, never another session's; and a GET stream, new or resumed, that first hears what
+changed while its session had none open."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any
 import httpx2
 import orjson
 
-from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, Session, sse_events
+from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, Session, get_stream, sse_events
+
+LISTS_CHANGED = [f"notifications/{kind}/list_changed" for kind in ("tools", "prompts", "resources")]
 
 
 def _elicit_then_drop(mcp: McpHttp, session: Session) -> tuple[str, dict[str, Any], list[str]]:
@@ -100,3 +103,28 @@ def test_sessions_of_2024_11_05_get_no_event_ids(mcp: McpHttp) -> None:
             lines = list(response.iter_lines())
     assert not any(line.startswith(("id:", "retry:")) for line in lines)
     assert any(line.startswith("data:") for line in lines)
+
+
+def test_a_change_while_a_session_has_no_get_stream_reaches_its_resumed_stream(mcp: McpHttp) -> None:
+    session = mcp.initialize()
+    with get_stream(mcp.url, session) as events:
+        assert session.request("tools/call", {"name": "notify_changes"}).status == 200
+        last_seen = [next(events) for _ in range(3)][-1][0]
+    other = mcp.initialize()
+    for _ in range(2):  # the plan changes twice while the client reconnects
+        assert other.request("tools/call", {"name": "notify_changes"}).status == 200
+    with get_stream(mcp.url, session, last_seen) as resumed:
+        caught_up = [next(resumed) for _ in range(3)]
+    assert [message["method"] for _, message in caught_up] == LISTS_CHANGED  # once each
+    assert all(event_id for event_id, _ in caught_up)  # resumable in turn
+
+
+def test_a_change_before_a_session_s_first_get_stream_reaches_it(mcp: McpHttp) -> None:
+    session = mcp.initialize()
+    assert session.request("resources/subscribe", {"uri": "test://text"}).status == 200
+    other = mcp.initialize()
+    assert other.request("tools/call", {"name": "notify_changes"}).status == 200
+    with get_stream(mcp.url, session) as events:
+        first = [next(events)[1] for _ in range(4)]
+    assert [message["method"] for message in first] == [*LISTS_CHANGED, "notifications/resources/updated"]
+    assert first[3]["params"] == {"uri": "test://text"}  # of what it subscribed to only

@@ -15,6 +15,7 @@ import pytest
 
 from apimcp.protocol import EndpointOptions, McpEndpoint, MemorySessionStore
 from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.protocol.tasks.limits import TaskLimits, TasksFull
 from apimcp.protocol.tasks.records import TASKS_EXTENSION
 from apimcp.protocol.tasks.store import MemoryTaskStore
 from tests.protocol.jobs import WITH_TASKS, Jobs
@@ -63,6 +64,14 @@ def _until(client: McpHttp, task_id: str, wanted: set[str], caps: Mapping[str, A
             return got
         time.sleep(0.05)
     raise AssertionError(f"task {task_id} never reached {wanted}")
+
+
+def _orphan(store: MemoryTaskStore, task_id: str) -> None:
+    """Leave the task as a replica that died leaves it: a record nobody renews (its runner here is told it ended)."""
+    stored = asyncio.run(store.get(task_id))
+    assert stored is not None
+    stale = replace(stored.record, lease_until=time.time() - 1)
+    store._tasks[stale.task_id] = (stale, {})
 
 
 # --- 2026-07-28 -------------------------------------------------------------------------------------
@@ -184,30 +193,93 @@ def test_removed_methods_and_mismatched_names(endpoints: Endpoints) -> None:
 def test_a_task_whose_runner_stopped_is_reported_failed(endpoints: Endpoints) -> None:
     with McpHttp(endpoints.first) as client:
         created = _call(client, "sleepy", {"seconds": 30, "label": "orphan"}, capabilities=WITH_TASKS).result
-        stored = asyncio.run(endpoints.store.get(created["taskId"]))
-        assert stored is not None
-        # What a replica that died leaves: a record nobody renews (its runner here is told it ended).
-        stale = replace(stored.record, lease_until=time.time() - 1)
-        endpoints.store._tasks[stale.task_id] = (stale, {})
+        _orphan(endpoints.store, created["taskId"])
         got = client.modern("tasks/get", {"taskId": created["taskId"]}, capabilities=WITH_TASKS).result
     assert got["status"] == "failed" and "stopped" in got["error"]["message"]
+
+
+def test_a_task_whose_gateway_crashed_says_so_in_its_status_message_in_every_era(endpoints: Endpoints) -> None:
+    with McpHttp(endpoints.first) as client:
+        created = _call(client, "sleepy", {"seconds": 30, "label": "crashed"}, capabilities=WITH_TASKS).result
+        _orphan(endpoints.store, created["taskId"])
+        modern = client.modern("tasks/get", {"taskId": created["taskId"]}, capabilities=WITH_TASKS).result
+        session = client.initialize("2025-11-25")
+        call = {"name": "sleepy", "arguments": {"seconds": 30, "label": "crashed-too"}, "task": {}}
+        task = session.request("tools/call", call).result["task"]
+        _orphan(endpoints.store, task["taskId"])
+        got = session.request("tasks/get", {"taskId": task["taskId"]}).result
+        listed = session.request("tasks/list").result["tasks"]
+    stopped = "The server running this task stopped before the task ended"
+    assert (modern["status"], modern["statusMessage"]) == ("failed", stopped)
+    assert (got["status"], got["statusMessage"]) == ("failed", stopped)
+    assert [t["statusMessage"] for t in listed] == [stopped]
 
 
 def test_a_full_store_answers_directly() -> None:
     async def scenario() -> None:
         from apimcp.protocol.tasks.records import TaskRecord
 
-        store = MemoryTaskStore(max_tasks=1)
+        store = MemoryTaskStore(TaskLimits(max_tasks=1))
         now = time.time()
         record = TaskRecord(task_id="t1", owner=None, session_id=None, status="working", created_at=now,
                             updated_at=now, ttl_ms=60_000, poll_interval_ms=500, lease_until=now + 15)  # fmt: skip
         assert await store.create(record)
-        assert not await store.create(replace(record, task_id="t2"))
+        with pytest.raises(TasksFull):
+            await store.create(replace(record, task_id="t2"))
         assert await store.update(record.moved("cancelled"))
         assert not await store.update(record.moved("completed"))  # an ended task stays as it ended
         assert (await store.get("t1")).record.status == "cancelled"  # type: ignore[union-attr]
 
     asyncio.run(scenario())
+
+
+@pytest.fixture(scope="module")
+def capped() -> Iterator[str]:
+    """An endpoint whose store keeps 2 tasks per owner, results of 40 bytes, for a minute at most."""
+    store = MemoryTaskStore(TaskLimits(max_tasks_per_owner=2, max_result_bytes=40, max_ttl_seconds=60))
+    endpoint = McpEndpoint(Jobs(), EndpointOptions(sessions=MemorySessionStore(), tasks=store))
+    with live_server(endpoint, endpoint.shutdown) as base:
+        yield f"{base}/mcp"
+
+
+def test_a_caller_over_its_task_cap_is_answered_directly_or_refused_in_every_era(capped: str) -> None:
+    with McpHttp(capped) as client:
+        # 2026-07-28, anonymous: the client's address owns its tasks
+        kept = [_call(client, "sleepy", {"seconds": 30}, capabilities=WITH_TASKS).result for _ in range(2)]
+        direct = _call(client, "sleepy", {"seconds": 0.2}, capabilities=WITH_TASKS).result
+        refused = _call(client, "strict", capabilities=WITH_TASKS).error
+        # 2025-11-25, anonymous: its session owns them, with an allowance of its own
+        session = client.initialize("2025-11-25")
+        tasks = [session.request("tools/call", {"name": "sleepy", "arguments": {"seconds": 30}, "task": {}}).result
+                 for _ in range(2)]  # fmt: skip
+        over = session.request("tools/call", {"name": "sleepy", "arguments": {"seconds": 0}, "task": {}}).result
+        strict = session.request("tools/call", {"name": "strict", "task": {}}).error
+    assert [k["resultType"] for k in kept] == ["task", "task"]
+    assert direct["resultType"] == "complete" and direct["content"][0]["text"] == "slept 0.2"
+    assert refused["code"] == -32000 and refused["data"] == {"limit": "max_tasks_per_owner"}
+    assert "2 tasks kept (max_tasks_per_owner)" in refused["message"]
+    assert all("task" in t for t in tasks) and over["content"][0]["text"] == "slept 0"
+    assert strict["code"] == -32000 and strict["data"] == {"limit": "max_tasks_per_owner"}
+
+
+def test_a_result_larger_than_max_result_bytes_fails_its_task(capped: str) -> None:
+    with McpHttp(capped) as client:
+        session = client.initialize("2025-11-25")
+        task = session.request("tools/call", {"name": "sleepy", "arguments": {"seconds": 0}, "task": {}}).result
+        failure = session.request("tasks/result", {"taskId": task["task"]["taskId"]}).error
+        got = session.request("tasks/get", {"taskId": task["task"]["taskId"]}).result
+    assert failure["code"] == -32000 and failure["data"] == {"limit": "max_result_bytes"}
+    assert got["status"] == "failed" and "more than the 40 a task keeps (max_result_bytes)" in got["statusMessage"]
+
+
+def test_a_task_is_kept_no_longer_than_max_ttl_seconds(capped: str) -> None:
+    with McpHttp(capped) as client:
+        session = client.initialize("2025-11-25")
+        call = {"name": "sleepy", "arguments": {"seconds": 30}, "task": {"ttl": 86_400_000}}
+        task = session.request("tools/call", call).result["task"]
+        unasked = session.request("tools/call", {"name": "sleepy", "arguments": {"seconds": 30}, "task": {}})
+    assert task["ttl"] == 60_000
+    assert unasked.result["task"]["ttl"] == 60_000  # the default (10 minutes) is bounded too
 
 
 # --- 2025-11-25 -------------------------------------------------------------------------------------

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
 
+from apimcp.protocol.backlog import Backlog, Claimed, Marks, MemoryBacklog
 from apimcp.protocol.event_store import EventStore, MemoryEventStore, StreamRecorder, split_event_id
+from apimcp.state.redis_backlog import RedisBacklog
 from apimcp.state.redis_events import RedisEventStore
 from tests.state.conftest import REDIS_URL
 
@@ -86,3 +89,60 @@ async def test_event_ids_name_their_stream_and_number() -> None:
     assert number == 1 and len(stream) >= 20
     assert split_event_id("no-number") is None
     assert split_event_id("x." + "9" * 20) is None
+
+
+# --- what a session's GET stream missed while none was open ---------------------------------------
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def backlog(request: pytest.FixtureRequest, redis_prefix: str) -> AsyncIterator[Backlog]:
+    if request.param == "memory":
+        yield MemoryBacklog(max_marks=3)
+        return
+    client = Redis.from_url(REDIS_URL)
+    yield RedisBacklog(client, redis_prefix, max_marks=3)
+    await client.aclose()
+
+
+async def test_a_session_s_undelivered_notifications_wait_for_its_next_stream(backlog: Backlog) -> None:
+    keep = 60.0
+    assert await backlog.park("s1", b'{"n":1}', keep, 32)
+    assert await backlog.park("s1", b'{"n":2}', keep, 32)
+    assert await backlog.park("s1", b'{"n":1}', keep, 32)  # kept once
+    opened = await backlog.claim("s1", "stream-a", 30.0, keep)
+    assert opened.heard is None and opened.parked == [b'{"n":1}', b'{"n":2}']
+    assert not await backlog.park("s1", b'{"n":3}', keep, 32)  # a stream is open: it goes there
+    await backlog.renew("s1", "stream-a", 30.0, keep)
+    before = time.time()
+    await backlog.release("s1", "stream-a", keep)
+    assert await backlog.park("s1", b'{"n":4}', keep, 32)
+    again = await backlog.claim("s1", "stream-b", 30.0, keep)
+    assert again.heard is not None and again.heard >= before - 0.01 and again.parked == [b'{"n":4}']
+    await backlog.release("s1", "stream-a", keep)  # an older stream ending does not end the newer one
+    assert not await backlog.park("s1", b'{"n":5}', keep, 32)
+    await backlog.forget("s1")  # the session ended
+    assert await backlog.claim("s1", "stream-c", 30.0, keep) == Claimed(None, [])
+
+
+async def test_parked_notifications_are_bounded_and_expire(backlog: Backlog) -> None:
+    for n in range(10):
+        assert await backlog.park("s2", b"%d" % n, 60.0, 3)
+    assert (await backlog.claim("s2", "a", 0.05, 60.0)).parked == [b"7", b"8", b"9"]
+    await asyncio.sleep(0.1)  # its stream's replica stopped renewing its lease: parking goes on
+    assert await backlog.park("s2", b"late", 0.05, 3)
+    await asyncio.sleep(0.15)
+    assert (await backlog.claim("s2", "b", 30.0, 60.0)).parked == []
+
+
+async def test_change_marks_say_once_what_changed_since_a_time(backlog: Backlog) -> None:
+    before = time.time() - 0.01
+    for change in ("tools", "tools", "resource:test://a"):
+        await backlog.mark("mcp", change)
+    await backlog.mark("other", "prompts")
+    assert await backlog.marks_since("mcp", before) == Marks(frozenset({"tools", "resource:test://a"}), False)
+    assert await backlog.marks_since("mcp", time.time() + 1) == Marks(frozenset(), False)
+    assert await backlog.marks_since("nowhere", before) == Marks(frozenset(), False)
+    for change in ("resource:test://b", "resource:test://c"):
+        await backlog.mark("mcp", change)
+    # beyond 3 marks the oldest is forgotten: whoever asks about a time before it hears of everything
+    assert (await backlog.marks_since("mcp", before)).overflowed

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import replace
 
 import pytest
 from redis.asyncio import Redis
 
+from apimcp.protocol.tasks.limits import TaskLimits, TasksFull
 from apimcp.protocol.tasks.records import TaskRecord
 from apimcp.protocol.tasks.store import MemoryTaskStore, TaskStore
 from apimcp.state.redis_tasks import RedisTaskStore
@@ -103,14 +104,69 @@ async def test_a_waiter_hears_a_change(store: TaskStore) -> None:
     assert time.monotonic() - started < 2
 
 
-async def test_the_memory_store_is_bounded() -> None:
-    store = MemoryTaskStore(max_tasks=2, max_bytes=10_000)
-    assert await store.create(_record("a"))
-    assert await store.create(_record("b"))
-    assert not await store.create(_record("c"))
-    heavy = MemoryTaskStore(max_bytes=2_000)
-    assert not await heavy.create(replace(_record("h"), result=b"x" * 5_000))
-    expired = MemoryTaskStore(max_tasks=1)
-    assert await expired.create(replace(_record("old", ttl_ms=1), status="completed"))
-    await asyncio.sleep(0.01)
-    assert await expired.create(_record("new"))  # the expired one made room
+@pytest.fixture(params=["memory", "redis"])
+async def limited(request: pytest.FixtureRequest, redis_prefix: str) -> AsyncIterator[TaskStore]:
+    limits = TaskLimits(max_tasks=4, max_tasks_per_owner=2, max_bytes=6_000)
+    if request.param == "memory":
+        yield MemoryTaskStore(limits)
+        return
+    client = Redis.from_url(REDIS_URL)
+    yield RedisTaskStore(client, redis_prefix, poll_seconds=0.05, limits=limits)
+    await client.aclose()
+
+
+def _owned(task_id: str, owner: str, ttl_ms: int = 60_000) -> TaskRecord:
+    return replace(_record(task_id, ttl_ms=ttl_ms), quota=owner)
+
+
+async def _refusal(create: Awaitable[bool]) -> str:
+    with pytest.raises(TasksFull) as refused:
+        await create
+    return refused.value.limit
+
+
+async def test_tasks_are_bounded_per_owner_and_in_total_in_every_store(limited: TaskStore) -> None:
+    assert await limited.create(_owned("a1", "p:alice"))
+    assert await limited.create(_owned("a2", "p:alice"))
+    assert await _refusal(limited.create(_owned("a3", "p:alice"))) == "max_tasks_per_owner"
+    assert await limited.create(_owned("b1", "s:session-b"))
+    assert await limited.create(_owned("c1", "a:10.0.0.3"))
+    assert await _refusal(limited.create(_owned("d1", "p:dora"))) == "max_tasks"
+    assert [await limited.get(t) is not None for t in ("a1", "a2", "b1", "c1", "a3", "d1")] == [True] * 4 + [False] * 2
+
+
+async def test_an_owner_s_expired_tasks_make_room(limited: TaskStore) -> None:
+    for task_id in ("old1", "old2"):
+        assert await limited.create(replace(_owned(task_id, "p:alice", ttl_ms=1), status="completed"))
+    await asyncio.sleep(0.05)
+    assert await limited.create(_owned("new", "p:alice"))
+
+
+async def test_results_are_kept_within_the_store_s_bytes(limited: TaskStore) -> None:
+    assert await _refusal(limited.create(replace(_owned("big", "p:alice"), result=b'"' + b"x" * 8_000 + b'"'))) == (
+        "max_bytes"
+    )
+    running = _owned("t1", "p:alice")
+    assert await limited.create(running)
+    too_big = running.moved("completed", result=b'"' + b"x" * 8_000 + b'"')
+    assert await _refusal(limited.update(too_big)) == "max_bytes"
+    assert await limited.update(running.moved("input_required", input_requests={"k": {"method": "m", "params": {}}}))
+    assert await limited.update(running.moved("completed", result=b'"small"'))
+    stored = await limited.get("t1")
+    assert stored is not None and stored.record.result == b'"small"'
+
+
+async def test_replicas_sharing_redis_keep_one_owner_s_cap_together(redis_prefix: str) -> None:
+    client = Redis.from_url(REDIS_URL)
+    limits = TaskLimits(max_tasks_per_owner=5)
+    replicas = [RedisTaskStore(client, redis_prefix, limits=limits) for _ in range(2)]
+
+    async def create(n: int) -> bool:
+        try:
+            return await replicas[n % 2].create(_owned(f"t{n}", "p:alice"))
+        except TasksFull:
+            return False
+
+    created = await asyncio.gather(*(create(n) for n in range(40)))
+    await client.aclose()
+    assert created.count(True) == 5

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import itertools
+import time
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +109,26 @@ def sse_events(lines: Iterator[str]) -> Iterator[tuple[str | None, Any]]:
             data, event_id = [], None
     if data:
         yield event_id, orjson.loads("\n".join(data))
+
+
+@contextmanager
+def get_stream(
+    url: str, session: Session, last_event_id: str | None = None
+) -> Iterator[Iterator[tuple[str | None, Any]]]:
+    """The events of a session's GET stream (resumed after `last_event_id`), once the server has seen the
+    session's previous GET stream end: until then it answers 409."""
+    headers = {"accept": "text/event-stream", **session.headers()}
+    if last_event_id is not None:
+        headers["last-event-id"] = last_event_id
+    with httpx2.Client(timeout=10) as http:
+        for _ in range(500):
+            with http.stream("GET", url, headers=headers) as response:
+                if response.status_code != 409:
+                    assert response.status_code == 200, response.read()
+                    yield sse_events(response.iter_lines())
+                    return
+            time.sleep(0.01)
+    raise AssertionError("the session's previous GET stream never ended")
 
 
 def read_reply(response: httpx2.Response) -> Reply:

@@ -1,6 +1,7 @@
 """Audit events: what happened, never what was said.
 
-An event names the request (method, target, outcome, duration, error code, request or session id), where
+An event names the request (method, target, outcome, duration, error code, request or session id; for a request
+the HTTP response refused, its status and reason instead of an error code), where
 (organization, exposition, service) and who (the authenticated user, the client's address). Arguments,
 results, tokens and credentials are never part of it.
 """
@@ -53,6 +54,9 @@ def request_event(where: Where, record: RequestRecord) -> dict[str, Any]:
         "error_code": record.error_code,
         "client": record.source.client,
     }
+    if record.status is not None:  # refused by the HTTP response itself: its status is what the client got
+        event["status"] = record.status
+        event["reason"] = record.reason
     return event
 
 

@@ -155,7 +155,7 @@ def shared_state(state_url: str | None, limits: Settings) -> OpenedState:
     from apimcp.state.redis_connection import StateUrlError  # noqa: PLC0415
 
     try:
-        return open_state(StateConfig.from_environment(state_url), limits.sessions)
+        return open_state(StateConfig.from_environment(state_url), limits.sessions, limits.tasks)
     except StateUrlError as exc:
         fail(str(exc), EXIT_USAGE)
 
@@ -183,7 +183,7 @@ def endpoint_options(
         sessions=state.sessions if state is not None else MemorySessionStore.with_limits(limits.sessions),
         relay=state.relay if state is not None else NO_RELAY,
         events=state.events if state is not None else MemoryEventStore(),
-        tasks=state.tasks if state is not None else MemoryTaskStore(),
+        tasks=state.tasks if state is not None else MemoryTaskStore(limits.tasks),
     )
 
 

@@ -197,7 +197,8 @@ class ExpositionHandler(McpHandler):
         needed = [*resource.settings.scopes, *(s for s in missing if s not in resource.settings.scopes)]
         challenge = resource.at(source.scheme, source.headers, source.path).challenge("insufficient_scope", text,
                                                                                        needed)  # fmt: skip
-        return HttpRefusal(403, INVALID_REQUEST, text, [(b"www-authenticate", challenge)], {"scopes": list(missing)})
+        return HttpRefusal(403, INVALID_REQUEST, text, [(b"www-authenticate", challenge)], {"scopes": list(missing)},
+                           reason="insufficient_scope")  # fmt: skip
 
     async def list_prompts(self, ctx: RequestContext, cursor: str | None) -> Page[Prompt]:
         prompts = self.composition.prompts

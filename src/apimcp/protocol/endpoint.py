@@ -99,7 +99,8 @@ class McpEndpoint:
             self.changes.resources_changed()
 
     def notify_session(self, session_id: str, method: str, params: dict[str, Any]) -> bool:
-        """Send a notification to one session's GET stream; False when it has none open here."""
+        """Send a notification to one session's GET stream, wherever it is open, or keep it for the session's next
+        one; False when it can go nowhere (no stream here, no other replica, no event store)."""
         return self._sessions.notify(session_id, method, params)
 
     def shutdown(self) -> None:

@@ -45,14 +45,23 @@ def method_not_found(method: str) -> McpError:
 
 class HttpRefusal(McpError):
     """A refusal the HTTP response itself must carry: this status and these headers (a token that lacks a scope:
-    403 with `WWW-Authenticate`). Inside a batch, or once the response streams, only the JSON-RPC error is sent."""
+    403 with `WWW-Authenticate`). Inside a batch, or once the response streams, only the JSON-RPC error is sent.
+    `reason` names the refusal for observers (the challenge's error, `insufficient_scope`)."""
 
     def __init__(
-        self, status: int, code: int, message: str, headers: Sequence[tuple[bytes, bytes]] = (), data: Any = None
+        self,
+        status: int,
+        code: int,
+        message: str,
+        headers: Sequence[tuple[bytes, bytes]] = (),
+        data: Any = None,
+        *,
+        reason: str | None = None,
     ) -> None:
         super().__init__(code, message, data)
         self.status = status
         self.headers = tuple(headers)
+        self.reason = reason
 
 
 class ResourceNotFound(McpError):

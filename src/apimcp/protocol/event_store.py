@@ -7,7 +7,8 @@ came after that id, and on a POST's stream follows it until its response, for as
 
 Ids are unguessable (the stream part is random) and each stream remembers its session, so a client can only
 resume its own streams. `MemoryEventStore` serves one process; a shared store (`apimcp.state.redis_events`)
-lets a client resume on another replica.
+lets a client resume on another replica. Beside the streams, each store keeps its sessions' `backlog`: what a
+GET stream missed while none was open (`backlog.py`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
+
+from apimcp.protocol.backlog import Backlog, MemoryBacklog
 
 log = logging.getLogger("apimcp.protocol")
 StreamKind = Literal["get", "post"]
@@ -56,6 +59,8 @@ class EventStore(ABC):
     """Where stream events wait for a client that may come back."""
 
     retention_seconds: float
+    backlog: Backlog
+    """What sessions' GET streams missed while none was open, for the next one."""
 
     @abstractmethod
     async def append(self, stream: str, session_id: str, kind: StreamKind, data: bytes, *, last: bool) -> int:
@@ -104,6 +109,7 @@ class MemoryEventStore(EventStore):
         self._bytes = 0
         self._clock = clock
         self._streams: OrderedDict[str, _Stream] = OrderedDict()
+        self.backlog = MemoryBacklog()
 
     @property
     def kept_bytes(self) -> int:

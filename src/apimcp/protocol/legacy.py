@@ -7,7 +7,8 @@ transport-level problems use 4xx. Server-to-client requests (elicitation,
 sampling, roots) and request-scoped notifications travel on the SSE stream
 that answers the POST; the client's responses arrive as separate POSTs and are
 matched to the waiting handler here. The GET stream carries change
-notifications. Batches are accepted in 2025-03-26 sessions only.
+notifications, first those its session missed while it had none open
+(`missed.py`). Batches are accepted in 2025-03-26 sessions only.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from apimcp.protocol.jsonrpc import (
     result_message,
 )
 from apimcp.protocol.listeners import ChangeHub, ChangeKind, Listener
+from apimcp.protocol.missed import MissedNotifications
 from apimcp.protocol.models import LOG_LEVELS, InputRequest
 from apimcp.protocol.observe import RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
@@ -97,6 +99,13 @@ class SessionEra:
         self._request_ids = itertools.count(secrets.randbelow(1 << 40) << 12 | 1)
         self._relay = options.relay
         self._relay.join(endpoint_id, self)
+        self._missed = (
+            MissedNotifications(options.events.backlog, endpoint_id, self._store.idle_timeout)
+            if options.events is not None and options.session_era
+            else None
+        )
+        if self._missed is not None:
+            hub.watch(self._missed.changed)
         self._tasks = SessionTasks(TaskRunner(TaskSettings(store=options.tasks), endpoint_id))
         self.use(dispatcher)
 
@@ -214,32 +223,46 @@ class SessionEra:
             return kind != "resource" or uri in session.subscriptions
 
         gone = False
+        # An open stream keeps its session alive, and notices within a tick when it has ended; it holds the
+        # session's backlog (nothing is parked for it meanwhile) for three ticks at a time.
+        tick = min(self._options.keepalive_seconds, self._store.idle_timeout / 3)
+        holder, lease = secrets.token_hex(8), 3 * tick
+        missed = self._missed
 
         async def session_lives() -> bool:
             nonlocal gone
             gone = not await self._store.touch(session.id)
+            if not gone and missed is not None:
+                await missed.renew(session.id, holder, lease)
             return not gone
 
-        # An open stream keeps its session alive, and notices within a tick when it has ended.
-        tick = min(self._options.keepalive_seconds, self._store.idle_timeout / 3)
         listener = live.stream = Listener(wants)
         self._hub.attach(listener)
         exchange.headers.append((SESSION_HEADER, session.id.encode()))
         if self._events is not None and session.revision.resumable_streams:
             exchange.recorder = StreamRecorder(self._events, session.id, "get", resumed[0] if resumed else None)
         try:
+            backlog = await missed.opened(session, holder, lease) if missed is not None else []
             await exchange.open_stream()
             if resumed is not None:
                 await self._replay(exchange, *resumed)
+            for message in backlog:  # what the session missed while it had no stream open
+                await exchange.event(message)
             await listener.pump(exchange, receive, tick, session_lives)
         finally:
             self._hub.detach(listener)
+            if missed is not None and not gone:
+                await missed.closed(session.id, holder)  # before the stream is gone here: nothing falls between
             if live.stream is listener:
                 live.stream = None
             if gone:  # expired, or deleted on another replica: as a DELETE here, release who waits for the client
                 self._end_live(session.id)
+                if missed is not None:
+                    await missed.forget(session.id)
             else:
                 self._forget_if_idle(session.id, live)
+                if missed is not None:
+                    missed.park(session.id, listener.undelivered())
             await exchange.close()
 
     async def _replay(self, exchange: Exchange, stream: str, number: int, wait_seconds: float = 0.0) -> int:
@@ -287,35 +310,48 @@ class SessionEra:
             return
         await self._store.delete(session.id)
         self._end_live(session.id)
+        if self._missed is not None:
+            await self._missed.forget(session.id)
         self._relay.send(self, self._endpoint_id, "ended", session.id, b"null")
         await exchange.empty(200)
 
     def notify(self, session_id: str, method: str, params: JsonObject) -> bool:
-        """Queue a notification on the session's GET stream, here or (relayed) on another replica; False when
-        it has none open here and no other replica may have one."""
+        """Queue a notification on the session's GET stream, here or (relayed) on another replica, or park it for
+        the session's next GET stream when none is open anywhere; False when it can go nowhere (no stream here,
+        no other replica, no backlog)."""
         message = notification_message(method, params)
         live = self._live.get(session_id)
-        if live is None or live.stream is None:
-            if not self._relay.shared:
-                return False
+        if live is not None and live.stream is not None:
+            return live.stream.send(message)
+
+        def elsewhere() -> None:
             self._relay.send(self, self._endpoint_id, "notify", session_id, encode(message))
+
+        if self._missed is not None:
+            self._missed.park(session_id, [message], elsewhere if self._relay.shared else None)
             return True
-        return live.stream.send(message)
+        if not self._relay.shared:
+            return False
+        elsewhere()
+        return True
 
     def relayed(self, kind: RelayKind, session_id: str, body: bytes) -> None:
         """Act on what another replica received for a session whose live state may be here."""
         if kind == "ended":
             self._store.forget_copy(session_id)
         live = self._live.get(session_id)
+        stream = live.stream if live is not None else None
         if kind == "cancel":
             self._cancel_here(session_id, orjson.loads(body))
+        elif kind == "notify":
+            if stream is not None:
+                stream.send(orjson.loads(body))
+            elif self._missed is not None:  # the stream it was sent to may have ended since: parked unless one is open
+                self._missed.park(session_id, [orjson.loads(body)])
         elif live is None:
             return
         elif kind == "ended":
             self._end_live(session_id)
-        elif kind == "notify":
-            if live.stream is not None:
-                live.stream.send(orjson.loads(body))
         elif kind == "answer":
             try:
                 message = classify(orjson.loads(body))
@@ -498,13 +534,14 @@ class SessionEra:
         observer.request_started(request.method, target, source)
         started = time.perf_counter()
         response: JsonObject | None = None
+        refused: HttpRefusal | None = None
         try:
             response = await self._answer(exchange, session, request, source, alone)
         except HttpRefusal as refusal:
-            response = error_message(request.id, refusal.code, refusal.message)
+            refused = refusal  # the POST answers with its status: that is what the client gets
             raise
         finally:
-            outcome, code = outcome_of(response)
+            outcome, code = outcome_of(response, refused)
             record = RequestRecord(
                 method=request.method,
                 target=target,
@@ -515,6 +552,8 @@ class SessionEra:
                 error_code=code,
                 duration_ms=(time.perf_counter() - started) * 1000,
                 source=source,
+                status=refused.status if refused is not None else None,
+                reason=refused.reason if refused is not None else None,
             )
             observer.request_finished(record)
         return response

@@ -5,7 +5,8 @@ response stream of `subscriptions/listen`. Both register a `Listener` with the
 endpoint's `ChangeHub`; whoever changes the server's lists (a snapshot swap,
 a test tool) calls the hub, which never blocks: each listener has a bounded
 queue and a slow client loses duplicate-prone notifications rather than
-slowing the server.
+slowing the server. Watchers hear of every change too (the session era notes
+them for sessions whose GET stream is not open: `backlog.py`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,17 @@ _METHOD: dict[ChangeKind, str] = {
     "resource": "notifications/resources/updated",
 }
 _QUEUE_LIMIT = 256
+ChangeWatcher = Callable[[ChangeKind, str | None], None]
+
+
+def change_message(kind: ChangeKind, uri: str | None, meta: Mapping[str, Any] | None = None) -> JsonObject:
+    """The notification of one change (a resource's with its URI)."""
+    params: JsonObject = {}
+    if uri is not None:
+        params["uri"] = uri
+    if meta is not None:
+        params["_meta"] = meta
+    return notification_message(_METHOD[kind], params or None)
 
 
 class Listener:
@@ -41,13 +53,8 @@ class Listener:
     def offer(self, kind: ChangeKind, uri: str | None) -> None:
         if not self._wants(kind, uri):
             return
-        params: JsonObject = {}
-        if uri is not None:
-            params["uri"] = uri
-        if self._meta is not None:
-            params["_meta"] = self._meta
         with contextlib.suppress(asyncio.QueueFull):
-            self._queue.put_nowait(notification_message(_METHOD[kind], params or None))
+            self._queue.put_nowait(change_message(kind, uri, self._meta))
 
     def send(self, message: JsonObject) -> bool:
         """Queue one message for this stream alone; False when its queue is full."""
@@ -56,6 +63,15 @@ class Listener:
         except asyncio.QueueFull:
             return False
         return True
+
+    def undelivered(self) -> list[JsonObject]:
+        """Take what was queued and never written (the stream has ended)."""
+        left: list[JsonObject] = []
+        while not self._queue.empty():
+            message = self._queue.get_nowait()
+            if message is not None:
+                left.append(message)
+        return left
 
     def close(self) -> None:
         """Ask the stream to end (server shutdown, session deleted, client gone)."""
@@ -114,6 +130,11 @@ class ChangeHub(ChangeNotifier):
 
     def __init__(self) -> None:
         self._listeners: set[Listener] = set()
+        self._watchers: list[ChangeWatcher] = []
+
+    def watch(self, watcher: ChangeWatcher) -> None:
+        """Call `watcher` with every change from now on (it must not block)."""
+        self._watchers.append(watcher)
 
     def attach(self, listener: Listener) -> None:
         self._listeners.add(listener)
@@ -127,6 +148,8 @@ class ChangeHub(ChangeNotifier):
     def _broadcast(self, kind: ChangeKind, uri: str | None = None) -> None:
         for listener in list(self._listeners):
             listener.offer(kind, uri)
+        for watcher in self._watchers:
+            watcher(kind, uri)
 
     def tools_changed(self) -> None:
         self._broadcast("tools")

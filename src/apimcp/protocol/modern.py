@@ -22,6 +22,7 @@ import asyncio
 import time
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from apimcp.protocol import dialects
@@ -91,6 +92,17 @@ TASK_NAME_PARAMS = {**_NAME_PARAM, "tasks/get": "taskId", "tasks/update": "taskI
 
 # HTTP status of each error code at this revision (anything else: 200).
 _STATUS = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400, -32601: 404}
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """One request's answer: its message (None: cancelled, nothing is sent), HTTP status and headers, and the
+    refusal that set the status, if one did."""
+
+    response: JsonObject | None
+    status: int = 200
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+    refused: HttpRefusal | None = None
 
 
 def has_envelope(payload: object) -> bool:
@@ -174,27 +186,28 @@ class StatelessEra:
         if observer is not None:
             observer.request_started(message.method, target_of(message.method, message.params), source)
         started = time.perf_counter()
-        response: JsonObject | None = None
+        answer = _Answer(None)
         try:
-            response, status, extra = await self._respond(exchange, receive, message, revision, meta, source)
-            if response is not None:
-                await exchange.json(status, response, list(extra))
+            answer = await self._respond(exchange, receive, message, revision, meta, source)
+            if answer.response is not None:
+                await exchange.json(answer.status, answer.response, list(answer.headers))
             else:
                 await exchange.close()
         finally:  # a client gone before the answer was written is still heard of
             if observer is not None:
-                self._observed(observer, message, revision, response, started, source)
+                self._observed(observer, message, revision, answer, started, source)
 
     def _observed(
         self,
         observer: RequestObserver,
         message: Request,
         revision: Revision,
-        response: JsonObject | None,
+        answer: _Answer,
         started: float,
         source: RequestSource,
     ) -> None:
-        outcome, code = outcome_of(response)
+        refused = answer.refused
+        outcome, code = outcome_of(answer.response, refused)
         record = RequestRecord(
             method=message.method,
             target=target_of(message.method, message.params),
@@ -205,6 +218,8 @@ class StatelessEra:
             error_code=code,
             duration_ms=(time.perf_counter() - started) * 1000,
             source=source,
+            status=refused.status if refused is not None else None,
+            reason=refused.reason if refused is not None else None,
         )
         observer.request_finished(record)
 
@@ -281,7 +296,7 @@ class StatelessEra:
         revision: Revision,
         meta: Mapping[str, Any],
         source: RequestSource,
-    ) -> tuple[JsonObject | None, int, tuple[tuple[bytes, bytes], ...]]:
+    ) -> _Answer:
         method = request.method
         params = request.params
         outbound = _StatelessOutbound(exchange, receive)
@@ -312,21 +327,23 @@ class StatelessEra:
             else:
                 result = await self._dispatcher.methods[method](ctx, params)
         except HttpRefusal as refusal:
-            status = refusal.status if not exchange.streaming else 200
-            return error_message(request.id, refusal.code, refusal.message, refusal.data), status, refusal.headers
+            error = error_message(request.id, refusal.code, refusal.message, refusal.data)
+            if exchange.streaming:  # only the JSON-RPC error can still reach the client
+                return _Answer(error)
+            return _Answer(error, refusal.status, refusal.headers, refusal)
         except McpError as exc:
             code, text, data = dialects.error(exc, revision)
-            return error_message(request.id, code, text, data), _STATUS.get(code, 200), ()
+            return _Answer(error_message(request.id, code, text, data), _STATUS.get(code, 200))
         except asyncio.CancelledError:
             if not outbound.client_gone:
                 raise
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            return None, 200, ()
+            return _Answer(None)
         except Exception as exc:
             err = internal_error(method, exc)
-            return error_message(request.id, err.code, err.message), 200, ()
+            return _Answer(error_message(request.id, err.code, err.message))
         finally:
             outbound.stop_watching()
         if "resultType" not in result:
@@ -336,7 +353,7 @@ class StatelessEra:
                 result["ttlMs"] = hint.ttl_ms
                 result["cacheScope"] = hint.scope
         self._stamp_server_info(result, revision)
-        return result_message(request.id, result), 200, ()
+        return _Answer(result_message(request.id, result))
 
     def _stamp_server_info(self, result: JsonObject, revision: Revision) -> None:
         info = self._server_info[revision.rank]

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from apimcp.protocol.caller import RequestSource
+from apimcp.protocol.errors import HttpRefusal
 from apimcp.protocol.jsonrpc import JsonObject, RequestId
 
-Outcome = Literal["success", "error", "tool_error", "input_required", "cancelled"]
+Outcome = Literal["success", "error", "tool_error", "input_required", "cancelled", "refused"]
 """`error`: a JSON-RPC error; `tool_error`: a tool result with isError; `input_required`: a 2026-07-28
-round that asks the client for input; `cancelled`: the client cancelled it or went away."""
+round that asks the client for input; `cancelled`: the client cancelled it or went away; `refused`: the HTTP
+response itself refused it (a token lacking a tool's scope: 403), see `RequestRecord.status`."""
 
 _TARGET_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
                  "resources/subscribe": "uri", "resources/unsubscribe": "uri"}  # fmt: skip
@@ -35,6 +37,10 @@ class RequestRecord:
     error_code: int | None
     duration_ms: float
     source: RequestSource
+    status: int | None = None
+    """The HTTP status of a `refused` request: what the client got, rather than the JSON-RPC error in its body."""
+    reason: str | None = None
+    """Why it was refused, as the refusal names it (`insufficient_scope`)."""
 
 
 class RequestObserver(Protocol):
@@ -50,8 +56,11 @@ def target_of(method: str, params: JsonObject) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def outcome_of(message: JsonObject | None) -> tuple[Outcome, int | None]:
-    """How a JSON-RPC response message ended (None: no response was sent, the request was cancelled)."""
+def outcome_of(message: JsonObject | None, refused: HttpRefusal | None = None) -> tuple[Outcome, int | None]:
+    """How a JSON-RPC response message ended (None: no response was sent, the request was cancelled), or how a
+    refusal the HTTP response carried did (`refused`: no JSON-RPC code, the status says it)."""
+    if refused is not None:
+        return "refused", None
     if message is None:
         return "cancelled", None
     error = message.get("error")

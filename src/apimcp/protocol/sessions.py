@@ -54,6 +54,8 @@ class Session:
     last_seen: float = field(default_factory=time.monotonic)
     principal: str | None = None
     """The authenticated caller that opened the session: no other caller may use it."""
+    created_at: float = field(default_factory=time.time)
+    """When `initialize` opened it (seconds since the epoch): what its GET streams missed counts from then."""
 
     @property
     def client_capabilities(self) -> dict[str, Any]:

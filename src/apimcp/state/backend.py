@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from apimcp.protocol.event_store import EventStore, MemoryEventStore
 from apimcp.protocol.relay import NO_RELAY, SessionRelay
 from apimcp.protocol.sessions import MemorySessionStore, SessionLimits, SessionStore
+from apimcp.protocol.tasks.limits import TaskLimits
 from apimcp.protocol.tasks.store import MemoryTaskStore, TaskStore
 from apimcp.state import GatewayState
 from apimcp.state.pending import MemoryPendingStore
@@ -69,12 +70,14 @@ class OpenedState:
     """Where tasks live, so that any replica answers for them."""
 
 
-def open_state(config: StateConfig, limits: SessionLimits) -> OpenedState:
-    """The session store, the users' stores and the relay the configuration names."""
+def open_state(config: StateConfig, limits: SessionLimits, tasks: TaskLimits | None = None) -> OpenedState:
+    """The session store, the users' stores and the relay the configuration names (tasks within `tasks`)."""
     if config.url is None:
         sealer = ValueSealer(config.key)
         return OpenedState(
-            MemorySessionStore.with_limits(limits), GatewayState(MemoryUserValueStore(sealer), MemoryPendingStore())
+            MemorySessionStore.with_limits(limits),
+            GatewayState(MemoryUserValueStore(sealer), MemoryPendingStore()),
+            tasks=MemoryTaskStore(tasks),
         )
     if config.key is None:
         raise StateUrlError(
@@ -93,5 +96,5 @@ def open_state(config: StateConfig, limits: SessionLimits) -> OpenedState:
         stores,
         RedisRelay(client, config.prefix),
         RedisEventStore(client, config.prefix),
-        RedisTaskStore(client, config.prefix),
+        RedisTaskStore(client, config.prefix, limits=tasks),
     )

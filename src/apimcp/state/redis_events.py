@@ -4,7 +4,7 @@ Each stream is a Redis stream of its events (entry id `0-n` for event n, at most
 hash naming its session, its kind and whether it has ended; both expire `retention_seconds` after the last
 event and share a hash tag, so one script writes an event atomically, on a Redis Cluster too. A replica
 following a POST's stream for a client that resumed waits with `XREAD BLOCK`, so the event written on the
-replica running the request reaches it at once.
+replica running the request reaches it at once. Its sessions' backlogs are in `redis_backlog`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from apimcp.protocol.event_store import (
     StreamInfo,
     StreamKind,
 )
+from apimcp.state.redis_backlog import RedisBacklog
 from apimcp.state.redis_connection import RedisClient
 
 _APPEND = """
@@ -50,6 +51,7 @@ class RedisEventStore(EventStore):
         self.retention_seconds = retention_seconds
         self._max_events = max_events
         self._append = client.register_script(_APPEND)
+        self.backlog = RedisBacklog(client, prefix)
 
     def _keys(self, stream: str) -> tuple[str, str]:
         tag = f"{self._prefix}ev:{{{stream}}}"

@@ -117,6 +117,7 @@ def encode(session: Session) -> bytes:
             "subscriptions": sorted(session.subscriptions),
             "initialized": session.initialized,
             "principal": session.principal,
+            "created": session.created_at,
         }
     )
 
@@ -138,6 +139,7 @@ def decode(raw: bytes) -> Session | None:
         subscriptions=set(data.get("subscriptions") or ()),
         initialized=bool(data.get("initialized")),
         principal=data.get("principal"),
+        created_at=data.get("created", 0.0),
     )
 
 

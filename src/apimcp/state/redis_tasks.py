@@ -6,9 +6,13 @@ key stays). A script refuses to replace the record of a task that has ended, so 
 call's outcome never overwrite each other. The hash expires its TTL after the last change of the record.
 A sorted set per session lists its tasks (2025-11-25 `tasks/list`). Replicas watch a task by reading it
 again every quarter of a second, which bounds how soon a cancellation or an answer made elsewhere arrives.
-A Redis that cannot be reached is a `StoreUnavailable` (the endpoint answers 503 with Retry-After). What
-bounds the tasks kept is what runs (`max_running` per process) and their TTL; Redis's `maxmemory` is the
-operator's bound on the rest.
+A Redis that cannot be reached is a `StoreUnavailable` (the endpoint answers 503 with Retry-After).
+
+The `TaskLimits` hold across replicas: creating and updating a task are one script each, which first forgets
+the tasks that expired, then counts. Two sorted sets score every task and each owner's tasks by when they
+expire (so the count of live ones is exact even before a forgotten task's hash is gone), a hash keeps each
+task's weight (its record's bytes) and a counter their sum. Every key shares one hash tag, so a Redis Cluster
+keeps them in one slot (a script may only touch one).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 import orjson
 
 from apimcp.protocol.jsonrpc import JsonObject
+from apimcp.protocol.tasks.limits import TaskLimits, owner_full, store_full
 from apimcp.protocol.tasks.records import StoredTask, TaskRecord
 from apimcp.protocol.tasks.store import TaskStore
 from apimcp.state.redis_connection import RedisClient
@@ -30,21 +35,74 @@ from apimcp.state.redis_sessions import reached
 POLL_SECONDS = 0.25
 _RESPONSE = b"in:"
 
-_UPDATE = """
+# KEYS[2] every task by expiry, KEYS[3] weights, KEYS[4] their sum; ARGV[1] now (ms).
+_FORGET_EXPIRED = """
+local now = tonumber(ARGV[1])
+local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+for _, id in ipairs(gone) do
+  local weight = redis.call('HGET', KEYS[3], id)
+  if weight then
+    redis.call('DECRBY', KEYS[4], weight)
+    redis.call('HDEL', KEYS[3], id)
+  end
+end
+if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
+"""
+
+# KEYS[1] the task's hash, KEYS[5] the owner's tasks by expiry; ARGV[2] id, ARGV[3] record, ARGV[4] its expiry
+# (ms), ARGV[5] its weight. Writes the record and its place in the indexes; `growth`: what it adds to the sum.
+_KEEP = """
+local expiry, weight = tonumber(ARGV[4]), tonumber(ARGV[5])
+local function keep(growth)
+  redis.call('HSET', KEYS[1], 'r', ARGV[3])
+  redis.call('PEXPIREAT', KEYS[1], expiry)
+  redis.call('ZADD', KEYS[2], expiry, ARGV[2])
+  redis.call('ZADD', KEYS[5], expiry, ARGV[2])
+  redis.call('PEXPIREAT', KEYS[5], expiry, 'GT')
+  redis.call('PEXPIREAT', KEYS[5], expiry, 'NX')
+  redis.call('HSET', KEYS[3], ARGV[2], weight)
+  redis.call('INCRBY', KEYS[4], growth)
+end
+"""
+
+# KEYS[6] the session's tasks (or ''); ARGV[6..8] max tasks, per owner, bytes; ARGV[9] created (its score there).
+_CREATE = (
+    _FORGET_EXPIRED
+    + _KEEP
+    + """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+if redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[7]) then return -1 end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return -2 end
+if tonumber(redis.call('GET', KEYS[4]) or '0') + weight > tonumber(ARGV[8]) then return -3 end
+keep(weight)
+if KEYS[6] ~= '' then
+  redis.call('ZADD', KEYS[6], ARGV[9], ARGV[2])
+  redis.call('PEXPIREAT', KEYS[6], expiry, 'GT')
+  redis.call('PEXPIREAT', KEYS[6], expiry, 'NX')
+end
+return 1
+"""
+)
+
+# ARGV[6] whether the record brings a result (only then may the byte bound refuse it), ARGV[7] max bytes.
+_UPDATE = (
+    _FORGET_EXPIRED
+    + _KEEP
+    + """
 local current = redis.call('HGET', KEYS[1], 'r')
 if not current then return 0 end
 local status = cjson.decode(current)['status']
 if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
-redis.call('HSET', KEYS[1], 'r', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local growth = weight - tonumber(redis.call('HGET', KEYS[3], ARGV[2]) or '0')
+if ARGV[6] == '1' and growth > 0 and tonumber(redis.call('GET', KEYS[4]) or '0') + growth > tonumber(ARGV[7]) then
+  return -3
+end
+keep(growth)
+if KEYS[6] ~= '' then redis.call('PEXPIREAT', KEYS[6], expiry, 'GT') end
 return 1
 """
-
-_CREATE = """
-if redis.call('HSETNX', KEYS[1], 'r', ARGV[1]) == 0 then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-"""
+)
 
 _RESPOND = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -53,37 +111,52 @@ return 1
 """
 
 
-def _ttl_ms(record: TaskRecord) -> int:
-    return max(1, math.ceil((record.expires_at - time.time()) * 1000))
+def _args(record: TaskRecord, *rest: str | int | float) -> list[bytes | str | int | float]:
+    """What both scripts take first: now, the id, the record, when it expires (ms), its weight; then `rest`."""
+    encoded = record.encode()
+    return [int(time.time() * 1000), record.task_id, encoded, math.ceil(record.expires_at * 1000), len(encoded), *rest]
+
+
+def _refused(answer: int, limits: TaskLimits) -> Exception:
+    return owner_full(limits) if answer == -1 else store_full("max_tasks" if answer == -2 else "max_bytes")
 
 
 class RedisTaskStore(TaskStore):
-    def __init__(self, client: RedisClient, prefix: str, poll_seconds: float = POLL_SECONDS) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        prefix: str,
+        poll_seconds: float = POLL_SECONDS,
+        *,
+        limits: TaskLimits | None = None,
+    ) -> None:
         self._client = client
-        self._prefix = prefix
+        self.limits = limits or TaskLimits()
         self._poll = poll_seconds
+        self._tag = f"{prefix}{{tasks}}:"  # one hash tag: a cluster keeps every task key in one slot
+        self._all, self._weights, self._bytes = self._tag + "all", self._tag + "weights", self._tag + "bytes"
         self._create = client.register_script(_CREATE)
         self._update = client.register_script(_UPDATE)
         self._respond = client.register_script(_RESPOND)
 
     def _key(self, task_id: str) -> str:
-        return f"{self._prefix}task:{task_id}"
+        return f"{self._tag}t:{task_id}"
 
     def _session_key(self, session_id: str) -> str:
-        return f"{self._prefix}task-s:{session_id}"
+        return f"{self._tag}s:{session_id}"
+
+    def _keys(self, record: TaskRecord) -> list[str]:
+        session = self._session_key(record.session_id) if record.session_id is not None else ""
+        owner = f"{self._tag}o:{record.quota}"
+        return [self._key(record.task_id), self._all, self._weights, self._bytes, owner, session]
 
     async def create(self, record: TaskRecord) -> bool:
-        key = self._key(record.task_id)
-        ttl = _ttl_ms(record)
-        if not await reached(self._create(keys=[key], args=[record.encode(), ttl])):
-            return False  # an id taken already: never replace someone else's task
-        if record.session_id is not None:
-            index = self._session_key(record.session_id)
-            await reached(self._client.zadd(index, {record.task_id: record.created_at}))
-            # never shortened by a task that expires sooner than the others (NX: a new index; GT: a longer task)
-            await reached(self._client.pexpire(index, ttl, nx=True))
-            await reached(self._client.pexpire(index, ttl, gt=True))
-        return True
+        limits = self.limits
+        bounds = (limits.max_tasks, limits.max_tasks_per_owner, limits.max_bytes, record.created_at)
+        answer = int(await reached(self._create(keys=self._keys(record), args=_args(record, *bounds))))
+        if answer < 0:
+            raise _refused(answer, limits)
+        return answer == 1  # 0: an id taken already, never replace someone else's task
 
     async def get(self, task_id: str) -> StoredTask | None:
         fields: Any = await reached(self._client.hgetall(self._key(task_id)))
@@ -98,8 +171,12 @@ class RedisTaskStore(TaskStore):
         return StoredTask(TaskRecord.decode(raw), responses)
 
     async def update(self, record: TaskRecord) -> bool:
-        done = await reached(self._update(keys=[self._key(record.task_id)], args=[record.encode(), _ttl_ms(record)]))
-        return bool(done)
+        brings_result = "1" if record.result is not None else "0"
+        args = _args(record, brings_result, self.limits.max_bytes)
+        answer = int(await reached(self._update(keys=self._keys(record), args=args)))
+        if answer < 0:
+            raise _refused(answer, self.limits)
+        return answer == 1
 
     async def respond(self, task_id: str, responses: Mapping[str, JsonObject]) -> None:
         if not responses:

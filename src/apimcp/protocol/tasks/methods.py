@@ -62,7 +62,7 @@ async def find(runner: TaskRunner, ctx: RequestContext, task_id: str) -> StoredT
         raise invalid_params(f"Unknown task: {task_id}", {"field": "taskId"})
     record = stored.record
     if not record.terminal and record.lease_until < time.time():
-        await runner.store.update(record.moved("failed", input_requests={}, error=orjson.dumps(_STALE)))
+        await runner.store.update(record.failed(_STALE))
         return await find(runner, ctx, task_id)
     return stored
 

@@ -47,6 +47,8 @@ class TaskRecord:
     """The session that created it (session era): only that session reaches it."""
     scope: str = ""
     """The endpoint it belongs to: another endpoint sharing the store never reaches it."""
+    quota: str = ""
+    """Whose allowance of tasks it counts against (`limits.owner_key`: the caller, else the session or address)."""
     status: TaskStatus
     created_at: float
     updated_at: float
@@ -76,6 +78,17 @@ class TaskRecord:
         now = time.time()
         return replace(self, status=status, updated_at=now, **changes)
 
+    def failed(self, error: JsonObject) -> TaskRecord:
+        """Ended as failed with this JSON-RPC error object; its message is the status message too, so that a
+        2025-11-25 `tasks/get` (which shows no error) says why."""
+        message = error.get("message")
+        return self.moved(
+            "failed",
+            input_requests={},
+            error=orjson.dumps(error),
+            status_message=message if isinstance(message, str) else None,
+        )
+
     def encode(self) -> bytes:
         return orjson.dumps(
             {
@@ -83,6 +96,7 @@ class TaskRecord:
                 "owner": self.owner,
                 "session": self.session_id,
                 "scope": self.scope,
+                "quota": self.quota,
                 "status": self.status,
                 "created": self.created_at,
                 "updated": self.updated_at,
@@ -104,6 +118,7 @@ class TaskRecord:
             owner=data["owner"],
             session_id=data["session"],
             scope=data["scope"],
+            quota=data.get("quota", ""),
             status=data["status"],
             created_at=data["created"],
             updated_at=data["updated"],
@@ -118,7 +133,7 @@ class TaskRecord:
 
     @property
     def weight(self) -> int:
-        """Roughly the bytes it holds, for the memory store's bound."""
+        """Roughly the bytes it holds, for the memory store's `max_bytes`."""
         return 512 + len(self.result or b"") + len(self.error or b"") + len(orjson.dumps(self.input_requests))
 
 

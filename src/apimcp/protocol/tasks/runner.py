@@ -7,7 +7,10 @@ stored before the client hears of it (so a `tasks/get` right after resolves), th
 redirected so that input requests park the task (`input_required`) until a client's responses reach the
 store, and the outcome is written when the call ends. A watcher per running task renews its lease (a task
 whose runner died is reported failed by whoever reads it) and stops the call when another replica cancelled
-it. Tasks a process runs are bounded (`max_running`); past that a call is answered directly.
+it. Tasks a process runs are bounded (`max_running`), and those a store keeps by its `TaskLimits`: past either,
+a call of a tool whose tasks are optional is answered directly (what the client would get without tasks), one
+of a tool that requires them is refused (-32000 naming the limit). A result larger than `max_result_bytes`
+fails its task, saying so.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from apimcp.protocol.context import Outbound, RequestContext, check_client_suppo
 from apimcp.protocol.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
 from apimcp.protocol.jsonrpc import JsonObject
 from apimcp.protocol.models import InputRequest
+from apimcp.protocol.tasks.limits import TasksFull, owner_key
 from apimcp.protocol.tasks.policy import TaskPolicy
 from apimcp.protocol.tasks.records import LEASE_SECONDS, TaskRecord, new_task_id
 from apimcp.protocol.tasks.store import TaskStore
@@ -33,7 +37,6 @@ from apimcp.protocol.tasks.store import TaskStore
 log = logging.getLogger("apimcp.protocol")
 
 DEFAULT_TTL_MS = 600_000
-MAX_TTL_MS = 24 * 3_600_000
 MIN_TTL_MS = 1_000
 DEFAULT_POLL_INTERVAL_MS = 500
 DEFAULT_MAX_RUNNING = 1_000
@@ -46,16 +49,18 @@ class TaskSettings:
     store: TaskStore
     ttl_ms: int = DEFAULT_TTL_MS
     """How long a task is kept after its last change, unless a 2025-11-25 client asks for less (or more, up to
-    a day)."""
+    the store's `max_ttl_seconds`)."""
     poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS
     max_running: int = DEFAULT_MAX_RUNNING
     input_timeout: float = 300.0
     """Seconds a task waits for the client's input responses before it fails."""
 
     def ttl_for(self, requested: object) -> int:
+        """The TTL a task gets when its client asks for `requested` (anything but a whole number: the default)."""
+        longest = self.store.limits.max_ttl_ms
         if isinstance(requested, int) and not isinstance(requested, bool):
-            return max(MIN_TTL_MS, min(requested, MAX_TTL_MS))
-        return self.ttl_ms
+            return max(MIN_TTL_MS, min(requested, longest))
+        return min(self.ttl_ms, longest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +125,11 @@ class TaskRunner:
         self._latest[record.task_id] = record
         outbound = _TaskOutbound(self, record.task_id, stored)
         outbound.previous = ctx.redirect(outbound)
+        refusal: McpError = McpError(SERVER_BUSY, "A task of this id exists already; try again")
         try:
             created = await self.store.create(record)
+        except TasksFull as full:
+            created, refusal = False, full
         except BaseException:
             job.cancel()
             stored.set_result(False)
@@ -131,7 +139,7 @@ class TaskRunner:
             self._latest.pop(record.task_id, None)
             if policy.support == "required":
                 job.cancel()
-                raise McpError(SERVER_BUSY, "The task store is full; try again later")
+                raise refusal
             return await job  # it asks for input, if it does, the way it would have
         self._jobs[record.task_id] = job
         self._spawn(self._follow(record.task_id, job, ctx))
@@ -148,16 +156,17 @@ class TaskRunner:
             status="working",
             created_at=now,
             updated_at=now,
-            ttl_ms=ttl_ms if ttl_ms is not None else self.settings.ttl_ms,
+            quota=owner_key(caller.principal if caller is not None else None, ctx.session_id, ctx.source.client),
+            ttl_ms=ttl_ms if ttl_ms is not None else self.settings.ttl_for(None),
             poll_interval_ms=self.settings.poll_interval_ms,
             lease_until=now + LEASE_SECONDS,
         )
 
     async def _ended(self, ctx: RequestContext, job: asyncio.Task[JsonObject], ttl_ms: int | None) -> TaskRecord:
         """A task for a call that already ended (a tool that requires tasks and was quick)."""
-        record = _outcome(self._new(ctx, ttl_ms), job, ctx, stopped=False)
-        if not await self.store.create(record):
-            raise McpError(SERVER_BUSY, "The task store is full; try again later")
+        record = self._outcome(self._new(ctx, ttl_ms), job, ctx, stopped=False)
+        if not await self.store.create(record):  # TasksFull goes to the client as it is
+            raise McpError(SERVER_BUSY, "A task of this id exists already; try again")
         return record
 
     def _spawn(self, coroutine: Awaitable[None]) -> None:
@@ -186,7 +195,11 @@ class TaskRunner:
                     log.warning("task %s: the task store did not answer (%s)", task_id, exc)
                     await asyncio.wait({job}, timeout=1.0)
             await asyncio.wait({job})
-            await self.store.update(_outcome(self._latest[task_id], job, ctx, stopped=self._stopping))
+            ended = self._outcome(self._latest[task_id], job, ctx, stopped=self._stopping)
+            try:
+                await self.store.update(ended)
+            except TasksFull as full:  # no room for its result: the task fails, saying why
+                await self.store.update(self._latest[task_id].failed(error_object(full, ctx)))
         except Exception:
             log.exception("task %s: its outcome could not be stored", task_id)
         finally:
@@ -197,6 +210,10 @@ class TaskRunner:
         renewed = replace(record, lease_until=time.time() + LEASE_SECONDS)
         self._latest[record.task_id] = renewed
         return await self.store.update(renewed)
+
+    def _outcome(self, record: TaskRecord, job: asyncio.Task[JsonObject], ctx: RequestContext, *, stopped: bool
+                 ) -> TaskRecord:  # fmt: skip
+        return _outcome(record, job, ctx, stopped=stopped, max_result_bytes=self.store.limits.max_result_bytes)
 
     def stop(self) -> None:
         """The server stops: its running tasks end as failed (the client is told the server stopped), and calls
@@ -243,11 +260,14 @@ def _asks_for_input(job: asyncio.Task[JsonObject]) -> bool:
 STOPPED = McpError(INTERNAL_ERROR, "The server running this task stopped before the task ended")
 
 
-def _outcome(record: TaskRecord, job: asyncio.Task[JsonObject], ctx: RequestContext, *, stopped: bool) -> TaskRecord:
-    """The record of a task whose call ended (a call cancelled because the server stops failed the task)."""
+def _outcome(
+    record: TaskRecord, job: asyncio.Task[JsonObject], ctx: RequestContext, *, stopped: bool, max_result_bytes: int
+) -> TaskRecord:
+    """The record of a task whose call ended (a call cancelled because the server stops failed the task; a result
+    larger than `max_result_bytes` fails it too)."""
     if job.cancelled():
         if stopped:
-            return record.moved("failed", input_requests={}, error=orjson.dumps(error_object(STOPPED, ctx)))
+            return record.failed(error_object(STOPPED, ctx))
         return record.moved("cancelled", input_requests={})
     exc = job.exception()
     if exc is None:
@@ -255,12 +275,20 @@ def _outcome(record: TaskRecord, job: asyncio.Task[JsonObject], ctx: RequestCont
         if result.get("resultType") == "input_required":
             # Only a URL elicitation raised as an error ends up here: a task has no later round to retry in.
             err = McpError(INTERNAL_ERROR, "The call needs input this task cannot ask for")
-            return record.moved("failed", input_requests={}, error=orjson.dumps(error_object(err, ctx)))
-        return record.moved("completed", input_requests={}, result=orjson.dumps(result))
+            return record.failed(error_object(err, ctx))
+        encoded = orjson.dumps(result)
+        if len(encoded) > max_result_bytes:
+            big = TasksFull(
+                "max_result_bytes",
+                f"The result takes {len(encoded)} bytes, more than the {max_result_bytes} a task keeps "
+                "(max_result_bytes); call the tool without a task",
+            )
+            return record.failed(error_object(big, ctx))
+        return record.moved("completed", input_requests={}, result=encoded)
     if not isinstance(exc, McpError):
         log.error("task %s failed", record.task_id, exc_info=exc)
         exc = McpError(INTERNAL_ERROR, "Internal error")
-    return record.moved("failed", input_requests={}, error=orjson.dumps(error_object(exc, ctx)))
+    return record.failed(error_object(exc, ctx))
 
 
 class _TaskOutbound(Outbound):

@@ -2,9 +2,9 @@
 
 The replica running a task writes its record; the one a client reaches reads it, records the client's input
 responses, or cancels it. Cancelling and finishing both end a task, and whichever comes first stays: `update`
-never changes a task that has ended. `MemoryTaskStore` serves one process, bounded: when full it refuses new
-tasks, it never drops a live one; `apimcp.state.redis_tasks` is shared by replicas (bounded by what runs and
-the TTLs, see there).
+never changes a task that has ended. Every store keeps its `TaskLimits` (`limits.py`): a task beyond them is
+refused with `TasksFull`, a live one is never dropped. `MemoryTaskStore` serves one process;
+`apimcp.state.redis_tasks` is shared by replicas (and keeps the limits across them).
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
 from apimcp.protocol.jsonrpc import JsonObject
+from apimcp.protocol.tasks.limits import TaskLimits, owner_full, store_full
 from apimcp.protocol.tasks.records import StoredTask, TaskRecord
-
-DEFAULT_MAX_TASKS = 10_000
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
 class TaskStore(ABC):
     """Records of tasks and the input responses sent to them."""
 
+    limits: TaskLimits
+
     @abstractmethod
     async def create(self, record: TaskRecord) -> bool:
-        """Keep a new task, readable by every replica once this returns; False when the store is full (or the
-        id is taken)."""
+        """Keep a new task, readable by every replica once this returns; False when the id is taken. Raises
+        `TasksFull` when its owner, or the store, has no room for it."""
 
     @abstractmethod
     async def get(self, task_id: str) -> StoredTask | None:
@@ -35,7 +35,8 @@ class TaskStore(ABC):
 
     @abstractmethod
     async def update(self, record: TaskRecord) -> bool:
-        """Replace a task's record unless the task has ended (or is gone); whether it was replaced."""
+        """Replace a task's record unless the task has ended (or is gone); whether it was replaced. Raises
+        `TasksFull` when the record brings a result the store has no room for (`max_bytes`)."""
 
     @abstractmethod
     async def respond(self, task_id: str, responses: Mapping[str, JsonObject]) -> None:
@@ -51,12 +52,13 @@ class TaskStore(ABC):
 
 
 class MemoryTaskStore(TaskStore):
-    """Tasks of one process, within `max_tasks` and `max_bytes`."""
+    """Tasks of one process, within its limits."""
 
-    def __init__(self, max_tasks: int = DEFAULT_MAX_TASKS, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, limits: TaskLimits | None = None) -> None:
+        self.limits = limits or TaskLimits()
         self._tasks: dict[str, tuple[TaskRecord, dict[str, JsonObject]]] = {}
+        self._owned: dict[str, set[str]] = {}
         self._weight = 0
-        self._max_tasks, self._max_bytes = max_tasks, max_bytes
         self._signals: dict[str, asyncio.Event] = {}
 
     def __len__(self) -> int:
@@ -70,6 +72,11 @@ class MemoryTaskStore(TaskStore):
     def _drop(self, task_id: str) -> None:
         record, _ = self._tasks.pop(task_id)
         self._weight -= record.weight
+        owned = self._owned.get(record.quota)
+        if owned is not None:
+            owned.discard(task_id)
+            if not owned:
+                del self._owned[record.quota]
         self._signal(task_id)
 
     def _signal(self, task_id: str) -> None:
@@ -84,14 +91,29 @@ class MemoryTaskStore(TaskStore):
             return None
         return entry
 
+    def _fits(self, growth: int) -> bool:
+        if self._weight + growth <= self.limits.max_bytes:
+            return True
+        self._expire()
+        return self._weight + growth <= self.limits.max_bytes
+
     async def create(self, record: TaskRecord) -> bool:
         if self._live(record.task_id) is not None:
             return False  # an id taken already: never replace someone else's task
-        if len(self._tasks) >= self._max_tasks or self._weight + record.weight > self._max_bytes:
+        limits = self.limits
+        if len(self._owned.get(record.quota, ())) >= limits.max_tasks_per_owner:
+            for task_id in list(self._owned[record.quota]):
+                self._live(task_id)  # the owner's expired tasks make room
+            if len(self._owned.get(record.quota, ())) >= limits.max_tasks_per_owner:
+                raise owner_full(limits)
+        if len(self._tasks) >= limits.max_tasks:
             self._expire()
-            if len(self._tasks) >= self._max_tasks or self._weight + record.weight > self._max_bytes:
-                return False
+            if len(self._tasks) >= limits.max_tasks:
+                raise store_full("max_tasks")
+        if not self._fits(record.weight):
+            raise store_full("max_bytes")
         self._tasks[record.task_id] = (record, {})
+        self._owned.setdefault(record.quota, set()).add(record.task_id)
         self._weight += record.weight
         return True
 
@@ -104,8 +126,8 @@ class MemoryTaskStore(TaskStore):
         if entry is None or entry[0].terminal:
             return False
         growth = record.weight - entry[0].weight
-        if growth > 0 and self._weight + growth > self._max_bytes:
-            self._expire()
+        if record.result is not None and growth > 0 and not self._fits(growth):
+            raise store_full("max_bytes")
         self._tasks[record.task_id] = (record, entry[1])
         self._weight += growth
         self._signal(record.task_id)
