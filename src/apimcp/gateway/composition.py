@@ -44,6 +44,8 @@ class Extras:
     bundle: ArtifactBundle = field(default_factory=ArtifactBundle)
     runner: ScriptRunner | None = None
     """Runs scripted custom tools (one per gateway: it owns the sandbox threads)."""
+    exposition_id: str = ""
+    """Whose share of the script workers the exposition's scripts take."""
     cross_service: CrossService | None = None
     preparations: Sequence[CallPreparation | None] = ()
     """Per member (in order): what its calls add for the request they serve."""
@@ -116,7 +118,8 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
         else:
             try:
                 lookup = _script_lookup(provisional, extras.cross_service)
-                custom[name] = ScriptedEntry(name, spec, extras.runner, lookup, _equivalents(aliases), extras.gate)
+                custom[name] = ScriptedEntry(name, spec, extras.runner, lookup, _equivalents(aliases), extras.gate,
+                                             extras.exposition_id)  # fmt: skip
             except ScriptSpecError as exc:  # checked when attached; kept out rather than failing the exposition
                 log.warning("custom tool %s cannot be served: %s", name, exc)
     while declarative:  # a declarative tool may call another one: build targets first (no loops: checked on attach)

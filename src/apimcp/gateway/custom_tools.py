@@ -76,7 +76,7 @@ class DeclarativeEntry(_CustomEntry):
 class ScriptedEntry(_CustomEntry):
     """Runs its script in the sandbox; the script's calls reach tools through `lookup`."""
 
-    __slots__ = ("_gate", "_lookup", "_runner", "_script")
+    __slots__ = ("_gate", "_lookup", "_runner", "_script", "_share")
 
     def __init__(
         self,
@@ -86,7 +86,9 @@ class ScriptedEntry(_CustomEntry):
         lookup: ToolLookup,
         equivalents: Equivalents,
         gate: Gate | None = None,
+        share: str = "",
     ) -> None:
+        """`share`: the exposition whose share of the script workers its runs take."""
         super().__init__(name, spec)
         script = Script.from_spec(name, spec)
         # The allow-list may name a tool of its service one way and the script call it another.
@@ -97,6 +99,7 @@ class ScriptedEntry(_CustomEntry):
         self._runner = runner
         self._lookup = lookup
         self._gate = gate
+        self._share = share
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         refused = self._problems(arguments)
@@ -114,4 +117,4 @@ class ScriptedEntry(_CustomEntry):
                 raise invalid_params(refused, {"tool": ref.tool})
             return await entry.call(ctx, inner_arguments, inner_depth)
 
-        return await self._runner.run(self._script, arguments, invoke, depth)
+        return await self._runner.run(self._script, arguments, invoke, depth, self._share)

@@ -273,7 +273,13 @@ class GatewayRuntime:
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
             self._scripts = ScriptRunner(self._script_limits)
         cross_service = self._cross_service(exposition["organization"])
-        extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service, preparations=preparations)
+        extras = Extras(
+            bundle=bundle,
+            runner=self._scripts,
+            exposition_id=exposition["id"],
+            cross_service=cross_service,
+            preparations=preparations,
+        )
         loader = BackendLoader(raw_backends[0] if raw_backends else None, self._backends.guarded_session)
         handler = ExpositionHandler(settings, members, extras, loader)
         if previous is not None:
