@@ -1,7 +1,8 @@
 """Audit events: what happened, never what was said.
 
 An event names the request (method, target, outcome, duration, error code, request or session id), where
-(organization, exposition, service) and who (the authenticated user, the client's address). Arguments,
+(organization, exposition, service) and who (the authenticated user, the client's address); a tool call a
+script made says which custom tool's script (`via`). Arguments,
 results, tokens and credentials are never part of it.
 """
 
@@ -33,7 +34,9 @@ class Where:
     version: str
 
 
-def request_event(where: Where, record: RequestRecord) -> dict[str, Any]:
+def request_event(where: Where, record: RequestRecord, via: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`via`: for a call a script made inside a request, the custom tool whose script it was (`tool`,
+    `exposition_id`, `exposition`); the user, client and ids are then those of the request it served."""
     caller = record.source.caller
     event: dict[str, Any] = {
         "time": time.time(),
@@ -53,6 +56,8 @@ def request_event(where: Where, record: RequestRecord) -> dict[str, Any]:
         "error_code": record.error_code,
         "client": record.source.client,
     }
+    if via is not None:
+        event["via"] = {key: _short(value) for key, value in via.items()}
     return event
 
 

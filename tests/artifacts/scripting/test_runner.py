@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 
 import orjson
@@ -10,7 +11,7 @@ import pytest
 
 from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner, ToolRef
 from apimcp.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_BUSY, McpError
-from apimcp.protocol.models import NO_VALUE
+from apimcp.protocol.models import NO_VALUE, CallToolResult, TextContent
 from tests.artifacts.scripting.conftest import LIMITS
 from tests.artifacts.scripting.support import Tools, script, text, until_called, until_idle
 
@@ -473,3 +474,20 @@ async def test_a_cancelled_inner_call_is_reported_to_the_script(runner: ScriptRu
 
     result = await runner.run(script("return rs.callTool('x', {}).error", "x"), {}, cancelling)  # type: ignore[arg-type]
     assert result.structured_content == {"code": REQUEST_CANCELLED, "message": "the call to tool 'x' was cancelled"}
+
+
+async def test_a_script_s_tool_calls_run_in_the_context_of_its_request(runner: ScriptRunner) -> None:
+    # What the request set (its span, say) is what its script's calls see, each in a copy of its own.
+    request: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="none")
+    seen: list[str] = []
+
+    async def invoke(ref: ToolRef, arguments: object, depth: int) -> CallToolResult:
+        seen.append(request.get())
+        request.set("changed by a call")
+        return CallToolResult(content=(TextContent(text="{}"),))
+
+    request.set("the request")
+    source = "rs.callTool('a', {}); rs.awaitPromises([rs.callToolAsync('a', {}), rs.callToolAsync('a', {})])"
+    await runner.run(script(source, "a"), {}, invoke)  # type: ignore[arg-type]
+    assert seen == ["the request"] * 3
+    assert request.get() == "the request"
