@@ -13,10 +13,11 @@ import pytest
 
 from apimcp.telemetry import OFF, Telemetry, install
 from apimcp.telemetry.metrics import Metrics
-from apimcp.telemetry.spans import CLIENT, INTERNAL, SERVER, Span
+from apimcp.telemetry.spans import CLIENT, INTERNAL, SERVER
 from apimcp.telemetry.tracing import Tracing
 from tests.gateway.conftest import ECHO_SPEC, live_echo_gateway
 from tests.support.mcp_http import McpHttp
+from tests.telemetry.test_span_path import Kept
 
 FAN_OUT = """
 apiVersion: reshapr.io/v1alpha1
@@ -124,19 +125,8 @@ def test_a_script_s_calls_into_its_own_exposition_count_after_the_call_that_ran_
     ]
 
 
-class _Kept:
-    def __init__(self) -> None:
-        self.spans: list[Span] = []
-
-    def add(self, span: Span) -> None:
-        self.spans.append(span)
-
-    def shutdown(self) -> None:
-        pass
-
-
 def test_a_script_s_calls_are_spans_and_counts_of_the_exposition_they_reach(folder: Path) -> None:
-    kept, metrics = _Kept(), Metrics()
+    kept, metrics = Kept(), Metrics()
     install(Telemetry(tracing=Tracing(kept), metrics=metrics))
     try:
         with live_echo_gateway(_config("2/min"), folder) as base:
