@@ -15,6 +15,7 @@ from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner
 from apimcp.backends.base import Backend, BackendResult, JsonBody, Progress
 from apimcp.catalog.model import Operation
 from apimcp.demo_api import spec_path
+from apimcp.gateway.calls import CallPath
 from apimcp.gateway.composition import Composition, Extras, compose
 from apimcp.gateway.toolset import ToolSet
 from apimcp.importers.openapi import import_openapi
@@ -39,14 +40,16 @@ class Recording(Backend):
 
 
 def _compose(
-    *documents: tuple[str, dict[str, Any]], runner: ScriptRunner | None = None
+    *documents: tuple[str, dict[str, Any]],
+    runner: ScriptRunner | None = None,
+    backend: Recording | None = None,
+    calls: CallPath | None = None,
 ) -> tuple[Composition, Recording]:
-    backend = Recording()
+    backend = backend or Recording()
     bundle = merge({"kind": kind, "document": document} for kind, document in documents)
+    extras = Extras(bundle=bundle, runner=runner, calls=calls or CallPath("", ""))
     # no output schemas: the recording backend's answers are not the Bookshelf's
-    return compose(
-        [(ToolSet(OPERATIONS, output_schemas=False), backend)], Extras(bundle=bundle, runner=runner)
-    ), backend
+    return compose([(ToolSet(OPERATIONS, output_schemas=False), backend)], extras), backend
 
 
 def _declarative(target: str, **arguments: Any) -> dict[str, Any]:
@@ -174,3 +177,25 @@ async def test_a_scripts_allow_list_and_its_calls_may_name_a_tool_differently(de
         runner.close()
     assert not result.is_error and backend.calls == [("list_books", {})]
     assert refused.is_error and called in refused.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_script_s_runs_take_the_share_of_its_own_exposition() -> None:
+    runner = ScriptRunner(ScriptLimits(timeout_seconds=5))
+    held: list[int] = []
+
+    class Watching(Recording):
+        async def call(
+            self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
+        ) -> BackendResult:
+            held.append(runner.held("expo-a"))
+            return await super().call(operation, arguments, progress)
+
+    script = {"description": "d", "input": {"type": "object"}, "tools": [{"tool": "list_books"}],
+              "script": "return rs.callTool('list_books', {}).ok;"}  # fmt: skip
+    try:
+        composition, _ = _compose(("CustomTools", {"customTools": {"s": script}}), runner=runner, backend=Watching(),
+                                  calls=CallPath("expo-a", "a"))  # fmt: skip
+        result = await composition.exposed["s"].call(CTX, {})
+    finally:
+        runner.close()
+    assert not result.is_error and held == [1]

@@ -109,9 +109,9 @@ async def test_a_store_that_fails_lets_requests_through() -> None:
 
 
 def test_callers_are_counted_by_principal_else_address() -> None:
-    assert caller_key("https://idp sub=alice", {"client": ("10.0.0.1", 5)}) == "p:https://idp sub=alice"
-    assert caller_key(None, {"client": ("10.0.0.1", 5)}) == "a:10.0.0.1"
-    assert caller_key(None, {}) == "a:unknown"
+    assert caller_key("https://idp sub=alice", "10.0.0.1") == "p:https://idp sub=alice"
+    assert caller_key(None, "10.0.0.1") == "a:10.0.0.1"
+    assert caller_key(None, None) == "a:unknown"
 
 
 def test_a_gateway_answers_429_with_retry_after_beyond_the_limit() -> None:

@@ -2,7 +2,8 @@
 
 An event names the request (method, target, outcome, duration, error code, request or session id; for a request
 the HTTP response refused, its status and reason instead of an error code), where
-(organization, exposition, service) and who (the authenticated user, the client's address). Arguments,
+(organization, exposition, service) and who (the authenticated user, the client's address); a tool call a
+script made says which custom tool's script (`via`). Arguments,
 results, tokens and credentials are never part of it.
 """
 
@@ -34,7 +35,9 @@ class Where:
     version: str
 
 
-def request_event(where: Where, record: RequestRecord) -> dict[str, Any]:
+def request_event(where: Where, record: RequestRecord, via: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`via`: for a call a script made inside a request, the custom tool whose script it was (`tool`,
+    `exposition_id`, `exposition`); the user, client and ids are then those of the request it served."""
     caller = record.source.caller
     event: dict[str, Any] = {
         "time": time.time(),
@@ -57,6 +60,8 @@ def request_event(where: Where, record: RequestRecord) -> dict[str, Any]:
     if record.status is not None:  # refused by the HTTP response itself: its status is what the client got
         event["status"] = record.status
         event["reason"] = record.reason
+    if via is not None:
+        event["via"] = {key: _short(value) for key, value in via.items()}
     return event
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -47,7 +48,8 @@ class AuditSink:
 
 
 class AuditObserver:
-    """The audit trail of one exposition: hears every request the engine answered."""
+    """The audit trail of one exposition: hears every request the engine answered, and every call scripts made
+    into the exposition."""
 
     __slots__ = ("_sink", "where")
 
@@ -60,6 +62,12 @@ class AuditObserver:
 
     def request_finished(self, record: RequestRecord) -> None:
         self._sink.record(request_event(self.where, record))
+
+    def call_started(self, tool: str, source: RequestSource, via: Mapping[str, str]) -> None:
+        """Nothing to do before (a call a script makes into the exposition: `gateway.calls`)."""
+
+    def call_finished(self, record: RequestRecord, via: Mapping[str, str]) -> None:
+        self._sink.record(request_event(self.where, record, via))
 
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
         self._sink.record(authentication_event(self.where, reason, status, client, path))

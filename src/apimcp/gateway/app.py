@@ -8,7 +8,8 @@
 
 Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API key (`Authorization: Bearer
 <key>`, `X-API-Key` or `x-reshapr-key`), or an OAuth access token; a refusal is 401 or 403 with its
-`WWW-Authenticate` challenge. Then the plan's rate limits (`apimcp.ratelimit`): 429 with Retry-After beyond.
+`WWW-Authenticate` challenge. Then the plan's rate limits (`apimcp.ratelimit`): 429 with Retry-After beyond (the
+calls scripts make into the exposition spend from the same buckets: `apimcp.gateway.calls`).
 `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
 OAuth-protected exposition. `/metrics`: Prometheus metrics, when on (`apimcp.telemetry`). `/elicitation/...`
 are the pages where users supply their own backend credentials (`apimcp.elicitation.pages`). `.../sse` and
@@ -116,7 +117,9 @@ class GatewayApp:
                                     [(b"www-authenticate", refusal.challenge)])  # fmt: skip
                 return
             if route.limiter is not None:
-                wait = await route.limiter.wait(caller_key(caller.principal if caller else None, scope))
+                client = scope.get("client")
+                key = caller_key(caller.principal if caller else None, str(client[0]) if client else None)
+                wait = await route.limiter.wait(key)
                 if wait > 0:
                     await _rate_limited(send, wait)
                     return

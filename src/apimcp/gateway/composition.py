@@ -26,6 +26,7 @@ from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
 from apimcp.artifacts.targets import signature_key
 from apimcp.backends.base import Backend
 from apimcp.gateway.call_preparation import CallPreparation
+from apimcp.gateway.calls import CallPath, CallTarget
 from apimcp.gateway.custom_tools import DeclarativeEntry, Gate, ScriptedEntry
 from apimcp.gateway.tool_entries import FilteredEntry, OperationEntry, ToolEntry
 from apimcp.gateway.toolset import ToolSet
@@ -33,8 +34,8 @@ from apimcp.protocol import Page, Tool
 
 log = logging.getLogger("apimcp.gateway")
 
-CrossService = Callable[[str, str], ToolEntry | None]
-"""(`Service:version`, tool) → the entry of that tool in the organization's exposition of that service."""
+CrossService = Callable[[str, str], CallTarget | None]
+"""(`Service:version`, tool) → that tool in the organization's exposition of that service, with its path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,8 @@ class Extras:
     bundle: ArtifactBundle = field(default_factory=ArtifactBundle)
     runner: ScriptRunner | None = None
     """Runs scripted custom tools (one per gateway: it owns the sandbox threads)."""
+    calls: CallPath = field(default_factory=lambda: CallPath("", ""))
+    """The exposition's own call path, which its scripts' calls of its tools take (the handler gives it)."""
     cross_service: CrossService | None = None
     preparations: Sequence[CallPreparation | None] = ()
     """Per member (in order): what its calls add for the request they serve."""
@@ -115,8 +118,10 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
             log.warning("custom tool %s is scripted, and this gateway runs no scripts: it is not served", name)
         else:
             try:
-                lookup = _script_lookup(provisional, extras.cross_service)
-                custom[name] = ScriptedEntry(name, spec, extras.runner, lookup, _equivalents(aliases), extras.gate)
+                lookup = _script_lookup(provisional, extras.calls, extras.cross_service)
+                custom[name] = ScriptedEntry(
+                    name, spec, extras.runner, lookup, _equivalents(aliases), extras.calls, extras.gate
+                )
             except ScriptSpecError as exc:  # checked when attached; kept out rather than failing the exposition
                 log.warning("custom tool %s cannot be served: %s", name, exc)
     while declarative:  # a declarative tool may call another one: build targets first (no loops: checked on attach)
@@ -204,10 +209,13 @@ def _ui_meta(resources: ResourceCatalog, references: Sequence[str]) -> Mapping[s
     return None
 
 
-def _script_lookup(composition: Composition, cross_service: CrossService | None) -> Callable[[ToolRef], Any]:
-    def lookup(ref: ToolRef) -> ToolEntry | None:
+def _script_lookup(
+    composition: Composition, own: CallPath, cross_service: CrossService | None
+) -> Callable[[ToolRef], CallTarget | None]:
+    def lookup(ref: ToolRef) -> CallTarget | None:
         if ref.service is None:
-            return composition.find(ref.tool)
+            entry = composition.find(ref.tool)
+            return CallTarget(entry, own) if entry is not None else None
         return cross_service(ref.service, ref.tool) if cross_service is not None else None
 
     return lookup

@@ -1,10 +1,11 @@
 """Custom tools as exposition entries: declarative ones call one target, scripted ones run a sandboxed script.
 
 Both validate their own input first (their `input` schema is served whole as the tool's inputSchema).
-A declarative tool then calls its target entry with templated arguments; a scripted tool hands the
-sandbox a way to call other tools, which finds them by name among everything this exposition can
-call (including targets that custom tools hide from clients) or, for `Service:version` references,
-in another exposition of the same organization, and calls them through their own full pipeline.
+A declarative tool then calls its target entry with templated arguments (the same call); a scripted tool
+hands the sandbox a way to call other tools, which finds them by name among everything this exposition can
+call (including targets that custom tools hide from clients) or, for `Service:version` references, in
+another exposition of the same organization, and calls each through the `CallPath` of the exposition it
+belongs to (its rate limits, audit trail and telemetry: `calls.py`) and its own full pipeline.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from typing import Any
 
 from apimcp.artifacts.declarative import ArgumentTemplate
 from apimcp.artifacts.scripting import Script, ScriptRunner, ToolRef
+from apimcp.gateway.calls import CallPath, CallTarget
 from apimcp.gateway.results import error_result
 from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.protocol import CallToolResult, RequestContext, Tool, invalid_params
 
-ToolLookup = Callable[[ToolRef], ToolEntry | None]
-"""Finds the entry a script's call names, or None."""
+ToolLookup = Callable[[ToolRef], CallTarget | None]
+"""Finds the tool a script's call names (its entry and its exposition's path), or None."""
 Equivalents = Callable[[str], Iterable[str]]
 """Every name a tool of the script's own service answers to (tool name, operationId, `METHOD /path`)."""
 Gate = Callable[[RequestContext, str], str | None]
@@ -76,7 +78,7 @@ class DeclarativeEntry(_CustomEntry):
 class ScriptedEntry(_CustomEntry):
     """Runs its script in the sandbox; the script's calls reach tools through `lookup`."""
 
-    __slots__ = ("_gate", "_lookup", "_runner", "_script")
+    __slots__ = ("_calls", "_gate", "_lookup", "_runner", "_script", "_via")
 
     def __init__(
         self,
@@ -85,8 +87,11 @@ class ScriptedEntry(_CustomEntry):
         runner: ScriptRunner,
         lookup: ToolLookup,
         equivalents: Equivalents,
+        calls: CallPath,
         gate: Gate | None = None,
     ) -> None:
+        """`calls`: the path of the tool's own exposition (its calls say they come from there, and its runs take
+        that exposition's share of the script workers)."""
         super().__init__(name, spec)
         script = Script.from_spec(name, spec)
         # The allow-list may name a tool of its service one way and the script call it another.
@@ -97,21 +102,23 @@ class ScriptedEntry(_CustomEntry):
         self._runner = runner
         self._lookup = lookup
         self._gate = gate
+        self._calls = calls
+        self._via = calls.via(name)
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         refused = self._problems(arguments)
         if refused is not None:
             return refused
-        lookup, gate = self._lookup, self._gate
+        lookup, gate, via = self._lookup, self._gate, self._via
 
         async def invoke(ref: ToolRef, inner_arguments: Mapping[str, Any], inner_depth: int) -> CallToolResult:
-            entry = lookup(ref)
-            if entry is None:
+            target = lookup(ref)
+            if target is None:
                 where = f" of {ref.service}" if ref.service else ""
                 raise invalid_params(f"Unknown tool{where}: {ref.tool}", {"tool": ref.tool, "service": ref.service})
-            refused = gate(ctx, entry.name) if gate is not None and ref.service is None else None
+            refused = gate(ctx, target.entry.name) if gate is not None and ref.service is None else None
             if refused is not None:  # a script calls on its caller's behalf, with the caller's rights
                 raise invalid_params(refused, {"tool": ref.tool})
-            return await entry.call(ctx, inner_arguments, inner_depth)
+            return await target.path.call(target.entry, ctx, inner_arguments, inner_depth, via)
 
-        return await self._runner.run(self._script, arguments, invoke, depth)
+        return await self._runner.run(self._script, arguments, invoke, depth, self._calls.exposition_id)

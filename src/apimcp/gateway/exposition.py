@@ -17,6 +17,7 @@ from apimcp.artifacts.resources import ContentLoader, Loaded, ResourceUnavailabl
 from apimcp.auth.resource import ExpositionResource
 from apimcp.auth.tool_access import ToolAccess
 from apimcp.backends.base import Backend
+from apimcp.gateway.calls import CallPath
 from apimcp.gateway.composition import Composition, Extras, compose
 from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.gateway.toolset import ToolSet, tool_of
@@ -71,6 +72,9 @@ class ExpositionSettings:
     """The exposition as an OAuth protected resource: its tools may need scopes of their own."""
     observer: RequestObserver | None = None
     """Hears of every request answered (the plan's audit trail)."""
+    calls: CallPath | None = None
+    """What every call of its tools goes through (its rate limits, audit and telemetry for scripts' calls);
+    None: nothing."""
     task_policy: TaskPolicy | None = None
     """When its tool calls become tasks (the plan's `tasks` mode); None: never."""
     tool_search: bool = False
@@ -109,7 +113,9 @@ class ExpositionHandler(McpHandler):
         self.observer = settings.observer
         resource = settings.resource
         self._access = ToolAccess(resource.settings.tool_scopes) if resource is not None else None
-        extras = extras or Extras()
+        self.calls = settings.calls or CallPath(settings.name, settings.name)
+        """Every call of the exposition's tools, a client's or a script's, goes through it (`calls.py`)."""
+        extras = replace(extras or Extras(), calls=self.calls)
         if self._access:
             extras = replace(extras, gate=self._script_gate)
         self.server_info = Implementation(name=settings.name, version=__version__, title=settings.title)
@@ -154,7 +160,7 @@ class ExpositionHandler(McpHandler):
         return self.settings.task_policy if known else None
 
     def internal_tool(self, reference: str) -> ToolEntry | None:
-        """What a script of another exposition reaches when it names `reference` in this one."""
+        """What a script of another exposition reaches when it names `reference` in this one (through `calls`)."""
         return self.composition.find(reference)
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
@@ -182,7 +188,7 @@ class ExpositionHandler(McpHandler):
             missing = self._access.missing(ctx.caller, name)
             if missing:
                 raise self._lacks_scope(ctx, name, missing)
-        return await entry.call(ctx, arguments)
+        return await self.calls.call(entry, ctx, arguments)
 
     def _script_gate(self, ctx: RequestContext, tool: str) -> str | None:
         missing = self._access.missing(ctx.caller, tool) if self._access else ()

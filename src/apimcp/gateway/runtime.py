@@ -39,11 +39,12 @@ from apimcp.elicitation.secrets import ElicitedSecret, elicited_secret
 from apimcp.forwarding.policy import parse_header_policy
 from apimcp.gateway.backends import BackendFactory, check_references, credential_list, token_exchange_of
 from apimcp.gateway.call_preparation import CallPreparation, ElicitedCredential, ExchangedCredential, UserCredential
+from apimcp.gateway.calls import CallObserver, CallPath, CallTarget
 from apimcp.gateway.composition import CrossService, Extras
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.gateway.inbound import InboundBuilder
 from apimcp.gateway.resource_loading import BackendLoader
-from apimcp.gateway.tool_entries import RefusedEntry, ToolEntry
+from apimcp.gateway.tool_entries import RefusedEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import request_host
 from apimcp.protocol.cors import CorsPolicy
@@ -257,8 +258,12 @@ class GatewayRuntime:
             where = Where(exposition["organization"], exposition["id"], name, first["name"], first["version"])
             audit = AuditObserver(self.audit, where)
         observer: RequestObserver | None = audit
+        call_observers: list[CallObserver] = [audit] if audit is not None else []
         if telemetry.on:
-            observer = chained(audit, TelemetryObserver(telemetry, label, lambda: self.routes.revision))
+            telemetry_observer = TelemetryObserver(telemetry, label, lambda: self.routes.revision)
+            observer = chained(audit, telemetry_observer)
+            call_observers.append(telemetry_observer)
+        limiter = self._limiter(exposition)
         settings = ExpositionSettings(
             name=name,
             title=exposition.get("title"),
@@ -266,6 +271,7 @@ class GatewayRuntime:
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
             resource=resource,
             observer=observer,
+            calls=CallPath(exposition["id"], name, limiter, call_observers),
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),
             tool_search=exposition.get("tool_search") is True,
         )
@@ -294,7 +300,7 @@ class GatewayRuntime:
             elicited=tuple(elicited),
             exchanges=tuple(exchanges),
             audit=audit,
-            limiter=self._limiter(exposition),
+            limiter=limiter,
         )
 
     def _limiter(self, exposition: Mapping[str, Any]) -> RateLimiter | None:
@@ -347,18 +353,20 @@ class GatewayRuntime:
 
     def _cross_service(self, organization: str) -> CrossService:
         """How scripts of `organization` reach a tool of another of its services (`Name:version`): through the
-        exposition that serves that service, as it is when the call is made."""
+        exposition that serves that service, as it is when the call is made, and its call path (its limits)."""
 
-        def find(service: str, tool: str) -> ToolEntry | None:
+        def find(service: str, tool: str) -> CallTarget | None:
             name, colon, version = service.rpartition(":")
             route = self.routes.by_service.get((organization, name, version)) if colon else None
             handler = route.endpoint.handler if route is not None else None
-            found = handler.internal_tool(tool) if isinstance(handler, ExpositionHandler) else None
-            if found is not None and route is not None and route.guard is not OPEN:
+            if route is None or not isinstance(handler, ExpositionHandler):
+                return None
+            found = handler.internal_tool(tool)
+            if found is not None and route.guard is not OPEN:
                 # that exposition checks who calls it; a script of another cannot call it in someone's name
-                return RefusedEntry(found.tool, f"{service} checks who calls it (API key or OAuth): scripts of "
-                                    "other expositions cannot call its tools")  # fmt: skip
-            return found
+                found = RefusedEntry(found.tool, f"{service} checks who calls it (API key or OAuth): scripts of "
+                                     "other expositions cannot call its tools")  # fmt: skip
+            return CallTarget(found, handler.calls) if found is not None else None
 
         return find
 

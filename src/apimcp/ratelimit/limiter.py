@@ -1,4 +1,5 @@
-"""One exposition's rate limits applied to a request: may it go on, or when should it come back?
+"""One exposition's rate limits applied to a request, or to a call a script makes into it: may it go on, or
+when should it come back?
 
 The caller's bucket is spent first, then the exposition's: a caller over their own limit is refused
 without spending from the exposition's, so one client flooding cannot use up everyone's allowance. A store
@@ -11,8 +12,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping
-from typing import Any
 
 from apimcp.ratelimit.buckets import BucketStore
 from apimcp.ratelimit.policy import RateLimits
@@ -21,13 +20,12 @@ log = logging.getLogger("apimcp.ratelimit")
 _SAY_EVERY_SECONDS = 10.0
 
 
-def caller_key(principal: str | None, scope: Mapping[str, Any]) -> str:
+def caller_key(principal: str | None, client: str | None) -> str:
     """Whom a caller's bucket counts: the authenticated principal, else the client's address (behind a proxy,
     every anonymous client shares the proxy's: give such expositions an exposition-wide limit, or OAuth)."""
     if principal is not None:
         return "p:" + principal
-    client = scope.get("client")
-    return "a:" + (str(client[0]) if client else "unknown")
+    return "a:" + (client or "unknown")
 
 
 class RateLimiter:

@@ -38,6 +38,10 @@ class Metrics:
             "apimcp_mcp_request_duration_seconds", "Time to answer an MCP request, by exposition and method",
             ["exposition", "method"], buckets=LATENCY_BUCKETS, registry=registry,
         )  # fmt: skip
+        self.script_calls = Counter(
+            "apimcp_script_calls", "Tool calls scripts made into an exposition, by exposition and outcome",
+            ["exposition", "outcome"], registry=registry,
+        )  # fmt: skip
         self.backend_duration = Histogram(
             "apimcp_backend_call_duration_seconds",
             "Time of a backend call (REST, GraphQL, gRPC), by exposition, kind and outcome",

@@ -1,8 +1,9 @@
-"""An exposition's request observer: its spans and its metrics, beside its audit trail (`chained`)."""
+"""An exposition's request observer: its spans and its metrics, beside its audit trail (`chained`); it hears
+the calls scripts make into the exposition too (`call_started`, `call_finished`: `gateway.calls`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from prometheus_client.metrics import Counter, Histogram
 
@@ -44,6 +45,17 @@ class TelemetryObserver:
         duration.observe(record.duration_ms / 1000)
         if errors is not None:
             errors.inc()
+
+    def call_started(self, tool: str, source: RequestSource, via: Mapping[str, str]) -> None:
+        if self._spans is not None:
+            self._spans.call_started(tool, via)
+
+    def call_finished(self, record: RequestRecord, via: Mapping[str, str]) -> None:
+        if self._spans is not None:
+            self._spans.call_finished(record)
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.child(metrics.script_calls, self._exposition, record.outcome).inc()
 
     def _children_for(
         self, metrics: Metrics, method: str, outcome: str, code: str

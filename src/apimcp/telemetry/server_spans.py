@@ -1,21 +1,23 @@
-"""A SERVER span per MCP request, open while its handler runs.
+"""A SERVER span per MCP request, open while its handler runs, and an INTERNAL one per call a script makes.
 
 `request_started` opens the span (continuing the client's `traceparent` when it sent one) and makes it the
 current span of the task that runs the request, so that spans made meanwhile (backend calls) are its children;
 `request_finished`, in the same task, closes it with what the request became. The span is named after the
 method, and after the method and target once the request did not fail (a target a client made up does not
-name spans). No argument, header or session id is ever an attribute.
+name spans). A script's tool call gets an INTERNAL span, child of the request's, current in the call's task
+while it runs (`call_started`, `call_finished`), with the custom tool that made it. No argument, header or
+session id is ever an attribute.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
 from apimcp.telemetry.labels import bounded, resource_target
-from apimcp.telemetry.spans import Attributes, Span
+from apimcp.telemetry.spans import INTERNAL, Attributes, Span
 from apimcp.telemetry.tracing import Tracing
 
 _TARGET_ATTRIBUTE = {"tools/call": "gen_ai.tool.name", "prompts/get": "gen_ai.prompt.name"}
@@ -63,19 +65,50 @@ class ServerSpans:
         _CURRENT.set(previous)
         if not span.recording:
             return
-        attributes = span.attributes
-        attributes["mcp.protocol.version"] = record.revision
-        attributes["apimcp.outcome"] = record.outcome
-        if record.outcome == "error":
-            if record.error_code is not None:
-                attributes["rpc.jsonrpc.error_code"] = record.error_code
-            attributes["error.type"] = str(record.error_code) if record.error_code is not None else "error"
-            span.fail(f"JSON-RPC error {record.error_code}")
-        else:
-            if record.outcome == "tool_error":
-                attributes["error.type"] = "tool_error"
-                span.fail("the tool reported an error")
-            if record.target is not None:
-                shown = resource_target(record.target) if record.method.startswith("resources/") else record.target
-                span.name = f"{record.method} {bounded(shown)}"
+        if _ended(span, record) and record.target is not None:
+            shown = resource_target(record.target) if record.method.startswith("resources/") else record.target
+            span.name = f"{record.method} {bounded(shown)}"
         span.end()
+
+    def call_started(self, tool: str, via: Mapping[str, str]) -> None:
+        """A script's call of `tool` starts, in its own task (none when it is made outside a traced request)."""
+        parent = current_span()
+        if parent is None:
+            return
+        attributes: Attributes = {
+            "mcp.method.name": "tools/call",
+            "apimcp.exposition": self._exposition,
+            "apimcp.snapshot.revision": self._revision(),
+            "apimcp.target": bounded(tool),
+            "gen_ai.tool.name": bounded(tool),
+        }
+        attributes.update({f"apimcp.via.{key}": bounded(value) for key, value in via.items()})
+        span = parent.child(f"tools/call {bounded(tool)}", INTERNAL, attributes)
+        _CURRENT.set((span, _CURRENT.get()))
+
+    def call_finished(self, record: RequestRecord) -> None:
+        opened = _CURRENT.get()
+        if opened is None or opened[0].kind != INTERNAL:  # `call_started` made none
+            return
+        span, previous = opened
+        _CURRENT.set(previous)
+        if span.recording:
+            _ended(span, record)
+            span.end()
+
+
+def _ended(span: Span, record: RequestRecord) -> bool:
+    """What the request or call became, on its span; whether it did not fail as a JSON-RPC error."""
+    attributes = span.attributes
+    attributes["mcp.protocol.version"] = record.revision
+    attributes["apimcp.outcome"] = record.outcome
+    if record.outcome == "error":
+        if record.error_code is not None:
+            attributes["rpc.jsonrpc.error_code"] = record.error_code
+        attributes["error.type"] = str(record.error_code) if record.error_code is not None else "error"
+        span.fail(f"JSON-RPC error {record.error_code}")
+        return False
+    if record.outcome == "tool_error":
+        attributes["error.type"] = "tool_error"
+        span.fail("the tool reported an error")
+    return True

@@ -13,7 +13,8 @@ from typing import Literal, Protocol
 
 from apimcp.telemetry.trace_context import headers_for
 
-Kind = Literal[2, 3]
+Kind = Literal[1, 2, 3]
+INTERNAL: Kind = 1
 SERVER: Kind = 2
 CLIENT: Kind = 3
 UNSET, ERROR = 0, 2

@@ -25,11 +25,13 @@ def text(result: CallToolResult) -> str:
 
 
 class Tools:
-    """An `Invoke` that records each call; `sleep` waits `args.s` seconds and notes cancellation."""
+    """An `Invoke` that records each call; `sleep` waits `args.s` seconds and notes cancellation; `hold` waits
+    until `let_go` is set."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[ToolRef, dict[str, Any], int]] = []
         self.cancelled = 0
+        self.let_go = asyncio.Event()
         self.scripts: dict[str, Script] = {}
         self.runner: ScriptRunner | None = None
 
@@ -50,6 +52,9 @@ class Tools:
             raise McpError(INVALID_PARAMS, "login is required")
         if ref.tool == "crash":
             raise RuntimeError("secret internal detail")
+        if ref.tool == "hold":
+            await self.let_go.wait()
+            return CallToolResult(content=(TextContent(text="let go"),))
         if ref.tool == "sleep":
             try:
                 await asyncio.sleep(float(arguments.get("s", 0.05)))
@@ -58,6 +63,14 @@ class Tools:
                 raise
             return CallToolResult(content=(TextContent(text="slept"),))
         raise McpError(INVALID_PARAMS, f"Unknown tool: {ref.tool}")
+
+
+async def until_called(tools: Tools, count: int, within: float = 10.0) -> None:
+    """Until `count` tool calls were made; fails past `within` seconds."""
+    start = time.monotonic()
+    while len(tools.calls) < count:
+        assert time.monotonic() - start < within, f"{len(tools.calls)} tool calls after {within} s, not {count}"
+        await asyncio.sleep(0.005)
 
 
 async def until_idle(runner: ScriptRunner, within: float) -> float:

@@ -14,49 +14,82 @@ FAR = 10.0
 
 
 async def test_admission_queues_in_order_and_refuses_beyond_its_queue() -> None:
-    admission = Admission(capacity=1, max_waiting=1)
-    assert await admission.acquire(time.monotonic() + FAR)
-    second = asyncio.create_task(admission.acquire(time.monotonic() + FAR))
+    admission = Admission(capacity=1, per_share=1, max_waiting=1)
+    assert await admission.acquire("a", time.monotonic() + FAR)
+    second = asyncio.create_task(admission.acquire("a", time.monotonic() + FAR))
     await asyncio.sleep(0)
     assert admission.waiting == 1
-    assert not await admission.acquire(time.monotonic() + FAR)  # the queue is full: refused at once
-    admission.release()
+    assert not await admission.acquire("a", time.monotonic() + FAR)  # the queue is full: refused at once
+    admission.release("a")
     assert await second
-    admission.release()
-    assert await admission.acquire(time.monotonic())  # free again, no waiting needed
+    admission.release("a")
+    assert await admission.acquire("a", time.monotonic())  # free again, no waiting needed
+
+
+async def test_a_flooding_share_takes_its_cap_and_the_others_still_get_places() -> None:
+    # Finding M1 of issue 21: one exposition's clients calling a looping script made every other exposition's
+    # scripts answer "all script workers are busy".
+    admission = Admission(capacity=4, per_share=3, max_waiting=2)
+    assert [await admission.acquire("flood", time.monotonic() + FAR) for _ in range(3)] == [True] * 3
+    queued = [asyncio.create_task(admission.acquire("flood", time.monotonic() + FAR)) for _ in range(2)]
+    await asyncio.sleep(0)
+    assert not await admission.acquire("flood", time.monotonic() + FAR)  # its own queue is full
+    assert admission.held("flood") == 3 and admission.waiting == 2
+    assert await admission.acquire("quiet", time.monotonic())  # the fourth place, without waiting
+    assert not await admission.acquire("third", time.monotonic())  # all four are taken now
+    for task in queued:
+        task.cancel()
+    await asyncio.gather(*queued, return_exceptions=True)
+
+
+async def test_a_freed_place_goes_to_the_share_holding_fewest_before_older_waiters() -> None:
+    admission = Admission(capacity=2, per_share=2, max_waiting=4)
+    assert await admission.acquire("flood", time.monotonic() + FAR)
+    assert await admission.acquire("flood", time.monotonic() + FAR)
+    flood = asyncio.create_task(admission.acquire("flood", time.monotonic() + FAR))
+    await asyncio.sleep(0)
+    quiet = asyncio.create_task(admission.acquire("quiet", time.monotonic() + FAR))  # arrives after
+    await asyncio.sleep(0)
+    admission.release("flood")
+    assert await quiet
+    assert not flood.done()
+    admission.release("quiet")
+    assert await flood
+    assert admission.held("flood") == 2 and admission.held("quiet") == 0
 
 
 async def test_a_waiter_gives_up_at_its_deadline() -> None:
-    admission = Admission(capacity=1, max_waiting=4)
-    assert await admission.acquire(time.monotonic() + FAR)
+    admission = Admission(capacity=1, per_share=1, max_waiting=4)
+    assert await admission.acquire("a", time.monotonic() + FAR)
     start = time.monotonic()
-    assert not await admission.acquire(time.monotonic() + 0.05)
+    assert not await admission.acquire("a", time.monotonic() + 0.05)
     assert 0.04 < time.monotonic() - start < 0.2
     assert admission.waiting == 0
 
 
 @pytest.mark.parametrize("granted_first", [False, True])
 async def test_a_place_handed_to_a_cancelled_waiter_is_passed_on(granted_first: bool) -> None:
-    admission = Admission(capacity=1, max_waiting=4)
-    assert await admission.acquire(time.monotonic() + FAR)
-    waiter = asyncio.create_task(admission.acquire(time.monotonic() + FAR))
+    admission = Admission(capacity=1, per_share=1, max_waiting=4)
+    assert await admission.acquire("a", time.monotonic() + FAR)
+    waiter = asyncio.create_task(admission.acquire("b", time.monotonic() + FAR))
     await asyncio.sleep(0)
-    admission.release()  # chosen: the grant is on its way
+    admission.release("a")  # chosen: the grant is on its way
     if granted_first:
         await asyncio.sleep(0)  # ... and arrives before the cancellation
     waiter.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiter
     await asyncio.sleep(0)
-    assert await admission.acquire(time.monotonic())  # the place was not lost
+    assert admission.held("b") == 0
+    assert await admission.acquire("a", time.monotonic())  # the place was not lost
 
 
 async def test_a_release_from_another_thread_wakes_the_waiter() -> None:
-    admission = Admission(capacity=1, max_waiting=1)
-    assert await admission.acquire(time.monotonic() + FAR)
-    waiter = asyncio.create_task(admission.acquire(time.monotonic() + FAR))
+    admission = Admission(capacity=1, per_share=1, max_waiting=1)
+    assert await admission.acquire("a", time.monotonic() + FAR)
+    waiter = asyncio.create_task(admission.acquire("a", time.monotonic() + FAR))
     await asyncio.sleep(0)
-    threading.Thread(target=admission.release).start()
+    threading.Thread(target=admission.release, args=("a",)).start()
     assert await asyncio.wait_for(waiter, 1)
 
 

@@ -1,4 +1,4 @@
-"""A narrow, typed wrapper around the quickjs-ng binding, and its one quirk worked around.
+"""A narrow, typed wrapper around the quickjs-ng binding, and the quirks it works around.
 
 The binding's CPU time limit (`set_time_limit`) is enforced by a QuickJS interrupt handler that
 it installs when an evaluation starts, if a limit is set then. But it also refuses every call
@@ -11,18 +11,27 @@ the flag, in the evaluating thread. The interrupt then stays armed for the rest 
 while host calls go through. Tests pin both halves (`test_engine.py`), so a binding release that
 changes either fails loudly rather than silently losing the guardrail.
 
-The limit is CPU time of the whole process (`clock()`), counted from the start of the evaluation.
-A context is used by one thread only, from creation to `close`: the binding's runtimes crash when
-used from several threads, even one at a time.
+The binding's limit is CPU time of the whole process (`clock()`), which every thread of the gateway
+spends: several busy scripts use up each other's budgets, and a script that waited on tools still
+has its whole budget after its deadline. So the limit set is out of reach, and `interrupt` stops the
+evaluation instead, from any thread, at the wall-clock moment the runner decides (`interrupt.py`).
+The same finalizer arms it: before the evaluation has started, an interrupt is remembered and
+applied then. Where that cannot work (`interrupt.BUDGET_OFFSET` is None) the CPU budget stays.
+
+A context is used by one thread only, from creation to `close` (`interrupt` aside, which touches no
+runtime): the binding's runtimes crash when used from several threads, even one at a time.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import quickjs  # type: ignore[import-untyped]
+
+from apimcp.artifacts.scripting import interrupt
 
 log = logging.getLogger("apimcp.artifacts.scripting")
 
@@ -32,15 +41,20 @@ StackOverflow: type[Exception] = quickjs.StackOverflow
 """A `JSException` whose text says the JavaScript stack limit was hit."""
 
 _UNLOCK = "__apimcp_unlock"
+_OUT_OF_REACH = 1e9
+"""Seconds of CPU time: the limit set when `interrupt` can stop an evaluation (it must be set to be armed)."""
+
+INTERRUPTIBLE = interrupt.BUDGET_OFFSET is not None
+"""Whether `Context.interrupt` works with this binding (else only the CPU budget stops a script)."""
 
 
 class _Switch:
-    """What the finalizer needs: the binding context while an evaluation starts, and the outcome."""
+    """What the finalizer needs: the context while an evaluation starts, and the outcome."""
 
     __slots__ = ("context", "lifted")
 
     def __init__(self) -> None:
-        self.context: Any = None
+        self.context: Context | None = None
         self.lifted = False
 
 
@@ -58,7 +72,7 @@ class _Unlock:
     def __del__(self) -> None:
         context = self._switch.context
         if context is not None:
-            context.set_time_limit(-1)  # the flag only: the interrupt armed at the start stays
+            context._started()
             self._switch.lifted = True
 
 
@@ -71,6 +85,10 @@ class Context:
         self._context.set_max_stack_size(stack_bytes)
         self._switch = _Switch()
         self._used = False
+        self._lock = threading.Lock()
+        self._armed = False
+        """The evaluation has started: its budget may be zeroed."""
+        self._interrupted = False
 
     def set_global(self, name: str, value: str | int) -> None:
         self._context.set(name, value)
@@ -94,17 +112,35 @@ class Context:
         self._context.add_callable(name, call)
 
     def run(self, source: str, cpu_seconds: float) -> object:
-        """Evaluate `source` once, with host calls allowed and at most `cpu_seconds` of CPU time."""
+        """Evaluate `source` once, with host calls allowed, until it ends or `interrupt` stops it.
+
+        `cpu_seconds` bounds its CPU time only where the binding cannot be interrupted (`INTERRUPTIBLE`)."""
         if self._used:
             raise RuntimeError("a scripting Context evaluates once (its interrupt stays armed)")
         self._used = True
-        self._switch.context = self._context
+        self._switch.context = self
         self._context.add_callable(_UNLOCK, _Unlock(self._switch))  # the binding holds the only reference
-        self._context.set_time_limit(max(cpu_seconds, 0.001))
+        self._context.set_time_limit(_OUT_OF_REACH if INTERRUPTIBLE else max(cpu_seconds, 0.001))
         try:
             return self._context.eval(f"delete globalThis.{_UNLOCK};\n{source}")
         finally:
             self._switch.context = None  # no cycle context -> callable -> context if it never ran
+
+    def interrupt(self) -> None:
+        """Stop the evaluation at the engine's next interrupt check, from any thread (an uncatchable
+        `InternalError: interrupted`); before it starts, it stops as soon as it does."""
+        with self._lock:
+            self._interrupted = True
+            if self._armed and self._context is not None and INTERRUPTIBLE:
+                interrupt.stop_now(self._context)
+
+    def _started(self) -> None:
+        """In the evaluating thread, once the evaluation has started (its budget is in place)."""
+        self._context.set_time_limit(-1)  # the refusal's flag only: the interrupt armed at the start stays
+        with self._lock:
+            self._armed = True
+            if self._interrupted and INTERRUPTIBLE:
+                interrupt.stop_now(self._context)
 
     @property
     def host_calls_allowed(self) -> bool:
@@ -112,5 +148,6 @@ class Context:
         return self._switch.lifted
 
     def close(self) -> None:
-        """Free the runtime now, in this thread."""
-        self._context = None
+        """Free the runtime now, in this thread (an `interrupt` afterwards does nothing)."""
+        with self._lock:
+            self._context = None

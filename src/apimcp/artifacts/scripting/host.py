@@ -9,18 +9,23 @@ Host functions answer `[0, value]`, or `[1, message]` which the prelude throws a
 refused call (a tool outside the allow-list, the call budget spent, the deadline passed, the run
 cancelled or already failed) throws inside the script, so it cannot go unnoticed, and surfaces as
 the tool's error result unless the script catches it. Once the deadline passes or the run is
-cancelled, every host function refuses, so a script waiting on tools stops soon after.
+cancelled, every host function refuses and the engine is interrupted, so the script stops even
+in a loop that calls nothing.
+
+Each tool call runs in a copy of the context of the request that started the script (contextvars:
+the request's span, for one), as a call the handler made itself would.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, Protocol
 
 import orjson
 
@@ -32,7 +37,7 @@ from apimcp.protocol.models import NO_VALUE, CallToolResult, TextContent
 
 log = logging.getLogger("apimcp.artifacts.scripting")
 
-Invoke = Callable[[ToolRef, Mapping[str, Any], int], Awaitable[CallToolResult]]
+Invoke = Callable[[ToolRef, Mapping[str, Any], int], Coroutine[Any, Any, CallToolResult]]
 """How a script reaches a tool: (which tool, its arguments, the depth of that inner call).
 
 The gateway provides it, with the same validation, credentials and filters as a client's call.
@@ -41,6 +46,11 @@ The gateway provides it, with the same validation, credentials and filters as a 
 
 class Refused(Exception):
     """A host function's refusal; its message is thrown inside the script."""
+
+
+class Interruptible(Protocol):
+    def interrupt(self) -> None:
+        """Stop the script's JavaScript soon, from any thread."""
 
 
 def _plain(value: Any) -> Any:
@@ -83,7 +93,9 @@ def _content(result: CallToolResult) -> Any:
 
 
 class Host:
-    """One run's host functions and state: call budget, pending calls, deadline, stop reason."""
+    """One run's host functions and state: call budget, pending calls, deadline, stop reason.
+
+    Made on the event loop, in the task of the request the run serves."""
 
     def __init__(
         self,
@@ -106,6 +118,8 @@ class Host:
         self._handles: dict[int, tuple[ToolRef, concurrent.futures.Future[CallToolResult]]] = {}
         self._in_flight: set[concurrent.futures.Future[CallToolResult]] = set()
         self._stopped: str | None = None
+        self._engine: Interruptible | None = None
+        self._context = contextvars.copy_context()
         self.failure: tuple[str, Any] | None = None
         """(message, data) of `rs.fail`, which decides the result whatever the script does next."""
 
@@ -124,13 +138,29 @@ class Host:
     # --- called on the event loop --------------------------------------------------------------
 
     def stop(self, reason: str) -> None:
-        """Refuse everything from now on, and cancel the tool calls under way (thread-safe)."""
+        """Refuse everything from now on, cancel the tool calls under way and interrupt the engine (thread-safe)."""
         with self._lock:
             if self._stopped is None:
                 self._stopped = reason
             pending = list(self._in_flight)
+            engine = self._engine
         for future in pending:
             future.cancel()
+        if engine is not None:
+            engine.interrupt()
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the run was stopped (its deadline, a cancellation), or None."""
+        return self._stopped
+
+    def attach(self, engine: Interruptible) -> None:
+        """The engine running the script, interrupted by `stop` (at once if the run is stopped already)."""
+        with self._lock:
+            self._engine = engine
+            stopped = self._stopped is not None
+        if stopped:
+            engine.interrupt()
 
     def finish(self) -> None:
         """Cancel the calls the script started and never awaited: nothing runs on its behalf after it."""
@@ -213,7 +243,10 @@ class Host:
         return ref, future
 
     async def _call(self, ref: ToolRef, arguments: dict[str, Any]) -> CallToolResult:
-        return await self._invoke(ref, arguments, self._depth + 1)
+        # The task `run_coroutine_threadsafe` made has the worker thread's (empty) context: the call runs in the
+        # request's instead, and is cancelled with this task.
+        call = self._invoke(ref, arguments, self._depth + 1)
+        return await self._loop.create_task(call, context=self._context.copy())
 
     def _landed(self, future: concurrent.futures.Future[CallToolResult]) -> None:
         with self._lock:

@@ -10,10 +10,12 @@ class ScriptLimits:
     """What a script may use. The defaults suit tools that orchestrate a few API calls.
 
     `timeout_seconds` is wall-clock time from the moment the run is asked for (time spent waiting
-    for a free worker counts), and also bounds the CPU time the run's JavaScript may use.
+    for a free worker counts): at that deadline the caller is answered, the run's JavaScript is
+    interrupted and its worker is free for the next run.
     `max_result_bytes` bounds every JSON text a script hands to Python: its result, the arguments
     of each tool call and the data of `rs.fail`. `workers` scripts run at once per nesting level
-    (see `ScriptRunner`); `max_queued` more may wait for a worker, and further runs are refused.
+    (see `ScriptRunner`), at most `exposition_workers` of them for one exposition; `max_queued`
+    more of each exposition may wait for a worker, and its further runs are refused.
     A run at depth `d` (0 for a client's call; a scripted tool called from a script is one deeper)
     is refused when `d > max_depth`.
     """
@@ -25,6 +27,7 @@ class ScriptLimits:
     max_depth: int = 5
     max_result_bytes: int = 10 * 2**20
     workers: int = 4
+    exposition_workers: int = 3
     max_queued: int = 32
 
     def __post_init__(self) -> None:
@@ -38,7 +41,7 @@ class ScriptLimits:
         for name in ("max_calls", "max_depth", "max_queued"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative, not {getattr(self, name)}")
-        for name in ("max_result_bytes", "workers"):
+        for name in ("max_result_bytes", "workers", "exposition_workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
 

@@ -5,8 +5,9 @@ stack limit is checked against the thread's own stack, and some C libraries (mus
 threads only 128 KiB. Daemon, because a script stuck in one long built-in call (which QuickJS
 does not interrupt) must not hold up the process's exit.
 
-`Admission` hands out the right to a thread: at most `capacity` at once, `max_waiting` more
-waiting in order, each for as long as its deadline allows. It is released from any thread.
+`Admission` hands out the right to a thread, shared fairly between expositions: at most
+`capacity` at once and a cap per exposition, each exposition's waiters in a bounded queue of its
+own, each waiting for as long as its deadline allows. It is released from any thread.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import itertools
 import queue
 import threading
 import time
@@ -86,68 +88,121 @@ class WorkerPool:
                 self._jobs.put(None)
 
 
+_Waiter = tuple[int, asyncio.AbstractEventLoop, "asyncio.Future[None]"]
+"""(arrival number, the waiter's loop, what its grant completes)."""
+
+
 class Admission:
-    def __init__(self, capacity: int, max_waiting: int) -> None:
+    """The right to a worker thread, shared fairly between the shares (expositions) asking for one.
+
+    At most `capacity` places are taken at once, at most `per_share` of them by one share, and at most
+    `max_waiting` runs of one share wait, each until its deadline: a share flooding the pool takes its
+    cap and fills its own queue, and the other shares still find places. A freed place goes to the
+    share holding the fewest, then to the oldest waiter. Places are released from any thread.
+    """
+
+    def __init__(self, capacity: int, per_share: int, max_waiting: int) -> None:
         self._free = capacity
+        self._per_share = min(per_share, capacity)
         self._max_waiting = max_waiting
-        self._waiting: collections.deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = collections.deque()
+        self._held: dict[str, int] = {}
+        self._waiting: dict[str, collections.deque[_Waiter]] = {}
+        self._arrivals = itertools.count()
         self._lock = threading.Lock()
 
-    async def acquire(self, deadline: float) -> bool:
-        """Take a place, waiting until `deadline` (`time.monotonic()`); False if none came or the queue is full."""
+    async def acquire(self, share: str, deadline: float) -> bool:
+        """Take a place for `share`, waiting until `deadline` (`time.monotonic()`); False if none came in
+        time or the share's queue is full."""
         loop = asyncio.get_running_loop()
         timeout = deadline - time.monotonic()
         with self._lock:
-            if self._free and not self._waiting:
-                self._free -= 1
+            queue = self._waiting.get(share)
+            if self._free and self._held.get(share, 0) < self._per_share and not queue:
+                self._take(share)
                 return True
-            if len(self._waiting) >= self._max_waiting or timeout <= 0:
+            if (queue is not None and len(queue) >= self._max_waiting) or self._max_waiting == 0 or timeout <= 0:
                 return False
             granted: asyncio.Future[None] = loop.create_future()
-            self._waiting.append((loop, granted))
+            self._waiting.setdefault(share, collections.deque()).append((next(self._arrivals), loop, granted))
         try:
             async with asyncio.timeout(timeout):
                 await granted
         except TimeoutError:
-            self._withdraw(granted)
+            self._withdraw(share, granted)
             return False
         except asyncio.CancelledError:
-            self._withdraw(granted)
+            self._withdraw(share, granted)
             raise
         return True
 
-    def _withdraw(self, granted: asyncio.Future[None]) -> None:
+    def _take(self, share: str) -> None:
+        """Under the lock."""
+        self._free -= 1
+        self._held[share] = self._held.get(share, 0) + 1
+
+    def _untake(self, share: str) -> None:
+        """Under the lock."""
+        self._free += 1
+        held = self._held[share] - 1
+        if held:
+            self._held[share] = held
+        else:
+            del self._held[share]
+
+    def _withdraw(self, share: str, granted: asyncio.Future[None]) -> None:
         """Leave the queue; if a place was already handed over, pass it on (on the waiter's loop)."""
         with self._lock:
-            for entry in self._waiting:
-                if entry[1] is granted:
-                    self._waiting.remove(entry)
-                    return
+            queue = self._waiting.get(share)
+            entry = next((entry for entry in queue or () if entry[2] is granted), None)
+            if queue is not None and entry is not None:
+                queue.remove(entry)
+                if not queue:
+                    del self._waiting[share]
+                return
         if granted.done() and not granted.cancelled():
-            self.release()  # `_grant` ran: the place is ours to give back
+            self.release(share)  # `_grant` ran: the place is ours to give back
         else:
             granted.cancel()  # `_grant` is on its way and will pass the place on
 
-    def release(self) -> None:
-        """Give a place back, to the first waiter if any (thread-safe)."""
+    def release(self, share: str) -> None:
+        """Give back a place `share` holds; waiters get it first (thread-safe)."""
+        with self._lock:
+            self._untake(share)
+        self._hand_over()
+
+    def _hand_over(self) -> None:
         while True:
             with self._lock:
-                if not self._waiting:
-                    self._free += 1
+                chosen = self._next() if self._free else None
+                if chosen is None:
                     return
-                loop, granted = self._waiting.popleft()
+                queue = self._waiting[chosen]
+                _, loop, granted = queue.popleft()
+                if not queue:
+                    del self._waiting[chosen]
+                self._take(chosen)  # held for the waiter from now on
             try:
-                loop.call_soon_threadsafe(self._grant, granted)
-                return
+                loop.call_soon_threadsafe(self._grant, chosen, granted)
             except RuntimeError:  # that waiter's loop is closed: try the next one
-                continue
+                with self._lock:
+                    self._untake(chosen)
 
-    def _grant(self, granted: asyncio.Future[None]) -> None:
+    def _next(self) -> str | None:
+        """Under the lock: the share a free place goes to (fewest held, then the oldest waiter), if any."""
+        eligible = [(held, queue[0][0], share) for share, queue in self._waiting.items()
+                    if (held := self._held.get(share, 0)) < self._per_share]  # fmt: skip
+        return min(eligible)[2] if eligible else None
+
+    def _grant(self, share: str, granted: asyncio.Future[None]) -> None:
         if granted.done():  # timed out or cancelled after it was chosen
-            self.release()
+            self.release(share)
         else:
             granted.set_result(None)
 
     @property
     def waiting(self) -> int:
-        return len(self._waiting)
+        return sum(len(queue) for queue in self._waiting.values())
+
+    def held(self, share: str) -> int:
+        """Places `share` holds now (a place handed to a waiter counts from the moment it is chosen)."""
+        return self._held.get(share, 0)

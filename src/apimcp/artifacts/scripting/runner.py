@@ -24,29 +24,47 @@ class ScriptRunner:
 
     Each nesting depth (0 to `max_depth`) has its own `workers` places: a script waiting for a
     scripted tool it called never holds the place that tool needs, so nesting cannot deadlock
-    the pool. A run waits for a place (at most `max_queued` runs wait per depth, each until its
-    deadline) and is otherwise refused with an `McpError` SERVER_BUSY. A place is held until the
-    worker thread really stops, even when the caller was answered at the deadline.
+    the pool. The places of a depth are shared fairly between expositions (`Admission`, keyed by
+    the `share` a run names): one exposition holds at most `exposition_workers` of them, and at
+    most `max_queued` of its runs wait, each until its deadline; beyond, a run is refused with an
+    `McpError` SERVER_BUSY.
+
+    At the deadline, or when the caller goes away, the run is stopped (its calls cancelled, its
+    JavaScript interrupted) and its place is free before the caller hears of it. Its thread may
+    take a moment more to unwind; up to `workers` such threads get a new thread each meanwhile,
+    beyond which a place is held until its thread really stops (a built-in that never checks
+    for interrupts).
     """
 
     def __init__(self, limits: ScriptLimits = DEFAULT_LIMITS) -> None:
         self.limits = limits
         levels = limits.max_depth + 1
-        self._admissions = [Admission(limits.workers, limits.max_queued) for _ in range(levels)]
+        self._admissions = [
+            Admission(limits.workers, limits.exposition_workers, limits.max_queued) for _ in range(levels)
+        ]
+        self._max_unwinding = limits.workers
         # Python frames and QuickJS's own C recursion sit on top of the JavaScript stack limit.
         stack = max(8 * 2**20, limits.stack_bytes + 4 * 2**20)
-        self._pool = WorkerPool(limits.workers * levels, stack, "apimcp-script")
-        self._running = 0
+        self._pool = WorkerPool(limits.workers * levels + self._max_unwinding, stack, "apimcp-script")
+        self._hosts: set[Host] = set()
+        self._unwinding = 0
         self._lock = threading.Lock()
         self._closed = False
 
     @property
     def running(self) -> int:
         """Scripts executing in worker threads now (including ones whose caller gave up)."""
-        return self._running
+        return len(self._hosts)
 
-    async def run(self, script: Script, arguments: Mapping[str, Any], invoke: Invoke, depth: int = 0) -> CallToolResult:
-        """Run `script` on `arguments`; `invoke` reaches the tools it calls, one level deeper.
+    def held(self, share: str, depth: int = 0) -> int:
+        """Places `share` holds at `depth` now."""
+        return self._admissions[depth].held(share)
+
+    async def run(
+        self, script: Script, arguments: Mapping[str, Any], invoke: Invoke, depth: int = 0, share: str = ""
+    ) -> CallToolResult:
+        """Run `script` on `arguments` for `share` (its exposition); `invoke` reaches the tools it calls, one
+        level deeper.
 
         Returns the tool result (an error result for anything the script or its limits caused);
         raises `McpError` (SERVER_BUSY) when no worker is free in time.
@@ -66,42 +84,81 @@ class ScriptRunner:
         except TypeError:
             return outcome.error(f"Custom tool '{name}' was given arguments that are not JSON")
         admission = self._admissions[depth]
-        if not await admission.acquire(deadline):
+        if not await admission.acquire(share, deadline):
+            cap = min(limits.exposition_workers, limits.workers)
             raise McpError(
                 SERVER_BUSY,
-                f"Custom tool '{name}' cannot run now: all {limits.workers} script workers are busy",
+                f"Custom tool '{name}' cannot run now: all {limits.workers} script workers are busy"
+                if admission.held(share) < cap or cap == limits.workers
+                else f"Custom tool '{name}' cannot run now: its exposition's {cap} of the {limits.workers} "
+                "script workers are busy",
             )
+        place = _Place(admission, share)
         loop = asyncio.get_running_loop()
         host = Host(script, limits, invoke, depth, loop, deadline)
         try:
             work = self._pool.submit(lambda: sandbox.execute(script, input_text, host, limits))
         except RuntimeError:  # closed meanwhile
-            admission.release()
+            admission.release(share)
             raise McpError(SERVER_BUSY, f"Custom tool '{name}' cannot run: the script runner is closed") from None
         with self._lock:
-            self._running += 1
-        work.add_done_callback(lambda _: self._ended(admission, host))
+            self._hosts.add(host)
+        work.add_done_callback(lambda _: self._ended(place, host))
         done = _bridge(work, loop)
         try:
             async with asyncio.timeout(deadline - time.monotonic()):
                 return await asyncio.shield(done)
         except TimeoutError:
-            host.stop(host.timeout_message())
+            self._stop(place, host, host.timeout_message())
             return outcome.error(host.timeout_message())
         except asyncio.CancelledError:
-            host.stop(f"Custom tool '{name}' was cancelled")
+            self._stop(place, host, f"Custom tool '{name}' was cancelled")
             raise
 
-    def _ended(self, admission: Admission, host: Host) -> None:
+    def _stop(self, place: _Place, host: Host, reason: str) -> None:
+        """The caller is answered without the script: stop it, and free its place now if its thread may unwind
+        on a thread of its own."""
+        host.stop(reason)
+        with self._lock:
+            if not place.held or self._unwinding >= self._max_unwinding:
+                return
+            place.held = False
+            place.unwinding = True
+            self._unwinding += 1
+        place.admission.release(place.share)
+
+    def _ended(self, place: _Place, host: Host) -> None:
+        """In the worker thread, once its script has ended."""
         host.finish()
         with self._lock:
-            self._running -= 1
-        admission.release()
+            self._hosts.discard(host)
+            if place.unwinding:
+                self._unwinding -= 1
+            release, place.held = place.held, False
+        if release:
+            place.admission.release(place.share)
 
     def close(self) -> None:
-        """Refuse new runs and let the worker threads end after their current script."""
+        """Refuse new runs, stop the running ones, and let the worker threads end after their current script."""
         self._closed = True
+        with self._lock:
+            hosts = list(self._hosts)
+        for host in hosts:
+            host.stop("The gateway is stopping")
         self._pool.close()
+
+
+class _Place:
+    """A run's place in an `Admission`, released once: when its caller is answered or when its thread ends."""
+
+    __slots__ = ("admission", "held", "share", "unwinding")
+
+    def __init__(self, admission: Admission, share: str) -> None:
+        self.admission = admission
+        self.share = share
+        self.held = True
+        self.unwinding = False
+        """Released before its thread stopped (that thread counts in `ScriptRunner._unwinding`)."""
 
 
 def _bridge(

@@ -2,8 +2,8 @@
 
 A fresh context per run: nothing a script leaves in its globals or prototypes reaches another
 run. The context has no module loader and none of QuickJS's `std`/`os` modules: the only way out
-is `rs`. The run's JavaScript gets the CPU time left before the deadline (see `engine`); the
-memory and stack limits are the engine's own.
+is `rs`. The host interrupts the engine when the run is stopped (its deadline, a cancellation: see
+`engine`); the memory and stack limits are the engine's own.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def _execute(script: Script, input_text: str, host: Host, limits: ScriptLimits) 
     if cpu_seconds <= 0:
         return outcome.error(host.timeout_message())
     context = engine.Context(memory_bytes=limits.memory_bytes, stack_bytes=limits.stack_bytes)
+    host.attach(context)
     try:
         functions = host.functions
         for key, global_name in (
@@ -99,9 +100,13 @@ def _ended(script: Script, limits: ScriptLimits, answer: object) -> CallToolResu
 
 
 def _uncaught(script: Script, limits: ScriptLimits, host: Host, text: str) -> CallToolResult:
-    """An exception the prelude could not catch: the CPU interrupt, or memory exhausted while catching."""
+    """An exception the prelude could not catch: the interrupt, or memory exhausted while catching."""
     first = text.partition("\n")[0]
     if first == "InternalError: interrupted":
+        stopped = host.stopped
+        if stopped is not None:  # the deadline, or a cancellation
+            return outcome.error(stopped)
+        # Only where the engine cannot be interrupted: its CPU budget ran out.
         if time.monotonic() >= host.deadline - limits.timeout_seconds / 10:
             return outcome.error(host.timeout_message())
         # Well before the deadline: the budget is the process's CPU time, which other threads spend too.

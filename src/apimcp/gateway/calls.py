@@ -1,0 +1,128 @@
+"""Every tool call an exposition answers takes one path: a check before it, a record after it.
+
+A client's own `tools/call`, a script's call to a tool of its own exposition and a script's `Service:version`
+call into another exposition all go through the `CallPath` of the exposition whose tool is called:
+
+- before: that exposition's rate limits. A script's call spends a token of the exposition's bucket and of its
+  caller's, as a request does; a client's call spent its tokens when its HTTP request arrived
+  (`gateway/app.py`), so it is not counted twice. A refused call raises an `McpError` naming the limit: the
+  script sees `{ok: false, error}`.
+- after: that exposition's audit trail and telemetry hear of a script's call, with the custom tool whose
+  script made it (`via`) and the caller it was made for; a client's call is heard of as the request it is
+  (`protocol/observe.py`), so not twice either.
+
+What every call needs checked, whoever makes it (policies, approvals, guardrails), belongs here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from apimcp.gateway.tool_entries import ToolEntry
+from apimcp.protocol import CallToolResult, RequestContext, ToolError
+from apimcp.protocol.caller import RequestSource
+from apimcp.protocol.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
+from apimcp.protocol.observe import Outcome, RequestRecord
+from apimcp.ratelimit.limiter import RateLimiter, caller_key
+from apimcp.ratelimit.policy import retry_after
+
+Via = Mapping[str, str]
+"""What made a call inside a request: `{tool, exposition_id, exposition}` of the custom tool whose script made it."""
+
+
+class CallObserver(Protocol):
+    """Hears of the calls scripts make into an exposition (audit, telemetry); called on the event loop, in the
+    task of the call, and must not block."""
+
+    def call_started(self, tool: str, source: RequestSource, via: Via) -> None: ...
+
+    def call_finished(self, record: RequestRecord, via: Via) -> None:
+        """`record` is the call as a `tools/call` request of the caller (its request and session ids)."""
+
+
+class CallPath:
+    """One exposition's checks around each call of its tools."""
+
+    __slots__ = ("_limiter", "_observers", "exposition_id", "name")
+
+    def __init__(
+        self, exposition_id: str, name: str, limiter: RateLimiter | None = None, observers: Sequence[CallObserver] = ()
+    ) -> None:
+        self.exposition_id = exposition_id
+        self.name = name
+        self._limiter = limiter
+        self._observers = tuple(observers)
+
+    def via(self, tool: str) -> Via:
+        """What the calls of `tool`'s script (a custom tool of this exposition) say they come from."""
+        return {"tool": tool, "exposition_id": self.exposition_id, "exposition": self.name}
+
+    async def call(
+        self,
+        entry: ToolEntry,
+        ctx: RequestContext,
+        arguments: Mapping[str, Any],
+        depth: int = 0,
+        via: Via | None = None,
+    ) -> CallToolResult:
+        """Call `entry` (a tool of this exposition) for `ctx`'s request; `via`: the script making the call, if any."""
+        if via is None or not (self._observers or self._limiter):  # a client's: limited and heard of as its request
+            return await entry.call(ctx, arguments, depth)
+        source = ctx.source
+        for observer in self._observers:
+            observer.call_started(entry.name, source, via)
+        started = time.perf_counter()
+        outcome: Outcome = "error"
+        code: int | None = INTERNAL_ERROR
+        try:
+            await self._admit(source)
+            result = await entry.call(ctx, arguments, depth)
+            outcome, code = ("tool_error" if result.is_error else "success"), None
+            return result
+        except McpError as exc:
+            code = exc.code
+            raise
+        except ToolError:
+            outcome, code = "tool_error", None
+            raise
+        except asyncio.CancelledError:
+            outcome, code = "cancelled", None
+            raise
+        finally:
+            if self._observers:
+                record = RequestRecord(
+                    method="tools/call",
+                    target=entry.name,
+                    request_id=ctx.request_id,
+                    session_id=ctx.session_id,
+                    revision=ctx.revision.version,
+                    outcome=outcome,
+                    error_code=code,
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                    source=source,
+                )
+                for observer in self._observers:
+                    observer.call_finished(record, via)
+
+    async def _admit(self, source: RequestSource) -> None:
+        limiter = self._limiter
+        if limiter is None:
+            return
+        principal = source.caller.principal if source.caller is not None else None
+        wait = await limiter.wait(caller_key(principal, source.client))
+        if wait > 0:
+            seconds = retry_after(wait)
+            message = f"Rate limit of exposition '{self.name}' reached: try again in {seconds} s"
+            raise McpError(SERVER_BUSY, message, {"retryAfter": seconds})
+
+
+@dataclass(frozen=True, slots=True)
+class CallTarget:
+    """A tool as a script reaches it: its entry, and the path of the exposition it belongs to."""
+
+    entry: ToolEntry
+    path: CallPath
