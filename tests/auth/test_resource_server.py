@@ -103,6 +103,44 @@ def test_a_token_for_another_exposition_is_refused(gateway: str, idp: Idp) -> No
     assert "issued for another resource" in reply.text
 
 
+VERSION_PATH = "/mcp/default/Echo+API/2.1"
+"""The version URL of the echo service, which both expositions serve: it leads to `other`, the most recent (in a
+configuration file, the larger id)."""
+
+
+def test_a_token_for_the_version_url_does_not_open_an_older_exposition_of_the_service(gateway: str, idp: Idp) -> None:
+    """Issue 21, M7: the version URL is an audience of the exposition it serves, not of every exposition of the
+    service; at the older one's own URL the token is refused, with that URL's challenge."""
+    token = idp.token(SERVICE, f"{gateway}{VERSION_PATH}", "mcp:read")
+    for path in (VERSION_PATH, "/mcp/other"):
+        with client(f"{gateway}{path}", token) as mcp:
+            assert mcp.modern("tools/list").status == 200, path
+    with client(f"{gateway}/mcp/echo", token) as mcp:
+        reply = mcp.modern("tools/list")
+    assert reply.status == 401
+    fields = challenge(reply.headers)
+    assert fields["error"] == "invalid_token"
+    assert fields["resource_metadata"] == f"{gateway}/.well-known/oauth-protected-resource/mcp/echo"
+    assert fields["scope"] == "mcp:read"
+    assert "issued for another resource" in reply.text
+
+
+def test_a_token_opens_only_the_exposition_its_audience_names(gateway: str, idp: Idp) -> None:
+    """Issue 21, M7: every URL of one exposition against every URL of the other, both ways."""
+    urls = {"echo": ["/mcp/echo"], "other": ["/mcp/other", VERSION_PATH]}
+    outcomes = {}
+    for owner, issued_for in urls.items():
+        for audience in issued_for:
+            token = idp.token(SERVICE, f"{gateway}{audience}", "mcp:read")
+            for target, paths in urls.items():
+                for path in paths:
+                    with client(f"{gateway}{path}", token) as mcp:
+                        outcomes[(audience, path)] = (mcp.modern("tools/list").status, owner == target)
+    assert {key: status for key, (status, same) in outcomes.items()} == {
+        key: 200 if same else 401 for key, (_, same) in outcomes.items()
+    }
+
+
 def test_a_token_without_the_exposition_s_scope_is_403_naming_it(gateway: str, idp: Idp) -> None:
     token = idp.token(SERVICE, f"{gateway}/mcp/echo", "backend:read")
     with client(f"{gateway}/mcp/echo", token) as mcp:
