@@ -333,6 +333,26 @@ def test_the_host_is_checked_before_the_token_whose_audience_it_names(gateway: s
                       headers={"host": "evil.example"}).status_code == 421  # fmt: skip
 
 
+def test_a_token_for_another_local_server_is_refused_whatever_port_the_host_names(gateway: str, idp: Idp) -> None:
+    """Issue 21, L2: without a public URL the audience is built on the Host, which the allow-list lets through for
+    any `localhost:*` port; the port must be the one the gateway listens on, so a token issued for another MCP
+    server of this machine, replayed with that server's Host, is refused."""
+    port = int(gateway.rsplit(":", 1)[1])
+    other = next(p for p in (port + 1, port - 1) if 0 < p < 65536)
+    stolen = idp.token(SERVICE, f"http://localhost:{other}/mcp/echo", "mcp:read")
+    with client(f"{gateway}/mcp/echo", stolen) as mcp:
+        replayed = mcp.modern("tools/list", headers={"host": f"localhost:{other}"})
+        assert replayed.status == 421
+        assert f"names port {other}, and this request came in on port {port}" in replayed.text
+        assert mcp.modern("tools/list", headers={"host": f"localhost:{port}"}).status == 401  # not this server's URL
+    metadata = f"{gateway}/.well-known/oauth-protected-resource/mcp/echo"
+    assert httpx2.get(metadata, headers={"host": f"localhost:{other}"}).status_code == 421
+    assert httpx2.get(metadata, headers={"host": "localhost"}).status_code == 421  # port 80, by default
+    own = idp.token(SERVICE, f"http://localhost:{port}/mcp/echo", "mcp:read")
+    with client(f"{gateway}/mcp/echo", own) as mcp:
+        assert mcp.modern("tools/list", headers={"host": f"localhost:{port}"}).status == 200
+
+
 def test_a_declarative_tool_standing_for_a_scoped_tool_needs_its_scopes(idp: Idp, tmp_path: Path) -> None:
     (tmp_path / "tools.yaml").write_text("""
 apiVersion: reshapr.io/v1alpha1

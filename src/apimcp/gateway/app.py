@@ -9,7 +9,7 @@
 Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API key (`Authorization: Bearer
 <key>`, `X-API-Key` or `x-reshapr-key`), or an OAuth access token; a refusal is 401 or 403 with its
 `WWW-Authenticate` challenge; an access token must be issued for one of the URLs that lead to the exposition now
-(`apimcp.gateway.routing`). Then the plan's rate limits (`apimcp.ratelimit`): 429 with
+(`apimcp.gateway.routing`), on this server's origin. Then the plan's rate limits (`apimcp.ratelimit`): 429 with
 Retry-After beyond.
 `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
 OAuth-protected exposition. `/metrics`: Prometheus metrics, when on (`apimcp.telemetry`). `/elicitation/...`
@@ -24,7 +24,7 @@ from __future__ import annotations
 import orjson
 
 from apimcp.auth.guard import Refusal
-from apimcp.auth.resource import WELL_KNOWN
+from apimcp.auth.resource import WELL_KNOWN, ExpositionResource
 from apimcp.elicitation.broker import PAGES
 from apimcp.elicitation.pages import ElicitationPages
 from apimcp.gateway.routing import MCP_PREFIX
@@ -61,8 +61,18 @@ class GatewayApp:
         if route is None or route.resource is None:
             await json_response(send, 404, {"error": f"No OAuth-protected exposition at {mcp_path}"})
             return
+        misdirected = route.resource.misdirected(scope)
+        if misdirected is not None:
+            await json_response(send, 421, {"error": misdirected})
+            return
         resource = route.resource.at(scope["scheme"], scope["headers"], mcp_path)
         await json_response(send, 200, resource.metadata(), [(b"cache-control", b"max-age=300")])
+
+    def _misdirected(self, scope: Scope, resource: ExpositionResource) -> str | None:
+        """Why the request's Host cannot be the origin its token's audience is checked against, or None."""
+        if not self.runtime.host_allowed(scope):
+            return "Host not allowed (DNS rebinding protection)"
+        return resource.misdirected(scope)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -92,8 +102,9 @@ class GatewayApp:
                 return
             resource = None
             if route.resource is not None:
-                if not self.runtime.host_allowed(scope):  # checked before the token: its audience is built on this Host
-                    await json_response(send, 421, {"error": "Host not allowed (DNS rebinding protection)"})
+                misdirected = self._misdirected(scope, route.resource)
+                if misdirected is not None:  # checked before the token: the token's audience is built on this Host
+                    await json_response(send, 421, {"error": misdirected})
                     return
                 endpoint_path = path.rsplit("/", 1)[0] if http_sse else path  # the endpoint's metadata, not .../sse
                 served = routes.served.get(route.exposition_id, ())
