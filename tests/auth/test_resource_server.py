@@ -104,6 +104,44 @@ def test_a_token_for_another_exposition_is_refused(gateway: str, idp: Idp) -> No
     assert "issued for another resource" in reply.text
 
 
+VERSION_PATH = "/mcp/default/Echo+API/2.1"
+"""The version URL of the echo service, which both expositions serve: it leads to `other`, the most recent (in a
+configuration file, the larger id)."""
+
+
+def test_a_token_for_the_version_url_does_not_open_an_older_exposition_of_the_service(gateway: str, idp: Idp) -> None:
+    """Issue 21, M7: the version URL is an audience of the exposition it serves, not of every exposition of the
+    service; at the older one's own URL the token is refused, with that URL's challenge."""
+    token = idp.token(SERVICE, f"{gateway}{VERSION_PATH}", "mcp:read")
+    for path in (VERSION_PATH, "/mcp/other"):
+        with client(f"{gateway}{path}", token) as mcp:
+            assert mcp.modern("tools/list").status == 200, path
+    with client(f"{gateway}/mcp/echo", token) as mcp:
+        reply = mcp.modern("tools/list")
+    assert reply.status == 401
+    fields = challenge(reply.headers)
+    assert fields["error"] == "invalid_token"
+    assert fields["resource_metadata"] == f"{gateway}/.well-known/oauth-protected-resource/mcp/echo"
+    assert fields["scope"] == "mcp:read"
+    assert "issued for another resource" in reply.text
+
+
+def test_a_token_opens_only_the_exposition_its_audience_names(gateway: str, idp: Idp) -> None:
+    """Issue 21, M7: every URL of one exposition against every URL of the other, both ways."""
+    urls = {"echo": ["/mcp/echo"], "other": ["/mcp/other", VERSION_PATH]}
+    outcomes = {}
+    for owner, issued_for in urls.items():
+        for audience in issued_for:
+            token = idp.token(SERVICE, f"{gateway}{audience}", "mcp:read")
+            for target, paths in urls.items():
+                for path in paths:
+                    with client(f"{gateway}{path}", token) as mcp:
+                        outcomes[(audience, path)] = (mcp.modern("tools/list").status, owner == target)
+    assert {key: status for key, (status, same) in outcomes.items()} == {
+        key: 200 if same else 401 for key, (_, same) in outcomes.items()
+    }
+
+
 def test_a_token_without_the_exposition_s_scope_is_403_naming_it(gateway: str, idp: Idp) -> None:
     token = idp.token(SERVICE, f"{gateway}/mcp/echo", "backend:read")
     with client(f"{gateway}/mcp/echo", token) as mcp:
@@ -322,6 +360,26 @@ def test_the_host_is_checked_before_the_token_whose_audience_it_names(gateway: s
     assert reply.status == 421
     assert httpx2.get(f"{gateway}/.well-known/oauth-protected-resource/mcp/echo",
                       headers={"host": "evil.example"}).status_code == 421  # fmt: skip
+
+
+def test_a_token_for_another_local_server_is_refused_whatever_port_the_host_names(gateway: str, idp: Idp) -> None:
+    """Issue 21, L2: without a public URL the audience is built on the Host, which the allow-list lets through for
+    any `localhost:*` port; the port must be the one the gateway listens on, so a token issued for another MCP
+    server of this machine, replayed with that server's Host, is refused."""
+    port = int(gateway.rsplit(":", 1)[1])
+    other = next(p for p in (port + 1, port - 1) if 0 < p < 65536)
+    stolen = idp.token(SERVICE, f"http://localhost:{other}/mcp/echo", "mcp:read")
+    with client(f"{gateway}/mcp/echo", stolen) as mcp:
+        replayed = mcp.modern("tools/list", headers={"host": f"localhost:{other}"})
+        assert replayed.status == 421
+        assert f"names port {other}, and this request came in on port {port}" in replayed.text
+        assert mcp.modern("tools/list", headers={"host": f"localhost:{port}"}).status == 401  # not this server's URL
+    metadata = f"{gateway}/.well-known/oauth-protected-resource/mcp/echo"
+    assert httpx2.get(metadata, headers={"host": f"localhost:{other}"}).status_code == 421
+    assert httpx2.get(metadata, headers={"host": "localhost"}).status_code == 421  # port 80, by default
+    own = idp.token(SERVICE, f"http://localhost:{port}/mcp/echo", "mcp:read")
+    with client(f"{gateway}/mcp/echo", own) as mcp:
+        assert mcp.modern("tools/list", headers={"host": f"localhost:{port}"}).status == 200
 
 
 def test_a_declarative_tool_standing_for_a_scoped_tool_needs_its_scopes(idp: Idp, tmp_path: Path) -> None:

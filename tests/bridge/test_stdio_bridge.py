@@ -79,3 +79,51 @@ def test_a_bad_option_is_a_usage_error() -> None:
         capture_output=True, timeout=30, check=False,
     )  # fmt: skip
     assert done.returncode == 2 and b"--header" in done.stderr + done.stdout
+
+
+class _Recorder:
+    """An endpoint that answers every POST with an empty result and keeps the headers it was sent; `/same` and
+    `/away` redirect (307) to its own `/mcp` and to `away` (another origin: another port)."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, str]] = []
+        self.away = ""
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        if scope["path"] in ("/same", "/away"):
+            location = "/mcp" if scope["path"] == "/same" else self.away
+            await send({"type": "http.response.start", "status": 307, "headers": [(b"location", location.encode())]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        self.seen.append({k.decode(): v.decode() for k, v in scope["headers"]})
+        body = b'{"jsonrpc": "2.0", "id": 1, "result": {}}'
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def test_the_bridge_s_headers_never_follow_a_redirect_to_another_origin() -> None:
+    """Issue 21, L1: a 307 to another origin is not followed (aiohttp followed it with every --header, dropping
+    only the api key); a redirect within the endpoint's origin still is."""
+    here, elsewhere = _Recorder(), _Recorder()
+    with live_server(here) as base, live_server(elsewhere) as other:
+        here.away = f"{other}/mcp"
+        credentials = ["--header", "X-Tenant-Key: tenant-secret", "--api-key", "api-secret"]
+        ping = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + b"\n"
+        runs = {}
+        for path in ("/same", "/away"):
+            runs[path] = subprocess.run(
+                [sys.executable, "-m", "apimcp.cli", "stdio", f"{base}{path}", *credentials],
+                input=ping, capture_output=True, timeout=60, check=False,
+            )  # fmt: skip
+    assert elsewhere.seen == []
+    assert [seen["x-tenant-key"] for seen in here.seen] == ["tenant-secret"]  # /same, followed to /mcp
+    assert orjson.loads(runs["/same"].stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    refused = orjson.loads(runs["/away"].stdout)
+    assert refused["id"] == 1 and refused["error"]["code"] == -32603
+    assert f"redirected the request to {other}, another origin: not followed" in refused["error"]["message"]
+    assert b"another origin: not followed" in runs["/away"].stderr
+    assert b"tenant-secret" not in runs["/away"].stderr + runs["/away"].stdout

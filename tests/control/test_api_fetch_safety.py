@@ -24,7 +24,7 @@ from apimcp.control.store import open_store
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import FetchLimits
 from tests.control.api_harness import Api, Org, import_echo, ok, problem
-from tests.safety.test_yaml_loading import alias_bomb, never_built
+from tests.safety.test_yaml_loading import alias_bomb, never_built, nine_by_six
 from tests.support.fetching import LOOPBACK_ALLOWED, connections_to, counting_listener, forbid_connections
 from tests.support.live_server import live_server
 from tests.support.misbehaving import dripping, misbehaving, resetting, silent
@@ -159,6 +159,21 @@ def test_an_alias_bomb_upload_is_refused_before_it_is_built(strict: Org, monkeyp
     attached = strict.user.post(f"/services/{service['id']}/artifacts", files={"file": ("hints.yaml", alias_bomb())})
     assert "expands to more than" in problem(attached, 422, "file")["detail"]
     assert ok(strict.user.get("/services"))[0]["name"] == service["name"]  # and the server is fine
+
+
+def test_yaml_aliases_are_not_expanded_far_beyond_their_size(strict: Org, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21, L3: the 6 levels of 9 aliases that made a 4.4 MB tools/list, uploaded to POST /services, are
+    refused from the node graph, naming the limit and where; the artifact route reads YAML the same way."""
+    never_built(monkeypatch)
+    answer = problem(strict.user.post("/services", files={"file": ("nine.yaml", nine_by_six(), "application/yaml")}),
+                     422, "file")  # fmt: skip
+    assert "aliases expand it to 1270516 nodes, more than the limit (100000 nodes, or 4 times" in answer["detail"]
+    assert "(line 10, column 5)" in answer["detail"]
+    monkeypatch.undo()
+    service = import_echo(strict.user)
+    never_built(monkeypatch)
+    attached = strict.user.post(f"/services/{service['id']}/artifacts", files={"file": ("nine.yaml", nine_by_six())})
+    assert "more than the limit (100000 nodes" in problem(attached, 422, "file")["detail"]
 
 
 def serving(body: bytes) -> Callable[..., Awaitable[None]]:

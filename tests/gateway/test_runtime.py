@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from apimcp.backends.rest import close_session, new_session
-from apimcp.gateway.app import resolve
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.importers.openapi import import_openapi
 from apimcp.protocol import EndpointOptions
@@ -99,11 +98,24 @@ async def test_a_broken_exposition_is_skipped_and_its_previous_version_served(ru
 
 async def test_service_coordinates_name_the_most_recent_exposition(runtime: GatewayRuntime) -> None:
     runtime.apply(snapshot(1, exposition("old", [], created="2026-01-01"), exposition("new", [], created="2026-02-01")))
-    route, by_service = resolve(runtime.routes, "/mcp/acme/Echo+API/2.1")
+    route, by_service = runtime.routes.resolve("/mcp/acme/Echo+API/2.1")
     assert route is not None and route.exposition_id == "new" and by_service
-    assert resolve(runtime.routes, "/mcp/acme/old")[0] is runtime.routes.by_id["old"]
-    assert resolve(runtime.routes, "/mcp/other/old") == (None, False)
-    assert resolve(runtime.routes, "/mcp/a/b/c/d") == (None, False)
+    assert runtime.routes.resolve("/mcp/acme/old")[0] is runtime.routes.by_id["old"]
+    assert runtime.routes.resolve("/mcp/other/old") == (None, False)
+    assert runtime.routes.resolve("/mcp/a/b/c/d") == (None, False)
+
+
+async def test_the_version_url_leads_only_to_the_exposition_it_serves(runtime: GatewayRuntime) -> None:
+    """Issue 21, M7: an exposition kept unchanged when a newer one of its service arrives no longer counts the
+    version URL among its paths (the URLs its access tokens may name)."""
+    old = exposition("old", [], created="2026-01-01")
+    runtime.apply(snapshot(1, old))
+    kept = runtime.routes.by_id["old"]
+    assert runtime.routes.served["old"] == ("/mcp/acme/old", "/mcp/old", "/mcp/acme/Echo+API/2.1")
+    runtime.apply(snapshot(2, old, exposition("new", [], created="2026-02-01")))
+    assert runtime.routes.by_id["old"] is kept
+    assert runtime.routes.served["old"] == ("/mcp/acme/old", "/mcp/old")
+    assert runtime.routes.served["new"] == ("/mcp/acme/new", "/mcp/new", "/mcp/acme/Echo+API/2.1")
 
 
 async def test_an_exposition_whose_secret_names_another_organization_s_variable_is_not_served(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import orjson
 import pytest
 import yaml
@@ -23,6 +26,22 @@ def alias_bomb(levels: int = 9, width: int = 9) -> bytes:
     lines += [
         b"l%d: &l%d [" % (level, level) + b", ".join([b"*l%d" % (level - 1)] * width) + b"]"
         for level in range(1, levels + 1)
+    ]
+    return b"\n".join(lines) + b"\n"
+
+
+def nine_by_six() -> bytes:
+    """Issue 21's example: an OpenAPI description of a few hundred bytes whose parameter default is 6 levels of 9
+    aliases each (531,441 strings once expanded: a 4.4 MB tools/list), within the alias and byte bounds."""
+    lines = [b"openapi: 3.0.0", b'info: {title: Nine by six, version: "1"}', b"x-levels:", b"  - &l0 nines"]
+    lines += [b"  - &l%d [" % level + b", ".join([b"*l%d" % (level - 1)] * 9) + b"]" for level in range(1, 7)]
+    lines += [
+        b"paths:",
+        b"  /items:",
+        b"    get:",
+        b"      operationId: listItems",
+        b"      parameters: [{name: tags, in: query, schema: {type: array, items: {type: string}, default: *l6}}]",
+        b'      responses: {"200": {description: ok}}',
     ]
     return b"\n".join(lines) + b"\n"
 
@@ -53,6 +72,36 @@ def test_an_alias_counts_at_the_full_size_of_what_it_names() -> None:
     assert len(load_yaml(document)["uses"]) == 20
     with pytest.raises(YamlLimitError, match="expands to more than 150000 bytes"):
         load_yaml(document, YamlLimits(max_expanded_size=150_000))  # 21 times 10 kB, though the text is 10 kB
+
+
+def test_yaml_aliases_are_not_expanded_far_beyond_their_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21, L3: 55 aliases that make 9 MB once expanded passed the alias bound and the bytes one (128 MiB);
+    the expanded size is bounded relative to the document's own too, in nodes first, before anything is built."""
+    description = nine_by_six()
+    assert len(description) < 640
+    generous = YamlLimits(expansion_allowance_nodes=2_000_000, expansion_allowance_bytes=32 << 20)
+    assert len(orjson.dumps(load_yaml(description, generous)["paths"])) > 4_000_000  # what tools/list carries
+    never_built(monkeypatch)
+    with pytest.raises(YamlLimitError) as caught:
+        load_yaml(description)
+    problem = str(caught.value)
+    assert "the document's aliases expand it to 1270516 nodes" in problem  # every level, and the default
+    assert "more than the limit (100000 nodes, or 4 times the document's own 48)" in problem
+    assert caught.value.problem_mark is not None and caught.value.problem_mark.line == 9  # the largest one named
+
+
+def test_a_large_document_may_expand_a_few_times_its_own_size() -> None:
+    """Past the allowances, a document may become `max_expansion` times its own size (nodes, and bytes)."""
+    limits = YamlLimits(expansion_allowance_nodes=100, expansion_allowance_bytes=10_000, max_expansion=4)
+    plain = "items: [" + ", ".join(str(n) for n in range(500)) + "]\n"  # 502 nodes, no alias
+    assert len(load_yaml(plain, limits)["items"]) == 500
+    base = "base: &b [" + ", ".join(["1"] * 60) + "]\n"  # 61 nodes named by each alias
+    assert len(load_yaml(base + "uses: [*b, *b, *b]\n", limits)["uses"]) == 3  # 4 times 61, and a few more
+    with pytest.raises(YamlLimitError, match="aliases expand it to 370 nodes"):
+        load_yaml(base + "uses: [*b, *b, *b, *b, *b]\n", limits)
+    big = "x" * 5_000
+    with pytest.raises(YamlLimitError, match="aliases expand it to about 30035 bytes, more than the limit"):
+        load_yaml(f"big: &big {big}\nuses: [{', '.join(['*big'] * 5)}]\n", limits)  # 6 times 5 kB
 
 
 @pytest.mark.parametrize("document", ["&a [*a]", "a: &a {b: *a}", "x: &x\n  y: [1, *x]\n"])
@@ -121,3 +170,15 @@ def test_json_depth_is_bounded() -> None:
         check_depth(orjson.loads(b'{"a": ' * 20 + b"1" + b"}" * 20), 19)
     check_depth(orjson.loads(b'{"a": ' * 20 + b"1" + b"}" * 20), 20)
     check_depth("a string", 1)
+
+
+def test_every_yaml_the_project_reads_goes_through_the_bounded_loader() -> None:
+    """Descriptions, `$ref`ed documents, artifacts, configuration files (and so `apimcp apply`): no module but this
+    one calls a YAML loader, so none reads a document its bounds have not measured."""
+    source = Path(yaml_loading.__file__).parents[1]
+    calls = r"\byaml\.(safe_|full_|unsafe_)?(load|load_all|compose|compose_all|parse)\b"
+    loading = re.compile(rf"{calls}|yaml\.\w*Loader|ruamel")
+    readers = sorted(
+        str(path.relative_to(source)) for path in source.rglob("*.py") if loading.search(path.read_text("utf-8"))
+    )
+    assert readers == ["safety/yaml_loading.py"]

@@ -7,6 +7,7 @@ initialize is answered with a session id, the bridge opens the session's GET str
 sends unasked, and deletes the session when the client closes stdin. A failure the endpoint does not
 answer with JSON-RPC (unreachable, 401 without a JSON-RPC body, a stream that breaks) is answered to the
 client as a JSON-RPC error for its request, naming the HTTP status; nothing else leaves the bridge.
+Redirects are followed within the endpoint's origin only (`redirects.py`): the user's headers go nowhere else.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import aiohttp
 import orjson
 
+from apimcp.bridge.redirects import RedirectRefused, exchange
 from apimcp.bridge.sse import EventTooLarge, messages
 from apimcp.bridge.wire import ACCEPT, Negotiated, headers_for
 
@@ -88,6 +90,10 @@ class StdioBridge:
         is_request = isinstance(message, dict) and "method" in message and "id" in message
         try:
             await self._post(message, line, request_id if is_request else None)
+        except RedirectRefused as exc:
+            log.error("%s", exc)
+            if is_request:
+                await self._send_error(request_id, str(exc))
         except (aiohttp.ClientError, OSError, EventTooLarge) as exc:
             if is_request:
                 await self._send_error(request_id, f"{self._url} could not be reached: {exc}")
@@ -97,7 +103,7 @@ class StdioBridge:
     async def _post(self, message: Any, body: bytes, request_id: object) -> None:
         assert self._http is not None
         headers = headers_for(message if isinstance(message, dict) else {}, self._negotiated, self._extra)
-        async with self._http.post(self._url, data=body, headers=headers) as response:
+        async with exchange(self._http, "POST", self._url, headers, body) as response:
             if response.status == 202:
                 return
             kind = response.headers.get("Content-Type", "")
@@ -140,13 +146,16 @@ class StdioBridge:
         while True:
             headers = headers_for({}, self._negotiated, {**self._extra, "Accept": "text/event-stream"})
             try:
-                async with self._http.get(self._url, headers=headers) as response:
+                async with exchange(self._http, "GET", self._url, headers) as response:
                     if response.status != 200 or not response.headers.get("Content-Type", "").startswith(
                         "text/event-stream"
                     ):
                         return  # the server offers no GET stream (405), or the session is gone
                     async for event in messages(response, self._max_event_bytes):
                         await self._write(orjson.dumps(event))
+            except RedirectRefused as exc:
+                log.error("%s", exc)
+                return
             except (aiohttp.ClientError, OSError, EventTooLarge) as exc:
                 log.info("the GET stream of %s ended: %s", self._url, exc)
             await asyncio.sleep(1)  # the stream ended (a server restart): open it again
@@ -158,9 +167,13 @@ class StdioBridge:
         headers = headers_for({}, self._negotiated, self._extra)
         headers.pop("Content-Type", None)
         headers["Accept"] = ACCEPT
-        with contextlib.suppress(aiohttp.ClientError, OSError, TimeoutError):
-            async with asyncio.timeout(5), self._http.delete(self._url, headers=headers):
+        try:
+            async with asyncio.timeout(5), exchange(self._http, "DELETE", self._url, headers):
                 pass
+        except RedirectRefused as exc:
+            log.error("%s", exc)
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            pass
 
     async def _send_error(self, request_id: object, text: str) -> None:
         error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": BRIDGE_ERROR, "message": text}}

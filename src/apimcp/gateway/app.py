@@ -8,8 +8,9 @@
 
 Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API key (`Authorization: Bearer
 <key>`, `X-API-Key` or `x-reshapr-key`), or an OAuth access token; a refusal is 401 or 403 with its
-`WWW-Authenticate` challenge. Then the plan's rate limits (`apimcp.ratelimit`): 429 with Retry-After beyond (the
-calls scripts make into the exposition spend from the same buckets: `apimcp.gateway.calls`).
+`WWW-Authenticate` challenge; an access token must be issued for one of the URLs that lead to the exposition now
+(`apimcp.gateway.routing`), on this server's origin. Then the plan's rate limits (`apimcp.ratelimit`): 429 with
+Retry-After beyond (the calls scripts make into the exposition spend from the same buckets: `apimcp.gateway.calls`).
 `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
 OAuth-protected exposition. `/metrics`: Prometheus metrics, when on (`apimcp.telemetry`). `/elicitation/...`
 are the pages where users supply their own backend credentials (`apimcp.elicitation.pages`). `.../sse` and
@@ -20,15 +21,14 @@ Browser pages of the origins an operator lists reach the MCP endpoints and their
 
 from __future__ import annotations
 
-from urllib.parse import unquote
-
 import orjson
 
 from apimcp.auth.guard import Refusal
-from apimcp.auth.resource import WELL_KNOWN
+from apimcp.auth.resource import WELL_KNOWN, ExpositionResource
 from apimcp.elicitation.broker import PAGES
 from apimcp.elicitation.pages import ElicitationPages
-from apimcp.gateway.runtime import GatewayRuntime, Route, Routes
+from apimcp.gateway.routing import MCP_PREFIX
+from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.protocol.caller import CALLER_KEY
 from apimcp.protocol.cors import with_cors
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
@@ -37,21 +37,7 @@ from apimcp.ratelimit.limiter import caller_key
 from apimcp.ratelimit.policy import retry_after
 from apimcp.telemetry.scrape import METRICS_PATH, serve_metrics
 
-MCP_PREFIX = "/mcp/"
 METADATA_PREFIX = WELL_KNOWN + MCP_PREFIX[:-1]
-DEFAULT_ORGANIZATION = "default"
-
-
-def resolve(routes: Routes, path: str) -> tuple[Route | None, bool]:
-    """The route a path names, and whether it is a service-coordinates path (non-canonical)."""
-    parts = [unquote(p) for p in path[len(MCP_PREFIX) :].strip("/").split("/")]
-    if len(parts) == 1:
-        return routes.by_id.get(parts[0]) or routes.by_name.get((DEFAULT_ORGANIZATION, parts[0])), False
-    if len(parts) == 2:
-        return routes.by_name.get((parts[0], parts[1])), False
-    if len(parts) == 3:
-        return routes.by_service.get((parts[0], parts[1].replace("+", " "), parts[2])), True
-    return None, False
 
 
 class GatewayApp:
@@ -71,12 +57,22 @@ class GatewayApp:
 
     async def _metadata(self, scope: Scope, send: Send, mcp_path: str) -> None:
         """The protected resource metadata of the exposition at `mcp_path` (404 unless it takes OAuth tokens)."""
-        route, _ = resolve(self.runtime.routes, mcp_path)
+        route, _ = self.runtime.routes.resolve(mcp_path)
         if route is None or route.resource is None:
             await json_response(send, 404, {"error": f"No OAuth-protected exposition at {mcp_path}"})
             return
+        misdirected = route.resource.misdirected(scope)
+        if misdirected is not None:
+            await json_response(send, 421, {"error": misdirected})
+            return
         resource = route.resource.at(scope["scheme"], scope["headers"], mcp_path)
         await json_response(send, 200, resource.metadata(), [(b"cache-control", b"max-age=300")])
+
+    def _misdirected(self, scope: Scope, resource: ExpositionResource) -> str | None:
+        """Why the request's Host cannot be the origin its token's audience is checked against, or None."""
+        if not self.runtime.host_allowed(scope):
+            return "Host not allowed (DNS rebinding protection)"
+        return resource.misdirected(scope)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -95,20 +91,24 @@ class GatewayApp:
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"]
         if path.startswith(MCP_PREFIX):
-            route, by_service = resolve(self.runtime.routes, path)
+            routes = self.runtime.routes  # one table for the route and the paths that lead to it
+            route, by_service = routes.resolve(path)
             http_sse = False
             if route is None and path.endswith(("/sse", "/messages")):  # the 2024-11-05 HTTP+SSE transport
-                route, by_service = resolve(self.runtime.routes, path.rsplit("/", 1)[0])
+                route, by_service = routes.resolve(path.rsplit("/", 1)[0])
                 http_sse = route is not None
             if route is None:
                 await json_response(send, 404, {"error": f"No exposition at {path}"})
                 return
-            if route.resource is not None and not self.runtime.host_allowed(scope):
-                # checked before the token: the token's audience is built on this Host
-                await json_response(send, 421, {"error": "Host not allowed (DNS rebinding protection)"})
-                return
-            endpoint_path = path.rsplit("/", 1)[0] if http_sse else path  # metadata is the endpoint's, not .../sse
-            resource = route.resource.at(scope["scheme"], scope["headers"], endpoint_path) if route.resource else None
+            resource = None
+            if route.resource is not None:
+                misdirected = self._misdirected(scope, route.resource)
+                if misdirected is not None:  # checked before the token: the token's audience is built on this Host
+                    await json_response(send, 421, {"error": misdirected})
+                    return
+                endpoint_path = path.rsplit("/", 1)[0] if http_sse else path  # the endpoint's metadata, not .../sse
+                served = routes.served.get(route.exposition_id, ())
+                resource = route.resource.at(scope["scheme"], scope["headers"], endpoint_path, served)
             try:
                 caller = await route.guard.admit(scope, resource)
             except Refusal as refusal:

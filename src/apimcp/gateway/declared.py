@@ -15,9 +15,10 @@ import aiohttp
 
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
-from apimcp.gateway.app import DEFAULT_ORGANIZATION, GatewayApp
+from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.config import ServerConfig
 from apimcp.gateway.plan import GatewayPlan, PlannedService
+from apimcp.gateway.routing import DEFAULT_ORGANIZATION
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.protocol import (
     NO_RELAY,

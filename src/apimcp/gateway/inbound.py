@@ -6,7 +6,7 @@ across snapshots, so a plan change never refetches keys it already holds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from apimcp.auth.guard import OPEN, ApiKeyGuard, InboundGuard, OAuthGuard
@@ -23,16 +23,14 @@ class InboundBuilder:
         self.public_url = public_url.rstrip("/") if public_url else None
         self._key_sets: dict[tuple[str, str | None], KeySet] = {}
 
-    def build(
-        self, inbound: Mapping[str, Any], paths: Sequence[str], name: str
-    ) -> tuple[InboundGuard, ExpositionResource | None]:
+    def build(self, inbound: Mapping[str, Any], name: str) -> tuple[InboundGuard, ExpositionResource | None]:
         mode = inbound.get("mode", "none")
         if mode == "api_key":
             return ApiKeyGuard(inbound["key_hash"]), None
         if mode == "oauth":
             settings = parse_oauth(inbound["oauth"], "inbound.oauth", _introspection(inbound.get("introspection")))
             verifier = TokenVerifier(settings, self._client, self._keys(settings))
-            return OAuthGuard(verifier), ExpositionResource(tuple(paths), settings, name, self.public_url)
+            return OAuthGuard(verifier), ExpositionResource(settings, name, self.public_url)
         if mode != "none":
             raise ValueError(f"unknown inbound security {mode!r}")
         return OPEN, None

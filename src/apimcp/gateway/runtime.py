@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sized
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import aiohttp
@@ -44,6 +44,7 @@ from apimcp.gateway.composition import CrossService, Extras
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.gateway.inbound import InboundBuilder
 from apimcp.gateway.resource_loading import BackendLoader
+from apimcp.gateway.routing import Routes, canonical_path, index
 from apimcp.gateway.tool_entries import RefusedEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import request_host
@@ -98,31 +99,6 @@ class Following(Protocol):
 
 def _label(route: Route) -> str:
     return f"{route.organization}/{route.name or route.exposition_id}"
-
-
-def canonical_path(exposition_id: str, organization: str, name: str | None) -> str:
-    return f"/mcp/{organization}/{name}" if name is not None else f"/mcp/{exposition_id}"
-
-
-def endpoint_paths(exposition: Mapping[str, Any]) -> list[str]:
-    """Every path an exposition answers at, canonical first."""
-    first = exposition["members"][0]["service"]
-    organization, name = exposition["organization"], exposition["name"]
-    paths = [canonical_path(exposition["id"], organization, name), f"/mcp/{exposition['id']}"]
-    paths.append(f"/mcp/{organization}/{first['name'].replace(' ', '+')}/{first['version']}")
-    if name is not None and organization == "default":
-        paths.append(f"/mcp/{name}")
-    return list(dict.fromkeys(paths))
-
-
-@dataclass(frozen=True, slots=True)
-class Routes:
-    """Every way to reach an exposition; replaced whole, never mutated."""
-
-    revision: int = -1
-    by_id: Mapping[str, Route] = field(default_factory=dict)
-    by_name: Mapping[tuple[str, str], Route] = field(default_factory=dict)
-    by_service: Mapping[tuple[str, str, str], Route] = field(default_factory=dict)
 
 
 class GatewayRuntime:
@@ -228,7 +204,8 @@ class GatewayRuntime:
             for _, route in built.values() if route.resource is not None
             for issuer in route.resource.settings.issuers
         })  # fmt: skip
-        self.routes = _index(snapshot.get("revision", 0), [route for _, route in built.values()], snapshot)
+        created = {e["id"]: e["created_at"] for e in snapshot["expositions"]}
+        self.routes = index(snapshot.get("revision", 0), [route for _, route in built.values()], created)
         self.elicitation.use(secret for _, route in built.values() for secret in route.elicited)
         exchanges = {key for _, route in built.values() for key in route.exchanges}
         self._exchangers = {key: e for key, e in self._exchangers.items() if key in exchanges}
@@ -251,7 +228,7 @@ class GatewayRuntime:
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
             preparations.append(self._preparation(exposition, member, elicited, exchanges))
         name = exposition["name"] or exposition["id"]
-        guard, resource = self._inbound.build(exposition["inbound"], endpoint_paths(exposition), name)
+        guard, resource = self._inbound.build(exposition["inbound"], name)
         first = exposition["members"][0]["service"]
         audit = None
         if exposition.get("audit"):
@@ -395,16 +372,3 @@ class GatewayRuntime:
         if self._scripts is not None:
             self._scripts.close()
         await self._backends.close()
-
-
-def _index(revision: int, routes: list[Route], snapshot: Mapping[str, Any]) -> Routes:
-    created = {e["id"]: e["created_at"] for e in snapshot["expositions"]}
-    by_service: dict[tuple[str, str, str], Route] = {}
-    for route in sorted(routes, key=lambda r: (created.get(r.exposition_id, ""), r.exposition_id)):
-        by_service[(route.organization, route.service, route.version)] = route  # the most recent wins
-    return Routes(
-        revision=revision,
-        by_id={route.exposition_id: route for route in routes},
-        by_name={(route.organization, route.name): route for route in routes if route.name is not None},
-        by_service=by_service,
-    )

@@ -4,11 +4,16 @@ attached artifacts.
 YAML aliases make a document expand: an 865-byte file of aliases naming aliases becomes
 gigabytes once every reference is followed, and an alias inside what it names never ends.
 So a document is first composed into its node graph (where an alias is one more reference
-to a node, costing nothing), measured there, and only built into Python values when it is
-within `YamlLimits`: how many aliases, how deep, how large once expanded (an alias counts
-at the full size of what it names). libyaml's parser is used when it is installed (it is
-several times faster than the pure-Python one). Dates and times stay strings, as JSON
-would have them (a schema's `example: 2024-01-01`).
+to a node, costing nothing), measured there (each node once, so the measurement is linear
+in the document), and only built into Python values when it is within `YamlLimits`: how
+many aliases, how deep, how large once expanded (an alias counts at the full size of what
+it names), in nodes and in bytes. Counting aliases is not enough: 54 of them, 6 levels of 9
+naming the level before, made a 481-byte description a 2 MB input schema, and each further
+level multiplies by 9. What aliases may add is relative to what the document itself holds:
+any document may expand to the allowances, a larger one to `max_expansion` times its own
+size. libyaml's parser is used when it is installed (it is several times faster than the
+pure-Python one). Dates and times stay strings, as JSON would have them (a schema's
+`example: 2024-01-01`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ import yaml
 DEFAULT_MAX_ALIASES = 10_000
 DEFAULT_MAX_DEPTH = 128
 DEFAULT_MAX_EXPANDED_SIZE = 128 * 1024 * 1024
+DEFAULT_MAX_EXPANSION = 4
+DEFAULT_EXPANSION_ALLOWANCE_NODES = 100_000
+DEFAULT_EXPANSION_ALLOWANCE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +40,20 @@ class YamlLimits:
     max_depth: int = DEFAULT_MAX_DEPTH
     """Nesting of mappings and sequences, aliases followed (JSON documents too)."""
     max_expanded_size: int = DEFAULT_MAX_EXPANDED_SIZE
-    """About the size in bytes of the document written as JSON with every alias replaced by what it names."""
+    """About the size in bytes of the document written as JSON with every alias replaced by what it names,
+    whatever the document's own size."""
+    max_expansion: int = DEFAULT_MAX_EXPANSION
+    """How many times its own size (nodes, and bytes as JSON) a document may become once its aliases are
+    followed, when that is more than the allowances."""
+    expansion_allowance_nodes: int = DEFAULT_EXPANSION_ALLOWANCE_NODES
+    """Nodes (scalars, mappings, sequences) any document may reach with its aliases followed."""
+    expansion_allowance_bytes: int = DEFAULT_EXPANSION_ALLOWANCE_BYTES
+    """Bytes (as JSON) any document may reach with its aliases followed (never beyond `max_expanded_size`)."""
 
     def __post_init__(self) -> None:
-        if self.max_aliases < 0 or self.max_depth <= 0 or self.max_expanded_size <= 0:
+        sizes = (self.max_depth, self.max_expanded_size, self.max_expansion, self.expansion_allowance_nodes,
+                 self.expansion_allowance_bytes)  # fmt: skip
+        if self.max_aliases < 0 or min(sizes) <= 0:
             raise ValueError("YAML limits must be positive (max_aliases may be 0: no aliases at all)")
 
 
@@ -97,7 +115,7 @@ def compose_yaml(
             raise YamlLimitError("the document is nested too deeply", None) from None
         if node is None:
             return YamlDocument(None, None)
-        _Measure(limits or YamlLimits()).size(node, 1)
+        _Measure(limits or YamlLimits()).document(node)
         if inspect is not None:
             inspect(node)
         return YamlDocument(node, loader.construct_document(node))
@@ -110,13 +128,41 @@ class _Measure:
 
     def __init__(self, limits: YamlLimits) -> None:
         self._limits = limits
-        self._measured: dict[int, tuple[int, int]] = {}
-        """id(node) → (expanded size, levels of mappings and sequences from it down; 0 for a scalar)."""
+        self._measured: dict[int, tuple[int, int, int]] = {}
+        """id(node) → (bytes as JSON, levels of mappings and sequences from it down (0 for a scalar), nodes), every
+        alias replaced by what it names (plain tuples: a million nodes are measured in a fraction of a second)."""
         self._open: set[int] = set()
         """Nodes being measured: meeting one again is an alias inside what it names."""
         self._aliases = 0
+        self._own_bytes = 0
+        """The document as written: each node once, an alias as nothing more."""
+        self._heaviest: tuple[int, yaml.Mark | None] = (0, None)
+        """The node aliases name that expands to the most nodes, and where it is (what a refusal points to)."""
 
-    def size(self, node: yaml.Node, depth: int) -> tuple[int, int]:
+    def document(self, node: yaml.Node) -> None:
+        """Measure the document at `node`; YamlLimitError when a bound is passed."""
+        expanded_bytes, _, expanded_nodes = self.size(node, 1)
+        limits = self._limits
+        own_nodes = len(self._measured)
+        allowed_nodes = max(limits.expansion_allowance_nodes, limits.max_expansion * own_nodes)
+        allowed_bytes = max(limits.expansion_allowance_bytes, limits.max_expansion * self._own_bytes)
+        if expanded_nodes > allowed_nodes:
+            count, mark = self._heaviest
+            raise YamlLimitError(
+                f"the document's aliases expand it to {expanded_nodes} nodes, more than the limit "
+                f"({limits.expansion_allowance_nodes} nodes, or {limits.max_expansion} times the document's own "
+                f"{own_nodes}); the largest node they name holds {count}",
+                mark or node.start_mark,
+            )
+        if expanded_bytes > allowed_bytes:
+            raise YamlLimitError(
+                f"the document's aliases expand it to about {expanded_bytes} bytes, more than the limit "
+                f"({limits.expansion_allowance_bytes} bytes, or {limits.max_expansion} times the document's own "
+                f"{self._own_bytes})",
+                self._heaviest[1] or node.start_mark,
+            )
+
+    def size(self, node: yaml.Node, depth: int) -> tuple[int, int, int]:
         limits = self._limits
         key = id(node)
         known = self._measured.get(key)
@@ -126,25 +172,30 @@ class _Measure:
                 raise YamlLimitError(f"the document uses more than {limits.max_aliases} aliases", node.start_mark)
             if known is None:
                 raise YamlLimitError("an alias refers to a node that contains it (a recursive alias)", node.start_mark)
+            if known[2] > self._heaviest[0]:
+                self._heaviest = (known[2], node.start_mark)
         elif isinstance(node, yaml.ScalarNode):
-            known = (len(node.value) + 3, 0)  # quotes and a separator, as JSON would write it
+            known = (len(node.value) + 3, 0, 1)  # quotes and a separator, as JSON would write it
+            self._own_bytes += known[0]
             self._measured[key] = known
         else:
             if depth > limits.max_depth:
                 raise YamlLimitError(f"the document is nested deeper than {limits.max_depth} levels", node.start_mark)
             self._open.add(key)
+            self._own_bytes += 2
             children: list[yaml.Node] = (
                 [part for pair in node.value for part in pair] if isinstance(node, yaml.MappingNode) else node.value
             )
-            total, height = 2, 1
+            total, height, nodes = 2, 1, 1
             for child in children:
-                size, child_height = self.size(child, depth + 1)
+                size, child_height, child_nodes = self.size(child, depth + 1)
                 total += size
+                nodes += child_nodes
                 height = max(height, child_height + 1)
                 if total > limits.max_expanded_size:
                     break
             self._open.discard(key)
-            known = (total, height)
+            known = (total, height, nodes)
             self._measured[key] = known
         if depth + known[1] - 1 > limits.max_depth:  # an alias brings what it names to where it stands
             raise YamlLimitError(f"the document is nested deeper than {limits.max_depth} levels", node.start_mark)

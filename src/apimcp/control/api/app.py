@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from apimcp import __version__
 from apimcp.console.routes import console_router
 from apimcp.control.api import access_routes, audit_routes, catalog_routes, exposure_routes, key_routes, sync_routes
+from apimcp.control.api.no_store import NoStore
 from apimcp.control.api.request_limits import RequestLimits
 from apimcp.control.errors import DomainError
 from apimcp.control.plane import ControlPlane
@@ -52,6 +53,7 @@ def create_api(
     )
     app.state.plane = plane
     app.add_middleware(RequestLimits, limits=plane.limits, is_upload=is_upload)
+    app.add_middleware(NoStore)  # outside the limits: their refusals are API answers too
     telemetry = installed() if telemetry is None else telemetry
     if telemetry.metrics is not None:  # outermost: it counts what the limits refuse too
         app.add_middleware(ControlPlaneMetrics, telemetry=telemetry)

@@ -31,7 +31,7 @@ def fetch_snapshot(body: GatewayRegistration, caller: GatewayCaller, plane: Plan
             recipient=recipient,
             known_services=body.known_services,
         )
-    return Response(snapshot.to_json(built), media_type="application/json", headers={"Cache-Control": "no-store"})
+    return Response(snapshot.to_json(built), media_type="application/json")  # no-store, as every answer (no_store.py)
 
 
 @router.get("/changes", response_model=Revision)
