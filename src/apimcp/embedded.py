@@ -34,7 +34,8 @@ from apimcp.protocol import EndpointOptions
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey, GatewayPublicKey
-from apimcp.serving import AsgiApp, ServerTls, server_for
+from apimcp.servers.factory import AsgiApp, server_for
+from apimcp.servers.tls import ServerTls
 from apimcp.settings import Settings
 from apimcp.state import GatewayState
 

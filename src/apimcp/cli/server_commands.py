@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for t
     from apimcp.gateway.plan import GatewayPlan
     from apimcp.protocol import EndpointOptions
     from apimcp.safety.addresses import AddressPolicy
-    from apimcp.serving import ServerTls
+    from apimcp.servers.tls import ServerTls
     from apimcp.settings import Settings
     from apimcp.state.backend import OpenedState
 
@@ -121,7 +121,7 @@ def client_hints(base_url: str, endpoints: dict[str, str]) -> str:
 
 
 def run_async(main: Coroutine[object, object, None]) -> None:
-    from apimcp.serving import run_async as run  # noqa: PLC0415
+    from apimcp.servers.event_loop import run_async as run  # noqa: PLC0415
 
     run(main)
 
@@ -325,7 +325,7 @@ def on_workers(workers: int, host: str, port: int, state: OpenedState, run: Call
             "every session",
             EXIT_USAGE,
         )
-    from apimcp.workers import run_workers  # noqa: PLC0415
+    from apimcp.servers.workers import run_workers  # noqa: PLC0415
 
     _log_to_stderr()
     try:

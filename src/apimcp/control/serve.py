@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 from apimcp.control.api.app import create_api
 from apimcp.control.plane import ControlPlane
-from apimcp.head_limits import HeadLimits
-from apimcp.serving import ServerTls, server_for
+from apimcp.servers.factory import server_for
+from apimcp.servers.head_limits import HeadLimits
+from apimcp.servers.tls import ServerTls
 
 
 async def serve_control_plane(

@@ -21,12 +21,13 @@ from apimcp.gateway.failover import FailoverSource
 from apimcp.gateway.plan import GatewayPlan
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import GatewaySync, HttpSource, following
-from apimcp.head_limits import HeadLimits
 from apimcp.protocol import EndpointOptions
 from apimcp.protocol.cors import normalized_origin
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
-from apimcp.serving import ServerTls, server_for
+from apimcp.servers.factory import server_for
+from apimcp.servers.head_limits import HeadLimits
+from apimcp.servers.tls import ServerTls
 from apimcp.state import GatewayState
 
 log = logging.getLogger("apimcp.gateway")
