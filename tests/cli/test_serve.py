@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +20,7 @@ from apimcp.cli.main import app
 from apimcp.demo_api import create_app, spec_path
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import McpHttp
+from tests.support.processes import free_port
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +123,45 @@ def test_errors_before_starting(args: list[str], message: str) -> None:
     result = CliRunner().invoke(app, ["serve", *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def _reachable_when_printed(command: list[str], announced: str, port: int) -> str:
+    """Run `apimcp COMMAND`; the moment a line containing `announced` is printed, freeze the process (SIGSTOP)
+    and connect to `port`: a port that listens takes the connection in its backlog while the server is frozen,
+    one that does not yet refuses it. The line printed is returned."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "apimcp.cli", *command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    watchdog = threading.Timer(120, process.kill)  # a server that never prints ends the test, not the suite
+    watchdog.start()
+    seen = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            seen.append(line)
+            if announced in line:
+                os.kill(process.pid, signal.SIGSTOP)
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=30).close()  # refused: printed too early
+                finally:
+                    os.kill(process.pid, signal.SIGCONT)
+                return line
+        raise AssertionError(f"never printed {announced!r}:\n{''.join(seen)}")
+    finally:
+        watchdog.cancel()
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("command", ["serve", "demo", "control-plane"])
+def test_serve_and_demo_print_the_url_only_once_the_port_listens(command: str, bookshelf_api: str) -> None:
+    port = free_port()
+    arguments = {
+        "serve": ["serve", "--openapi", str(spec_path()), "--backend", bookshelf_api],
+        "demo": ["demo"],
+        "control-plane": ["control-plane"],
+    }[command]
+    line = _reachable_when_printed(
+        [*arguments, "--port", str(port)], "control plane on" if command == "control-plane" else "MCP endpoint", port
+    )
+    assert f"localhost:{port}" in line

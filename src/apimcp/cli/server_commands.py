@@ -489,14 +489,23 @@ def control_plane(
         fail(str(exc))
     first = bootstrap(plane, directory)
     base = public_base(host, port, tls)
-    typer.echo(f"apimcp {__version__} control plane on {base}/api/v1 ({_described(database_url, directory)})")
-    typer.echo(f"  Web console {base}/console/")
-    if first is not None:
-        typer.echo(f"  First start: organization 'default' created; its first token is in {first[1]}")
-        typer.echo(f'  apimcp login {base} --token "$(cat {first[1]})"')
+
+    def ready() -> None:
+        typer.echo(f"apimcp {__version__} control plane on {base}/api/v1 ({_described(database_url, directory)})")
+        typer.echo(f"  Web console {base}/console/")
+        if first is not None:
+            typer.echo(f"  First start: organization 'default' created; its first token is in {first[1]}")
+            typer.echo(f'  apimcp login {base} --token "$(cat {first[1]})"')
+
     run_async(
         serve_control_plane(
-            plane, host=host, port=port, tls=tls, head_limits=limits.head, console_gateways=console_gateways
+            plane,
+            host=host,
+            port=port,
+            tls=tls,
+            head_limits=limits.head,
+            console_gateways=console_gateways,
+            on_listening=ready,
         )
     )
 

@@ -33,13 +33,7 @@ from apimcp.state import GatewayState
 log = logging.getLogger("apimcp.gateway")
 FIRST_SNAPSHOT_SECONDS = 30.0
 OnReady = Callable[[GatewayApp], Awaitable[None] | None]
-
-
-async def _announce(on_ready: OnReady | None, app: GatewayApp) -> None:
-    if on_ready is not None:
-        outcome = on_ready(app)
-        if outcome is not None:
-            await outcome
+"""Called once the gateway accepts connections (to print where it answers)."""
 
 
 async def _first_snapshot(sync: GatewaySync) -> None:
@@ -76,9 +70,15 @@ async def serve_gateway(
     try:
         app = build_gateway(plan, session, options, script_limits, state)
         try:
-            await _announce(on_ready, app)
             server = server_for(
-                app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits
+                app,
+                app.shutdown,
+                host=host,
+                port=port,
+                log_level=log_level,
+                tls=tls,
+                head_limits=head_limits,
+                on_listening=(lambda: on_ready(app)) if on_ready is not None else None,
             )
             await server.serve()
         finally:
@@ -153,9 +153,15 @@ async def serve_connected_gateway(
         async with following(runtime, source) as sync:
             await _first_snapshot(sync)
             app = GatewayApp(runtime)
-            await _announce(on_ready, app)
             server = server_for(
-                app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits
+                app,
+                app.shutdown,
+                host=host,
+                port=port,
+                log_level=log_level,
+                tls=tls,
+                head_limits=head_limits,
+                on_listening=(lambda: on_ready(app)) if on_ready is not None else None,
             )
             await server.serve()
     finally:

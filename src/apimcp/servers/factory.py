@@ -9,7 +9,7 @@ import uvicorn
 
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.servers.head_limits import HeadLimits, uvicorn_settings
-from apimcp.servers.lifecycle import StreamClosingServer
+from apimcp.servers.lifecycle import OnListening, StreamClosingServer
 from apimcp.servers.tls import ServerTls
 
 AsgiApp = Callable[[Scope, Receive, Send], object]
@@ -24,7 +24,10 @@ def server_for(
     log_level: str = "warning",
     tls: ServerTls | None = None,
     head_limits: HeadLimits | None = None,
+    on_listening: OnListening | None = None,
 ) -> StreamClosingServer:
+    """A server of `app` on host:port; `on_shutdown` ends its long-lived streams, `on_listening` says where it
+    answers once it accepts connections."""
     tls_settings: dict[str, Any] = {}
     if tls is not None:
         tls.check()
@@ -40,4 +43,4 @@ def server_for(
         **uvicorn_settings(head_limits or HeadLimits()),
         **tls_settings,
     )
-    return StreamClosingServer(config, on_shutdown)
+    return StreamClosingServer(config, on_shutdown, on_listening=on_listening)

@@ -1,6 +1,8 @@
-"""How a server starts and stops: on the socket it is given, and with a shutdown that ends long-lived streams.
+"""How a server starts and stops: on the socket it is given, saying so once it accepts connections, and with a
+shutdown that ends long-lived streams.
 
-Open SSE streams (GET streams, subscriptions/listen) never finish on their
+A server tells its user where it answers (`on_listening`) only once its sockets accept connections: a client
+started on that line must never be refused. Open SSE streams (GET streams, subscriptions/listen) never finish on their
 own; uvicorn would wait for them forever on Ctrl-C. The server here ends them
 first, then shuts down as usual.
 """
@@ -10,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from socket import fromfd, socket
 from typing import Any
 
 import uvicorn
 
 DRAIN_SECONDS = 0.5
+OnListening = Callable[[], Awaitable[None] | None]
 
 
 def socket_from(listening: Any) -> socket:
@@ -58,15 +61,29 @@ class StreamClosingServer(uvicorn.Server):
     """
 
     def __init__(
-        self, config: uvicorn.Config, on_shutdown: Callable[[], None], drain_seconds: float = DRAIN_SECONDS
+        self,
+        config: uvicorn.Config,
+        on_shutdown: Callable[[], None],
+        drain_seconds: float = DRAIN_SECONDS,
+        on_listening: OnListening | None = None,
     ) -> None:
         super().__init__(config)
         self._on_shutdown = on_shutdown
         self._drain_seconds = drain_seconds
+        self._on_listening = on_listening
 
     async def serve(self, sockets: list[socket] | None = None) -> None:
         settle_memory()
         await super().serve(sockets or list(_inherited) or None)
+
+    async def startup(self, sockets: list[socket] | None = None) -> None:
+        await super().startup(sockets)
+        # uvicorn's servers are serving now (bound, listening and accepted from: asyncio starts serving on
+        # creation; an inherited socket listened before the workers were forked).
+        if self.started and not self.should_exit and self._on_listening is not None:
+            outcome = self._on_listening()
+            if outcome is not None:
+                await outcome
 
     async def shutdown(self, sockets: list[socket] | None = None) -> None:
         await self._close_the_door()
