@@ -115,7 +115,7 @@ expositions:
             ["--openapi", str(spec_path()), "--backend", "ftp://x"],
             "the backend endpoint must be an http:// or https:// URL",
         ),
-        (["--openapi", str(spec_path()), "--include", "nothing*"], "these patterns select no operation: nothing*"),
+        (["--openapi", str(spec_path()), "--include", "nothing*"], "--include: 'nothing*' selects no operation"),
         (["no-such-config.yaml"], "cannot read the configuration"),
     ],
 )

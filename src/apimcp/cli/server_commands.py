@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -176,9 +177,13 @@ def endpoint_options(
 
     raw = os.environ.get(REQUEST_STATE_KEYS_VARIABLE, "")
     keys = [key.strip().encode() for key in raw.split(",") if key.strip()]
+    try:
+        sealer = RequestStateSealer(keys) if keys else RequestStateSealer()
+    except ValueError as exc:  # a key too short
+        fail(f"{REQUEST_STATE_KEYS_VARIABLE}: {exc}", EXIT_USAGE)
     return EndpointOptions(
         security=TransportSecurity.for_hosts(allowed_hosts, cors_origins),
-        request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
+        request_state=sealer,
         limits=limits.mcp,
         sessions=state.sessions if state is not None else MemorySessionStore.with_limits(limits.sessions),
         relay=state.relay if state is not None else NO_RELAY,
@@ -275,17 +280,14 @@ def serve(
             stores,
         )
         return
-    from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config  # noqa: PLC0415
+    from apimcp.gateway.config import ConfigError, GatewayConfig, load_config  # noqa: PLC0415
     from apimcp.gateway.plan import plan_gateway  # noqa: PLC0415
 
     try:
         if config is not None:
             gateway_config = load_config(config, limits.yaml)
         else:
-            service = ServiceConfig(
-                openapi=openapi or "", backend=backend, include=tuple(include), exclude=tuple(exclude)
-            )
-            gateway_config = GatewayConfig(services={"api": service})
+            gateway_config = GatewayConfig.of_options(openapi or "", backend, tuple(include), tuple(exclude))
         given = (("host", host), ("port", port), ("public_url", public_url))
         overrides: dict[str, object] = {k: v for k, v in given if v is not None}
         if allowed_host:
@@ -346,10 +348,8 @@ def _flushing_telemetry(run: Callable[[], None]) -> None:
 
 
 def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
-    from apimcp.gateway.plan import GatewayPlan  # noqa: PLC0415
-
     (only,) = plan.expositions
-    return GatewayPlan(plan.config, plan.services, (type(only)(name, only.config, only.services),))
+    return dataclasses.replace(plan, expositions=(type(only)(name, only.config, only.services),))
 
 
 def run_plan(
@@ -372,7 +372,7 @@ def run_plan(
             typer.echo(client_hints(public_base(host, port, tls), gateway.endpoints()))
             typer.echo("Press Ctrl-C to stop.")
 
-    options = configured_options(plan.config.server, limits.mcp, limits.sessions, stores)
+    options = configured_options(plan, limits.mcp, limits.sessions, stores)
     run_async(
         serve_gateway(
             plan,
