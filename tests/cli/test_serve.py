@@ -14,10 +14,13 @@ from pathlib import Path
 
 import httpx2
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from apimcp.cli.main import app
+from apimcp.cli.server_commands import endpoint_options
 from apimcp.demo_api import create_app, spec_path
+from apimcp.settings import Settings
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import McpHttp
 from tests.support.processes import free_port
@@ -165,3 +168,11 @@ def test_serve_and_demo_print_the_url_only_once_the_port_listens(command: str, b
         [*arguments, "--port", str(port)], "control plane on" if command == "control-plane" else "MCP endpoint", port
     )
     assert f"localhost:{port}" in line
+
+
+def test_a_request_state_key_variable_too_short_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`apimcp gateway` let the engine's ValueError through as a traceback."""
+    monkeypatch.setenv("APIMCP_REQUEST_STATE_KEYS", "short")
+    with pytest.raises(typer.Exit) as stopped:
+        endpoint_options([], Settings())
+    assert stopped.value.exit_code == 2
