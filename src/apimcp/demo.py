@@ -19,6 +19,7 @@ from apimcp.control.plane import ControlPlane
 from apimcp.demo_api import spec_path, start
 from apimcp.embedded import Started, serve_embedded
 from apimcp.protocol import EndpointOptions
+from apimcp.safety.addresses import AddressPolicy
 from apimcp.settings import Settings
 
 EXPOSITION = "bookshelf"
@@ -68,8 +69,10 @@ async def run_demo(
     on_ready: Callable[[Started, str], Awaitable[None] | None] | None = None,
     options: EndpointOptions | None = None,
     settings: Settings | None = None,
+    fetch_policy: AddressPolicy | None = None,
 ) -> None:
-    """Start the demo API on a free loopback port, then serve the control plane and gateway until interrupted."""
+    """Start the demo API on a free loopback port, then serve the control plane and gateway until interrupted
+    (imports by URL and token endpoints reach what `fetch_policy` allows, as under `apimcp serve`)."""
     runner, api_port = await start("127.0.0.1", 0)
     backend_url = f"http://127.0.0.1:{api_port}"
     try:
@@ -86,6 +89,7 @@ async def run_demo(
             prepare=lambda plane: seed(plane, backend_url),
             on_ready=ready,
             settings=settings,
+            fetch_policy=fetch_policy,
         )
     finally:
         await runner.cleanup()

@@ -614,8 +614,10 @@ def demo(
     host: Host = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
     data_dir: DataDir = None,
+    fetch_allow: FetchAllow = [],
 ) -> None:
     """`apimcp serve` with a demo REST API (a bookshelf) imported and exposed at /mcp/default/bookshelf."""
+    policy = fetch_policy(fetch_allow)
     limits = settings()
     _log_to_stderr()
     from apimcp.demo import run_demo  # noqa: PLC0415 - the demo's backend is only loaded when asked for
@@ -637,6 +639,7 @@ def demo(
                 on_ready=ready,
                 options=endpoint_options([], limits),
                 settings=limits,
+                fetch_policy=policy,
             )
         )
     except ValueError as exc:
