@@ -6,6 +6,7 @@ import functools
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -150,3 +151,33 @@ def test_the_readme_example_configuration_without_its_variables_is_a_clean_error
         }
         expected = {name: f"{start}the environment variable {name} is not set" for name, start in expected.items()}
         assert lines == [expected[name] for name in unset]
+
+
+def python_example() -> str:
+    """The README's Python example, the block after its marker."""
+    text = README.read_text()
+    block = text[text.index("<!-- python example:") :]
+    block = block[block.index("```python\n") + 10 :]
+    return block[: block.index("```")]
+
+
+def test_the_readme_python_example_finds_what_the_demo_holds(tmp_path: Path) -> None:
+    """Finding: it searched the demo's books for "dune", which they do not hold (an empty result)."""
+    port = free_port()
+    demo = Background(tmp_path / "demo.log", "demo", "--port", str(port))
+    printed: list[tuple[Any, ...]] = []
+    try:
+        demo.wait_for_http(f"http://127.0.0.1:{port}/healthz")
+        code = python_example().replace("localhost:8080", f"localhost:{port}")
+        exec(compile(code, "README.md", "exec"), {"print": lambda *values: printed.append(values)})
+    finally:
+        demo.stop()
+    assert len(printed) == 10  # five lines in each era
+    for values in printed:
+        for value in values:
+            assert value, printed
+            if isinstance(value, dict):  # a tool's result: whatever it lists holds something
+                assert all(item for item in value.values() if isinstance(item, list)), value
+    _, tools = printed[0]
+    assert {"list_books", "book_with_reviews"} <= set(tools)
+    assert [book["author"] for book in printed[1][0]["books"]] == ["Jane Austen", "Jane Austen"]
