@@ -34,6 +34,7 @@ from apimcp.cli.transport_options import (
 if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for the command that runs them
     from collections.abc import Callable, Coroutine
 
+    from apimcp.control.plane import ControlPlane
     from apimcp.embedded import Started
     from apimcp.gateway.app import GatewayApp
     from apimcp.gateway.plan import GatewayPlan
@@ -396,6 +397,12 @@ def _announce(started: Started, base: str) -> None:
         typer.echo(f"  First start: organization 'default' created; its first token is in {started.bootstrap_file}")
         if saved is not None:
             typer.echo(f"  The CLI is logged in (context {saved}): try `apimcp import <openapi file> --backend <url>`")
+    else:
+        from apimcp.control.setup import BOOTSTRAP_TOKEN_FILE  # noqa: PLC0415
+
+        followed = context.follow(base, started.data_dir / BOOTSTRAP_TOKEN_FILE)
+        if followed is not None:
+            typer.echo(f"  The CLI, logged in with the first token, now uses {base} (context {followed})")
     typer.echo(client_hints(base, started.app.gateway.endpoints()))
     typer.echo("Press Ctrl-C to stop.")
 
@@ -414,25 +421,49 @@ def _serve_embedded(
     stores: OpenedState,
 ) -> None:
     _log_to_stderr()
+    from apimcp.demo import bookshelf_api, follow, record_backend, recorded_backend  # noqa: PLC0415
     from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
 
     base = public_base(host, port, tls)
-    try:
-        run_async(
-            serve_embedded(
-                data_dir,
-                database_url=database_url,
-                options=endpoint_options(allowed_hosts, limits, stores, cors_origins),
-                host=host,
-                port=port,
-                on_ready=lambda started: _announce(started, base),
-                tls=tls,
-                fetch_policy=policy,
-                settings=limits,
-                public_url=public_url,
-                state=stores.stores,
-            )
+    options = endpoint_options(allowed_hosts, limits, stores, cors_origins)
+
+    async def main(prepare: Callable[[ControlPlane], None] | None = None, told: Sequence[str] = ()) -> None:
+        def ready(started: Started) -> None:
+            for line in told:
+                typer.echo(line)
+            _announce(started, base)
+
+        await serve_embedded(
+            data_dir,
+            database_url=database_url,
+            options=options,
+            host=host,
+            port=port,
+            prepare=prepare,
+            on_ready=ready,
+            tls=tls,
+            fetch_policy=policy,
+            settings=limits,
+            public_url=public_url,
+            state=stores.stores,
         )
+
+    async def following_the_demo() -> None:
+        """The demo ran on this data: its plans get a Bookshelf API of their own, not the demo's dead port."""
+        told: list[str] = []
+        async with bookshelf_api() as backend_url:
+
+            def prepare(plane: ControlPlane) -> None:
+                followed = follow(plane, recorded_backend(data_dir), backend_url)
+                record_backend(data_dir, backend_url if followed else None)  # none left: not started again
+                if followed:
+                    told.append(f"The demo's Bookshelf API runs at {backend_url} for its plans ({', '.join(followed)})")
+
+            await main(prepare, told)
+
+    demo_ran_here = database_url is None and recorded_backend(data_dir) is not None
+    try:
+        run_async(following_the_demo() if demo_ran_here else main())
     except ValueError as exc:  # bad key file or key variable
         fail(str(exc))
 
