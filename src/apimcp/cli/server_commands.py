@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import os
 import re
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from apimcp import __version__
-from apimcp.cli import context
+from apimcp.cli import context, output
 from apimcp.cli.common import EXIT_USAGE, fail, pairs
 from apimcp.cli.transport_options import (
     AllowHttp,
@@ -118,7 +117,7 @@ def client_hints(base_url: str, endpoints: dict[str, str]) -> str:
     lines.append("Speaks MCP 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (sessions) and 2026-07-28 (stateless).")
     if servers:
         lines.append("Client configuration (e.g. an MCP client's mcp.json):")
-        lines.append(json.dumps({"mcpServers": servers}, indent=2))
+        lines.append(output.json_text({"mcpServers": servers}))
     return "\n".join(lines)
 
 
