@@ -52,6 +52,25 @@ async def _first_snapshot(sync: GatewaySync) -> None:
         await asyncio.sleep(0.05)
 
 
+async def _listen(
+    app: GatewayApp,
+    on_ready: OnReady | None,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    tls: ServerTls | None,
+    head_limits: HeadLimits | None,
+) -> None:
+    """Serve `app` until stopped; `on_ready` once it accepts connections."""
+    on_listening = (lambda: on_ready(app)) if on_ready is not None else None
+    server = server_for(
+        app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits,
+        on_listening=on_listening,
+    )  # fmt: skip
+    await server.serve()
+
+
 async def serve_gateway(
     plan: GatewayPlan,
     *,
@@ -70,17 +89,7 @@ async def serve_gateway(
     try:
         app = build_gateway(plan, session, options, script_limits, state)
         try:
-            server = server_for(
-                app,
-                app.shutdown,
-                host=host,
-                port=port,
-                log_level=log_level,
-                tls=tls,
-                head_limits=head_limits,
-                on_listening=(lambda: on_ready(app)) if on_ready is not None else None,
-            )
-            await server.serve()
+            await _listen(app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits)
         finally:
             await app.runtime.close()
     finally:
@@ -153,16 +162,6 @@ async def serve_connected_gateway(
         async with following(runtime, source) as sync:
             await _first_snapshot(sync)
             app = GatewayApp(runtime)
-            server = server_for(
-                app,
-                app.shutdown,
-                host=host,
-                port=port,
-                log_level=log_level,
-                tls=tls,
-                head_limits=head_limits,
-                on_listening=(lambda: on_ready(app)) if on_ready is not None else None,
-            )
-            await server.serve()
+            await _listen(app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits)
     finally:
         await close_session(session)
