@@ -84,3 +84,19 @@ def test_artifacts_know_nothing_of_the_gateway_the_control_plane_or_the_database
 def test_telemetry_is_plugged_in_and_knows_nothing_of_gateways_or_the_control_plane() -> None:
     """It sits on the engine's observer seam and the Backend interface; the runtime and the API plug it in."""
     assert _foreign("telemetry", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
+
+
+def test_the_servers_know_nothing_of_what_they_serve() -> None:
+    """servers/ runs the gateway, the control plane and `apimcp serve` alike: it is given an ASGI app, and uses
+    nothing of apimcp but the engine's ASGI types."""
+    modules = sorted((SRC / "servers").glob("*.py"))
+    assert {m.name for m in modules} >= {"factory.py", "lifecycle.py", "head_limits.py", "tls.py", "workers.py"}
+    for module in modules:
+        foreign = {
+            m
+            for m in _imports(module)
+            if m.startswith("apimcp") and not m.startswith("apimcp.servers") and m != "apimcp.protocol.exchange"
+        }
+        assert not foreign, f"{module.name} imports {foreign}"
+    at_the_root = {path.name for path in SRC.glob("*.py")}
+    assert not at_the_root & {"serving.py", "workers.py", "head_limits.py"}  # one package, not three loose modules

@@ -34,7 +34,8 @@ from apimcp.protocol import EndpointOptions
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey, GatewayPublicKey
-from apimcp.serving import AsgiApp, ServerTls, server_for
+from apimcp.servers.factory import AsgiApp, server_for
+from apimcp.servers.tls import ServerTls
 from apimcp.settings import Settings
 from apimcp.state import GatewayState
 
@@ -183,7 +184,7 @@ async def serve_embedded(
     public_url: str | None = None,
     state: GatewayState | None = None,
 ) -> None:
-    """Open the control plane, serve it with its gateway until interrupted."""
+    """Open the control plane, serve it with its gateway until interrupted; `on_ready` once it accepts connections."""
     limits = settings or Settings()
     async with embedded(
         data_dir,
@@ -195,16 +196,19 @@ async def serve_embedded(
         public_url=public_url,
         state=state,
     ) as started:
-        if on_ready is not None:
-            outcome = on_ready(started)
-            if outcome is not None:
-                await outcome
 
         def stopping() -> None:
             started.plane.signal.close()  # ends the REST API's long polls
             started.app.gateway.shutdown()  # ends MCP streams
 
         server = server_for(
-            started.app, stopping, host=host, port=port, log_level=log_level, tls=tls, head_limits=limits.head
+            started.app,
+            stopping,
+            host=host,
+            port=port,
+            log_level=log_level,
+            tls=tls,
+            head_limits=limits.head,
+            on_listening=(lambda: on_ready(started)) if on_ready is not None else None,
         )
         await server.serve()

@@ -18,13 +18,13 @@ from typing import Any, get_type_hints
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.control.import_pool import ImportCapacity
 from apimcp.control.limits import ApiLimits
-from apimcp.head_limits import HeadLimits
 from apimcp.importers.openapi.schemas import SchemaLimits
 from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.sessions import SessionLimits
 from apimcp.protocol.tasks.limits import TaskLimits
 from apimcp.safety.fetch import FetchLimits
 from apimcp.safety.yaml_loading import YamlLimits
+from apimcp.servers.head_limits import HeadLimits
 
 PREFIX = "APIMCP_"
 

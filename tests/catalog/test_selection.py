@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from apimcp.catalog.model import Operation, RestBinding
-from apimcp.catalog.selection import nothing_selected, select, unmatched
+from apimcp.catalog.selection import nothing_selected, select, served, unmatched
 from apimcp.gateway.config import ConfigError, parse_config
 from apimcp.gateway.plan import plan_gateway
 
@@ -26,6 +26,17 @@ def test_patterns_select_by_name_signature_and_tag() -> None:
     assert unmatched(OPERATIONS, ["tag:pets", "nope*"]) == ["nope*"]
 
 
+def test_with_a_tool_prefix_patterns_match_the_name_with_or_without_it() -> None:
+    """Finding: `tool_prefix: pets_` with `exclude: [delete_pet]` was refused ("select no operation"): the file
+    matched served names, the control plane the description's; both names match either way now."""
+    offered = served(OPERATIONS, "pets_")
+    assert [op.tool_name for op in offered] == ["pets_list_pets", "pets_get_pet", "pets_ping"]
+    for exclude in (["get_pet"], ["pets_get_pet"], ["get_*"], ["pets_get_*"]):
+        assert [op.tool_name for op in select(offered, [], exclude, "pets_")] == ["pets_list_pets", "pets_ping"]
+    assert unmatched(offered, ["list_pets", "pets_list_pets", "pets_nope", "nope"], "pets_") == ["pets_nope", "nope"]
+    assert unmatched(OPERATIONS, ["pets_list_pets"]) == ["pets_list_pets"]  # without a prefix, no such tool
+
+
 def test_what_is_said_when_nothing_is_left() -> None:
     assert nothing_selected([], [], []) == "the description declares no operation, so there is nothing to expose"
     assert nothing_selected(OPERATIONS, [], ["*"]) == "exclude leaves no operation to expose"
@@ -40,6 +51,7 @@ def test_a_description_with_no_operations_is_refused_for_what_it_is(tmp_path: Pa
     with pytest.raises(ConfigError) as refused:
         plan_gateway(config)
     assert str(refused.value) == (
-        "service 'empty': the description declares no operation, so there is nothing to expose"
+        "gateway.yaml:3:14: services.empty.openapi: the description declares no operation, so there is nothing to "
+        "expose"
     )
     assert "include/exclude" not in str(refused.value)

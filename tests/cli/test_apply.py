@@ -83,7 +83,7 @@ def test_a_file_becomes_services_plans_secrets_and_expositions(live: Deployment,
 def test_what_cannot_be_applied_is_refused_before_anything_changes(live: Deployment, tmp_path: Path) -> None:
     path = config(tmp_path, live.backend, "  both:\n    services: [echo, echo]")
     refused = run("apply", str(path), env={"APPLY_TOKEN": TOKEN}, code=2).output
-    assert "exposition 'both' publishes several services" in refused
+    assert "expositions.both.services: several services" in refused and "gateway.yaml:" in refused
     missing = run("apply", str(config(tmp_path, live.backend, "  one:\n    services: [echo]")), code=2).output
     assert "APPLY_TOKEN is not set" in missing
     assert live.api.call("GET", "/services") == []
@@ -153,4 +153,4 @@ services:
     assert "artifact greetings.yaml: /service: the file is for someone-else 1, not artifacts 1" in refused
     (tmp_path / "greetings.yaml").write_text("kind: Prompts\n")
     refused = run("apply", str(path), code=2).output  # checked before anything is written
-    assert "service 'echo': artifact greetings.yaml: " in refused and "apiVersion" in refused
+    assert "services.echo.artifacts[0]: " in refused and "apiVersion" in refused

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import httpx2
+import typer
+import typer.main
 from typer.testing import CliRunner
 
 from apimcp import __version__
@@ -19,6 +24,29 @@ def test_version() -> None:
     result = CliRunner().invoke(app, ["version"])
     assert result.exit_code == 0
     assert result.output.strip() == __version__
+
+
+def _command_paths(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield path
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _command_paths(sub, (*path, name))
+
+
+def test_every_command_has_help_text_and_readable_value_names() -> None:
+    """Finding: `<list[str]>` and `<bool>` (even beside --help) in the help; plan show, expo show, token list and
+    gateway-group list and delete had no help text."""
+    paths = list(_command_paths(typer.main.get_command(app)))
+    assert len(paths) > 50
+    helps = {path: CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"}) for path in paths}
+    for path, shown in helps.items():
+        assert shown.exit_code == 0, (path, shown.output)
+        assert "<list[" not in shown.output and "<bool>" not in shown.output, (path, shown.output)
+        usage, _, rest = shown.output.strip().partition("\n")
+        assert usage.startswith("Usage:") and rest.strip() and not rest.strip().startswith("╭"), (path, shown.output)
+        if path:  # and the list of its parent's commands says what it does
+            listed = helps[path[:-1]].output.splitlines()
+            line = next(line for line in listed if re.match(rf"^│ {re.escape(path[-1])} ", line))
+            assert line.strip("│ ").removeprefix(path[-1]).strip(), (path, line)
 
 
 def test_help_lists_the_demo() -> None:

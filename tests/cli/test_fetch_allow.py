@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from apimcp.cli.main import app
 from apimcp.demo_api import create_app
+from apimcp.safety.addresses import AddressPolicy
 from tests.support.live_aiohttp import live_aiohttp
 
 
@@ -47,7 +50,7 @@ def test_the_allow_list_lets_the_import_through(
     (so the test ends before anything is served)."""
     code, output = serve("--openapi", f"{bookshelf_api}/openapi.yaml", "--include", "nothing*", *args, env=env)
     assert code == 2
-    assert "these patterns select no operation: nothing*" in output, output
+    assert "--include: 'nothing*' selects no operation" in output, output
 
 
 @pytest.mark.parametrize(
@@ -56,6 +59,7 @@ def test_the_allow_list_lets_the_import_through(
         ["serve"],
         ["control-plane"],
         ["gateway", "--control-plane", "http://127.0.0.1:9", "--token", "t"],
+        ["demo"],
     ],
 )
 def test_a_wrong_entry_is_a_usage_error_naming_it(command: list[str]) -> None:
@@ -64,8 +68,29 @@ def test_a_wrong_entry_is_a_usage_error_naming_it(command: list[str]) -> None:
     assert "--fetch-allow: fetch allow-list entry 'not a host' is not a host name" in result.output
 
 
-@pytest.mark.parametrize("command", ["serve", "control-plane", "gateway"])
+@pytest.mark.parametrize("command", ["serve", "control-plane", "gateway", "demo"])
 def test_every_server_command_takes_the_option(command: str) -> None:
     result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert "--fetch-allow" in result.output
     assert "APIMCP_FETCH_ALLOW" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "env"), [(["--fetch-allow", "127.0.0.1"], None), ([], {"APIMCP_FETCH_ALLOW": "127.0.0.1"})]
+)
+def test_the_demo_honours_fetch_allow(
+    monkeypatch: pytest.MonkeyPatch, args: list[str], env: dict[str, str] | None
+) -> None:
+    """Finding: `apimcp demo` ignored --fetch-allow and APIMCP_FETCH_ALLOW, yet its refusal told the user to set
+    them. The demo's server is given the policy they make (and not started)."""
+    given: list[AddressPolicy | None] = []
+
+    async def not_serving(*_: Any, fetch_policy: AddressPolicy | None = None, **__: Any) -> None:
+        given.append(fetch_policy)
+
+    monkeypatch.setattr("apimcp.demo.serve_embedded", not_serving)
+    result = CliRunner().invoke(app, ["demo", *args], env=env)
+    assert result.exit_code == 0, result.output
+    [policy] = given
+    assert policy is not None and policy.refusal("127.0.0.1", ipaddress.ip_address("127.0.0.1")) is None
+    assert AddressPolicy().refusal("127.0.0.1", ipaddress.ip_address("127.0.0.1")) is not None  # the default

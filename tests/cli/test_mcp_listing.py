@@ -46,3 +46,32 @@ def test_resources_and_templates_are_listed_and_read(url: str) -> None:
     assert json.loads(run("read", url, "file:///books/4").output)["id"] == 4
     missing = run("read", url, "note://nowhere", code=1).output
     assert "note://nowhere" in missing
+
+
+def test_a_tool_called_by_its_operation_id_gets_the_same_hint_however_it_is_called(url: str) -> None:
+    """Finding: `call URL getInventory` (no --arg) printed the raw HTTP 400 body; with --arg it got a hint."""
+    for args in (["getStats"], ["getBook", "--arg", "bookId=1"]):
+        refused = run("call", url, *args, code=1).output
+        assert f"has no tool {args[0]!r} (`apimcp tools {url}` lists them; did you mean " in refused, refused
+        assert "HTTP 400" not in refused and "jsonrpc" not in refused
+    assert "did you mean get_stats?" in run("call", url, "getStats", code=1).output
+    assert f"has no tool 'nope' (`apimcp tools {url}` lists them)" in run("call", url, "nope", code=1).output
+
+
+def test_json_output_is_utf8_not_escaped(url: str) -> None:
+    """Finding: `-o json` wrote `a\\u00f1os` for `años`."""
+    called = run("call", url, "get_book", "--arg", "bookId=4", "-o", "json").output
+    assert "Cien años de soledad" in called and "\\u00f1" not in called
+    assert json.loads(called)["structuredContent"]["author"] == "Gabriel García Márquez"
+    assert "García Márquez" in run("call", url, "get_book", "--arg", "bookId=4").output
+
+
+def test_the_tools_table_cuts_long_descriptions_with_an_ellipsis(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding: the table cut descriptions at 100 characters without saying so."""
+    long = "Search the catalogue " + "by title, author, year and tag " * 5
+    tools = [{"name": "search", "description": long + "\nMore lines.", "inputSchema": {"type": "object"}}]
+    monkeypatch.setattr("apimcp.cli.mcp_commands.request", lambda *_, **__: {"tools": tools})
+    table = run("tools", "http://localhost:9/mcp/x").output
+    cell = " ".join(line.split("│")[1].strip() for line in table.splitlines() if "│" in line)  # wrapped lines
+    assert cell.endswith("…") and len(cell) == 100 and long.startswith(cell[:-1])
+    assert "More lines" not in table

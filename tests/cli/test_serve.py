@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from apimcp.cli.main import app
+from apimcp.cli.server_commands import endpoint_options
 from apimcp.demo_api import create_app, spec_path
+from apimcp.settings import Settings
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import McpHttp
+from tests.support.processes import free_port
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +118,7 @@ expositions:
             ["--openapi", str(spec_path()), "--backend", "ftp://x"],
             "the backend endpoint must be an http:// or https:// URL",
         ),
-        (["--openapi", str(spec_path()), "--include", "nothing*"], "these patterns select no operation: nothing*"),
+        (["--openapi", str(spec_path()), "--include", "nothing*"], "--include: 'nothing*' selects no operation"),
         (["no-such-config.yaml"], "cannot read the configuration"),
     ],
 )
@@ -120,3 +126,53 @@ def test_errors_before_starting(args: list[str], message: str) -> None:
     result = CliRunner().invoke(app, ["serve", *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def _reachable_when_printed(command: list[str], announced: str, port: int) -> str:
+    """Run `apimcp COMMAND`; the moment a line containing `announced` is printed, freeze the process (SIGSTOP)
+    and connect to `port`: a port that listens takes the connection in its backlog while the server is frozen,
+    one that does not yet refuses it. The line printed is returned."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "apimcp.cli", *command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    watchdog = threading.Timer(120, process.kill)  # a server that never prints ends the test, not the suite
+    watchdog.start()
+    seen = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            seen.append(line)
+            if announced in line:
+                os.kill(process.pid, signal.SIGSTOP)
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=30).close()  # refused: printed too early
+                finally:
+                    os.kill(process.pid, signal.SIGCONT)
+                return line
+        raise AssertionError(f"never printed {announced!r}:\n{''.join(seen)}")
+    finally:
+        watchdog.cancel()
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("command", ["serve", "demo", "control-plane"])
+def test_serve_and_demo_print_the_url_only_once_the_port_listens(command: str, bookshelf_api: str) -> None:
+    port = free_port()
+    arguments = {
+        "serve": ["serve", "--openapi", str(spec_path()), "--backend", bookshelf_api],
+        "demo": ["demo"],
+        "control-plane": ["control-plane"],
+    }[command]
+    line = _reachable_when_printed(
+        [*arguments, "--port", str(port)], "control plane on" if command == "control-plane" else "MCP endpoint", port
+    )
+    assert f"localhost:{port}" in line
+
+
+def test_a_request_state_key_variable_too_short_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`apimcp gateway` let the engine's ValueError through as a traceback."""
+    monkeypatch.setenv("APIMCP_REQUEST_STATE_KEYS", "short")
+    with pytest.raises(typer.Exit) as stopped:
+        endpoint_options([], Settings())
+    assert stopped.value.exit_code == 2

@@ -86,6 +86,13 @@ def test_a_plan_stores_what_it_is_given(plane: ControlPlane, acme: str, echo: st
     assert (stored.tool_prefix, stored.output_schemas) == ("echo_", False)
 
 
+def test_plan_patterns_match_tool_names_with_or_without_the_prefix(plane: ControlPlane, acme: str, echo: str) -> None:
+    plan = _plan(plane, acme, echo, tool_prefix="echo_", include=["echo_get_item", "delete_item"])
+    assert plan.include == ["echo_get_item", "delete_item"]
+    refused = _refused(plane, Invalid, plans.update, acme, plan.id, {"tool_prefix": "e_"})  # the patterns re-checked
+    assert (refused.field, str(refused)) == ("include", "these patterns select no operation of Echo API: echo_get_item")
+
+
 def test_a_plan_name_is_unique_per_service(plane: ControlPlane, acme: str, echo: str) -> None:
     other = import_spec(plane, acme, spec()).service.id
     _plan(plane, acme, echo, "main")

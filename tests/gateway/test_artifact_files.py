@@ -43,10 +43,10 @@ def test_files_are_merged_in_the_order_listed_and_the_first_wins(tmp_path: Path)
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (CUSTOM_TOOL, "artifact bad.yaml: /customTools/fetch_it/tool: 'no_such_operation' is no operation"),
-        (prompts("Other API", "1").decode(), "artifact bad.yaml: /service: the file is for Other API 1"),
-        ("kind: Workflows\n", "artifact bad.yaml: /kind:"),
-        ("apiVersion: [", "artifact bad.yaml:"),
+        (CUSTOM_TOOL, "services.echo.artifacts[0]: /customTools/fetch_it/tool: 'no_such_operation' is no operation"),
+        (prompts("Other API", "1").decode(), "services.echo.artifacts[0]: /service: the file is for Other API 1"),
+        ("kind: Workflows\n", "services.echo.artifacts[0]: /kind:"),
+        ("apiVersion: [", "services.echo.artifacts[0]: (document): bad.yaml: not valid"),
     ],
 )
 def test_a_file_that_does_not_fit_stops_the_configuration_saying_where(
@@ -55,10 +55,10 @@ def test_a_file_that_does_not_fit_stops_the_configuration_saying_where(
     (tmp_path / "bad.yaml").write_text(content)
     with pytest.raises(ConfigError) as refused:
         _plan(tmp_path, "bad.yaml")
-    assert str(refused.value).startswith("service 'echo': ")
+    assert str(refused.value).startswith("gateway.yaml:")  # the line of the file in `artifacts:`
     assert expected in str(refused.value)
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"artifact nowhere\.yaml: .*could not read it"):
+    with pytest.raises(ConfigError, match=r"services\.echo\.artifacts\[0\]: .*nowhere\.yaml: could not read it"):
         _plan(tmp_path, "nowhere.yaml")

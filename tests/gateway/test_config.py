@@ -97,16 +97,46 @@ def test_errors_name_file_line_and_key(text: str, expected: str) -> None:
     assert expected in message
 
 
-def test_plan_errors_name_the_service() -> None:
-    assert "service 'echo': these patterns select no operation: get_itme" in error_of(
-        f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    include: [get_itme]\n"
+def test_config_errors_about_variables_and_patterns_name_file_line_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding: errors found after the file was read (patterns, variables, descriptions) named only the service."""
+    monkeypatch.delenv("UNSET_TOKEN", raising=False)
+    monkeypatch.delenv("UNSET_KEY", raising=False)
+    assert error_of(
+        f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    include: [get_item, get_itme]\n    exclude:\n      - nope\n"
+    ) == (
+        "gw.yaml:4:25: services.echo.include[1]: 'get_itme' selects no operation\n"
+        "gw.yaml:6:9: services.echo.exclude[0]: 'nope' selects no operation"
     )
-    assert "could not read it" in error_of("services:\n  echo:\n    openapi: missing.yaml\n")
+    credentials = "{type: bearer, token: {env: UNSET_TOKEN}}"
+    assert error_of(
+        f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {credentials}\n"
+        "server:\n  request_state_keys: [{env: UNSET_KEY}]\n"
+    ) == (
+        "gw.yaml:4:40: services.echo.credentials.token: the environment variable UNSET_TOKEN is not set\n"
+        "gw.yaml:6:24: server.request_state_keys[0]: the environment variable UNSET_KEY is not set"
+    )
+    missing = error_of("services:\n  echo:\n    openapi: missing.yaml\n")
+    assert missing.startswith("gw.yaml:3:14: services.echo.openapi: ") and "could not read it" in missing
+    assert error_of(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    exclude: ['*']\n") == (
+        "gw.yaml:4:14: services.echo.exclude: exclude leaves no operation to expose"
+    )
     clash = (
         f"services:\n  a:\n    openapi: {ECHO_SPEC}\n  b:\n    openapi: {ECHO_SPEC}\n"
         "expositions:\n  both:\n    services: [a, b]\n"
     )
+    assert error_of(clash).startswith("gw.yaml:8:15: expositions.both.services: services 'a' and 'b' both offer")
     assert "give one of them a tool_prefix" in error_of(clash)
+
+
+def test_a_request_state_key_too_short_is_refused_naming_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It was a ValueError traceback from the engine once serving started."""
+    monkeypatch.setenv("SHORT_KEY", "s3cret")
+    text = f"services:\n  echo:\n    openapi: {ECHO_SPEC}\nserver:\n  request_state_keys:\n    - {{env: SHORT_KEY}}\n"
+    assert error_of(text) == (
+        "gw.yaml:6:7: server.request_state_keys[0]: SHORT_KEY holds 6 bytes; a requestState key needs at least 16"
+    )
+    monkeypatch.setenv("SHORT_KEY", "sixteen bytes at least")
+    assert plan_gateway(parse(text)).request_state_keys == (b"sixteen bytes at least",)  # type: ignore[arg-type]
 
 
 def test_credentials_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,7 +156,7 @@ def test_credentials_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     message = error_of(
         f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {{type: bearer, token: {{env: TOKEN}}}}\n"
     )
-    assert message == "service 'echo': credentials: the environment variable TOKEN is not set"
+    assert message == "gw.yaml:4:40: services.echo.credentials.token: the environment variable TOKEN is not set"
 
 
 def test_an_operation_whose_security_requires_two_schemes_at_once_is_given_both_credentials(

@@ -43,7 +43,9 @@ def test_a_description_url_on_an_internal_host_is_refused_by_default(
     with pytest.raises(ConfigError) as caught:
         plan_gateway(config)
     message = str(caught.value)
-    assert message.startswith(f"service 'echo': {base}/echo.yaml: refused to fetch it: 127.0.0.1 is a loopback")
+    assert message.startswith(
+        f"gw.yaml:3:14: services.echo.openapi: {base}/echo.yaml: refused to fetch it: 127.0.0.1 is a loopback"
+    )
     assert "server.fetch_allow: [127.0.0.1]" in message
     assert asked == []
 

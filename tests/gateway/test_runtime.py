@@ -70,6 +70,11 @@ async def test_expositions_with_the_same_selection_share_their_tools(runtime: Ga
     assert pages["a"] is not pages["c"] and len(pages["c"].items) == len(SERVICE.operations)
 
 
+async def test_a_prefixed_members_patterns_match_tool_names_with_or_without_the_prefix(runtime: GatewayRuntime) -> None:
+    runtime.apply(snapshot(1, exposition("a", ["get_item", "e_delete_item"], prefix="e_")))
+    assert sorted(await tool_names(runtime, "a")) == ["e_delete_item", "e_get_item"]
+
+
 async def test_unchanged_expositions_are_kept_changed_ones_keep_their_endpoint(runtime: GatewayRuntime) -> None:
     runtime.apply(snapshot(1, exposition("a", ["get_item"]), exposition("b", ["get_item"])))
     a, b = runtime.routes.by_id["a"], runtime.routes.by_id["b"]

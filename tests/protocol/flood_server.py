@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 
 from apimcp.protocol import EndpointOptions, McpEndpoint, MemorySessionStore
-from apimcp.serving import run_async, server_for
+from apimcp.servers.event_loop import run_async
+from apimcp.servers.factory import server_for
 from tests.protocol.showcase import Showcase
 
 

@@ -13,7 +13,8 @@ import sys
 
 from apimcp.protocol import EndpointOptions, McpEndpoint, RequestStateSealer, SessionLimits
 from apimcp.protocol.exchange import Receive, Scope, Send
-from apimcp.serving import run_async, server_for
+from apimcp.servers.event_loop import run_async
+from apimcp.servers.factory import server_for
 from apimcp.state.backend import StateConfig, open_state
 from tests.protocol.jobs import Jobs
 from tests.protocol.showcase import Showcase

@@ -240,6 +240,7 @@ def create_token(
 
 @token_app.command("list")
 def list_tokens(out: OutputOption = Format.table) -> None:
+    """The organization's tokens (never their values), revoked ones too."""
     api = client()
     with reporting():
         output.rows(api.get("/tokens"), TOKEN_COLUMNS, out, "No tokens.")

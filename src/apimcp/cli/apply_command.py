@@ -114,15 +114,16 @@ def _check_artifact_files(key: str, service: ServiceConfig, config: GatewayConfi
     from apimcp.artifacts.documents import read_document  # noqa: PLC0415
     from apimcp.artifacts.errors import ArtifactError  # noqa: PLC0415
 
-    for location in service.artifacts:
+    for index, location in enumerate(service.artifacts):
         if re.match(r"^https?://", location):
             continue
+        at = ("services", key, "artifacts", index)
         try:
             read_document(Path(config.path(location)).read_bytes(), location)
         except OSError as exc:
-            fail(f"service {key!r}: artifact {location}: cannot read it: {exc.strerror}", EXIT_USAGE)
+            fail(str(config.error(at, f"cannot read {location}: {exc.strerror}")), EXIT_USAGE)
         except ArtifactError as exc:
-            fail(f"service {key!r}: artifact {location}: {exc}", EXIT_USAGE)
+            fail(str(config.error(at, str(exc))), EXIT_USAGE)
 
 
 def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[str]) -> dict[str, Any]:
@@ -139,7 +140,7 @@ def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[st
     }
 
 
-def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dict[str, Any]:
+def _exposition_hints(key: str, config: GatewayConfig, expositions: dict[str, ExpositionConfig]) -> dict[str, Any]:
     """Cache hints and output-schema choice of the expositions of one service (they must agree)."""
     chosen: dict[str, Any] | None = None
     for name, exposition in expositions.items():
@@ -155,19 +156,24 @@ def _exposition_hints(key: str, expositions: dict[str, ExpositionConfig]) -> dic
         }
         auth = exposition.auth
         if auth is not None and auth.api_key is not None:
-            fail(f"exposition {name!r}: a control plane issues plans' API keys itself: remove auth.api_key and run "
-                 "`apimcp plan update <plan> --inbound api_key`", EXIT_USAGE)  # fmt: skip
+            refusal = config.error(
+                ("expositions", name, "auth", "api_key"),
+                "a control plane issues plans' API keys itself: remove it and run "
+                "`apimcp plan update <plan> --inbound api_key`",
+            )
+            fail(str(refusal), EXIT_USAGE)
         if auth is not None and auth.oauth is not None:
             hints["inbound_mode"] = "oauth"
             hints["oauth"] = auth.inbound()["oauth"]
             if auth.introspection is not None:
                 hints["introspection"] = auth.introspection
         if chosen is not None and hints != chosen:
-            fail(
-                f"expositions of service {key!r} set different cache hints, output_schemas, audit, rate limits, "
-                f"tasks, tool search or auth; a plan has one setting (exposition {name!r})",
-                EXIT_USAGE,
+            refusal = config.error(
+                ("expositions", name),
+                f"the expositions of service {key!r} set different cache hints, output_schemas, audit, rate limits, "
+                "tasks, tool search or auth; a plan has one setting",
             )
+            fail(str(refusal), EXIT_USAGE)
         chosen = hints
     return chosen or {}
 
@@ -177,26 +183,28 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
     expositions = config.exposition_map()
     for name, exposition in expositions.items():
         if len(exposition.services) != 1:
-            fail(
-                f"exposition {name!r} publishes several services; in a control plane an exposition publishes "
-                "one plan: split it, one exposition per service",
-                EXIT_USAGE,
+            refusal = config.error(
+                ("expositions", name, "services"),
+                "several services: in a control plane an exposition publishes one plan; split it, one exposition "
+                "per service",
             )
+            fail(str(refusal), EXIT_USAGE)
     for key, service in config.services.items():
         unsupported = [option for option in ("selections", "tls") if option in service.model_fields_set]
         if unsupported:
-            fail(
-                f"service {key!r}: {unsupported[0]} cannot be loaded into a control plane yet; "
-                "serve this file with `apimcp serve FILE`",
-                EXIT_USAGE,
+            refusal = config.error(
+                ("services", key, unsupported[0]),
+                "cannot be loaded into a control plane yet; serve this file with `apimcp serve FILE`",
             )
+            fail(str(refusal), EXIT_USAGE)
         _check_artifact_files(key, service, config)
         names = [_artifact_name(location) for location in service.artifacts]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
-            fail(f"service {key!r}: several artifact files are named {twice[0]!r}; rename one", EXIT_USAGE)
+            refusal = config.error(("services", key, "artifacts"), f"several files are named {twice[0]!r}; rename one")
+            fail(str(refusal), EXIT_USAGE)
     # Everything that can be refused is checked before the first write.
-    hints = {key: _exposition_hints(key, expositions) for key in config.services}
+    hints = {key: _exposition_hints(key, config, expositions) for key in config.services}
     secrets = {key: _secret_bodies(key, service) for key, service in config.services.items()}
     group_id = find(api, "/gateway-groups", group, "gateway group")["id"] if group else None
     plans: dict[str, str] = {}
@@ -259,6 +267,7 @@ def apply(
 
     try:
         loaded = load_config(config)
+        loaded.check_environment()
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     api = client()

@@ -9,9 +9,10 @@ the CA to trust and whether plain HTTP off loopback was accepted.
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 URL_VARIABLE = "APIMCP_URL"
@@ -89,6 +90,20 @@ def save(context: Context) -> Path:
         json.dump(asdict(context), file, indent=2)
     temporary.replace(path)
     return path
+
+
+def follow(url: str, token_file: Path) -> Path | None:
+    """Point the saved context at `url` when it holds the token of `token_file` (the one a local server made
+    on its first start, and logged the CLI in with) at another URL: that server, started on another port since.
+    A context the user saved for another control plane, or with another token, is left alone."""
+    try:
+        saved = _read(context_path())
+        token = token_file.read_text().strip()
+    except (OSError, ValueError):
+        return None
+    if saved is None or saved.url.rstrip("/") == url or not hmac.compare_digest(saved.token, token):
+        return None
+    return save(replace(saved, url=url))
 
 
 def forget() -> bool:

@@ -204,6 +204,7 @@ def list_plans(
 
 @plan_app.command("show")
 def show_plan(plan: Annotated[str, typer.Argument(help="id or name")], out: OutputOption = Format.table) -> None:
+    """A plan: its selection, backend, secrets, inbound security and hints."""
     api = client()
     with reporting():
         (found,) = _with_names(api, [find(api, "/plans", plan, "plan")])
@@ -339,6 +340,7 @@ def list_expos(out: OutputOption = Format.table) -> None:
 
 @expo_app.command("show")
 def show_expo(exposition: Annotated[str, typer.Argument(help="id or name")], out: OutputOption = Format.table) -> None:
+    """An exposition: its plan, gateway group and MCP endpoints."""
     api = client()
     with reporting():
         (found,) = _expo_names(api, [find(api, "/expositions", exposition, "exposition")])
@@ -414,6 +416,7 @@ def create_group(
 
 @group_app.command("list")
 def list_groups(out: OutputOption = Format.table) -> None:
+    """The organization's gateway groups and their labels."""
     api = client()
     with reporting():
         output.rows(api.get("/gateway-groups"), GROUP_COLUMNS, out, "No gateway groups.")
@@ -435,6 +438,7 @@ def update_group(
 
 @group_app.command("delete")
 def delete_group(group: Annotated[str, typer.Argument(help="id or name")]) -> None:
+    """Delete a gateway group (refused while expositions are published on it)."""
     api = client()
     with reporting():
         found = find(api, "/gateway-groups", group, "gateway group")

@@ -24,6 +24,7 @@ from apimcp.cli import (
     server_commands,
     stdio_command,
 )
+from apimcp.cli.readable_help import ReadableGroup
 
 app = typer.Typer(
     name="apimcp",
@@ -31,6 +32,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=ReadableGroup,
 )
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from apimcp import __version__
+from apimcp.catalog.naming import snake_case
 from apimcp.cli import output
 from apimcp.cli.common import EXIT_USAGE, fail
 from apimcp.cli.output import Format, OutputOption
@@ -23,8 +25,15 @@ Endpoint = Annotated[str, typer.Argument(help="The MCP endpoint, e.g. http://loc
 ApiKey = Annotated[str | None, typer.Option(envvar="APIMCP_API_KEY", help="The plan's inbound API key, if it has one.")]
 
 
-def request(endpoint: str, method: str, params: dict[str, Any], api_key: str | None = None) -> dict[str, Any]:
-    """One 2026-07-28 request; the JSON-RPC result, or a clear failure."""
+Explain = Callable[[dict[str, Any]], str | None]
+"""What a JSON-RPC error means for the command that got it (None: its message says enough)."""
+
+
+def request(
+    endpoint: str, method: str, params: dict[str, Any], api_key: str | None = None, explain: Explain | None = None
+) -> dict[str, Any]:
+    """One 2026-07-28 request; the JSON-RPC result, or a clear failure (an error, whether in a 200 or in the body
+    of an HTTP error status, as 2026-07-28 answers invalid params, is told by `explain` when it knows better)."""
     params = {
         **params,
         "_meta": {
@@ -53,15 +62,36 @@ def request(endpoint: str, method: str, params: dict[str, Any], api_key: str | N
             media = response.headers.get_content_type()
             payload = response.read().decode()
     except urllib.error.HTTPError as exc:
-        detail = exc.read().decode(errors="replace")[:500]
-        fail(f"{endpoint} answered HTTP {exc.code}: {detail}")
+        detail = exc.read(MAX_ERROR_BYTES).decode(errors="replace")
+        error = _json_rpc_error(detail)
+        if error is None:
+            fail(f"{endpoint} answered HTTP {exc.code}: {detail[:500]}")
+        _failed(method, error, explain)
     except (urllib.error.URLError, OSError) as exc:
         fail(f"cannot reach {endpoint}: {getattr(exc, 'reason', exc)}")
     message = _last_event(payload) if media == "text/event-stream" else json.loads(payload)
     if "error" in message:
-        fail(f"{method} failed: {message['error'].get('message')} (code {message['error'].get('code')})")
+        _failed(method, message["error"], explain)
     result: dict[str, Any] = message["result"]
     return result
+
+
+MAX_ERROR_BYTES = 64 * 1024
+
+
+def _json_rpc_error(body: str) -> dict[str, Any] | None:
+    """The JSON-RPC error an HTTP error status carries, if its body is one."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    error = message.get("error") if isinstance(message, dict) else None
+    return error if isinstance(error, dict) else None
+
+
+def _failed(method: str, error: dict[str, Any], explain: Explain | None) -> NoReturn:
+    fail((explain(error) if explain is not None else None) or f"{method} failed: {error.get('message')} "
+         f"(code {error.get('code')})")  # fmt: skip
 
 
 def _last_event(stream: str) -> dict[str, Any]:
@@ -80,15 +110,8 @@ def _last_event(stream: str) -> dict[str, Any]:
 
 def tools(endpoint: Endpoint, api_key: ApiKey = None, out: OutputOption = Format.table) -> None:
     """List the tools an MCP endpoint offers."""
-    listed: list[dict[str, Any]] = []
-    cursor: str | None = None
-    while True:
-        page = request(endpoint, "tools/list", {"cursor": cursor} if cursor else {}, api_key)
-        listed.extend(page["tools"])
-        cursor = page.get("nextCursor")
-        if not cursor:
-            break
-    rows = [{"name": t["name"], "description": (t.get("description") or "").split("\n")[0][:100]} for t in listed]
+    listed = _listed_tools(endpoint, api_key)
+    rows = [{"name": t["name"], "description": output.first_line(t.get("description"))} for t in listed]
     output.rows(
         rows if out is Format.table else listed, [("TOOL", "name"), ("DESCRIPTION", "description")], out, "No tools."
     )
@@ -105,17 +128,33 @@ def _argument(value: str, schema: Any) -> Any:
         return value
 
 
-def _input_schema(endpoint: str, tool: str, api_key: str | None) -> dict[str, Any]:
+def _listed_tools(endpoint: str, api_key: str | None) -> list[dict[str, Any]]:
+    listed: list[dict[str, Any]] = []
     cursor: str | None = None
     while True:
         page = request(endpoint, "tools/list", {"cursor": cursor} if cursor else {}, api_key)
-        for listed in page["tools"]:
-            if listed["name"] == tool:
-                schema: dict[str, Any] = listed.get("inputSchema") or {}
-                return schema
+        listed.extend(page["tools"])
         cursor = page.get("nextCursor")
         if not cursor:
-            fail(f"{endpoint} has no tool {tool!r} (`apimcp tools {endpoint}` lists them)")
+            return listed
+
+
+def _no_such_tool(endpoint: str, tool: str, listed: list[dict[str, Any]]) -> str:
+    """The hint for a tool name the endpoint does not know, with the tool it most likely meant: tools are named
+    in snake_case, so an operationId (`getPetById`) names `get_pet_by_id` (or a prefixed `pets_get_pet_by_id`)."""
+    wanted = snake_case(tool)
+    likely = [t["name"] for t in listed if t["name"] == wanted or t["name"].endswith(f"_{wanted}")]
+    meant = f"; did you mean {' or '.join(likely[:3])}?" if likely else ""
+    return f"{endpoint} has no tool {tool!r} (`apimcp tools {endpoint}` lists them{meant})"
+
+
+def _input_schema(endpoint: str, tool: str, api_key: str | None) -> dict[str, Any]:
+    listed = _listed_tools(endpoint, api_key)
+    found = next((t for t in listed if t["name"] == tool), None)
+    if found is None:
+        fail(_no_such_tool(endpoint, tool, listed))
+    schema: dict[str, Any] = found.get("inputSchema") or {}
+    return schema
 
 
 def call(
@@ -143,13 +182,19 @@ def call(
         if not sep:
             fail(f"--arg expects NAME=VALUE, got {item!r}", EXIT_USAGE)
         values[key] = _argument(value, properties.get(key))
-    result = request(endpoint, "tools/call", {"name": tool, "arguments": values}, api_key)
+
+    def unknown_tool(error: dict[str, Any]) -> str | None:
+        data = error.get("data")
+        named = isinstance(data, dict) and data.get("field") == "name" and error.get("code") == -32602
+        return _no_such_tool(endpoint, tool, _listed_tools(endpoint, api_key)) if named else None
+
+    result = request(endpoint, "tools/call", {"name": tool, "arguments": values}, api_key, unknown_tool)
     if out is Format.json:
-        typer.echo(json.dumps(result, indent=2))
+        typer.echo(output.json_text(result))
     elif "structuredContent" in result:
-        typer.echo(json.dumps(result["structuredContent"], indent=2))
+        typer.echo(output.json_text(result["structuredContent"]))
     else:
         for block in result.get("content", []):
-            typer.echo(block.get("text", json.dumps(block)))
+            typer.echo(block.get("text", output.json_text(block, indent=None)))
     if result.get("isError"):
         raise typer.Exit(code=1)

@@ -5,7 +5,6 @@ The same one-request-per-command 2026-07-28 client as `apimcp tools` and `apimcp
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
@@ -27,10 +26,6 @@ def _all(endpoint: str, method: str, key: str, api_key: str | None) -> list[dict
             return listed
 
 
-def _first_line(text: str | None) -> str:
-    return (text or "").split("\n")[0][:100]
-
-
 def prompts(endpoint: Endpoint, api_key: ApiKey = None, out: OutputOption = Format.table) -> None:
     """List the prompts an MCP endpoint offers, with their arguments (* = required)."""
     listed = _all(endpoint, "prompts/list", "prompts", api_key)
@@ -38,7 +33,7 @@ def prompts(endpoint: Endpoint, api_key: ApiKey = None, out: OutputOption = Form
         {
             "name": p["name"],
             "arguments": ", ".join(a["name"] + ("*" if a.get("required") else "") for a in p.get("arguments", [])),
-            "description": _first_line(p.get("description")),
+            "description": output.first_line(p.get("description")),
         }
         for p in listed
     ]
@@ -62,11 +57,11 @@ def prompt(
         values[key] = value
     result = request(endpoint, "prompts/get", {"name": name, "arguments": values}, api_key)
     if out is Format.json:
-        typer.echo(json.dumps(result, indent=2))
+        typer.echo(output.json_text(result))
         return
     for message in result.get("messages", []):
         content = message.get("content", {})
-        typer.echo(f"[{message.get('role')}] {content.get('text', json.dumps(content))}")
+        typer.echo(f"[{message.get('role')}] {content.get('text', output.json_text(content, indent=None))}")
 
 
 def resources(endpoint: Endpoint, api_key: ApiKey = None, out: OutputOption = Format.table) -> None:
@@ -74,7 +69,7 @@ def resources(endpoint: Endpoint, api_key: ApiKey = None, out: OutputOption = Fo
     listed = _all(endpoint, "resources/list", "resources", api_key)
     templates = _all(endpoint, "resources/templates/list", "resourceTemplates", api_key)
     if out is Format.json:
-        typer.echo(json.dumps({"resources": listed, "resourceTemplates": templates}, indent=2))
+        typer.echo(output.json_text({"resources": listed, "resourceTemplates": templates}))
         return
     rows = [{"uri": r["uri"], "name": r["name"], "type": r.get("mimeType") or ""} for r in listed]
     rows += [{"uri": t["uriTemplate"], "name": t["name"], "type": t.get("mimeType") or ""} for t in templates]
@@ -90,7 +85,7 @@ def read(
     """Read a resource and print its contents (binary contents as base64)."""
     result = request(endpoint, "resources/read", {"uri": uri}, api_key)
     if out is Format.json:
-        typer.echo(json.dumps(result, indent=2))
+        typer.echo(output.json_text(result))
         return
     for contents in result.get("contents", []):
         typer.echo(contents["text"] if "text" in contents else contents.get("blob", ""))

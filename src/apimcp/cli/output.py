@@ -26,6 +26,17 @@ def console() -> Console:
     return Console(soft_wrap=True)
 
 
+def json_text(value: Any, indent: int | None = 2) -> str:
+    """JSON as the CLI prints it (indented, unless `indent` is None), in UTF-8: `años`, not `a\\u00f1os`."""
+    return json.dumps(value, indent=indent, ensure_ascii=False)
+
+
+def first_line(text: str | None, limit: int = 100) -> str:
+    """The first line of `text` for a table cell, cut at `limit` characters with an ellipsis that says so."""
+    line = (text or "").split("\n")[0]
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "-"
@@ -44,7 +55,7 @@ def _value(row: dict[str, Any], source: Callable[[dict[str, Any]], Any] | str) -
 
 def rows(data: Sequence[dict[str, Any]], columns: Sequence[Column], output: Format, empty: str) -> None:
     if output is Format.json:
-        typer.echo(json.dumps(list(data), indent=2))
+        typer.echo(json_text(list(data)))
         return
     if not data:
         typer.echo(empty)
@@ -60,7 +71,7 @@ def rows(data: Sequence[dict[str, Any]], columns: Sequence[Column], output: Form
 def record(data: dict[str, Any], output: Format, title: str | None = None, hide: Sequence[str] = ()) -> None:
     """One object: JSON as is, or one line per field."""
     if output is Format.json:
-        typer.echo(json.dumps(data, indent=2))
+        typer.echo(json_text(data))
         return
     out = console()
     if title:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import dataclasses
 import logging
 import os
 import re
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from apimcp import __version__
-from apimcp.cli import context
+from apimcp.cli import context, output
 from apimcp.cli.common import EXIT_USAGE, fail, pairs
 from apimcp.cli.transport_options import (
     AllowHttp,
@@ -33,12 +33,13 @@ from apimcp.cli.transport_options import (
 if TYPE_CHECKING:  # the gateway, the database layer and uvicorn load only for the command that runs them
     from collections.abc import Callable, Coroutine
 
+    from apimcp.control.plane import ControlPlane
     from apimcp.embedded import Started
     from apimcp.gateway.app import GatewayApp
     from apimcp.gateway.plan import GatewayPlan
     from apimcp.protocol import EndpointOptions
     from apimcp.safety.addresses import AddressPolicy
-    from apimcp.serving import ServerTls
+    from apimcp.servers.tls import ServerTls
     from apimcp.settings import Settings
     from apimcp.state.backend import OpenedState
 
@@ -116,12 +117,12 @@ def client_hints(base_url: str, endpoints: dict[str, str]) -> str:
     lines.append("Speaks MCP 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 (sessions) and 2026-07-28 (stateless).")
     if servers:
         lines.append("Client configuration (e.g. an MCP client's mcp.json):")
-        lines.append(json.dumps({"mcpServers": servers}, indent=2))
+        lines.append(output.json_text({"mcpServers": servers}))
     return "\n".join(lines)
 
 
 def run_async(main: Coroutine[object, object, None]) -> None:
-    from apimcp.serving import run_async as run  # noqa: PLC0415
+    from apimcp.servers.event_loop import run_async as run  # noqa: PLC0415
 
     run(main)
 
@@ -176,9 +177,13 @@ def endpoint_options(
 
     raw = os.environ.get(REQUEST_STATE_KEYS_VARIABLE, "")
     keys = [key.strip().encode() for key in raw.split(",") if key.strip()]
+    try:
+        sealer = RequestStateSealer(keys) if keys else RequestStateSealer()
+    except ValueError as exc:  # a key too short
+        fail(f"{REQUEST_STATE_KEYS_VARIABLE}: {exc}", EXIT_USAGE)
     return EndpointOptions(
         security=TransportSecurity.for_hosts(allowed_hosts, cors_origins),
-        request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
+        request_state=sealer,
         limits=limits.mcp,
         sessions=state.sessions if state is not None else MemorySessionStore.with_limits(limits.sessions),
         relay=state.relay if state is not None else NO_RELAY,
@@ -275,17 +280,14 @@ def serve(
             stores,
         )
         return
-    from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig, load_config  # noqa: PLC0415
+    from apimcp.gateway.config import ConfigError, GatewayConfig, load_config  # noqa: PLC0415
     from apimcp.gateway.plan import plan_gateway  # noqa: PLC0415
 
     try:
         if config is not None:
             gateway_config = load_config(config, limits.yaml)
         else:
-            service = ServiceConfig(
-                openapi=openapi or "", backend=backend, include=tuple(include), exclude=tuple(exclude)
-            )
-            gateway_config = GatewayConfig(services={"api": service})
+            gateway_config = GatewayConfig.of_options(openapi or "", backend, tuple(include), tuple(exclude))
         given = (("host", host), ("port", port), ("public_url", public_url))
         overrides: dict[str, object] = {k: v for k, v in given if v is not None}
         if allowed_host:
@@ -325,7 +327,7 @@ def on_workers(workers: int, host: str, port: int, state: OpenedState, run: Call
             "every session",
             EXIT_USAGE,
         )
-    from apimcp.workers import run_workers  # noqa: PLC0415
+    from apimcp.servers.workers import run_workers  # noqa: PLC0415
 
     _log_to_stderr()
     try:
@@ -346,10 +348,8 @@ def _flushing_telemetry(run: Callable[[], None]) -> None:
 
 
 def _renamed(plan: GatewayPlan, name: str) -> GatewayPlan:
-    from apimcp.gateway.plan import GatewayPlan  # noqa: PLC0415
-
     (only,) = plan.expositions
-    return GatewayPlan(plan.config, plan.services, (type(only)(name, only.config, only.services),))
+    return dataclasses.replace(plan, expositions=(type(only)(name, only.config, only.services),))
 
 
 def run_plan(
@@ -372,7 +372,7 @@ def run_plan(
             typer.echo(client_hints(public_base(host, port, tls), gateway.endpoints()))
             typer.echo("Press Ctrl-C to stop.")
 
-    options = configured_options(plan.config.server, limits.mcp, limits.sessions, stores)
+    options = configured_options(plan, limits.mcp, limits.sessions, stores)
     run_async(
         serve_gateway(
             plan,
@@ -396,6 +396,12 @@ def _announce(started: Started, base: str) -> None:
         typer.echo(f"  First start: organization 'default' created; its first token is in {started.bootstrap_file}")
         if saved is not None:
             typer.echo(f"  The CLI is logged in (context {saved}): try `apimcp import <openapi file> --backend <url>`")
+    else:
+        from apimcp.control.setup import BOOTSTRAP_TOKEN_FILE  # noqa: PLC0415
+
+        followed = context.follow(base, started.data_dir / BOOTSTRAP_TOKEN_FILE)
+        if followed is not None:
+            typer.echo(f"  The CLI, logged in with the first token, now uses {base} (context {followed})")
     typer.echo(client_hints(base, started.app.gateway.endpoints()))
     typer.echo("Press Ctrl-C to stop.")
 
@@ -414,25 +420,49 @@ def _serve_embedded(
     stores: OpenedState,
 ) -> None:
     _log_to_stderr()
+    from apimcp.demo import bookshelf_api, follow, record_backend, recorded_backend  # noqa: PLC0415
     from apimcp.embedded import serve_embedded  # noqa: PLC0415 - loads the database layer
 
     base = public_base(host, port, tls)
-    try:
-        run_async(
-            serve_embedded(
-                data_dir,
-                database_url=database_url,
-                options=endpoint_options(allowed_hosts, limits, stores, cors_origins),
-                host=host,
-                port=port,
-                on_ready=lambda started: _announce(started, base),
-                tls=tls,
-                fetch_policy=policy,
-                settings=limits,
-                public_url=public_url,
-                state=stores.stores,
-            )
+    options = endpoint_options(allowed_hosts, limits, stores, cors_origins)
+
+    async def main(prepare: Callable[[ControlPlane], None] | None = None, told: Sequence[str] = ()) -> None:
+        def ready(started: Started) -> None:
+            for line in told:
+                typer.echo(line)
+            _announce(started, base)
+
+        await serve_embedded(
+            data_dir,
+            database_url=database_url,
+            options=options,
+            host=host,
+            port=port,
+            prepare=prepare,
+            on_ready=ready,
+            tls=tls,
+            fetch_policy=policy,
+            settings=limits,
+            public_url=public_url,
+            state=stores.stores,
         )
+
+    async def following_the_demo() -> None:
+        """The demo ran on this data: its plans get a Bookshelf API of their own, not the demo's dead port."""
+        told: list[str] = []
+        async with bookshelf_api() as backend_url:
+
+            def prepare(plane: ControlPlane) -> None:
+                followed = follow(plane, recorded_backend(data_dir), backend_url)
+                record_backend(data_dir, backend_url if followed else None)  # none left: not started again
+                if followed:
+                    told.append(f"The demo's Bookshelf API runs at {backend_url} for its plans ({', '.join(followed)})")
+
+            await main(prepare, told)
+
+    demo_ran_here = database_url is None and recorded_backend(data_dir) is not None
+    try:
+        run_async(following_the_demo() if demo_ran_here else main())
     except ValueError as exc:  # bad key file or key variable
         fail(str(exc))
 
@@ -489,14 +519,23 @@ def control_plane(
         fail(str(exc))
     first = bootstrap(plane, directory)
     base = public_base(host, port, tls)
-    typer.echo(f"apimcp {__version__} control plane on {base}/api/v1 ({_described(database_url, directory)})")
-    typer.echo(f"  Web console {base}/console/")
-    if first is not None:
-        typer.echo(f"  First start: organization 'default' created; its first token is in {first[1]}")
-        typer.echo(f'  apimcp login {base} --token "$(cat {first[1]})"')
+
+    def ready() -> None:
+        typer.echo(f"apimcp {__version__} control plane on {base}/api/v1 ({_described(database_url, directory)})")
+        typer.echo(f"  Web console {base}/console/")
+        if first is not None:
+            typer.echo(f"  First start: organization 'default' created; its first token is in {first[1]}")
+            typer.echo(f'  apimcp login {base} --token "$(cat {first[1]})"')
+
     run_async(
         serve_control_plane(
-            plane, host=host, port=port, tls=tls, head_limits=limits.head, console_gateways=console_gateways
+            plane,
+            host=host,
+            port=port,
+            tls=tls,
+            head_limits=limits.head,
+            console_gateways=console_gateways,
+            on_listening=ready,
         )
     )
 
@@ -605,8 +644,10 @@ def demo(
     host: Host = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
     data_dir: DataDir = None,
+    fetch_allow: FetchAllow = [],
 ) -> None:
     """`apimcp serve` with a demo REST API (a bookshelf) imported and exposed at /mcp/default/bookshelf."""
+    policy = fetch_policy(fetch_allow)
     limits = settings()
     _log_to_stderr()
     from apimcp.demo import run_demo  # noqa: PLC0415 - the demo's backend is only loaded when asked for
@@ -628,6 +669,7 @@ def demo(
                 on_ready=ready,
                 options=endpoint_options([], limits),
                 settings=limits,
+                fetch_policy=policy,
             )
         )
     except ValueError as exc:

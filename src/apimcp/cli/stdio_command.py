@@ -23,7 +23,7 @@ def stdio(url: Endpoint, api_key: ApiKey = None, header: Headers = []) -> None:
     For a desktop client's configuration: {"command": "apimcp", "args": ["stdio", "<URL>"]}. Logs go to stderr.
     """
     from apimcp.bridge.bridge import run_stdio  # noqa: PLC0415
-    from apimcp.serving import run_async  # noqa: PLC0415
+    from apimcp.servers.event_loop import run_async  # noqa: PLC0415
 
     if not url.startswith(("http://", "https://")):
         fail(f"the endpoint must be an http(s) URL, not {url!r}", EXIT_USAGE)

@@ -11,10 +11,10 @@ import typer
 
 from apimcp.cli.common import EXIT_USAGE, fail
 from apimcp.plain_http import refusal
+from apimcp.servers.tls import ServerTls
 
 if TYPE_CHECKING:
     from apimcp.sealing.keys import GatewayKey
-    from apimcp.serving import ServerTls
 
 GATEWAY_KEY_VARIABLE = "APIMCP_GATEWAY_KEY"
 
@@ -50,8 +50,6 @@ def server_tls(certificate: Path | None, key: Path | None) -> ServerTls | None:
         return None
     if certificate is None or key is None:
         fail("--tls-cert and --tls-key go together", EXIT_USAGE)
-    from apimcp.serving import ServerTls  # noqa: PLC0415 - uvicorn loads only for the commands that serve
-
     tls = ServerTls(certificate, key)
     try:
         tls.check()

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 from apimcp.control.api.app import create_api
 from apimcp.control.plane import ControlPlane
-from apimcp.head_limits import HeadLimits
-from apimcp.serving import ServerTls, server_for
+from apimcp.servers.factory import server_for
+from apimcp.servers.head_limits import HeadLimits
+from apimcp.servers.lifecycle import OnListening
+from apimcp.servers.tls import ServerTls
 
 
 async def serve_control_plane(
@@ -19,13 +21,22 @@ async def serve_control_plane(
     tls: ServerTls | None = None,
     head_limits: HeadLimits | None = None,
     console_gateways: Sequence[str] = (),
+    on_listening: OnListening | None = None,
 ) -> None:
-    """Serve `plane` until stopped; `console_gateways` are the gateway origins the web console may call."""
+    """Serve `plane` until stopped; `console_gateways` are the gateway origins the web console may call;
+    `on_listening` once it accepts connections."""
     try:
         # Stopping ends the gateways' long polls at once; they retry until the control plane is back.
         app = create_api(plane, console_gateways=console_gateways)
         server = server_for(
-            app, plane.signal.close, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits
+            app,
+            plane.signal.close,
+            host=host,
+            port=port,
+            log_level=log_level,
+            tls=tls,
+            head_limits=head_limits,
+            on_listening=on_listening,
         )
         await server.serve()
     finally:

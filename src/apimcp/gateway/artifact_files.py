@@ -13,7 +13,7 @@ from typing import Any
 from apimcp.artifacts.documents import ArtifactDocument, check_against, read_document
 from apimcp.artifacts.errors import ArtifactError
 from apimcp.catalog.model import Operation, Service
-from apimcp.gateway.config import ConfigError, GatewayConfig, ServiceConfig
+from apimcp.gateway.config import GatewayConfig, ServiceConfig
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi.loading import fetch, is_url
 from apimcp.safety.fetch import Fetcher
@@ -31,17 +31,17 @@ def read_artifact_files(
 ) -> tuple[Mapping[str, Any], ...]:
     """`{name, kind, document}` for each of the service's artifact files, in the order listed."""
     documents: list[tuple[str, ArtifactDocument]] = []
-    for location in config.artifacts:
+    for index, location in enumerate(config.artifacts):
         where = location if is_url(location) else gateway.path(location)
         try:
             document = read_document(fetch(where, fetcher), location, yaml_limits)
         except (SpecError, ArtifactError) as exc:
-            raise ConfigError(f"service {key!r}: artifact {location}: {exc}") from exc
+            raise gateway.error(("services", key, "artifacts", index), str(exc)) from exc
         documents.append((location, document))
     custom_tools = [name for _, d in documents if d.kind == "CustomTools" for name in d.capabilities]
-    for location, document in documents:
+    for index, (_, document) in enumerate(documents):
         try:
             check_against(document, operations, custom_tools, service=(service.name, service.version))
         except ArtifactError as exc:
-            raise ConfigError(f"service {key!r}: artifact {location}: {exc}") from exc
+            raise gateway.error(("services", key, "artifacts", index), str(exc)) from exc
     return tuple({"name": location, "kind": d.kind, "document": d.body} for location, d in documents)

@@ -39,6 +39,7 @@ could reference an internal URL; paths of local files are not fetches.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -46,6 +47,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import (
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -56,7 +58,7 @@ from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, name
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
 from apimcp.gateway.config_base import ConfigError as ConfigError  # noqa: PLC0414 - re-exported for its callers
-from apimcp.gateway.config_base import EnvRef, _Strict
+from apimcp.gateway.config_base import EnvRef, _Strict, env_refs
 from apimcp.gateway.config_identity import (
     AuthConfig,
     TokenExchangeConfig,
@@ -65,6 +67,7 @@ from apimcp.gateway.config_identity import (
     checked_header_policy,
     per_user_snapshot,
 )
+from apimcp.gateway.config_positions import KeyPath, Positions
 from apimcp.protocol.cors import normalized_origin
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
@@ -347,6 +350,36 @@ class GatewayConfig(_Strict):
     expositions: dict[str, ExpositionConfig] = Field(default_factory=dict)
     server: ServerConfig = Field(default_factory=ServerConfig)
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
+    _positions: Positions = PrivateAttr(default_factory=lambda: Positions("the configuration"))
+
+    @classmethod
+    def of_options(
+        cls, openapi: str, backend: str | None, include: tuple[str, ...], exclude: tuple[str, ...]
+    ) -> GatewayConfig:
+        """`apimcp serve --openapi ...`: one service, `api`, whose mistakes name the options that gave it."""
+        service = ServiceConfig(openapi=openapi, backend=backend, include=include, exclude=exclude)
+        given = ("openapi", "backend", "include", "exclude")
+        options: dict[KeyPath, str] = {("services", "api", key): f"--{key}" for key in given}
+        return cls(services={"api": service}).placed(Positions("the command line", options=options))
+
+    def placed(self, positions: Positions) -> GatewayConfig:
+        """This configuration, its mistakes reported at `positions` (where the file wrote each key)."""
+        self._positions = positions
+        return self
+
+    def error(self, at: KeyPath, message: str) -> ConfigError:
+        """A mistake about the key at `at` (`("services", "petstore", "include", 0)`), with its file and line."""
+        return self._positions.error(at, message)
+
+    def check_environment(self) -> None:
+        """Every environment variable the configuration names is set; all those that are not, in one error."""
+        unset = [
+            self._positions.located(at, f"the environment variable {ref.env} is not set")
+            for at, ref in env_refs(self)
+            if ref.env not in os.environ
+        ]
+        if unset:
+            raise ConfigError("\n".join(unset))
 
     @field_validator("services", "expositions")
     @classmethod
@@ -379,55 +412,16 @@ class GatewayConfig(_Strict):
         return str((self.base_dir / location).resolve())
 
 
-# --- YAML with positions ---------------------------------------------------------------------------
-
-
-Marks = dict[tuple[str | int, ...], yaml.Mark]
-
-
-def _marks(node: yaml.Node, path: tuple[str | int, ...], values: Marks, keys: Marks, walked: set[int]) -> None:
-    """Where each value (and each mapping key) of a document starts. What an alias names is walked once: an
-    error inside it points at the anchored original."""
-    values[path] = node.start_mark
-    if id(node) in walked:
-        return
-    walked.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            if key in seen:
-                raise ConfigError(_where(key_node.start_mark) + f"{key!r} appears twice")
-            seen.add(key)
-            keys[(*path, key)] = key_node.start_mark
-            _marks(value_node, (*path, key), values, keys, walked)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _marks(item, (*path, index), values, keys, walked)
-
-
-def _where(mark: yaml.Mark) -> str:
-    return f"{mark.name}:{mark.line + 1}:{mark.column + 1}: "
-
-
-def _label(location: tuple[str | int, ...]) -> str:
-    label = ""
-    for part in location:
-        label += f"[{part}]" if isinstance(part, int) else (f".{part}" if label else str(part))
-    return label or "(top level)"
-
-
 def parse_config(text: str, source: str, base_dir: Path, limits: YamlLimits | None = None) -> GatewayConfig:
     """Validate a configuration text; errors name `source`, the line and the key."""
-    marks: Marks = {}
-    key_marks: Marks = {}
+    found: list[Positions] = []
     try:
         document = compose_yaml(
-            text, limits, name=source, inspect=lambda node: _marks(node, (), marks, key_marks, set())
+            text, limits, name=source, inspect=lambda node: found.append(Positions.of_document(node, source))
         )
     except yaml.YAMLError as exc:
         problem_mark = getattr(exc, "problem_mark", None)
-        where = _where(problem_mark) if problem_mark is not None else f"{source}: "
+        where = f"{source}:{problem_mark.line + 1}:{problem_mark.column + 1}: " if problem_mark else f"{source}: "
         problem = getattr(exc, "problem", None) or exc
         if isinstance(exc, YamlLimitError):
             raise ConfigError(f"{where}{problem}") from None
@@ -435,42 +429,12 @@ def parse_config(text: str, source: str, base_dir: Path, limits: YamlLimits | No
     data = document.data
     if document.node is None or not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping with at least a 'services' key")
+    (positions,) = found
     try:
-        return GatewayConfig.model_validate({**data, "base_dir": base_dir})
+        config = GatewayConfig.model_validate({**data, "base_dir": base_dir})
     except ValidationError as exc:
-        lines = []
-        for error in exc.errors():
-            location = _as_written(
-                tuple(p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)), marks
-            )
-            written = location
-            if error["type"] == "extra_forbidden" and location in key_marks:
-                mark: yaml.Mark | None = key_marks[location]
-            else:
-                while location and location not in marks:
-                    location = location[:-1]
-                mark = marks.get(location)
-            where = f"{source}:{mark.line + 1}:{mark.column + 1}: " if mark is not None else f"{source}: "
-            message = error["msg"].removeprefix("Value error, ")
-            if error["type"] == "extra_forbidden":
-                message = "unknown key"
-            elif error["type"] == "missing":
-                message = "this key is required"
-            label = _label(written)
-            lines.append(f"{where}{label}: {message}")
-        raise ConfigError("\n".join(dict.fromkeys(lines))) from None
-
-
-_UNION_TAGS = frozenset({"bearer", "basic", "api_key", "str", "EnvRef"})
-
-
-def _as_written(location: tuple[str | int, ...], marks: Marks) -> tuple[str | int, ...]:
-    """`location` without the list index of a value written alone (`credentials: {...}` is a list of one)."""
-    for index, part in enumerate(location):
-        prefix = location[:index]
-        if isinstance(part, int) and (*prefix, part) not in marks and prefix in marks:
-            return (*prefix, *location[index + 1 :])
-    return location
+        raise positions.validation_error(exc) from None
+    return config.placed(positions)
 
 
 def load_config(path: str | Path, limits: YamlLimits | None = None) -> GatewayConfig:

@@ -4,6 +4,7 @@ variable."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -32,3 +33,19 @@ class EnvRef(_Strict):
         if value is None:
             raise ConfigError(f"the environment variable {self.env} is not set")
         return value
+
+
+def env_refs(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], EnvRef]]:
+    """Every `{env: NAME}` in a configuration, with where it is (keys as written: `in`, not `location`)."""
+    if isinstance(value, EnvRef):
+        yield path, value
+    elif isinstance(value, BaseModel):
+        for name, info in type(value).model_fields.items():
+            if not info.exclude:
+                yield from env_refs(getattr(value, name), (*path, info.alias or name))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from env_refs(item, (*path, key))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from env_refs(item, (*path, index))

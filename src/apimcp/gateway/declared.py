@@ -9,6 +9,7 @@ file is loaded.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -16,7 +17,6 @@ import aiohttp
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.gateway.app import GatewayApp
-from apimcp.gateway.config import ServerConfig
 from apimcp.gateway.plan import GatewayPlan, PlannedService
 from apimcp.gateway.routing import DEFAULT_ORGANIZATION
 from apimcp.gateway.runtime import GatewayRuntime
@@ -38,14 +38,15 @@ if TYPE_CHECKING:
 
 
 def endpoint_options(
-    server: ServerConfig,
+    plan: GatewayPlan,
     limits: EndpointLimits | None = None,
     sessions: SessionLimits | None = None,
     shared: OpenedState | None = None,
 ) -> EndpointOptions:
     """The endpoints' options a configuration's `server` section gives, within these limits (sessions in
     the `shared` state when given, a Redis say; in this process's memory otherwise)."""
-    keys = [ref.value().encode() for ref in server.request_state_keys]
+    server = plan.config.server
+    keys = list(plan.request_state_keys)
     return EndpointOptions(
         security=TransportSecurity.for_hosts(server.allowed_hosts, server.cors_origins),
         request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
@@ -80,7 +81,8 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "members": [_member(planned) for planned in exposition.services],
             }
         )
-    services = {planned.key: planned.service for planned in plan.services.values()}
+    # the plan selected each service's operations already (`plan_service`), as the file's patterns say
+    services = {key: replace(planned.service, operations=planned.operations) for key, planned in plan.services.items()}
     return {"format": 1, "revision": 0, "services": services, "expositions": expositions}
 
 
@@ -97,8 +99,8 @@ def _member(planned: PlannedService) -> dict[str, Any]:
         "backend_endpoint": config.backend,
         "backend_timeout_ms": round(config.timeout * 1000),
         "max_response_bytes": config.max_response_bytes,
-        "include": list(config.include),
-        "exclude": list(config.exclude),
+        "include": [],  # the service carries the operations the plan selected
+        "exclude": [],
         "tool_prefix": "",  # the importer already applied the configured prefix
         "credentials": [*(_credentials(c) for c in planned.credentials), *(dict(c) for c in planned.per_user)],
         "header_policy": config.header_policy,
@@ -132,7 +134,7 @@ def build_gateway(
     server = plan.config.server
     runtime = GatewayRuntime(
         session,
-        options or endpoint_options(server),
+        options or endpoint_options(plan),
         fetch_policy=server.fetch_policy(),
         script_limits=script_limits,
         public_url=server.public_url,

@@ -18,10 +18,12 @@ from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.catalog.selection import nothing_selected, select, unmatched
 from apimcp.gateway.artifact_files import read_artifact_files
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
+from apimcp.gateway.config_positions import errors
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import import_graphql
 from apimcp.importers.openapi import SchemaLimits, import_openapi
 from apimcp.importers.protobuf import import_protobuf
+from apimcp.protocol.request_state import MIN_KEY_BYTES
 from apimcp.safety.fetch import Fetcher, FetchLimits
 from apimcp.safety.yaml_loading import YamlLimits
 
@@ -53,6 +55,8 @@ class GatewayPlan:
     config: GatewayConfig
     services: dict[str, PlannedService]
     expositions: tuple[PlannedExposition, ...]
+    request_state_keys: tuple[bytes, ...] = ()
+    """`server.request_state_keys`, read from the environment (none: a key of this process's own)."""
 
 
 def _own_servers(operation: Operation) -> bool:
@@ -113,45 +117,56 @@ def _introspection_headers(credentials: tuple[Credentials, ...]) -> dict[str, st
 def _read_tls(key: str, config: ServiceConfig, gateway: GatewayConfig) -> dict[str, str] | None:
     if config.tls is None:
         return None
-    files = {"ca": config.tls.ca_file, "certificate": config.tls.certificate_file, "private_key": config.tls.key_file}
+    files = {"ca": "ca_file", "certificate": "certificate_file", "private_key": "key_file"}
     texts = {}
-    for role, file in files.items():
+    for role, option in files.items():
+        file = getattr(config.tls, option)
         if file is None:
             continue
         try:
             texts[role] = Path(gateway.path(file)).read_text()
         except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"service {key!r}: tls: cannot read {file}: {exc}") from exc
+            raise gateway.error(("services", key, "tls", option), f"cannot read {file}: {exc}") from exc
     return texts
 
 
 def plan_service(
     key: str,
-    config: ServiceConfig,
-    location: str,
-    include_paths: tuple[str, ...] = (),
+    gateway: GatewayConfig,
     fetcher: Fetcher | None = None,
     yaml_limits: YamlLimits | None = None,
     schema_limits: SchemaLimits | None = None,
 ) -> PlannedService:
+    """The service `key` of `gateway` imported, and its operations selected; a mistake names its key and line."""
+    config = gateway.services[key]
+    at = ("services", key)
     try:
         credentials = config.resolved_credentials()
         per_user = config.per_user_credentials(key)
-    except ConfigError as exc:
-        raise ConfigError(f"service {key!r}: credentials: {exc}") from exc
+    except ConfigError as exc:  # a variable unset since `check_environment`
+        raise gateway.error((*at, "credentials"), str(exc)) from exc
+    include_paths = tuple(gateway.path(p) for p in config.include_paths)
+    location = gateway.description_location(config)
     try:
         service = import_described(config, location, include_paths, credentials, fetcher, yaml_limits, schema_limits)
     except SpecError as exc:
-        raise ConfigError(f"service {key!r}: {exc}") from exc
-    typos = unmatched(service.operations, [*config.include, *config.exclude])
+        raise gateway.error((*at, config.kind), str(exc)) from exc
+    prefix = config.tool_prefix  # the importer gave it to the tool names: patterns match them with or without it
+    typos = [
+        gateway.error((*at, field, index), f"{pattern!r} selects no operation")
+        for field, patterns in (("include", config.include), ("exclude", config.exclude))
+        for index, pattern in enumerate(patterns)
+        if unmatched(service.operations, [pattern], prefix)
+    ]
     if typos:
-        raise ConfigError(f"service {key!r}: these patterns select no operation: {', '.join(typos)}")
-    operations = tuple(select(service.operations, config.include, config.exclude))
-    if not operations:
-        raise ConfigError(f"service {key!r}: {nothing_selected(service.operations, config.include, config.exclude)}")
+        raise errors(*typos)
+    operations = tuple(select(service.operations, config.include, config.exclude, prefix))
+    if not operations:  # the description has none, or the patterns leave none
+        field = config.kind if not service.operations else "exclude" if config.exclude else "include"
+        raise gateway.error((*at, field), nothing_selected(service.operations, config.include, config.exclude))
     if config.backend is None and not service.servers and any(not _own_servers(op) for op in operations):
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
-        raise ConfigError(f"service {key!r}: the description declares no servers; set 'backend' to {where}")
+        raise gateway.error(at, f"the description declares no servers; set 'backend' to {where}")
     return PlannedService(key, config, service, operations, credentials, per_user=per_user)
 
 
@@ -163,12 +178,12 @@ def plan_gateway(
     schema_limits: SchemaLimits | None = None,
 ) -> GatewayPlan:
     """Import what `config` describes (descriptions read within these limits) and check it can be served."""
+    config.check_environment()
+    keys = _request_state_keys(config)
     services = {}
     fetcher = Fetcher(config.server.fetch_policy(), fetch_limits or FetchLimits())
     for key, service in config.services.items():
-        include_paths = tuple(config.path(p) for p in service.include_paths)
-        location = config.description_location(service)
-        planned = plan_service(key, service, location, include_paths, fetcher, yaml_limits, schema_limits)
+        planned = plan_service(key, config, fetcher, yaml_limits, schema_limits)
         artifacts = read_artifact_files(
             key, service, config, planned.service, planned.service.operations, fetcher, yaml_limits
         )
@@ -181,9 +196,23 @@ def plan_gateway(
             for operation in member.operations:
                 other = owners.setdefault(operation.tool_name, member.key)
                 if other != member.key:
-                    raise ConfigError(
-                        f"exposition {name!r}: services {other!r} and {member.key!r} both offer a tool named "
-                        f"{operation.tool_name!r}; give one of them a tool_prefix"
+                    raise config.error(
+                        ("expositions", name, "services"),
+                        f"services {other!r} and {member.key!r} both offer a tool named {operation.tool_name!r}; "
+                        "give one of them a tool_prefix",
                     )
         expositions.append(PlannedExposition(name, exposition, members))
-    return GatewayPlan(config, services, tuple(expositions))
+    return GatewayPlan(config, services, tuple(expositions), keys)
+
+
+def _request_state_keys(config: GatewayConfig) -> tuple[bytes, ...]:
+    keys = []
+    for index, ref in enumerate(config.server.request_state_keys):
+        key = ref.value().encode()
+        if len(key) < MIN_KEY_BYTES:
+            raise config.error(
+                ("server", "request_state_keys", index),
+                f"{ref.env} holds {len(key)} bytes; a requestState key needs at least {MIN_KEY_BYTES}",
+            )
+        keys.append(key)
+    return tuple(keys)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sized
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import aiohttp
@@ -31,8 +31,7 @@ from apimcp.backends.base import Backend
 from apimcp.backends.token_exchange import TokenExchanger
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Service
-from apimcp.catalog.naming import fit
-from apimcp.catalog.selection import select
+from apimcp.catalog.selection import select, served
 from apimcp.elicitation.broker import ElicitationBroker
 from apimcp.elicitation.secrets import KINDS as ELICITED_KINDS
 from apimcp.elicitation.secrets import ElicitedSecret, elicited_secret
@@ -322,9 +321,8 @@ class GatewayRuntime:
         )
         tools = self._tool_sets.get(key)
         if tools is None:
-            operations = select(service.operations, member["include"], member["exclude"])
-            if member["tool_prefix"]:
-                operations = [replace(op, tool_name=fit(op.tool_name, member["tool_prefix"])) for op in operations]
+            prefix = member["tool_prefix"]
+            operations = select(served(service.operations, prefix), member["include"], member["exclude"], prefix)
             tools = self._tool_sets[key] = ToolSet(operations, output_schemas)
         return tools
 

@@ -21,24 +21,19 @@ from apimcp.gateway.failover import FailoverSource
 from apimcp.gateway.plan import GatewayPlan
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import GatewaySync, HttpSource, following
-from apimcp.head_limits import HeadLimits
 from apimcp.protocol import EndpointOptions
 from apimcp.protocol.cors import normalized_origin
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
-from apimcp.serving import ServerTls, server_for
+from apimcp.servers.factory import server_for
+from apimcp.servers.head_limits import HeadLimits
+from apimcp.servers.tls import ServerTls
 from apimcp.state import GatewayState
 
 log = logging.getLogger("apimcp.gateway")
 FIRST_SNAPSHOT_SECONDS = 30.0
 OnReady = Callable[[GatewayApp], Awaitable[None] | None]
-
-
-async def _announce(on_ready: OnReady | None, app: GatewayApp) -> None:
-    if on_ready is not None:
-        outcome = on_ready(app)
-        if outcome is not None:
-            await outcome
+"""Called once the gateway accepts connections (to print where it answers)."""
 
 
 async def _first_snapshot(sync: GatewaySync) -> None:
@@ -55,6 +50,25 @@ async def _first_snapshot(sync: GatewaySync) -> None:
             )
             return
         await asyncio.sleep(0.05)
+
+
+async def _listen(
+    app: GatewayApp,
+    on_ready: OnReady | None,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    tls: ServerTls | None,
+    head_limits: HeadLimits | None,
+) -> None:
+    """Serve `app` until stopped; `on_ready` once it accepts connections."""
+    on_listening = (lambda: on_ready(app)) if on_ready is not None else None
+    server = server_for(
+        app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits,
+        on_listening=on_listening,
+    )  # fmt: skip
+    await server.serve()
 
 
 async def serve_gateway(
@@ -75,11 +89,7 @@ async def serve_gateway(
     try:
         app = build_gateway(plan, session, options, script_limits, state)
         try:
-            await _announce(on_ready, app)
-            server = server_for(
-                app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits
-            )
-            await server.serve()
+            await _listen(app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits)
         finally:
             await app.runtime.close()
     finally:
@@ -152,10 +162,6 @@ async def serve_connected_gateway(
         async with following(runtime, source) as sync:
             await _first_snapshot(sync)
             app = GatewayApp(runtime)
-            await _announce(on_ready, app)
-            server = server_for(
-                app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits
-            )
-            await server.serve()
+            await _listen(app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits)
     finally:
         await close_session(session)

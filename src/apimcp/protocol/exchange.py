@@ -196,7 +196,7 @@ async def read_body(receive: Receive, limit: int, deadline: SharedDeadline) -> b
     Nearly every body is complete at the first read, which costs no deadline: watching a task costs
     more than the rest of reading a small body. A body that comes in pieces gets one total deadline
     from its first piece on. How long the first piece may take is the server's to bound: apimcp's
-    server closes a connection whose body stops arriving (`apimcp.head_limits`).
+    server closes a connection whose body stops arriving (`apimcp.servers.head_limits`).
     """
     message = await receive()
     body: bytes = message.get("body", b"")

@@ -27,6 +27,7 @@ from apimcp.protocol.errors import INVALID_PARAMS, McpError
 
 _PREFIX = "v1."
 DEFAULT_TTL_SECONDS = 600.0
+MIN_KEY_BYTES = 16
 
 
 class InvalidRequestState(McpError):
@@ -66,8 +67,8 @@ class RequestStateSealer:
     def __init__(self, keys: Sequence[bytes] | None = None, ttl_seconds: float = DEFAULT_TTL_SECONDS) -> None:
         if keys is not None and not keys:
             raise ValueError("at least one requestState key is needed")
-        if keys is not None and any(len(k) < 16 for k in keys):
-            raise ValueError("requestState keys must be at least 16 bytes long")
+        if keys is not None and any(len(k) < MIN_KEY_BYTES for k in keys):
+            raise ValueError(f"requestState keys must be at least {MIN_KEY_BYTES} bytes long")
         # Without configured keys, a random per-process key: correct for one replica only.
         self._keys = list(keys) if keys is not None else [secrets.token_bytes(32)]
         self._ttl = ttl_seconds

@@ -21,8 +21,7 @@ from sqlalchemy.orm import Session
 from apimcp.auth.settings import OAuthSettingsError, parse_oauth
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.codec import decode_service
-from apimcp.catalog.naming import fit
-from apimcp.catalog.selection import unmatched
+from apimcp.catalog.selection import served, unmatched
 from apimcp.control import changes
 from apimcp.control.domain import tokens
 from apimcp.control.domain.common import check_name, get_owned
@@ -49,15 +48,16 @@ def api_key_hash(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
-def _patterns(service: Service, include: Sequence[str], exclude: Sequence[str]) -> None:
+def _patterns(service: Service, include: Sequence[str], exclude: Sequence[str], prefix: str) -> None:
+    """Each pattern must select something, a tool name matching with or without the plan's prefix."""
     if not include and not exclude:
         return
-    operations = decode_service(service.compiled).operations
+    operations = served(decode_service(service.compiled).operations, prefix)
     for field, patterns in (("include", include), ("exclude", exclude)):
         for pattern in patterns:
             if not isinstance(pattern, str) or not pattern:
                 raise Invalid("operation patterns are non-empty strings", field=field)
-        typos = unmatched(operations, patterns)
+        typos = unmatched(operations, patterns, prefix)
         if typos:
             raise Invalid(f"these patterns select no operation of {service.name}: {', '.join(typos)}", field=field)
 
@@ -78,10 +78,14 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= 3_600_000:
             raise Invalid("the backend timeout is 1 to 3600000 milliseconds", field="backend_timeout_ms")
         plan.backend_timeout_ms = timeout
+    if "tool_prefix" in values:
+        if not _PREFIX.match(values["tool_prefix"] or ""):
+            raise Invalid("a tool prefix is at most 32 letters, digits, '_', '.' or '-'", field="tool_prefix")
+        plan.tool_prefix = values["tool_prefix"] or ""
     include = list(values.get("include", plan.include) or [])  # None clears
     exclude = list(values.get("exclude", plan.exclude) or [])
-    if "include" in values or "exclude" in values:
-        _patterns(service, include, exclude)
+    if "include" in values or "exclude" in values or "tool_prefix" in values:  # a pattern may name a prefixed tool
+        _patterns(service, include, exclude, plan.tool_prefix or "")
         plan.include, plan.exclude = include, exclude
     if "secret_id" in values or "secret_ids" in values:
         _set_secrets(session, plan, service, values)
@@ -96,10 +100,6 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         plan.cache = _cache(values["cache"])
     if "artifacts" in values:
         plan.artifacts = _artifact_selection(session, service, values["artifacts"])
-    if "tool_prefix" in values:
-        if not _PREFIX.match(values["tool_prefix"] or ""):
-            raise Invalid("a tool prefix is at most 32 letters, digits, '_', '.' or '-'", field="tool_prefix")
-        plan.tool_prefix = values["tool_prefix"] or ""
     if "output_schemas" in values:
         plan.output_schemas = bool(values["output_schemas"])
     if "description" in values:
@@ -174,8 +174,7 @@ def _set_oauth(session: Session, plan: Plan, service: Service, values: Mapping[s
 
 def _tool_names(session: Session, plan: Plan, service: Service) -> set[str]:
     """Every tool name the plan's expositions may offer: its operations (as prefixed) and attached custom tools."""
-    operations = decode_service(service.compiled).operations
-    names = {fit(op.tool_name, plan.tool_prefix) if plan.tool_prefix else op.tool_name for op in operations}
+    names = {op.tool_name for op in served(decode_service(service.compiled).operations, plan.tool_prefix or "")}
     rows = session.execute(select(Artifact.kind, Artifact.capabilities).where(Artifact.service_id == service.id))
     for kind, capabilities in rows:
         if kind == "CustomTools":

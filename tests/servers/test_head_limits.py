@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from apimcp.head_limits import HeadLimits
-from apimcp.serving import server_for
+from apimcp.servers.factory import server_for
+from apimcp.servers.head_limits import HeadLimits
 from tests.support.processes import free_port
 from tests.support.raw_http import closed_by_the_server, exchange, request_head
 

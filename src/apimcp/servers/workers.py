@@ -2,7 +2,7 @@
 
 This process binds the port, forks the workers (each inherits the listening socket: the kernel hands every
 new connection to one of them) and supervises them: SIGTERM or SIGINT is passed on, and each worker stops
-gracefully (`apimcp.serving`); a worker that dies is replaced. Workers share sessions and users' values
+gracefully (`apimcp.servers.lifecycle`); a worker that dies is replaced. Workers share sessions and users' values
 through the state store, so they need a shared one: the CLI refuses `--workers` above 1 without it.
 Workers run in process groups of their own, so a Ctrl-C in a terminal reaches them once, through here.
 """
@@ -20,9 +20,9 @@ import traceback
 from collections.abc import Callable
 from types import FrameType
 
-from apimcp import serving
+from apimcp.servers import lifecycle
 
-log = logging.getLogger("apimcp.workers")
+log = logging.getLogger("apimcp.servers.workers")
 MAX_WORKERS = 64
 _RESTART_PAUSE_SECONDS = 1.0
 
@@ -91,7 +91,7 @@ def _worker(index: int, sock: socket.socket, start: Callable[[], None]) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.environ["APIMCP_WORKER"] = str(index)
-    serving.inherit_socket(sock)
+    lifecycle.inherit_socket(sock)
     try:
         start()
     except SystemExit as exc:

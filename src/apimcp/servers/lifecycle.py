@@ -1,9 +1,10 @@
-"""Running MCP endpoints under uvicorn, with a shutdown that ends long-lived streams.
+"""How a server starts and stops: on the socket it is given, saying so once it accepts connections, and with a
+shutdown that ends long-lived streams.
 
-Open SSE streams (GET streams, subscriptions/listen) never finish on their
+A server tells its user where it answers (`on_listening`) only once its sockets accept connections: a client
+started on that line must never be refused. Open SSE streams (GET streams, subscriptions/listen) never finish on their
 own; uvicorn would wait for them forever on Ctrl-C. The server here ends them
-first, then shuts down as usual. Every server bounds request heads
-(`apimcp.head_limits`) and can listen with TLS.
+first, then shuts down as usual.
 """
 
 from __future__ import annotations
@@ -11,37 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import ssl
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from socket import fromfd, socket
-from typing import Any, TypeVar
+from typing import Any
 
 import uvicorn
 
-from apimcp.head_limits import HeadLimits, uvicorn_settings
-from apimcp.protocol.exchange import Receive, Scope, Send
-
-AsgiApp = Callable[[Scope, Receive, Send], object]
-T = TypeVar("T")
-
-
-def run_async(main: Coroutine[Any, Any, T]) -> T:
-    """Run `main` on uvloop when it is installed (it is with uvicorn[standard]), else asyncio's loop.
-
-    uvicorn picks uvloop only when it creates the loop itself; a gateway that starts its backend
-    session and its server in one loop must pick it here, or lose about a third of its throughput.
-    """
-    try:
-        import uvloop  # noqa: PLC0415 - optional speed-up
-    except ImportError:
-        return asyncio.run(main)
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main)
-
-
 DRAIN_SECONDS = 0.5
+OnListening = Callable[[], Awaitable[None] | None]
 
 
 def socket_from(listening: Any) -> socket:
@@ -65,7 +43,7 @@ _inherited: list[socket] = []
 
 
 def inherit_socket(sock: socket) -> None:
-    """Serve on `sock`, bound by a supervising process (`apimcp.workers`), instead of binding host:port."""
+    """Serve on `sock`, bound by a supervising process (`apimcp.servers.workers`), instead of binding host:port."""
     _inherited[:] = [sock]
 
 
@@ -83,15 +61,29 @@ class StreamClosingServer(uvicorn.Server):
     """
 
     def __init__(
-        self, config: uvicorn.Config, on_shutdown: Callable[[], None], drain_seconds: float = DRAIN_SECONDS
+        self,
+        config: uvicorn.Config,
+        on_shutdown: Callable[[], None],
+        drain_seconds: float = DRAIN_SECONDS,
+        on_listening: OnListening | None = None,
     ) -> None:
         super().__init__(config)
         self._on_shutdown = on_shutdown
         self._drain_seconds = drain_seconds
+        self._on_listening = on_listening
 
     async def serve(self, sockets: list[socket] | None = None) -> None:
         settle_memory()
         await super().serve(sockets or list(_inherited) or None)
+
+    async def startup(self, sockets: list[socket] | None = None) -> None:
+        await super().startup(sockets)
+        # uvicorn's servers are serving now (bound, listening and accepted from: asyncio starts serving on
+        # creation; an inherited socket listened before the workers were forked).
+        if self.started and not self.should_exit and self._on_listening is not None:
+            outcome = self._on_listening()
+            if outcome is not None:
+                await outcome
 
     async def shutdown(self, sockets: list[socket] | None = None) -> None:
         await self._close_the_door()
@@ -116,50 +108,3 @@ class StreamClosingServer(uvicorn.Server):
                     shrunk = True
         if shrunk:
             await asyncio.sleep(BACKLOG_DRAIN_SECONDS)
-
-
-@dataclass(frozen=True, slots=True)
-class ServerTls:
-    """The certificate (chain, PEM) and private key a listener presents to its clients."""
-
-    certificate: Path
-    key: Path
-
-    def check(self) -> None:
-        """Load both files as the server will, so that a wrong path or a mismatched key fails before serving."""
-        try:
-            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(self.certificate, self.key)
-        except FileNotFoundError as exc:
-            raise ValueError(f"TLS: cannot read {exc.filename}") from None
-        except (ssl.SSLError, OSError) as exc:
-            raise ValueError(
-                f"TLS: {self.certificate} and {self.key} are not a PEM certificate and its private key ({exc})"
-            ) from None
-
-
-def server_for(
-    app: AsgiApp,
-    on_shutdown: Callable[[], None],
-    *,
-    host: str,
-    port: int,
-    log_level: str = "warning",
-    tls: ServerTls | None = None,
-    head_limits: HeadLimits | None = None,
-) -> StreamClosingServer:
-    tls_settings: dict[str, Any] = {}
-    if tls is not None:
-        tls.check()
-        tls_settings = {"ssl_certfile": str(tls.certificate), "ssl_keyfile": str(tls.key)}
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=False,
-        lifespan="off",
-        timeout_graceful_shutdown=5,
-        **uvicorn_settings(head_limits or HeadLimits()),
-        **tls_settings,
-    )
-    return StreamClosingServer(config, on_shutdown)
