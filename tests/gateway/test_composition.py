@@ -42,7 +42,7 @@ def _compose(
     *documents: tuple[str, dict[str, Any]], runner: ScriptRunner | None = None
 ) -> tuple[Composition, Recording]:
     backend = Recording()
-    bundle = merge({"kind": kind, "document": document} for kind, document in documents)
+    bundle = merge([[{"kind": kind, "document": document} for kind, document in documents]])
     # no output schemas: the recording backend's answers are not the Bookshelf's
     return compose(
         [(ToolSet(OPERATIONS, output_schemas=False), backend)], Extras(bundle=bundle, runner=runner)
