@@ -76,7 +76,8 @@ class FakeLoader:
         self.remote_contents = remote or {}
         self.calls: list[tuple[str, str]] = []
 
-    async def backend_file(self, path: str) -> Loaded:
+    async def backend_file(self, path: str, member: int) -> Loaded:
+        assert member == 0  # one member: what its documents declare is read from its backend
         self.calls.append(("file", path))
         if path not in self.files:
             raise ResourceUnavailable("the backend answered HTTP 404")

@@ -46,7 +46,7 @@ def _compose(
     calls: CallPath | None = None,
 ) -> tuple[Composition, Recording]:
     backend = backend or Recording()
-    bundle = merge({"kind": kind, "document": document} for kind, document in documents)
+    bundle = merge([[{"kind": kind, "document": document} for kind, document in documents]])
     extras = Extras(bundle=bundle, runner=runner, calls=calls or CallPath("", ""))
     # no output schemas: the recording backend's answers are not the Bookshelf's
     return compose([(ToolSet(OPERATIONS, output_schemas=False), backend)], extras), backend

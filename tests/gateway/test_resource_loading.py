@@ -4,7 +4,8 @@ that a `file://` URI never takes the plan's credentials to another host."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.importers.openapi import import_openapi
 from apimcp.protocol.errors import ResourceNotFound
 from apimcp.safety.addresses import AddressPolicy
-from tests.gateway.conftest import ECHO_SPEC
+from tests.gateway.conftest import ECHO_SPEC, gateway_of
 from tests.gateway.hostile_backend import Recorder, hostile_backend
 
 pytestmark = pytest.mark.anyio
@@ -42,7 +43,7 @@ class Answering(Backend):
 
 async def _read(path: str, answer: BackendResult) -> tuple[Loaded, list[str]]:
     backend = Answering(answer)
-    return await BackendLoader(backend, TokenSession()).backend_file(path), backend.paths
+    return await BackendLoader([backend], TokenSession()).backend_file(path, 0), backend.paths
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ async def test_a_404_is_missing_content_and_other_failures_are_unavailable() -> 
 
 async def test_without_a_backend_nothing_is_read() -> None:
     with pytest.raises(ResourceUnavailable, match="does not serve files"):
-        await BackendLoader(None, TokenSession()).backend_file("/a")
+        await BackendLoader([], TokenSession()).backend_file("/a", 0)
 
 
 # --- the backend's origin, and nothing else ----------------------------------------------------------
@@ -101,7 +102,7 @@ async def loader(servers: tuple[Recorder, Recorder]) -> AsyncIterator[BackendLoa
         import_openapi(str(ECHO_SPEC)), session, base_url=origin, credentials=ApiKey("X-Api-Key", SECRET)
     )
     try:
-        yield BackendLoader(rest, TokenSession())
+        yield BackendLoader([rest], TokenSession())
     finally:
         await close_session(session)
 
@@ -161,7 +162,7 @@ async def _outcome(catalog: ResourceCatalog, uri: str, loader: BackendLoader) ->
 async def test_the_loader_refuses_a_path_outside_the_backend_before_any_request(path: str) -> None:
     backend = Answering(TextBody("x", "text/plain"))
     with pytest.raises(ResourceUnavailable, match="file://"):
-        await BackendLoader(backend, TokenSession()).backend_file(path)
+        await BackendLoader([backend], TokenSession()).backend_file(path, 0)
     assert backend.paths == []
 
 
@@ -173,15 +174,73 @@ async def test_remote_content_goes_through_the_fetch_policy_and_follows_no_redir
     attacker.seen.clear()
     default, allowing = TokenSession(), TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
     try:
-        internal = BackendLoader(None, default)  # the default policy: public addresses only
+        internal = BackendLoader([], default)  # the default policy: public addresses only
         loopback_by_name = attacker.url.replace("127.0.0.1", "localhost")
         for url in (f"{attacker.url}/card.html", f"{loopback_by_name}/card.html"):
             with pytest.raises(ResourceUnavailable, match="the content's address is refused"):
                 await internal.remote(url)
         with pytest.raises(ResourceUnavailable, match=r"127\.0\.0\.1:\d+ answered HTTP 302"):
-            await BackendLoader(None, allowing).remote(f"{backend.url}/away?to={attacker.url}/card.html")
+            await BackendLoader([], allowing).remote(f"{backend.url}/away?to={attacker.url}/card.html")
     finally:
         await default.close()
         await allowing.close()
     assert attacker.seen == []
     assert [request["headers"].get("X-Api-Key") for request in backend.seen[-1:]] == [None]
+
+
+# --- an exposition of several services ----------------------------------------------------------
+
+
+def _resources_file(service: str, resources: Sequence[str], templates: Sequence[str] = ()) -> str:
+    listed = "".join(f"  {uri}: {{name: {service} {index}}}\n" for index, uri in enumerate(resources))
+    templated = "".join(f"  {uri}: {{name: {service} template}}\n" for uri in templates)
+    return (
+        f"apiVersion: reshapr.io/v1alpha1\nkind: Resources\nservice: {{name: {service}, version: '2.1'}}\n"
+        f"resources:\n{listed}" + (f"resourceTemplates:\n{templated}" if templates else "")
+    )
+
+
+async def test_a_file_resource_is_read_with_the_backend_of_the_service_that_declared_it(
+    servers: tuple[Recorder, Recorder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding: in an exposition of services [alpha, beta], beta's Resources file was read from alpha's backend,
+    with alpha's credentials."""
+    alpha, beta = servers
+    alpha.seen.clear()
+    beta.seen.clear()
+    monkeypatch.setenv("ALPHA_KEY", "alpha-key-for-alpha-only")
+    monkeypatch.setenv("BETA_KEY", "beta-key-for-beta-only")
+    # the first declaration of a URI wins, whichever service's file holds the second
+    (tmp_path / "alpha.yaml").write_text(_resources_file("alpha", ["file:///echo?of=alpha", "file:///echo?of=both"]))
+    (tmp_path / "beta.yaml").write_text(
+        _resources_file("beta", ["file:///echo?of=beta", "file:///echo?of=both"], ["file:///hops/{count}"])
+    )
+    services = "".join(
+        f"""
+  {name}:
+    openapi: {ECHO_SPEC}
+    name: {name}
+    tool_prefix: {name}_
+    backend: {recorder.url}
+    credentials: {{type: api_key, name: X-Api-Key, value: {{env: {name.upper()}_KEY}}}}
+    artifacts: [{name}.yaml]"""
+        for name, recorder in (("alpha", alpha), ("beta", beta))
+    )
+    config = f"services:{services}\nexpositions:\n  both:\n    services: [alpha, beta]\n"
+    async with gateway_of(config, tmp_path) as app:
+        (route,) = app.runtime.routes.by_id.values()
+        handler = route.endpoint.handler
+        for uri in ("file:///echo?of=beta", "file:///hops/0"):
+            await handler.read_resource(None, uri)  # type: ignore[arg-type]
+        assert [(r["target"], r["headers"]["X-Api-Key"]) for r in beta.seen] == [
+            ("/v1/echo?of=beta", "beta-key-for-beta-only"),
+            ("/v1/hops/0", "beta-key-for-beta-only"),
+        ]
+        assert alpha.seen == []  # before the fix: both reads, with alpha's key
+        for uri in ("file:///echo?of=alpha", "file:///echo?of=both"):
+            await handler.read_resource(None, uri)  # type: ignore[arg-type]
+    assert [(r["target"], r["headers"]["X-Api-Key"]) for r in alpha.seen] == [
+        ("/v1/echo?of=alpha", "alpha-key-for-alpha-only"),
+        ("/v1/echo?of=both", "alpha-key-for-alpha-only"),
+    ]
+    assert len(beta.seen) == 2

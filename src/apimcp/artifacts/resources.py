@@ -3,9 +3,10 @@
 Everything is built when the catalog is (list pages, compiled templates, the tools' `_meta.ui`), so
 resources/read only looks up and loads. Content is inline (`text`, base64 `blob`), fetched
 (`remoteContent`, through the loader, which applies the gateway's fetch policy) or, for `file://`
-URIs, read from the exposition's backend: `file:///guides/readme.md` is the backend's `/guides/readme.md`,
-and a URI that would name anything but a plain path there is not found (`file_paths`). A URI with no
-content source is listed but not found when read.
+URIs, read from the backend of the exposition's member (service) whose artifacts declared the resource or
+template: `file:///guides/readme.md` is that backend's `/guides/readme.md`, and a URI that would name
+anything but a plain path there is not found (`file_paths`). A URI with no content source is listed but
+not found when read.
 
 A read that is not a declared URI is matched against the templates within bounds: a URI of at most
 `MAX_MATCHED_URI_LENGTH` characters, and `MATCH_STEPS_PER_READ` steps across all of them.
@@ -74,7 +75,9 @@ class ContentLoader(Protocol):
     """Reads content that is not inline; raises ContentMissing when there is none at that place (the read is
     then not found), ResourceUnavailable when it cannot read it."""
 
-    async def backend_file(self, path: str) -> Loaded: ...
+    async def backend_file(self, path: str, member: int) -> Loaded:
+        """`path` on the backend of the exposition's `member` (its index), the one whose artifacts declared it."""
+        ...
 
     async def remote(self, url: str) -> Loaded: ...
 
@@ -155,6 +158,8 @@ class _Static:
     blob: str | None
     remote: str | None
     path: str | None
+    member: int
+    """Whose backend `path` is read from: the member whose artifacts declared the resource."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +168,10 @@ class _Template:
     compiled: UriTemplate
     from_backend: bool
     candidates: Mapping[str, tuple[str, ...]]
+    member: int
 
 
-def _static(uri: str, spec: Mapping[str, Any]) -> _Static:
+def _static(uri: str, spec: Mapping[str, Any], member: int) -> _Static:
     text, blob = _text(spec.get("text")), _text(spec.get("blob"))
     mime_type = _text(spec.get("mimeType"))
     if mime_type is None:
@@ -187,10 +193,10 @@ def _static(uri: str, spec: Mapping[str, Any]) -> _Static:
         icons=_icons(spec.get("icons")),
         meta=_meta(spec),
     )
-    return _Static(resource, text, blob, _text(spec.get("remoteContent")), file_path(uri))
+    return _Static(resource, text, blob, _text(spec.get("remoteContent")), file_path(uri), member)
 
 
-def _template(uri_template: str, spec: Mapping[str, Any]) -> _Template:
+def _template(uri_template: str, spec: Mapping[str, Any], member: int) -> _Template:
     try:
         compiled = UriTemplate(uri_template)
     except ValueError as exc:
@@ -207,7 +213,7 @@ def _template(uri_template: str, spec: Mapping[str, Any]) -> _Template:
     )
     completions = spec.get("completions") or {}
     candidates = {str(k): tuple(str(v) for v in values or ()) for k, values in completions.items()}
-    return _Template(definition, compiled, file_path(uri_template) is not None, candidates)
+    return _Template(definition, compiled, file_path(uri_template) is not None, candidates, member)
 
 
 def _bindings(statics: Sequence[_Static], specs: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -259,7 +265,8 @@ async def _load(pending: Awaitable[Loaded], uri: str) -> Loaded:
 
 
 class ResourceCatalog:
-    """The `resources` and `resourceTemplates` sections of an exposition's artifacts.
+    """The `resources` and `resourceTemplates` sections of an exposition's artifacts; `resource_members` and
+    `template_members` say which member declared each (`ArtifactBundle`; member 0 when absent).
 
     Raises ValueError when a template is not a valid RFC 6570 template.
     """
@@ -268,9 +275,16 @@ class ResourceCatalog:
         self,
         resources: Mapping[str, Mapping[str, Any]],
         templates: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        resource_members: Mapping[str, int] | None = None,
+        template_members: Mapping[str, int] | None = None,
     ) -> None:
-        self._statics = {str(uri): _static(str(uri), spec) for uri, spec in resources.items()}
-        self._templates = {str(text): _template(str(text), spec) for text, spec in (templates or {}).items()}
+        members, template_members = resource_members or {}, template_members or {}
+        self._statics = {str(uri): _static(str(uri), spec, members.get(uri, 0)) for uri, spec in resources.items()}
+        self._templates = {
+            str(text): _template(str(text), spec, template_members.get(text, 0))
+            for text, spec in (templates or {}).items()
+        }
         self._tool_meta = _bindings(list(self._statics.values()), resources)
         self.resources_page: Page[Resource] = Page(items=tuple(s.resource for s in self._statics.values()))
         self.templates_page: Page[ResourceTemplate] = Page(items=tuple(t.definition for t in self._templates.values()))
@@ -296,7 +310,7 @@ class ResourceCatalog:
         path = file_path(uri) if template is not None and template.from_backend else None
         if template is None or path is None:
             raise ResourceNotFound(uri)
-        loaded = await _load(loader.backend_file(_backend_path(uri, path)), uri)
+        loaded = await _load(loader.backend_file(_backend_path(uri, path), template.member), uri)
         definition = template.definition
         return ReadResourceResult(contents=(_contents(uri, loaded, definition.mime_type, definition.meta),))
 
@@ -330,7 +344,7 @@ class ResourceCatalog:
         if static.remote is not None:
             return _contents(uri, await _load(loader.remote(static.remote), uri), mime_type, meta)
         if static.path is not None:
-            loaded = await _load(loader.backend_file(_backend_path(uri, static.path)), uri)
+            loaded = await _load(loader.backend_file(_backend_path(uri, static.path), static.member), uri)
             return _contents(uri, loaded, mime_type, meta)
         raise ResourceNotFound(uri)
 

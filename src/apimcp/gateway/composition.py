@@ -158,7 +158,12 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
     resources = prompts = None
     try:
         if bundle.resources or bundle.resource_templates:
-            resources = ResourceCatalog(bundle.resources, bundle.resource_templates)
+            resources = ResourceCatalog(
+                bundle.resources,
+                bundle.resource_templates,
+                resource_members=bundle.resource_members,
+                template_members=bundle.template_members,
+            )
     except ValueError as exc:
         log.warning("the exposition's resources cannot be served: %s", exc)
     try:

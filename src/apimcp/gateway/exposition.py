@@ -84,7 +84,7 @@ class ExpositionSettings:
 class _NoLoader:
     """For expositions built without a way to read contents: only inline resources are served."""
 
-    async def backend_file(self, path: str) -> Loaded:
+    async def backend_file(self, path: str, member: int) -> Loaded:
         raise ResourceUnavailable("this exposition reads no files from its backend")
 
     async def remote(self, url: str) -> Loaded:

@@ -1,15 +1,17 @@
-"""Where resources without inline content come from: the plan's backend, or a remote URL.
+"""Where resources without inline content come from: a plan's backend, or a remote URL.
 
-`file:///guides/readme.md` is read with a GET of `/guides/readme.md` on the exposition's REST backend,
-through the same backend call as its operations (the plan's credentials, timeout, size limit, masking,
-redirect rules); a path that is not a plain one under the backend's origin (`artifacts.file_paths`) is
-refused before any request. `remoteContent` URLs (MCP Apps' HTML) are fetched with the session that applies the
-gateway's fetch policy, since the URL comes from an uploaded file and must not reach internal addresses.
+`file:///guides/readme.md` is read with a GET of `/guides/readme.md` on the REST backend of the member whose
+artifacts declared the resource (an exposition of several services has one backend per service), through the
+same backend call as its operations (that plan's credentials, timeout, size limit, masking, redirect rules); a
+path that is not a plain one under the backend's origin (`artifacts.file_paths`) is refused before any request.
+`remoteContent` URLs (MCP Apps' HTML) are fetched with the session that applies the gateway's fetch policy,
+since the URL comes from an uploaded file and must not reach internal addresses.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from urllib.parse import quote
 
 import aiohttp
@@ -30,15 +32,16 @@ REMOTE_TIMEOUT_SECONDS = 10.0
 
 
 class BackendLoader:
-    """Reads resources for one exposition."""
+    """Reads resources for one exposition; `backends` are its members', in order."""
 
-    def __init__(self, backend: Backend | None, remote: TokenSession) -> None:
-        self._backend = backend
+    def __init__(self, backends: Sequence[Backend], remote: TokenSession) -> None:
+        self._backends = tuple(backends)
         self._remote = remote
 
-    async def backend_file(self, path: str) -> Loaded:
-        if self._backend is None:
+    async def backend_file(self, path: str, member: int) -> Loaded:
+        if not 0 <= member < len(self._backends):
             raise ResourceUnavailable("this exposition's backend does not serve files")
+        backend = self._backends[member]
         problem = file_path_problem(path)
         if problem is not None:
             raise ResourceUnavailable(problem)
@@ -49,7 +52,7 @@ class BackendLoader:
             binding=RestBinding(method="GET", path=sent),
             hints=ToolHints(read_only=True),
         )
-        result = await self._backend.call(operation, {})
+        result = await backend.call(operation, {})
         if isinstance(result, Failure):
             if result.status in (404, 410):
                 raise ContentMissing

@@ -251,12 +251,12 @@ class GatewayRuntime:
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),
             tool_search=exposition.get("tool_search") is True,
         )
-        bundle = merge(artifact for member in exposition["members"] for artifact in member.get("artifacts", ()))
+        bundle = merge(member.get("artifacts", ()) for member in exposition["members"])
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
             self._scripts = ScriptRunner(self._script_limits)
         cross_service = self._cross_service(exposition["organization"])
         extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service, preparations=preparations)
-        loader = BackendLoader(raw_backends[0] if raw_backends else None, self._backends.guarded_session)
+        loader = BackendLoader(raw_backends, self._backends.guarded_session)
         handler = ExpositionHandler(settings, members, extras, loader)
         if previous is not None:
             previous.endpoint.replace_handler(handler)

@@ -128,7 +128,11 @@ class OperationBuilder:
         operations = []
         uri = self._documents.main_uri
         for path, raw_item in paths.items():
-            at = "/paths/" + _escape(path)
+            if isinstance(path, str) and path.startswith("x-"):
+                continue  # a specification extension, not a path
+            at = "/paths/" + _escape(str(path))
+            if not isinstance(path, str) or not path.startswith("/"):
+                raise SpecError(_unrooted(path), source=self._source, pointer=at)
             item, item_uri, item_at = self._deref(raw_item, uri, at)
             if not isinstance(item, dict):
                 raise SpecError("a path item must be an object", source=self._source, pointer=at)
@@ -526,6 +530,16 @@ def _hints(method: str) -> ToolHints:
     if method == "post":
         return ToolHints(read_only=False, destructive=False, idempotent=False)
     return ToolHints(read_only=False)
+
+
+def _unrooted(path: object) -> str:
+    """Why a path that does not begin with `/` is refused (OpenAPI and Swagger 2.0 both say it must): the server's
+    URL and the path are joined as text, so `@host/x`, `.example/x` or `:8443/x` would send the plan's credentials
+    to another host or port."""
+    return (
+        f"the path {path!r} does not begin with '/', as a path must: appended to the server's URL it would "
+        "change the host calls go to"
+    )
 
 
 def _text(value: Any) -> str | None:

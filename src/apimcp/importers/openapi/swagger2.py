@@ -155,6 +155,9 @@ class _Converter:
         self.global_responses = self._mapping(document.get("responses", {}), "/responses")
         self.host = self._optional_string(document.get("host"), "/host")
         self.base_path = self._optional_string(document.get("basePath"), "/basePath")
+        if self.base_path and not self.base_path.startswith("/"):
+            raise self._error(f"basePath {self.base_path!r} does not begin with '/', as it must: after the host it "
+                              "would change the host calls go to", "/basePath")  # fmt: skip
         self.schemes = self._strings(document.get("schemes"), "/schemes")
 
     # ----------------------------------------------------------------- errors and checks
