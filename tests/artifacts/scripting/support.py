@@ -64,6 +64,6 @@ async def until_idle(runner: ScriptRunner, within: float) -> float:
     """Seconds until no worker runs a script; fails past `within`."""
     start = time.monotonic()
     while runner.running:
-        assert time.monotonic() - start < within, f"a worker still runs a script after {within} s"
+        assert time.monotonic() - start < within, f"a worker still runs a script after {within} s"  # timing-ok: a guard
         await asyncio.sleep(0.005)
     return time.monotonic() - start

@@ -31,7 +31,7 @@ def test_run_allows_host_calls_and_still_interrupts_a_loop() -> None:
     start = time.monotonic()
     with pytest.raises(engine.JSException, match="interrupted"):
         context.run("globalThis.answer = host('ping'); while (true) {}", cpu_seconds=0.2)
-    assert 0.15 < time.monotonic() - start < 1.0
+    assert 0.15 < time.monotonic() - start < 10  # timing-ok: a CPU-time limit, so far more wall time on a busy machine
     assert seen == ["ping"]
     assert context.host_calls_allowed
     with pytest.raises(RuntimeError, match="evaluates once"):
