@@ -278,7 +278,7 @@ def test_matching_a_10_kb_uri_against_many_variables_stays_fast(template: str, u
     started = time.perf_counter()
     for _ in range(10):
         compiled.match(uri)
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < 2  # timing-ok: ~15 ms; catastrophic backtracking would take ages
 
 
 def test_an_expression_with_thousands_of_variables_compiles_and_matches() -> None:
