@@ -8,10 +8,13 @@ expected value that no loaded machine reaches them; such a bound carries `# timi
 The scan reads each test module's syntax tree: a value is *timed* when it comes from a clock
 (`time.monotonic()`, `perf_counter()`, `time.time()`, a loop's `time()`...), from a name, list
 or attribute filled with timed values, or from a function that returns one. An `assert` that
-compares a timed value with a bound that is not timed (`elapsed < 0.5`, `time.monotonic() -
-started < 3`, `answers == [0]`) is reported. Two timed values compared (`time.monotonic() <
-deadline`, one event's time before another's) are an order, and a timed value above a constant
-(`elapsed >= 1`) a lower bound a slower machine only makes truer: neither is reported.
+bounds a timed value from above, or exactly, by a constant the test chose (`elapsed < 0.5`,
+`time.monotonic() - started < 3`, `answers == [0]`, `waited < within`) is reported. Two timed
+values compared (`time.monotonic() < deadline`, one event's time before another's, a clock reading
+before a timestamp the code under test wrote) are an order, and a timed value above a constant
+(`elapsed >= 1`) a lower bound a slower machine only makes truer: neither is reported. What the
+scan cannot see (a `sleep` before checking what happened meanwhile, a short `join` or `wait`
+used as the check) is left to review.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from pathlib import Path
 TESTS = Path(__file__).parent
 MARKER = "# timing-ok:"
 CLOCKS = {"monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "time", "time_ns", "process_time"}
-NOT_TIMED = {"len", "bool", "isinstance", "repr", "str"}
-"""Calls whose result is no time even when given timed values (how many times were taken, say)."""
+PASSING_ON = {"max", "min", "sum", "round", "abs", "float", "int", "sorted", "list", "tuple", "run", "wait_for"}
+"""Calls whose result is (made of) what they are given: a timed value in, a timed value out. Any other call is
+timed only when it is a function known to return one; `acquire(time.monotonic() + 10)` answers a bool."""
 CLOCK_CALL = re.compile(r"\.(" + "|".join(sorted(CLOCKS)) + r")\(")
 IMPORT_FROM_TESTS = re.compile(r"^from (tests(?:\.\w+)+) import", re.MULTILINE)
 UPPER = (ast.Lt, ast.LtE)
@@ -58,13 +62,12 @@ class _Timed:
         if isinstance(node, ast.Attribute):
             return node.attr in self.attributes or self.holds(node.value)
         if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id in NOT_TIMED:
-                return False
             if isinstance(node.func, ast.Name) and node.func.id in self.functions:
                 return True
             if isinstance(node.func, ast.Attribute) and node.func.attr in self.methods:
                 return True
-            return any(self.holds(argument) for argument in node.args)
+            called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            return called in PASSING_ON and any(self.holds(argument) for argument in node.args)
         if isinstance(node, (ast.Lambda, ast.JoinedStr)):
             return False  # a function, a text: no time
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
@@ -170,17 +173,36 @@ class _Module:
                     yield statement
 
 
+def _constant(node: ast.AST) -> bool:
+    """Whether `node` is a number the test chose (`1.5`, `within`, `2 * LIMITS.timeout_seconds`, `[0]`), rather
+    than a value read from what is tested (`record.updated_at`), which a comparison orders a clock reading with."""
+    if isinstance(node, (ast.Constant, ast.Name)):
+        return True
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, ast.Name) and node.value.id.isupper()
+    if isinstance(node, ast.BinOp):
+        return _constant(node.left) and _constant(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _constant(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_constant(item) for item in node.elts)
+    return False
+
+
 def _bounds(test: ast.AST, timed: _Timed) -> bool:
-    """Whether `test` bounds a timed value by one that is not timed: from above, or exactly."""
+    """Whether `test` bounds a timed value by a constant: from above, or exactly."""
     for node in ast.walk(test):
         if not isinstance(node, ast.Compare):
             continue
         sides = [node.left, *node.comparators]
         for left, op, right in zip(sides, node.ops, sides[1:], strict=False):
             low, high = (right, left) if isinstance(op, LOWER) else (left, right)
-            if isinstance(op, (*UPPER, *LOWER)) and timed.holds(low) and not timed.holds(high):
+            if isinstance(op, (*UPPER, *LOWER)) and timed.holds(low) and not timed.holds(high) and _constant(high):
                 return True
-            if isinstance(op, EQUAL) and timed.holds(left) != timed.holds(right):
+            if isinstance(op, EQUAL) and any(
+                timed.holds(one) and not timed.holds(other) and _constant(other)
+                for one, other in ((left, right), (right, left))
+            ):
                 return True
     return False
 
