@@ -264,6 +264,8 @@ def test_sample(server):
     assert 0.9 < elapsed
     assert time.monotonic() < started + 10
     assert len(answers) == 1
+    assert server.acquire(time.monotonic() + 10) == True
+    assert server.record.updated_at >= started
     assert elapsed < 60  # timing-ok: a guard against hanging
     # timing-ok: ten times the deadline
     assert elapsed < 20
