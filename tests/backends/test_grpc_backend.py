@@ -195,7 +195,8 @@ async def test_a_server_streaming_call_that_hits_its_deadline_after_several_mess
     channels: GrpcChannels, server: RunningServer
 ) -> None:
     """Finding: the messages received before the deadline were dropped for "the backend did not answer"."""
-    result = await call(backend(channels, server, timeout_seconds=0.6), "ListItems", {"count": 100, "delayMs": 100})
+    # a message every 20 ms: the second comes 0.56 s before the deadline, the hundredth would come 1.4 s after it
+    result = await call(backend(channels, server, timeout_seconds=0.6), "ListItems", {"count": 100, "delayMs": 20})
     assert isinstance(result, JsonBody), result
     received = [m["id"] for m in result.value["messages"]]
     assert 2 <= len(received) < 100

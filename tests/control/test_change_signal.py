@@ -29,28 +29,25 @@ def test_only_commits_that_record_a_change_notify(plane: ControlPlane) -> None:
 def test_a_wait_returns_at_once_when_a_notification_came_since_the_check() -> None:
     signal = ChangeSignal()
 
-    async def scenario() -> float:
+    async def scenario() -> None:
         seen = signal.generation
         signal.notify()  # between reading the store and starting to wait
-        began = time.monotonic()
-        await signal.wait(5.0, seen)
-        return time.monotonic() - began
+        async with asyncio.timeout(30):  # a wait that missed it would last its hour
+            await signal.wait(3600, seen)
 
-    assert asyncio.run(scenario()) < 1.0
+    asyncio.run(scenario())
 
 
 def test_waiting_without_news_lasts_the_timeout_and_close_ends_it() -> None:
     signal = ChangeSignal()
 
-    async def scenario() -> tuple[float, float]:
+    async def scenario() -> float:
         began = time.monotonic()
         await signal.wait(0.2, signal.generation)
         waited = time.monotonic() - began
         asyncio.get_running_loop().call_later(0.05, signal.close)
-        began = time.monotonic()
-        await signal.wait(5.0, signal.generation)
-        return waited, time.monotonic() - began
+        async with asyncio.timeout(30):  # closing ends a wait of an hour
+            await signal.wait(3600, signal.generation)
+        return waited
 
-    waited, closed = asyncio.run(scenario())
-    assert waited >= 0.19
-    assert closed < 2.0
+    assert asyncio.run(scenario()) >= 0.19

@@ -36,7 +36,7 @@ async def test_beyond_the_workers_and_the_queue_work_is_turned_away_at_once() ->
         started = time.monotonic()
         with pytest.raises(ImportsBusy) as caught:
             await pool.run(lambda: True)
-        assert time.monotonic() - started < 2  # at once: not after the 5 s the running work may take
+        assert time.monotonic() - started < 2  # timing-ok: at once, not after the 5 s the running work may take
         assert caught.value.retry_after_seconds == 4
         assert str(caught.value) == (
             "the server is busy with as many imports as it takes (1 running and 1 waiting, its import capacity); "
@@ -53,18 +53,24 @@ async def test_beyond_the_workers_and_the_queue_work_is_turned_away_at_once() ->
 async def test_a_cancelled_caller_waits_for_its_running_work_to_end() -> None:
     """Running work may use what its caller releases once cancelled (the request's database session)."""
     pool = ImportPool(ImportCapacity(workers=1, queued=1))
-    finished = threading.Event()
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
 
     def work() -> None:
-        time.sleep(0.3)
+        started.set()
+        release.wait(30)
         finished.set()
 
     try:
         caller = asyncio.ensure_future(pool.run(work))
-        await asyncio.sleep(0.05)
+        assert await asyncio.to_thread(started.wait, 30)  # running on its worker: it can no longer be dropped
         caller.cancel()
+        for _ in range(3):
+            await asyncio.sleep(0)  # the cancellation reaches the caller ...
+        assert not caller.done()  # ... which waits for its running work
+        release.set()
         with pytest.raises(asyncio.CancelledError):
             await caller
         assert finished.is_set()
     finally:
+        release.set()
         pool.shutdown()

@@ -57,8 +57,9 @@ class Deployment:
         return httpx2.post(self.base + path, json=ping).status_code != 404
 
 
-def wait_until(condition: Callable[[], bool], seconds: float = 1.0) -> float:
-    """How long `condition` took to hold (polling every 5 ms); fails after `seconds`."""
+def wait_until(condition: Callable[[], bool], seconds: float = 15.0) -> float:
+    """How long `condition` took to hold (polling every 5 ms); fails after `seconds`, a guard against hanging far
+    above what any change takes to arrive (a loaded machine makes it slower, not wrong)."""
     start = time.monotonic()
     while not condition():
         if time.monotonic() - start > seconds:

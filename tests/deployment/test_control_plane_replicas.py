@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from apimcp.control.api.sync_routes import LONG_POLL_SECONDS
 from tests.control.conftest import _postgres_schema
 from tests.deployment.harness import ECHO_SPEC, wait_until
 from tests.deployment.test_separate_processes import Traffic, _tools
@@ -63,9 +64,10 @@ def test_a_gateway_fails_over_between_control_plane_replicas(tmp_path: Path) -> 
             wait_until(lambda: _tools(endpoint) == {"get_item"}, seconds=15)
             traffic = Traffic(endpoint)
 
-            # A change through the replica the gateway does not follow reaches it (replicas poll the database).
+            # A change through the replica the gateway does not follow reaches it (replicas poll the database), well
+            # before the end of the 25 s long poll that would bring it otherwise.
             _ok("plan", "update", "default", "--include", "get_item", "--include", "delete_item", url=urls[1])
-            assert wait_until(lambda: _tools(endpoint) == {"get_item", "delete_item"}, seconds=10) < 3.0
+            wait_until(lambda: _tools(endpoint) == {"get_item", "delete_item"}, seconds=LONG_POLL_SECONDS / 2)
 
             # The followed replica dies: the gateway moves to the other and follows its changes.
             first.process.send_signal(signal.SIGKILL)

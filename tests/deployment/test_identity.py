@@ -41,7 +41,7 @@ def events(live: Deployment, expected: int, **query: Any) -> list[dict[str, Any]
         found[:] = live.api.call("GET", "/audit", params=query)
         return len(found) >= expected
 
-    wait_until(arrived, 5)
+    wait_until(arrived)
     return found
 
 

@@ -91,7 +91,7 @@ def test_a_plan_change_reaches_open_sessions_and_their_streams(live: Deployment)
         assert {t["name"] for t in session.request("tools/list").result["tools"]} == {"get_item"}
         listener = _listener(url, session, heard, 1)
         live.api.call("PATCH", f"/plans/{plan['id']}", json={"include": ["get_item", "delete_item"]})
-        listener.join(timeout=1.0)  # the change reaches the open stream within a second
+        listener.join(timeout=15)  # it ends once it heard one (a guard against hanging, not a latency)
         assert heard == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
         tools = session.request("tools/list").result["tools"]  # the same session, still valid
         assert {t["name"] for t in tools} == {"get_item", "delete_item"}
@@ -109,7 +109,8 @@ def test_an_attached_prompts_file_reaches_open_sessions_and_their_streams(live: 
         listener = _listener(url, session, heard, 3)
         files = {"file": ("greetings.yaml", prompts("echo", "2.1", "greet"), "application/yaml")}
         live.api.call("POST", f"/services/{service['id']}/artifacts", 201, files=files)
-        listener.join(timeout=1.0)
+        wait_until(lambda: len(heard) >= 2)
+        listener.join(timeout=0.5)  # time for a third, which should not come (a busy machine only leaves less)
         # tools may have changed too (a file may be custom tools); nothing is said of resources, never offered
         methods = sorted(m["method"] for m in heard)
         assert methods == ["notifications/prompts/list_changed", "notifications/tools/list_changed"]

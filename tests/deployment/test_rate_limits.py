@@ -39,7 +39,7 @@ def test_a_plan_s_rate_limit_is_enforced_and_set_by_the_cli(live: Deployment) ->
     plan, _ = live.api.expose(service["id"], live.backend, "echo", rate_limit={"exposition": "2/min"})
     assert plan["rate_limit"] == {"exposition": {"requests": 2, "per_seconds": 60.0, "burst": 2}}
     url = f"{live.base}/mcp/default/echo"
-    wait_until(lambda: live.served("/mcp/default/echo"), 5)
+    wait_until(lambda: live.served("/mcp/default/echo"))
     assert _statuses(url, 3)[-1] == 429  # served() above spent one of the two
 
     refused = live.api.call("PATCH", f"/plans/{plan['id']}", 422, json={"rate_limit": {"exposition": "2/fortnight"}})
@@ -52,7 +52,7 @@ def test_a_plan_s_rate_limit_is_enforced_and_set_by_the_cli(live: Deployment) ->
     assert done.exit_code == 0, done.output
     shown = json.loads(runner.invoke(app, ["plan", "show", "echo", "-o", "json"]).output)
     assert shown["rate_limit"] == {"caller": {"requests": 5, "per_seconds": 60.0, "burst": 1}}
-    wait_until(lambda: _statuses(url, 1) == [200], 5)  # the new limits are served: a full bucket of one
+    wait_until(lambda: _statuses(url, 1) == [200])  # the new limits are served: a full bucket of one
     assert _statuses(url, 1) == [429]
     bad = runner.invoke(app, ["plan", "update", "echo", "--rate-limit", "lots"])
     assert bad.exit_code == 2 and "--rate-limit: 'lots' is not a rate" in bad.output

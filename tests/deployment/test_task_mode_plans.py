@@ -32,7 +32,7 @@ def test_the_task_mode_is_set_by_rest_and_cli_and_served(live: Deployment) -> No
     plan, _ = live.api.expose(service["id"], live.backend, "echo", tasks="slow:2000ms")
     assert plan["tasks"] == "slow:2s"  # stored in its canonical form
     url = f"{live.base}/mcp/default/echo"
-    wait_until(lambda: _advertised(url), 5)
+    wait_until(lambda: _advertised(url))
 
     refused = live.api.call("PATCH", f"/plans/{plan['id']}", 422, json={"tasks": "sometimes"})
     assert "tasks" in json.dumps(refused) and "sometimes" in json.dumps(refused)
@@ -45,7 +45,7 @@ def test_the_task_mode_is_set_by_rest_and_cli_and_served(live: Deployment) -> No
     done = runner.invoke(app, ["plan", "update", "echo", "--tasks", "off"])
     assert done.exit_code == 0, done.output
     assert json.loads(runner.invoke(app, ["plan", "show", "echo", "-o", "json"]).output)["tasks"] is None
-    wait_until(lambda: not _advertised(url), 5)
+    wait_until(lambda: not _advertised(url))
     bad = runner.invoke(app, ["plan", "update", "echo", "--tasks", "slow:forever"])
     assert bad.exit_code == 2 and "--tasks" in bad.output
 
@@ -61,11 +61,11 @@ def test_tool_search_is_set_by_rest_and_cli_and_served(live: Deployment) -> None
     plan, _ = live.api.expose(service["id"], live.backend, "echo", tool_search=True)
     assert plan["tool_search"] is True
     url = f"{live.base}/mcp/default/echo"
-    wait_until(lambda: _tool_names(url) == ["search_tools", "call_tool"], 5)
+    wait_until(lambda: _tool_names(url) == ["search_tools", "call_tool"])
     refused = live.api.call("PATCH", f"/plans/{plan['id']}", 422, json={"tool_search": "sometimes"})
     assert "tool_search" in json.dumps(refused)
     token = live.api.http.headers["Authorization"].removeprefix("Bearer ")
     runner = CliRunner()
     assert runner.invoke(app, ["login", live.base, "--token", token]).exit_code == 0
     assert runner.invoke(app, ["plan", "update", "echo", "--no-tool-search"]).exit_code == 0
-    wait_until(lambda: "get_item" in _tool_names(url), 5)
+    wait_until(lambda: "get_item" in _tool_names(url))

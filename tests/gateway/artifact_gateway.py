@@ -124,7 +124,8 @@ def _ui_app() -> web.Application:
 @contextmanager
 def artifact_gateway(folder: Path) -> Iterator[str]:
     """The exposition's URL (`/mcp/bookshelf`), served until the block ends; files are written to `folder`."""
-    limits = ScriptLimits(timeout_seconds=0.5, memory_bytes=8 * 2**20, max_calls=10, max_depth=3)
+    # A deadline the other guardrails (memory, calls, depth) reach long before, even on a busy machine
+    limits = ScriptLimits(timeout_seconds=2, memory_bytes=8 * 2**20, max_calls=10, max_depth=3)
 
     @asynccontextmanager
     async def gateway() -> AsyncIterator[Any]:

@@ -7,7 +7,6 @@ test-only ones; the official `mcp` client talks to the gateway in both eras.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -195,13 +194,10 @@ async def test_an_endless_script_does_not_hold_up_other_requests(url: str) -> No
     async with Client(url, mode="2026-07-28") as client:
         endless = asyncio.ensure_future(client.call_tool("endless", {}))
         await asyncio.sleep(0.05)
-        started = time.monotonic()
         stats = await client.call_tool("get_stats", {})
-        answered_in = time.monotonic() - started
         assert not stats.is_error
-        assert not endless.done()  # the other call was answered while the script was still looping
+        assert not endless.done()  # the other call was answered while the script was still looping (an order)
         assert (await endless).is_error
-    assert answered_in < 0.5
 
 
 async def test_a_script_reaches_a_service_by_name_and_version(url: str) -> None:

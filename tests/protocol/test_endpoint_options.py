@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import httpx2
 import pytest
 
@@ -14,11 +12,13 @@ from tests.support.mcp_http import McpHttp, sse_messages
 
 
 def test_idle_sessions_expire_to_404() -> None:
-    endpoint = McpEndpoint(Showcase(), EndpointOptions(sessions=MemorySessionStore(idle_timeout=0.2)))
+    now = [1000.0]
+    store = MemorySessionStore(idle_timeout=60, clock=lambda: now[0])
+    endpoint = McpEndpoint(Showcase(), EndpointOptions(sessions=store))
     with live_server(endpoint) as base, McpHttp(f"{base}/mcp") as mcp:
         session = mcp.initialize()
         assert session.request("ping").status == 200
-        time.sleep(0.3)
+        now[0] += 61  # a minute idle, on the store's clock
         assert session.request("ping").status == 404
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
 from apimcp.protocol.headers import MalformedHeader, decode_header_value
@@ -128,10 +127,12 @@ def _session(session_id: str) -> Session:
 
 
 async def test_memory_sessions_expire_when_idle() -> None:
-    store = MemorySessionStore(idle_timeout=0.05)
+    now = [1000.0]
+    store = MemorySessionStore(idle_timeout=60, clock=lambda: now[0])
     await store.create(_session("a"))
+    now[0] += 59
     assert (await store.get("a")) is not None
-    await anyio.sleep(0.06)
+    now[0] += 60.5  # idle from that read on: a read counts as use
     assert await store.get("a") is None
     assert not await store.delete("a")
 

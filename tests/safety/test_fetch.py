@@ -262,11 +262,12 @@ def test_a_dripping_server_is_cut_at_the_total_deadline() -> None:
         with pytest.raises(FetchFailed) as caught:
             Fetcher(LOOPBACK, FetchLimits(timeout_seconds=1.0)).get(f"{server.url}/spec.yaml")
         elapsed = time.monotonic() - started
-        deadline = time.monotonic() + 2
+        deadline = time.monotonic() + 10
         while not server.ended and time.monotonic() < deadline:
             time.sleep(0.01)
-    assert 0.9 < elapsed < 1.8, elapsed
-    assert server.ended and server.ended[0] - started < 2.0  # the connection was closed, not left dripping
+        closed_by_the_fetcher = len(server.ended)  # the server never ends a connection before it stops
+    assert 0.9 < elapsed < 10, elapsed  # timing-ok: ten times the deadline; the drip lasts 5 hours
+    assert closed_by_the_fetcher == 1  # the connection was closed, not left dripping
     assert "within 1 s" in str(caught.value)
 
 

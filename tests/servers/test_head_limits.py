@@ -71,10 +71,9 @@ def test_a_head_that_drips_in_gets_408_and_a_silent_connection_is_closed() -> No
         started = time.monotonic()
         answer = exchange("127.0.0.1", port, b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
         assert answer.status == 408
-        assert 0.4 < time.monotonic() - started < 2
+        assert 0.4 < time.monotonic() - started < 5  # timing-ok: ten times the 0.5 s, half the exchange's timeout
         with socket.create_connection(("127.0.0.1", port), timeout=5) as silent:
-            assert silent.recv(1) == b""  # closed by the server after the delay
-        assert time.monotonic() - started < 3
+            assert silent.recv(1) == b""  # closed by the server after the delay (or the 5 s timeout fails it)
 
 
 def _answer(sock: socket.socket) -> bytes:
@@ -146,15 +145,15 @@ def test_a_body_that_never_comes_gets_408_and_one_that_trickles_is_left_to_the_a
         silent = exchange("127.0.0.1", port, b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n")
         assert silent.status == 408
         assert silent.json()["detail"] == "the request body stopped arriving for 0.5 s"
-        assert 0.4 < time.monotonic() - started < 2
+        assert 0.4 < time.monotonic() - started < 5  # timing-ok: ten times the 0.5 s, half the exchange's timeout
 
         def trickle() -> Iterator[bytes]:
-            for _ in range(10):
-                time.sleep(0.2)  # slower than nothing at all, faster than the 0.5 s silence allowed
-                yield b"b" * 10
+            for _ in range(20):
+                time.sleep(0.05)  # a silence far below the 0.5 s allowed, a second in all: more than 0.5 s
+                yield b"b" * 5
 
         slow = exchange("127.0.0.1", port, b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 100\r\n\r\n", trickle())
-        assert slow.status == 200  # two seconds in all: the total body time is the application's to bound
+        assert slow.status == 200  # a second in all: the total body time is the application's to bound
     finally:
         server.should_exit = True
         thread.join(timeout=10)

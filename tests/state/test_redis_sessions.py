@@ -82,12 +82,12 @@ async def test_the_limits_hold_in_total_and_per_endpoint(make: object) -> None:
 
 
 async def test_idle_sessions_expire_and_free_their_place_and_a_touch_keeps_one(make: object) -> None:
-    store = make(idle=0.4, total=2)  # type: ignore[operator]
+    store = make(idle=1.0, total=2)  # type: ignore[operator]
     idle, kept = new(), new()
     await store.create(idle)
     await store.create(kept)
-    for _ in range(4):
-        await asyncio.sleep(0.15)
+    for _ in range(3):  # touched every 0.4 s, 0.6 s before it would expire
+        await asyncio.sleep(0.4)
         assert await store.touch(kept.id)
     assert await store.get(idle.id) is None
     await store.create(new())  # the expired one no longer counts

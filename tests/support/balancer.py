@@ -1,11 +1,12 @@
 """A plain round-robin HTTP load balancer for tests: no stickiness, each request to the next upstream.
 
-Like nginx's default `proxy_next_upstream error`, minus what nginx may retry of a non-idempotent request: a
-request whose upstream refuses the connection goes to the next upstream (a stopping replica no longer
-accepts, so nothing was sent); one whose connection is dropped before an answer is answered 502, because
-the upstream may have acted on it. Responses, SSE streams included, are passed on as they arrive. Each
-request uses a new upstream connection, and the balancer notes which upstream answered it (`served`), so
-tests can check that every request of a session landed somewhere else.
+Like nginx's default `proxy_next_upstream error timeout`, minus what nginx may retry of a non-idempotent
+request: a request whose upstream refuses the connection, or does not accept it in time, goes to the next
+upstream (a stopping replica no longer accepts, so nothing was sent); one whose connection is dropped
+before an answer is answered 502, because the upstream may have acted on it. Responses, SSE streams
+included, are passed on as they arrive. Each request uses a new upstream connection, and the balancer
+notes which upstream answered it (`served`), so tests can check that every request of a session landed
+somewhere else.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class Balancer:
         body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
         headers["X-Forwarded-Host"] = request.host
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=2)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)  # a busy machine's accept, not a dead upstream
         for attempt in range(2 * len(self.upstreams)):
             upstream = self.upstreams[next(self._turn) % len(self.upstreams)]
             session = aiohttp.ClientSession(
@@ -57,7 +58,7 @@ class Balancer:
                 answer = await session.request(
                     request.method, upstream + request.path_qs, data=body, headers=headers, allow_redirects=False
                 )
-            except aiohttp.ClientConnectorError:
+            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError):  # not connected: nothing sent
                 await session.close()
                 if attempt + 1 < 2 * len(self.upstreams):
                     self.retried += 1
@@ -66,6 +67,9 @@ class Balancer:
                 await session.close()
                 self.dropped += 1
                 return web.Response(status=502, text=f"the upstream dropped the connection ({type(exc).__name__})")
+            except BaseException:  # cancelled (the balancer stops) or anything else: the session is closed all the same
+                await session.close()
+                raise
             try:
                 self.served.append(upstream)
                 response = web.StreamResponse(status=answer.status)

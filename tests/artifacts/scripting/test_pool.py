@@ -63,7 +63,7 @@ async def test_a_waiter_gives_up_at_its_deadline() -> None:
     assert await admission.acquire("a", time.monotonic() + FAR)
     start = time.monotonic()
     assert not await admission.acquire("a", time.monotonic() + 0.05)
-    assert 0.04 < time.monotonic() - start < 0.2
+    assert 0.04 < time.monotonic() - start < 2  # timing-ok: forty times its 0.05 s deadline
     assert admission.waiting == 0
 
 
@@ -90,7 +90,7 @@ async def test_a_release_from_another_thread_wakes_the_waiter() -> None:
     waiter = asyncio.create_task(admission.acquire("a", time.monotonic() + FAR))
     await asyncio.sleep(0)
     threading.Thread(target=admission.release, args=("a",)).start()
-    assert await asyncio.wait_for(waiter, 1)
+    assert await asyncio.wait_for(waiter, FAR)
 
 
 def test_the_pool_bounds_its_threads_and_restores_the_stack_size() -> None:
