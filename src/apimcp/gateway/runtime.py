@@ -47,7 +47,7 @@ from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.routing import Routes, canonical_path, index
 from apimcp.gateway.tool_entries import RefusedEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
-from apimcp.protocol.caller import request_host
+from apimcp.protocol.caller import Caller, request_host
 from apimcp.protocol.cors import CorsPolicy
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import parse_task_mode
@@ -360,6 +360,15 @@ class GatewayRuntime:
         if route.audit is not None:
             client = scope.get("client")
             route.audit.refused(refusal.reason, refusal.status, str(client[0]) if client else None, scope["path"])
+
+    def rate_limited(
+        self, route: Route, scope: Mapping[str, Any], caller: Caller | None, reason: str, retry_after: int
+    ) -> None:
+        """A request the route's rate limits refused, 429 (the audit trail hears of it)."""
+        if route.audit is not None:
+            client = str(scope["client"][0]) if scope.get("client") else None
+            user = caller.principal if caller is not None else None
+            route.audit.limited(reason, retry_after, client, scope["path"], user)
 
     def shutdown(self) -> None:
         for _, route in self._built.values():
