@@ -4,6 +4,7 @@ as whoever the token belongs to, so every test sees exactly whose credential a c
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -262,6 +263,79 @@ def test_a_request_state_issued_to_one_user_is_refused_to_another(gateway: str, 
         reply = second.modern("tools/call", retry, capabilities=capabilities)
     assert reply.status == 400
     assert "issued to a different user" in reply.error["message"]
+
+
+# --- resources read from the backend: the same preparation as a tool call -----------------------------------
+
+ME_FILE = """apiVersion: reshapr.io/v1alpha1
+kind: Resources
+service: {name: Accounts API, version: "1"}
+resources:
+  file:///me: {name: me, mimeType: application/json}
+"""
+
+
+@pytest.fixture(scope="module")
+def files_gateway(accounts: Accounts, idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The accounts service with a `file:///me` resource, a header policy, and each user's own token."""
+    folder = tmp_path_factory.mktemp("files")
+    (folder / "me.yaml").write_text(ME_FILE)
+    extra = "    header_policy: {allow: [x-tenant]}\n    artifacts: [me.yaml]\n"
+    with running_accounts(accounts) as backend:
+        config = accounts_config(backend, idp.issuer).replace(
+            "{type: user_token, name: accounts-token}\n", "{type: user_token, name: accounts-token}\n" + extra
+        )
+        with live_gateway_of(config, folder) as base:
+            yield base
+
+
+def read_me(session: Session) -> Any:
+    return session.request("resources/read", {"uri": "file:///me"}, {"x-tenant": "acme", "x-secret": "never"})
+
+
+def test_a_resource_read_asks_for_the_user_s_credential_and_passes_on_what_the_policy_allows(
+    files_gateway: str, accounts: Accounts
+) -> None:
+    """Finding: `file://` reads used the member's raw backend: no header policy, no per-user credential (the
+    read went out with none), no CLIENT span."""
+    mcp, session = open_session(f"{files_gateway}/mcp/accounts")
+    with mcp:
+        elicitation = elicitation_of(read_me(session).error)  # before the fix: read with no credential, a 401
+        assert "accounts-token" in elicitation["message"]
+        assert supply(elicitation["url"], "bob-token-0123456789").status_code == 200
+        (contents,) = read_me(session).result["contents"]
+    read = json.loads(contents["text"])
+    assert read["user"] == "bob"
+    sent = {name.lower(): value for name, value in accounts.seen[-1].items()}
+    assert sent["authorization"] == "Bearer bob-token-0123456789"
+    assert sent["x-tenant"] == "acme"  # what the plan's policy passes on, and nothing else of the client's
+    assert "x-secret" not in sent
+
+
+def test_a_resource_read_without_a_user_to_ask_gets_the_tool_call_s_reason(files_gateway: str) -> None:
+    with McpHttp(f"{files_gateway}/mcp/accounts") as mcp:
+        reply = mcp.modern("resources/read", {"uri": "file:///me"}, capabilities={"elicitation": {"url": {}}})
+    assert reply.error["code"] == -32603
+    assert "names no user" in reply.error["message"]
+
+
+@pytest.mark.anyio
+async def test_a_modern_client_reading_a_resource_is_asked_by_input_required(files_gateway: str, idp: Idp) -> None:
+    links: list[str] = []
+    token = idp.token(SERVICE, f"{files_gateway}/mcp/accounts-sso")
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+        Client(
+            streamable_http_client(f"{files_gateway}/mcp/accounts-sso", http_client=http),
+            mode="2026-07-28",
+            elicitation_callback=completing("alice-token-0123456789", links),
+        ) as client,  # fmt: skip
+    ):
+        read = await client.read_resource("file:///me")
+    (contents,) = read.contents
+    assert isinstance(contents, types.TextResourceContents)
+    assert json.loads(contents.text)["user"] == "alice"
+    assert len(links) == 1
 
 
 # --- OAuth connections: each user connects their own account --------------------------------------------

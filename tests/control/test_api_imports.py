@@ -226,6 +226,40 @@ def test_an_imported_path_that_does_not_start_with_a_slash_is_refused(api: Api) 
     assert ok(acme.user.get("/services")) == []
 
 
+SWAGGER_AT_ANOTHER_HOST = b"""
+swagger: "2.0"
+info: {title: Away, version: "1"}
+host: api.example.com@evil.example
+basePath: /v1
+paths: {/x: {get: {responses: {"200": {description: ok}}}}}
+"""
+RELATIVE_SERVER = b"""
+openapi: 3.1.0
+info: {title: Away, version: "1"}
+servers: [{url: api.example.com/v1}]
+paths: {/x: {get: {responses: {"200": {description: ok}}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("content", "detail"),
+    [
+        (SWAGGER_AT_ANOTHER_HOST, "away.yaml at /host: host 'api.example.com@evil.example' is not a host name or IP "
+         "address with an optional port"),
+        (RELATIVE_SERVER, "away.yaml at /servers/0/url: the server URL 'api.example.com/v1' is relative"),
+    ],
+)  # fmt: skip
+def test_an_uploaded_description_whose_server_is_not_a_usable_url_is_refused(
+    api: Api, content: bytes, detail: str
+) -> None:
+    """Findings: a Swagger 2.0 host with a user name sent calls to evil.example; a relative server URL an upload
+    cannot be resolved against made every call's URL invalid."""
+    acme = api.org("acme")
+    response = acme.user.post("/services", files={"file": ("away.yaml", content, "application/yaml")})
+    assert problem(response, 422, "file")["detail"].startswith(detail)
+    assert ok(acme.user.get("/services")) == []
+
+
 def test_a_slow_url_import_does_not_hold_up_other_requests(api: Api, descriptions: tuple[Descriptions, str]) -> None:
     server, base = descriptions
     acme = api.org("acme")

@@ -94,7 +94,9 @@ def test_a_script_s_calls_into_another_service_take_its_rate_limit_and_audit(
     refused = "Rate limit of exposition 'back' reached: try again in 30 s"
     assert orjson.loads(reply.result["content"][0]["text"]) == ["read", "read"] + [refused] * 8
     assert direct.status == 429  # the script spent the exposition's allowance
-    inner = _audited(audit_log, "back")
+    back = _audited(audit_log, "back")
+    inner = [event for event in back if "via" in event]
+    assert [(e["action"], e["reason"]) for e in back if "via" not in e] == [("rate_limit", "exposition_rate_limit")]
     assert len(inner) == 10
     assert [(e["action"], e["target"], e["outcome"], e["error_code"]) for e in inner] == [
         ("tools/call", "get_item", "success", None)
@@ -121,7 +123,8 @@ def test_a_script_s_calls_into_its_own_exposition_count_after_the_call_that_ran_
     assert [event["outcome"] for event in inner] == ["success"] * 2 + ["error"] * 8
     assert {event["via"]["tool"] for event in inner} == {"own_fan_out"}
     assert [(event["target"], event["outcome"]) for event in events if "via" not in event] == [
-        ("own_fan_out", "success")
+        ("own_fan_out", "success"),
+        ("/mcp/front", "refused"),  # the direct call, refused 429 at the door
     ]
 
 

@@ -6,18 +6,21 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from apimcp.artifacts.resources import ContentMissing, Loaded, ResourceCatalog, ResourceUnavailable
+from apimcp.artifacts.resources import ContentLoader, ContentMissing, Loaded, ResourceCatalog, ResourceUnavailable
 from apimcp.backends.base import Backend, BackendResult, BinaryBody, Failure, JsonBody, Progress, TextBody
 from apimcp.backends.credentials import ApiKey
 from apimcp.backends.oauth_client import TokenSession
 from apimcp.backends.rest import RestBackend, close_session, new_session
 from apimcp.catalog.model import Operation, RestBinding
+from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.importers.openapi import import_openapi
+from apimcp.protocol.caller import NO_SOURCE
 from apimcp.protocol.errors import ResourceNotFound
 from apimcp.safety.addresses import AddressPolicy
 from tests.gateway.conftest import ECHO_SPEC, gateway_of
@@ -26,6 +29,8 @@ from tests.gateway.hostile_backend import Recorder, hostile_backend
 pytestmark = pytest.mark.anyio
 
 SECRET = "plan-api-key-never-elsewhere"
+NO_REQUEST: Any = SimpleNamespace(source=NO_SOURCE)
+"""A request's context as a read with a header policy sees it: its source (no client header, no caller)."""
 
 
 class Answering(Backend):
@@ -41,9 +46,15 @@ class Answering(Backend):
         return self.answer
 
 
+def loader_of(*backends: Backend, remote: TokenSession | None = None) -> ContentLoader:
+    """What a read of a request with nothing to pass on (no header policy, no user's credentials) reads with."""
+    members = [MemberBackend(backend) for backend in backends]
+    return BackendLoader(members, remote or TokenSession()).for_request(NO_REQUEST)
+
+
 async def _read(path: str, answer: BackendResult) -> tuple[Loaded, list[str]]:
     backend = Answering(answer)
-    return await BackendLoader([backend], TokenSession()).backend_file(path, 0), backend.paths
+    return await loader_of(backend).backend_file(path, 0), backend.paths
 
 
 @pytest.mark.parametrize(
@@ -77,7 +88,7 @@ async def test_a_404_is_missing_content_and_other_failures_are_unavailable() -> 
 
 async def test_without_a_backend_nothing_is_read() -> None:
     with pytest.raises(ResourceUnavailable, match="does not serve files"):
-        await BackendLoader([], TokenSession()).backend_file("/a", 0)
+        await loader_of().backend_file("/a", 0)
 
 
 # --- the backend's origin, and nothing else ----------------------------------------------------------
@@ -91,7 +102,7 @@ def servers() -> Iterator[tuple[Recorder, Recorder]]:
 
 
 @pytest.fixture
-async def loader(servers: tuple[Recorder, Recorder]) -> AsyncIterator[BackendLoader]:
+async def loader(servers: tuple[Recorder, Recorder]) -> AsyncIterator[ContentLoader]:
     """A loader over the real REST backend of a plan that carries an api_key secret."""
     backend, attacker = servers
     backend.seen.clear()
@@ -102,13 +113,13 @@ async def loader(servers: tuple[Recorder, Recorder]) -> AsyncIterator[BackendLoa
         import_openapi(str(ECHO_SPEC)), session, base_url=origin, credentials=ApiKey("X-Api-Key", SECRET)
     )
     try:
-        yield BackendLoader([rest], TokenSession())
+        yield loader_of(rest)
     finally:
         await close_session(session)
 
 
 async def test_file_resource_path_cannot_change_the_host(
-    servers: tuple[Recorder, Recorder], loader: BackendLoader
+    servers: tuple[Recorder, Recorder], loader: ContentLoader
 ) -> None:
     """Finding H1: `file://@host:port/x` was read at http://<backend>@host:port/x with the plan's X-Api-Key."""
     backend, attacker = servers
@@ -150,7 +161,7 @@ async def test_file_resource_path_cannot_change_the_host(
     assert attacker.seen == []
 
 
-async def _outcome(catalog: ResourceCatalog, uri: str, loader: BackendLoader) -> object:
+async def _outcome(catalog: ResourceCatalog, uri: str, loader: ContentLoader) -> object:
     """What the read gave: its result, or what it raised (before the fix, some URIs broke aiohttp's URL parser)."""
     try:
         return await catalog.read(uri, loader)
@@ -162,7 +173,7 @@ async def _outcome(catalog: ResourceCatalog, uri: str, loader: BackendLoader) ->
 async def test_the_loader_refuses_a_path_outside_the_backend_before_any_request(path: str) -> None:
     backend = Answering(TextBody("x", "text/plain"))
     with pytest.raises(ResourceUnavailable, match="file://"):
-        await BackendLoader([backend], TokenSession()).backend_file(path, 0)
+        await loader_of(backend).backend_file(path, 0)
     assert backend.paths == []
 
 
@@ -174,13 +185,13 @@ async def test_remote_content_goes_through_the_fetch_policy_and_follows_no_redir
     attacker.seen.clear()
     default, allowing = TokenSession(), TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
     try:
-        internal = BackendLoader([], default)  # the default policy: public addresses only
+        internal = loader_of(remote=default)  # the default policy: public addresses only
         loopback_by_name = attacker.url.replace("127.0.0.1", "localhost")
         for url in (f"{attacker.url}/card.html", f"{loopback_by_name}/card.html"):
             with pytest.raises(ResourceUnavailable, match="the content's address is refused"):
                 await internal.remote(url)
         with pytest.raises(ResourceUnavailable, match=r"127\.0\.0\.1:\d+ answered HTTP 302"):
-            await BackendLoader([], allowing).remote(f"{backend.url}/away?to={attacker.url}/card.html")
+            await loader_of(remote=allowing).remote(f"{backend.url}/away?to={attacker.url}/card.html")
     finally:
         await default.close()
         await allowing.close()
@@ -231,14 +242,14 @@ async def test_a_file_resource_is_read_with_the_backend_of_the_service_that_decl
         (route,) = app.runtime.routes.by_id.values()
         handler = route.endpoint.handler
         for uri in ("file:///echo?of=beta", "file:///hops/0"):
-            await handler.read_resource(None, uri)  # type: ignore[arg-type]
+            await handler.read_resource(NO_REQUEST, uri)
         assert [(r["target"], r["headers"]["X-Api-Key"]) for r in beta.seen] == [
             ("/v1/echo?of=beta", "beta-key-for-beta-only"),
             ("/v1/hops/0", "beta-key-for-beta-only"),
         ]
         assert alpha.seen == []  # before the fix: both reads, with alpha's key
         for uri in ("file:///echo?of=alpha", "file:///echo?of=both"):
-            await handler.read_resource(None, uri)  # type: ignore[arg-type]
+            await handler.read_resource(NO_REQUEST, uri)
     assert [(r["target"], r["headers"]["X-Api-Key"]) for r in alpha.seen] == [
         ("/v1/echo?of=alpha", "alpha-key-for-alpha-only"),
         ("/v1/echo?of=both", "alpha-key-for-alpha-only"),

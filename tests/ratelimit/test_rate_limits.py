@@ -4,8 +4,12 @@ the limiter's order, and a gateway answering 429 with Retry-After (shared by rep
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -93,10 +97,12 @@ async def test_the_memory_store_forgets_the_least_recently_used_buckets_as_full(
 async def test_each_caller_has_a_limit_and_everyone_together_the_exposition_s() -> None:
     limits = RateLimits(exposition=RateLimit(3, 60.0, 3), caller=RateLimit(2, 60.0, 2))
     limiter = RateLimiter("expo", limits, MemoryBuckets())
-    alice = [await limiter.wait("alice") for _ in range(5)]
-    assert alice[:2] == [0.0, 0.0] and all(wait > 0 for wait in alice[2:])  # her own two are spent
-    assert await limiter.wait("bob") == 0.0  # her refused requests took nothing from the exposition's three
-    assert await limiter.wait("carol") > 0  # the exposition's three are spent
+    alice = [await limiter.check("alice") for _ in range(5)]
+    assert alice[:2] == [None, None]  # her own two are spent, then she is refused by her own limit
+    assert all(refused is not None and refused.limit == "caller" and refused.seconds > 0 for refused in alice[2:])
+    assert await limiter.check("bob") is None  # her refused requests took nothing from the exposition's three
+    carol = await limiter.check("carol")  # the exposition's three are spent
+    assert carol is not None and carol.reason == "exposition_rate_limit" and carol.seconds > 0
 
 
 async def test_a_store_that_fails_lets_requests_through() -> None:
@@ -105,7 +111,7 @@ async def test_a_store_that_fails_lets_requests_through() -> None:
             raise ConnectionError("away")
 
     limiter = RateLimiter("expo", RateLimits(exposition=RateLimit(1, 60.0, 1)), Broken())
-    assert await limiter.wait("alice") == 0.0
+    assert await limiter.check("alice") is None
 
 
 def test_callers_are_counted_by_principal_else_address() -> None:
@@ -122,6 +128,34 @@ def test_a_gateway_answers_429_with_retry_after_beyond_the_limit() -> None:
     refused = answers[3]
     assert refused.headers["retry-after"] == "20"  # one request every 20 s
     assert refused.error["message"] == "Rate limit of this exposition reached: try again in 20 s"
+
+
+def test_a_request_refused_by_a_rate_limit_is_audited_as_429(caplog: pytest.LogCaptureFixture) -> None:
+    """Finding: a 429 at the HTTP door left no audit event (a script's refused inner call did)."""
+    caplog.set_level(logging.INFO, logger="apimcp.audit")
+    extra = "expositions:\n  echo:\n    services: [echo]\n    audit: true\n    rate_limit: {caller: 2/min}\n"
+    with live_gateway(echo_config("{backend}", extra)) as mcp:
+        statuses = [mcp.modern("tools/call", {"name": "get_item", "arguments": {"itemId": "1"}}).status
+                    for _ in range(3)]  # fmt: skip
+
+        def events() -> list[dict[str, Any]]:
+            return [json.loads(r.getMessage()) for r in caplog.records if r.name == "apimcp.audit"]
+
+        for _ in range(500):  # a request's event is written once its answer is sent
+            if len(events()) >= 3:
+                break
+            time.sleep(0.01)
+    assert statuses == [200, 200, 429]
+    recorded = events()
+    assert [(e["action"], e["outcome"]) for e in recorded] == [  # one event each: the refused request's is its own
+        ("tools/call", "success"),
+        ("tools/call", "success"),
+        ("rate_limit", "refused"),
+    ]
+    refused = recorded[2]
+    assert (refused["status"], refused["reason"], refused["retry_after"]) == (429, "caller_rate_limit", 30)
+    assert refused["target"] == "/mcp/echo"
+    assert refused["client"] == "127.0.0.1" and refused["exposition"] == "echo"
 
 
 def test_a_configuration_with_a_bad_rate_limit_names_it(tmp_path: Path) -> None:

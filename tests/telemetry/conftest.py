@@ -25,6 +25,15 @@ CLIENT_TOKEN = "Bearer a-client-token-for-the-gateway"
 SECRET_ARGUMENT = "secret-argument-value-7f3a"
 
 
+ECHO_FILES = """apiVersion: reshapr.io/v1alpha1
+kind: Resources
+service: {name: Echo API, version: "2.1"}
+resources:
+  file:///echo?of=resource: {name: echoed, mimeType: application/json}
+"""
+"""A resource the echo backend serves: reading it is a backend call."""
+
+
 @dataclass
 class Traced:
     base: str
@@ -42,6 +51,7 @@ def new_traceparent() -> tuple[str, str, str]:
 def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Traced]:
     folder = tmp_path_factory.mktemp("telemetry")
     (folder / "library.graphql").write_text(SDL)
+    (folder / "echo-files.yaml").write_text(ECHO_FILES)
     with otlp_receiver() as receiver:
         settings = OtlpSettings(endpoint=f"{receiver.url}/v1/traces")
         tracing = otlp_tracing(settings, resource_from({}), BatchSettings(schedule_delay=0.05))  # every 50 ms
@@ -55,6 +65,7 @@ services:
     openapi: {ECHO_SPEC}
     backend: "{{backend}}"
     header_policy: {{allow: [x-tenant]}}
+    artifacts: [echo-files.yaml]
   library:
     graphql: library.graphql
     name: library

@@ -67,8 +67,8 @@ async def test_off_nothing_is_instrumented() -> None:
         assert isinstance(handler, ExpositionHandler)
         assert handler.observer is None  # the engine's one attribute check, and nothing else
         entries = [e for e in handler.composition.exposed.values() if isinstance(e, OperationEntry)]
-        assert entries and all(type(entry.backend) is RestBackend for entry in entries)
-        assert not any(isinstance(entry.backend, InstrumentedBackend) for entry in entries)
+        assert entries and all(type(entry.member.backend) is RestBackend for entry in entries)
+        assert not any(isinstance(entry.member.backend, InstrumentedBackend) for entry in entries)
 
 
 def test_metrics_are_off_by_default(tmp_path: Path) -> None:

@@ -85,6 +85,30 @@ def test_graphql_and_grpc_calls_are_client_spans_whose_context_the_backend_recei
     assert metadata["traceparent"] == f"00-{trace_id}-{clients['grpc'].span_id}-01"
 
 
+def test_a_resource_read_from_the_backend_is_a_client_span_whose_context_the_backend_receives(traced: Traced) -> None:
+    """Finding: a `file://` read used the member's raw backend, with no CLIENT span, latency figure or trace
+    context (nor the member's header policy)."""
+    traceparent, trace_id, _ = new_traceparent()
+    with McpHttp(f"{traced.base}/mcp/echo") as mcp:
+        read = mcp.modern("resources/read", {"uri": "file:///echo?of=resource"},
+                          headers={"traceparent": traceparent, "x-tenant": "acme"})  # fmt: skip
+    (contents,) = read.result["contents"]
+    echoed = json.loads(contents["text"])
+    headers = {k.lower(): v for k, v in echoed["headers"].items()}
+
+    spans = of_trace(traced, trace_id, 2)  # before the fix: the SERVER span alone
+    (server,) = [s for s in spans if s.is_server]
+    (client,) = [s for s in spans if s.is_client]
+    assert server.name == "resources/read file:///echo"
+    assert client.parent_span_id == server.span_id
+    assert client.name == "GET /echo"  # the query stays out, as it does of the SERVER span's name
+    assert client.attributes["apimcp.backend.kind"] == "rest"
+    assert client.attributes["http.response.status_code"] == 200
+    assert headers["traceparent"] == f"00-{trace_id}-{client.span_id}-01"
+    assert headers["x-tenant"] == "acme"
+    assert echoed["query"] == "of=resource"
+
+
 def test_an_unknown_tool_is_an_error_span_not_named_after_what_the_client_made_up(traced: Traced) -> None:
     traceparent, trace_id, _ = new_traceparent()
     body = call_tool(f"{traced.base}/mcp/echo", "made_up_tool_name", {}, headers={"traceparent": traceparent})

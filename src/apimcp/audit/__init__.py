@@ -1,2 +1,2 @@
-"""Audit trails: one structured event per MCP request and per refused authentication, for the plans that ask
-for them; written as JSON log lines and sent to the control plane, which keeps the latest."""
+"""Audit trails: one structured event per MCP request, and per one refused by authentication or a rate limit,
+for the plans that ask for them; written as JSON log lines and sent to the control plane, which keeps the latest."""

@@ -1,7 +1,8 @@
 """Audit events: what happened, never what was said.
 
 An event names the request (method, target, outcome, duration, error code, request or session id; for a request
-the HTTP response refused, its status and reason instead of an error code), where
+the HTTP response refused, its status and reason instead of an error code; for one refused before it was read, by
+its guard or its rate limits, the path, status and reason), where
 (organization, exposition, service) and who (the authenticated user, the client's address); a tool call a
 script made says which custom tool's script (`via`). Arguments,
 results, tokens and credentials are never part of it.
@@ -66,11 +67,30 @@ def request_event(where: Where, record: RequestRecord, via: Mapping[str, str] | 
 
 
 def authentication_event(where: Where, reason: str, status: int, client: str | None, path: str) -> dict[str, Any]:
+    """A request its exposition's guard turned away (401 or 403, `reason` as the guard names it)."""
+    return _at_the_door(where, "authentication", "failure", reason, status, client, path)
+
+
+def rate_limit_event(
+    where: Where, reason: str, retry_after: int, client: str | None, path: str, user: str | None
+) -> dict[str, Any]:
+    """A request refused 429 by the exposition's rate limits before it was read (`reason`: whose limit), with the
+    `Retry-After` it was given and the user it was admitted as."""
+    event = _at_the_door(where, "rate_limit", "refused", reason, 429, client, path)
+    event["user"] = _short(user)
+    event["retry_after"] = retry_after
+    return event
+
+
+def _at_the_door(
+    where: Where, action: str, outcome: str, reason: str, status: int, client: str | None, path: str
+) -> dict[str, Any]:
+    """A request refused by its HTTP status before the MCP endpoint read it: no method, target or id is known."""
     return {
         "time": time.time(),
-        "action": "authentication",
+        "action": action,
         "target": _short(path),
-        "outcome": "failure",
+        "outcome": outcome,
         "reason": reason,
         "status": status,
         "organization": where.organization,

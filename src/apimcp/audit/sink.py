@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from apimcp.audit.events import Where, authentication_event, request_event
+from apimcp.audit.events import Where, authentication_event, rate_limit_event, request_event
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
 
@@ -70,4 +70,10 @@ class AuditObserver:
         self._sink.record(request_event(self.where, record, via))
 
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
+        """A request the exposition's guard turned away."""
         self._sink.record(authentication_event(self.where, reason, status, client, path))
+
+    def limited(self, reason: str, retry_after: int, client: str | None, path: str, user: str | None) -> None:
+        """A request the exposition's rate limits refused (429) before it was read: the endpoint never hears of it,
+        so this is its only event."""
+        self._sink.record(rate_limit_event(self.where, reason, retry_after, client, path, user))

@@ -38,7 +38,7 @@ def audit(
     exposition: Annotated[str | None, typer.Option(help="Only this exposition (id or name).")] = None,
     out: OutputOption = Format.table,
 ) -> None:
-    """The latest audit events (plans with --audit record one per MCP request and per refused authentication)."""
+    """The latest audit events (plans with --audit record one per MCP request, answered or refused)."""
     api = client()
     with reporting():
         events = api.get("/audit", limit=str(limit), exposition=exposition)

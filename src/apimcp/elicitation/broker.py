@@ -44,7 +44,8 @@ Notify = Callable[[str, str, str, dict[str, Any]], bool]
 
 
 class CredentialRefused(Exception):
-    """The call cannot get the user's credential; the message is the tool error the client sees."""
+    """The call cannot get the user's credential; the message is what the client sees (a tool call's error, a
+    resource read's)."""
 
 
 class ElicitationBroker:
@@ -83,7 +84,7 @@ class ElicitationBroker:
         owner = self.owner_of(ctx)
         if owner is None:
             raise CredentialRefused(
-                f"This tool calls its API with each user's own credential ({secret.name}), and this request names "
+                f"This API is called with each user's own credential ({secret.name}), and this request names "
                 "no user: 2026-07-28 requests have no session, so the exposition must authenticate its users "
                 "(OAuth) before anyone can supply one."
             )
@@ -155,9 +156,12 @@ class ElicitationBroker:
             raise CredentialRefused(f"The user did not provide their credential for {secret.name}.")
         if again:
             raise CredentialRefused(
-                f"The API refused the credential supplied for {secret.name}; call the tool again to supply a new one."
+                f"The API refused the credential supplied for {secret.name}; try again (the tool call or the resource "
+                "read) to supply a new one."
             )
-        raise CredentialRefused(f"No credential was supplied for {secret.name}; call the tool again to supply one.")
+        raise CredentialRefused(
+            f"No credential was supplied for {secret.name}; try again (the tool call or resource read) to supply one."
+        )
 
     # --- what the elicitation pages do ---------------------------------------------------------------------
 

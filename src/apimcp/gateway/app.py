@@ -11,6 +11,7 @@ Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API ke
 `WWW-Authenticate` challenge; an access token must be issued for one of the URLs that lead to the exposition now
 (`apimcp.gateway.routing`), on this server's origin. Then the plan's rate limits (`apimcp.ratelimit`): 429 with
 Retry-After beyond (the calls scripts make into the exposition spend from the same buckets: `apimcp.gateway.calls`).
+A refusal of either is the request's only audit event: the endpoint never hears of the request.
 `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
 OAuth-protected exposition. `/metrics`: Prometheus metrics, when on (`apimcp.telemetry`). `/elicitation/...`
 are the pages where users supply their own backend credentials (`apimcp.elicitation.pages`). `.../sse` and
@@ -119,9 +120,11 @@ class GatewayApp:
             if route.limiter is not None:
                 client = scope.get("client")
                 key = caller_key(caller.principal if caller else None, str(client[0]) if client else None)
-                wait = await route.limiter.wait(key)
-                if wait > 0:
-                    await _rate_limited(send, wait)
+                limited = await route.limiter.check(key)
+                if limited is not None:
+                    seconds = retry_after(limited.seconds)
+                    self.runtime.rate_limited(route, scope, caller, limited.reason, seconds)
+                    await _rate_limited(send, seconds)
                     return
             if caller is not None:
                 scope = {**scope, CALLER_KEY: caller}
@@ -155,9 +158,8 @@ class GatewayApp:
             await json_response(send, 404, {"error": f"Nothing at {path}"})
 
 
-async def _rate_limited(send: Send, wait: float) -> None:
+async def _rate_limited(send: Send, seconds: int) -> None:
     """429 with Retry-After, and a JSON-RPC error an MCP client can show."""
-    seconds = retry_after(wait)
     text = f"Rate limit of this exposition reached: try again in {seconds} s"
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}}
     await json_response(send, 429, body, [(b"retry-after", str(seconds).encode())])

@@ -59,7 +59,7 @@ class ExchangedCredential(UserCredential):
         caller = ctx.caller
         if caller is None or not caller.token:
             raise CredentialRefused(
-                f"This tool calls its API with a token exchanged for the caller's own ({self._name}), and this "
+                f"This API is called with a token exchanged for the caller's own ({self._name}), and this "
                 "request carries no access token: the exposition must authenticate its users with OAuth."
             )
         try:

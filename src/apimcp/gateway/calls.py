@@ -113,9 +113,9 @@ class CallPath:
         if limiter is None:
             return
         principal = source.caller.principal if source.caller is not None else None
-        wait = await limiter.wait(caller_key(principal, source.client))
-        if wait > 0:
-            seconds = retry_after(wait)
+        refused = await limiter.check(caller_key(principal, source.client))
+        if refused is not None:
+            seconds = retry_after(refused.seconds)
             message = f"Rate limit of exposition '{self.name}' reached: try again in {seconds} s"
             raise McpError(SERVER_BUSY, message, {"retryAfter": seconds})
 

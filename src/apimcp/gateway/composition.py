@@ -25,9 +25,9 @@ from apimcp.artifacts.resources import ResourceCatalog
 from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
 from apimcp.artifacts.targets import signature_key
 from apimcp.backends.base import Backend
-from apimcp.gateway.call_preparation import CallPreparation
 from apimcp.gateway.calls import CallPath, CallTarget
 from apimcp.gateway.custom_tools import DeclarativeEntry, Gate, ScriptedEntry
+from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.tool_entries import FilteredEntry, OperationEntry, ToolEntry
 from apimcp.gateway.toolset import ToolSet
 from apimcp.protocol import Page, Tool
@@ -48,8 +48,9 @@ class Extras:
     calls: CallPath = field(default_factory=lambda: CallPath("", ""))
     """The exposition's own call path, which its scripts' calls of its tools take (the handler gives it)."""
     cross_service: CrossService | None = None
-    preparations: Sequence[CallPreparation | None] = ()
-    """Per member (in order): what its calls add for the request they serve."""
+    backends: Sequence[MemberBackend] = ()
+    """Per member (in order): its backend as the calls made for a request reach it (`member_backends`: what they
+    add for the request, telemetry); by default the member's backend as given, with nothing added."""
     gate: Gate | None = None
     """Whether the caller may call a tool a script names (its scopes): None when it may, else why not."""
 
@@ -81,19 +82,19 @@ def _alias_of(aliases: Mapping[str, str], reference: str) -> str | None:
 
 
 def operation_entries(
-    members: Sequence[tuple[ToolSet, Backend]], preparations: Sequence[CallPreparation | None] = ()
+    members: Sequence[tuple[ToolSet, Backend]], backends: Sequence[MemberBackend] = ()
 ) -> dict[str, OperationEntry]:
-    prepared = [*preparations, *([None] * (len(members) - len(preparations)))]
+    called = [*backends, *(MemberBackend(backend) for _, backend in members[len(backends) :])]
     return {
-        p.tool.name: OperationEntry(p.tool, p.operation, backend, p.input, p.output, preparation)
-        for (tools, backend), preparation in zip(members, prepared, strict=True)
+        p.tool.name: OperationEntry(p.tool, p.operation, member, p.input, p.output)
+        for (tools, _), member in zip(members, called, strict=True)
         for p in tools.prepared
     }
 
 
 def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Composition:
     """The exposition's tools, prompts and resources. With no artifacts this is the operations alone."""
-    base = operation_entries(members, extras.preparations)
+    base = operation_entries(members, extras.backends)
     aliases: dict[str, str] = {}
     for operation_entry in base.values():
         operation = operation_entry.operation

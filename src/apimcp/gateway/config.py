@@ -277,7 +277,7 @@ class ExpositionConfig(_Strict):
     cache: dict[str, CacheHintConfig] = Field(default_factory=dict)
     auth: AuthConfig | None = None
     audit: bool = False
-    """Write one audit event per request and per refused authentication (`apimcp.audit`)."""
+    """Write one audit event per request, and per one refused by authentication or a rate limit (`apimcp.audit`)."""
     rate_limit: dict[str, Any] | None = None
     """`{exposition: 100/s, caller: 5/s}` (or `{requests, per_seconds, burst}`): 429 beyond (`apimcp.ratelimit`)."""
 

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apimcp import __version__
-from apimcp.artifacts.resources import ContentLoader, Loaded, ResourceUnavailable
+from apimcp.artifacts.resources import Loaded, ResourceUnavailable
 from apimcp.auth.resource import ExpositionResource
 from apimcp.auth.tool_access import ToolAccess
 from apimcp.backends.base import Backend
 from apimcp.gateway.calls import CallPath
 from apimcp.gateway.composition import Composition, Extras, compose
+from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.gateway.toolset import ToolSet, tool_of
 from apimcp.protocol import (
@@ -102,9 +103,10 @@ class ExpositionHandler(McpHandler):
         settings: ExpositionSettings,
         members: Sequence[tuple[ToolSet, Backend]],
         extras: Extras | None = None,
-        loader: ContentLoader | None = None,
+        loader: BackendLoader | None = None,
     ) -> None:
-        """`loader` reads resources that are not inline (`file://` from the backend, `remoteContent`)."""
+        """`loader` reads resources that are not inline (`file://` from the backend, `remoteContent`); none: only
+        inline ones are served."""
         names = [p.operation.tool_name for tools, _ in members for p in tools.prepared]
         duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
         if duplicates:
@@ -228,7 +230,8 @@ class ExpositionHandler(McpHandler):
         resources = self.composition.resources
         if resources is None:
             raise ResourceNotFound(uri)
-        return await resources.read(uri, self._loader or _NO_LOADER)
+        loader = self._loader
+        return await resources.read(uri, loader.for_request(ctx) if loader is not None else _NO_LOADER)
 
     async def complete(
         self,

@@ -42,11 +42,12 @@ from apimcp.gateway.calls import CallObserver, CallPath, CallTarget
 from apimcp.gateway.composition import CrossService, Extras
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.gateway.inbound import InboundBuilder
+from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.routing import Routes, canonical_path, index
 from apimcp.gateway.tool_entries import RefusedEntry
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
-from apimcp.protocol.caller import request_host
+from apimcp.protocol.caller import Caller, request_host
 from apimcp.protocol.cors import CorsPolicy
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import parse_task_mode
@@ -211,7 +212,7 @@ class GatewayRuntime:
 
     def _route(self, exposition: Mapping[str, Any], previous: Route | None) -> Route:
         members: list[tuple[ToolSet, Backend]] = []
-        preparations: list[CallPreparation | None] = []
+        called: list[MemberBackend] = []
         elicited: list[ElicitedSecret] = []
         exchanges: list[str] = []
         raw_backends: list[Backend] = []
@@ -225,7 +226,7 @@ class GatewayRuntime:
             if telemetry.on:
                 backend = InstrumentedBackend(backend, service.kind, label, telemetry.tracing, telemetry.metrics)
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
-            preparations.append(self._preparation(exposition, member, elicited, exchanges))
+            called.append(MemberBackend(backend, self._preparation(exposition, member, elicited, exchanges)))
         name = exposition["name"] or exposition["id"]
         guard, resource = self._inbound.build(exposition["inbound"], name)
         first = exposition["members"][0]["service"]
@@ -255,8 +256,8 @@ class GatewayRuntime:
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
             self._scripts = ScriptRunner(self._script_limits)
         cross_service = self._cross_service(exposition["organization"])
-        extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service, preparations=preparations)
-        loader = BackendLoader(raw_backends, self._backends.guarded_session)
+        extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service, backends=called)
+        loader = BackendLoader(called, self._backends.guarded_session)  # reads files as its operations are called
         handler = ExpositionHandler(settings, members, extras, loader)
         if previous is not None:
             previous.endpoint.replace_handler(handler)
@@ -359,6 +360,15 @@ class GatewayRuntime:
         if route.audit is not None:
             client = scope.get("client")
             route.audit.refused(refusal.reason, refusal.status, str(client[0]) if client else None, scope["path"])
+
+    def rate_limited(
+        self, route: Route, scope: Mapping[str, Any], caller: Caller | None, reason: str, retry_after: int
+    ) -> None:
+        """A request the route's rate limits refused, 429 (the audit trail hears of it)."""
+        if route.audit is not None:
+            client = str(scope["client"][0]) if scope.get("client") else None
+            user = caller.principal if caller is not None else None
+            route.audit.limited(reason, retry_after, client, scope["path"], user)
 
     def shutdown(self) -> None:
         for _, route in self._built.values():

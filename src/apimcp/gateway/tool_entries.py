@@ -12,10 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 from apimcp.artifacts.output_filters import OutputFilter
-from apimcp.backends.base import Backend, Failure
 from apimcp.catalog.model import Operation
 from apimcp.elicitation.broker import CredentialRefused
-from apimcp.gateway.call_preparation import CallPreparation
+from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.results import error_result, tool_result
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.protocol import CallToolResult, RequestContext, Tool
@@ -67,42 +66,32 @@ class RefusedEntry(ToolEntry):
 
 
 class OperationEntry(ToolEntry):
-    """An operation of a service: arguments validated, the call prepared for its request (headers passed on,
-    the user's credentials), the backend called, its answer shaped."""
+    """An operation of a service: arguments validated, its member's backend called for the request (headers passed
+    on, the user's credentials: `member_backends`), its answer shaped."""
 
-    __slots__ = ("backend", "input", "operation", "output", "preparation")
+    __slots__ = ("input", "member", "operation", "output")
 
     def __init__(
         self,
         tool: Tool,
         operation: Operation,
-        backend: Backend,
+        member: MemberBackend,
         input_validator: ArgumentValidator,
         output_validator: ArgumentValidator | None,
-        preparation: CallPreparation | None = None,
     ) -> None:
         super().__init__(tool)
         self.operation = operation
-        self.backend = backend
+        self.member = member
         self.input = input_validator
         self.output = output_validator
-        self.preparation = preparation
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         problems = self.input.problems(arguments)
         if problems:
             return error_result(f"Invalid arguments for {self.tool.name}: " + "; ".join(problems))
         progress = ctx.progress if ctx.progress_token is not None else None
-        preparation = self.preparation
-        if preparation is None:
-            return tool_result(await self.backend.call(self.operation, arguments, progress), self.output)
         try:
-            extras = await preparation.extras(ctx)
-            result = await self.backend.call(self.operation, arguments, progress, extras)
-            if preparation.has_user_credentials and isinstance(result, Failure) and result.status == 401:
-                again = await preparation.after_rejection(ctx)
-                if again is not None:
-                    result = await self.backend.call(self.operation, arguments, progress, again)
+            result = await self.member.call(ctx, self.operation, arguments, progress)
         except CredentialRefused as refused:
             return error_result(str(refused))
         return tool_result(result, self.output)

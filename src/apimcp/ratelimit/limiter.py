@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import math
 import time
+from dataclasses import dataclass
+from typing import Literal
 
 from apimcp.ratelimit.buckets import BucketStore
 from apimcp.ratelimit.policy import RateLimits
@@ -28,6 +30,19 @@ def caller_key(principal: str | None, client: str | None) -> str:
     return "a:" + (client or "unknown")
 
 
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A request or call beyond a limit: whose limit it was, and the seconds after which it may be tried again."""
+
+    limit: Literal["caller", "exposition"]
+    seconds: float
+
+    @property
+    def reason(self) -> str:
+        """How an audit trail names the refusal: `caller_rate_limit` or `exposition_rate_limit`."""
+        return f"{self.limit}_rate_limit"
+
+
 class RateLimiter:
     def __init__(self, exposition_id: str, limits: RateLimits, buckets: BucketStore) -> None:
         self._exposition_key = f"e:{exposition_id}"
@@ -36,18 +51,20 @@ class RateLimiter:
         self._buckets = buckets
         self._said_at = -math.inf
 
-    async def wait(self, caller: str) -> float:
-        """0.0 when the request may go on, else the seconds after which it may be tried again."""
+    async def check(self, caller: str) -> Refused | None:
+        """None when the request may go on, else which limit it is beyond and when to come back."""
         try:
             if (limit := self.limits.caller) is not None:
                 waiting = await self._buckets.take(self._caller_prefix + caller, limit.rate, limit.burst)
                 if waiting > 0:
-                    return waiting
+                    return Refused("caller", waiting)
             if (limit := self.limits.exposition) is not None:
-                return await self._buckets.take(self._exposition_key, limit.rate, limit.burst)
+                waiting = await self._buckets.take(self._exposition_key, limit.rate, limit.burst)
+                if waiting > 0:
+                    return Refused("exposition", waiting)
         except Exception as exc:  # a store that is away must not refuse everyone
             now = time.monotonic()
             if now - self._said_at >= _SAY_EVERY_SECONDS:
                 self._said_at = now
                 log.warning("rate limits not applied: their store cannot be reached (%s)", type(exc).__name__)
-        return 0.0
+        return None

@@ -17,6 +17,7 @@ from typing import Any
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
 from apimcp.catalog.model import GraphQLBinding, GrpcBinding, Operation, RestBinding
 from apimcp.forwarding.policy import with_trace_context
+from apimcp.telemetry.labels import resource_target
 from apimcp.telemetry.metrics import Metrics
 from apimcp.telemetry.server_spans import current_span
 from apimcp.telemetry.spans import CLIENT, Attributes
@@ -28,9 +29,12 @@ def describe(kind: str, operation: Operation) -> tuple[str, Attributes]:
     binding = operation.binding
     attributes: Attributes = {"apimcp.backend.kind": kind, "apimcp.operation": operation.tool_name}
     if isinstance(binding, RestBinding):
+        # an operation's path template, or the path a resource read names (from the client's URI: without its
+        # query, where a credential might be, and bounded, as the request's own span shows it)
+        path = resource_target(binding.path)
         attributes["http.request.method"] = binding.method
-        attributes["url.template"] = binding.path
-        return f"{binding.method} {binding.path}", attributes
+        attributes["url.template"] = path
+        return f"{binding.method} {path}", attributes
     if isinstance(binding, GraphQLBinding):
         attributes["graphql.operation.type"] = binding.operation_type
         attributes["graphql.operation.name"] = binding.operation_name

@@ -22,7 +22,8 @@ def latest_events(
     limit: int = Query(default=100, ge=1, le=audit.KEEP),
     exposition: str | None = Query(default=None, description="an exposition's id or name"),
 ) -> list[dict[str, Any]]:
-    """The newest events first: one per MCP request and per refused authentication of the plans that audit."""
+    """The newest events first: one per MCP request (answered, or refused by authentication or a rate limit) of the
+    plans that audit."""
     exposition_id = None
     if exposition is not None:
         exposition_id = session.scalar(

@@ -7,10 +7,10 @@ from typing import Any
 
 from apimcp.catalog.model import Service
 from apimcp.importers.errors import SpecError
-from apimcp.importers.openapi.loading import DocumentSet
+from apimcp.importers.openapi.loading import DocumentSet, is_url
 from apimcp.importers.openapi.operations import OperationBuilder
 from apimcp.importers.openapi.schemas import CpuBudget, SchemaLimits
-from apimcp.importers.openapi.servers import parse_servers
+from apimcp.importers.openapi.servers import ServerReader
 from apimcp.importers.openapi.swagger2 import convert_swagger2
 from apimcp.importers.openapi.warnings import WarningLog
 from apimcp.safety.fetch import Fetcher
@@ -70,6 +70,7 @@ def import_openapi(
     if not isinstance(title, str) or not title.strip():
         raise SpecError('the description has no "info.title"; give the service a name', source=source, pointer="/info")
     service_version = version or info.get("version")
+    servers = ServerReader(documents.main_uri if is_url(documents.main_uri) else None, source, log)
     builder = OperationBuilder(
         documents,
         openapi_30=openapi_30,
@@ -78,6 +79,7 @@ def import_openapi(
         log=log,
         limits=schema_limits,
         budget=budget,
+        servers=servers,
     )
     operations = builder.build(main)
     description = info.get("description")
@@ -86,7 +88,7 @@ def import_openapi(
         version=str(service_version) if service_version is not None else "0",
         operations=tuple(operations),
         description=description if isinstance(description, str) else None,
-        servers=parse_servers(main.get("servers")),
+        servers=servers.read(main.get("servers"), "/servers"),
         source=source,
         warnings=log.warnings(),
     )

@@ -40,7 +40,7 @@ from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi.keywords import compile_problem
 from apimcp.importers.openapi.loading import DocumentSet, pointer_get
 from apimcp.importers.openapi.schemas import BINARY_HINT, CpuBudget, JsonObject, SchemaConverter, SchemaLimits
-from apimcp.importers.openapi.servers import parse_servers
+from apimcp.importers.openapi.servers import ServerReader
 from apimcp.importers.openapi.warnings import WarningLog
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -108,8 +108,11 @@ class OperationBuilder:
         log: WarningLog,
         limits: SchemaLimits | None = None,
         budget: CpuBudget | None = None,
+        servers: ServerReader | None = None,
     ) -> None:
+        """`servers`: how the operations' own `servers` are read (default: as a description with no URL's)."""
         self._documents = documents
+        self._servers = servers or ServerReader(None, source, log)
         self._log = log
         self._budget = budget or CpuBudget((limits or SchemaLimits()).max_cpu_seconds, source)
         self._inputs = SchemaConverter(
@@ -219,7 +222,8 @@ class OperationBuilder:
                 parameters=tuple(bindings),
                 body=body.binding if body is not None else None,
                 accept=accept,
-                servers=parse_servers(operation.get("servers")) or parse_servers(item.get("servers")),
+                servers=self._servers.read(operation.get("servers"), f"{at}/servers")
+                or self._servers.read(item.get("servers"), f"{at.rsplit('/', 1)[0]}/servers"),
             ),
             title=summary,
             description=full_description or None,

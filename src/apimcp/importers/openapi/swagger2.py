@@ -6,7 +6,9 @@ examples, security requirements), so converting a large description costs little
 
 Mapping, in short:
 
-- `host` + `basePath` + `schemes` become `servers`; an operation's own `schemes` become its `servers`.
+- `host` + `basePath` + `schemes` become `servers`; an operation's own `schemes` become its `servers`. A `host`
+  that is not a name or IP address with an optional port, and a `basePath` not beginning with `/`, are refused:
+  either would change the host calls go to.
 - `definitions`, `parameters`, `responses` and `securityDefinitions` become `components`; global `body`
   and `formData` parameters become `components.requestBodies`.
 - `consumes` / `produces` become the media types of request bodies and responses.
@@ -22,6 +24,7 @@ bound is lower, never reads them, and a hostile description cannot exhaust the s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +101,16 @@ def convert_swagger2(
     return _Converter(document, source, warn or (lambda pointer, problem: None)).convert()
 
 
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?"
+_HOST = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{{1,5}}))?")
+"""What Swagger 2.0's `host` may be: a name (an IPv4 address is one) or a bracketed IPv6 address, and a port."""
+
+
+def _is_host(host: str) -> bool:
+    found = _HOST.fullmatch(host)
+    return found is not None and (found.group(1) is None or 0 < int(found.group(1)) <= 65535)
+
+
 def _escape(token: Any) -> str:
     return str(token).replace("~", "~0").replace("/", "~1")
 
@@ -154,6 +167,10 @@ class _Converter:
         self.global_params = self._mapping(document.get("parameters", {}), "/parameters")
         self.global_responses = self._mapping(document.get("responses", {}), "/responses")
         self.host = self._optional_string(document.get("host"), "/host")
+        if self.host and not _is_host(self.host):
+            raise self._error(f"host {self.host!r} is not a host name or IP address with an optional port, as it "
+                              "must be (no scheme, user name or path: those go in schemes and basePath); in the "
+                              "server's URL it would change the host calls go to", "/host")  # fmt: skip
         self.base_path = self._optional_string(document.get("basePath"), "/basePath")
         if self.base_path and not self.base_path.startswith("/"):
             raise self._error(f"basePath {self.base_path!r} does not begin with '/', as it must: after the host it "
