@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from apimcp.artifacts.filter_runner import FilterRunner
 from apimcp.artifacts.output_filters import OutputFilter
 from apimcp.backends.base import Backend, Failure
 from apimcp.catalog.model import Operation
@@ -109,14 +110,16 @@ class OperationEntry(ToolEntry):
 
 
 class FilteredEntry(ToolEntry):
-    """Another entry whose results go through an output filter; its output schema says what remains."""
+    """Another entry whose results go through an output filter (on the loop or in the runner's threads, by
+    size); its output schema says what remains."""
 
-    __slots__ = ("_filter", "_inner")
+    __slots__ = ("_filter", "_inner", "_runner")
 
-    def __init__(self, inner: ToolEntry, output_filter: OutputFilter) -> None:
+    def __init__(self, inner: ToolEntry, output_filter: OutputFilter, runner: FilterRunner) -> None:
         super().__init__(replace(inner.tool, output_schema=output_filter.output_schema(inner.tool.output_schema)))
         self._inner = inner
         self._filter = output_filter
+        self._runner = runner
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
-        return self._filter.apply(await self._inner.call(ctx, arguments, depth))
+        return await self._runner.apply(self._filter, await self._inner.call(ctx, arguments, depth))
