@@ -226,6 +226,9 @@ def test_an_output_filter_is_bounded_in_operations_and_pointers_when_attached() 
     pointers = [f"/p{n}" for n in range(101)]
     error = refused(changed("filters.yaml", lambda d: d["filters"]["get_item"].update(jsonRetain=pointers)))
     assert (error.path, error.problem) == ("/filters/get_item/jsonRetain", "at most 100 pointers, not 101")
+    diagonal = ["/" + "/".join("0" if column == row else "a" for column in range(16)) for row in range(16)]
+    error = refused(changed("filters.yaml", lambda d: d["filters"]["get_item"].update(jsonRetain=diagonal)))
+    assert error.path == "/filters/get_item/jsonRetain" and "more than 10000 branches" in error.problem
     deep = "/a" * 65
     error = refused(changed("filters.yaml", lambda d: d["filters"]["get_item"].update(jsonRetain=["/b", deep])))
     assert (error.path, error.problem) == (

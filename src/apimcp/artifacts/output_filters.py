@@ -25,7 +25,7 @@ import toon_format
 
 from apimcp.artifacts.errors import PlaceError, pointer_segments
 from apimcp.artifacts.json_patch import Patch, PatchFailed
-from apimcp.artifacts.json_retain import NotRetainable, Retention
+from apimcp.artifacts.json_retain import NotRetainable, Retention, TooManyBranches
 from apimcp.protocol.models import NO_VALUE, CallToolResult, ContentBlock, TextContent
 from apimcp.safety.json_parsing import parse_json
 
@@ -181,5 +181,8 @@ def _compile_retain(spec: object) -> Retention | None:
         raise FilterError(exc.where, exc.problem) from None
     if not pointers:
         return None
-    retention = Retention.from_segments(pointers)
+    try:
+        retention = Retention.from_segments(pointers)
+    except TooManyBranches as exc:
+        raise FilterError(("jsonRetain",), str(exc)) from None
     return None if retention.keeps_everything else retention
