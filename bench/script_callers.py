@@ -21,7 +21,10 @@ import asyncio
 import json
 import signal
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +32,7 @@ import aiohttp
 import orjson
 import uvloop
 
-from bench.harness import ACCEPT, MODERN_META
+from bench.harness import ACCEPT, MODERN_META, ROOT
 
 
 @dataclass
@@ -139,6 +142,31 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         cuts = statistics.quantiles(latencies, n=100, method="inclusive")
         summary |= {"p50": statistics.median(latencies), "p99": cuts[98]}
     return summary
+
+
+def start(url: str, given: Sequence[str], callers: int, duration: float, what: str) -> subprocess.Popen[str]:
+    """These callers in another process on CPU 1 (`given`: --tool and --arguments, or --method and --params),
+    once each has had its first good answer; read their summary with `summary`."""
+    command = [
+        "taskset", "-c", "1", sys.executable, "-m", "bench.script_callers", "--url", url, *given,
+        f"--callers={callers}", f"--duration={duration}",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    first = process.stdout.readline().strip()
+    if first != "ready":
+        process.kill()
+        raise SystemExit(f"{what} did not start: {first or process.wait()}")
+    return process
+
+
+def summary(process: subprocess.Popen[str], what: str, timeout: float = 60) -> dict[str, Any]:
+    """What the callers measured (waiting for them to finish); stops the benchmark if any call failed."""
+    out, _ = process.communicate(timeout=timeout)
+    measured: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    if measured["errors"] or measured["calls"] < 2:
+        raise SystemExit(f"{what} saw failed calls; figures would not be honest: {measured}")
+    return measured
 
 
 def main() -> None:

@@ -46,7 +46,7 @@ import aiohttp
 import orjson
 import uvloop
 
-from bench import harness
+from bench import harness, script_callers
 from bench.gateway_bench import ITEM_SPEC
 
 GOAL_P99_MS = 100.0
@@ -230,31 +230,17 @@ async def paced_calls(url: str, interval: float, duration: float) -> list[float]
 
 
 def start_attacker(url: str, attack: Attack, callers: int) -> subprocess.Popen[str]:
-    tool = attack.params.get("name") if attack.method == "tools/call" else None
     if attack.method == "tools/call":
-        given = ["--tool", str(tool), "--arguments", json.dumps(attack.params.get("arguments", {}))]
+        arguments = json.dumps(attack.params.get("arguments", {}))
+        given = ["--tool", str(attack.params.get("name")), "--arguments", arguments]
     else:
         given = ["--method", attack.method, "--params", json.dumps(attack.params)]
-    command = [
-        "taskset", "-c", "1", sys.executable, "-m", "bench.script_callers", "--url", url, *given,
-        f"--callers={callers}", "--duration=0",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=harness.ROOT, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    first = process.stdout.readline().strip()
-    if first != "ready":
-        process.kill()
-        raise SystemExit(f"the attacker of {attack.name} did not start: {first or process.wait()}")
-    return process
+    return script_callers.start(url, given, callers, 0, f"the attacker of {attack.name}")
 
 
 def attacker_summary(process: subprocess.Popen[str]) -> dict[str, Any]:
     process.terminate()
-    out, _ = process.communicate(timeout=120)
-    summary: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    if summary["errors"]:
-        raise SystemExit(f"the attacker saw failed calls; figures would not be honest: {summary}")
-    return summary
+    return script_callers.summary(process, "the attacker", timeout=120)
 
 
 @dataclass

@@ -1,18 +1,16 @@
-"""Where output filters run: on the event loop for small results, in worker threads for large ones."""
+"""Where output filters run: on the event loop for small results, in worker threads for large ones (that they
+do run there: tests/gateway/test_composition.py)."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import orjson
 import pytest
-import toon_format
 
 from apimcp.artifacts.filter_runner import FilterLimits, FilterRunner
 from apimcp.protocol.models import CallToolResult, TextContent
 
-pytestmark = pytest.mark.anyio
 LIMITS = FilterLimits(max_added_bytes=4096, thread_above_bytes=1000, workers=1)
 
 
@@ -41,26 +39,6 @@ def test_what_patches_may_add_counts_with_the_result() -> None:
     assert not runner.on_the_loop(big_add, SMALL)
     assert not runner.on_the_loop(copying, SMALL)  # a copy may add up to max_added_bytes
     assert copying.max_added_bytes == 4096
-
-
-async def test_a_large_result_is_filtered_in_a_worker_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: list[str] = []
-    encode = toon_format.encode
-
-    def recording(value: Any) -> str:
-        threads.append(threading.current_thread().name)
-        return encode(value)
-
-    monkeypatch.setattr(toon_format, "encode", recording)
-    runner = FilterRunner(LIMITS)
-    toon = runner.compile({"convertToToon": True}, "t")
-    try:
-        small, large = await runner.apply(toon, SMALL), await runner.apply(toon, LARGE)
-    finally:
-        runner.close()
-    assert threads[0] == threading.current_thread().name and threads[1].startswith("apimcp-filter")
-    assert isinstance(small.content[0], TextContent) and small.content[0].text.startswith("rows[3]")
-    assert isinstance(large.content[0], TextContent) and large.content[0].text.startswith("rows[500]")
 
 
 @pytest.mark.parametrize("field", ["max_added_bytes", "thread_above_bytes", "workers"])

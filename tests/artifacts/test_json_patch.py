@@ -208,10 +208,11 @@ def test_a_copy_into_itself_is_refused_naming_its_from(source: str, path: str) -
     assert refused.value.where == (1, "from")
 
 
-def test_doubling_copies_fail_at_the_budget_without_building_the_document() -> None:
-    # each step copies /s beside itself and gathers both halves under /s again (nothing copies an ancestor)
+def doubling_patch(times: int) -> list[dict[str, Any]]:
+    """Operations doubling the document `times` times without copying an ancestor: copy /s beside itself,
+    gather both halves under /s again (issue 21, H2, once copies of the root are refused)."""
     operations: list[dict[str, Any]] = [{"op": "add", "path": "/s", "value": {"id": 1, "name": "widget"}}]
-    for _ in range(40):  # 2**40 widgets, if nothing stopped it
+    for _ in range(times):
         operations += [
             {"op": "copy", "from": "/s", "path": "/t"},
             {"op": "add", "path": "/u", "value": {}},
@@ -219,7 +220,11 @@ def test_doubling_copies_fail_at_the_budget_without_building_the_document() -> N
             {"op": "move", "from": "/t", "path": "/u/b"},
             {"op": "move", "from": "/u", "path": "/s"},
         ]
-    patch = Patch.compile(operations[:MAX_OPERATIONS])
+    return operations
+
+
+def test_doubling_copies_fail_at_the_budget_without_building_the_document() -> None:
+    patch = Patch.compile(doubling_patch(19))  # 2**19 widgets, if nothing stopped it
     budget = 64 * 1024
     tracemalloc.start()
     try:

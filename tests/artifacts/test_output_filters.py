@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from apimcp.artifacts.output_filters import FilterError, OutputFilter
 from apimcp.protocol.models import NO_VALUE, CallToolResult, ImageContent, TextContent
+from tests.artifacts.test_json_patch import doubling_patch
 
 DOC: dict[str, Any] = {
     "data": {
@@ -207,26 +208,12 @@ def test_a_compiled_filter_gives_the_same_result_every_time() -> None:
     assert output_filter.apply(structured({})).structured_content == {"list": [1]}
 
 
-def _doublings(times: int) -> list[dict[str, Any]]:
-    """Patches doubling the document `times` times without copying an ancestor (copy /s beside itself,
-    gather both under /s again), then a test that fails so that the answer stays small (issue 21, H2)."""
-    operations: list[dict[str, Any]] = [{"op": "add", "path": "/s", "value": {"id": 1, "name": "widget"}}]
-    for _ in range(times):
-        operations += [
-            {"op": "copy", "from": "/s", "path": "/t"},
-            {"op": "add", "path": "/u", "value": {}},
-            {"op": "move", "from": "/s", "path": "/u/a"},
-            {"op": "move", "from": "/t", "path": "/u/b"},
-            {"op": "move", "from": "/u", "path": "/s"},
-        ]
-    return [*operations, {"op": "test", "path": "/absent", "value": 1}]
-
-
 def test_one_output_filter_cannot_freeze_the_gateway(caplog: pytest.LogCaptureFixture) -> None:
     # 16 doublings would build 2**16 widgets (~2 MB of JSON, ten times that in memory) before the test fails;
     # the patch stops at the copy that would take it past what patches may add (1 MiB by default), so the
     # document never grew by more, and the answer passes unfiltered
-    output_filter = OutputFilter.from_spec({"jsonPatches": _doublings(16)}, tool="get_item")
+    doublings = [*doubling_patch(16), {"op": "test", "path": "/absent", "value": 1}]
+    output_filter = OutputFilter.from_spec({"jsonPatches": doublings}, tool="get_item")
     result = structured({"id": 1})
     with caplog.at_level(logging.WARNING, logger="apimcp.artifacts"):
         assert output_filter.apply(result) is result
