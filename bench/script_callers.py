@@ -160,11 +160,12 @@ def start(url: str, given: Sequence[str], callers: int, duration: float, what: s
     return process
 
 
-def summary(process: subprocess.Popen[str], what: str, timeout: float = 60) -> dict[str, Any]:
-    """What the callers measured (waiting for them to finish); stops the benchmark if any call failed."""
+def summary(process: subprocess.Popen[str], what: str, timeout: float = 60, least: int = 2) -> dict[str, Any]:
+    """What the callers measured (waiting for them to finish); stops the benchmark if any call failed, or
+    if fewer than `least` were made."""
     out, _ = process.communicate(timeout=timeout)
     measured: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    if measured["errors"] or measured["calls"] < 2:
+    if measured["errors"] or measured["calls"] < least:
         raise SystemExit(f"{what} saw failed calls; figures would not be honest: {measured}")
     return measured
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 from collections.abc import Mapping
@@ -139,11 +140,13 @@ async def test_convert_to_toon_of_a_large_answer_does_not_stall_the_event_loop(m
     # issue 21, M4: TOON of a 5.6 MB answer held the event loop for a second; a large result is filtered in a
     # worker thread, and the loop answers other calls meanwhile (the encoder waits until one has been answered)
     seen: list[str] = []
+    collecting: list[bool] = []
     started, answered = threading.Event(), threading.Event()
     encode = toon_format.encode
 
     def waiting_encode(value: Any) -> str:
         seen.append(threading.current_thread().name)
+        collecting.append(gc.isenabled())
         started.set()
         answered.wait(2)
         seen.append("encoded")
@@ -164,6 +167,7 @@ async def test_convert_to_toon_of_a_large_answer_does_not_stall_the_event_loop(m
     finally:
         filters.close()
     assert seen[0].startswith("apimcp-filter") and seen[1:] == ["another call answered", "encoded"]
+    assert collecting == [False]  # its full collections would have held the loop too
     assert isinstance(result.content[0], TextContent) and result.content[0].text.startswith("tool: list_books")
 
 

@@ -19,18 +19,12 @@ def test_a_large_answer_is_parsed_without_collections_and_the_collector_is_on_af
     assert len(MANY) > PAUSE_FROM_BYTES and gc.isenabled()
     before = collections()
     orjson.loads(MANY)
-    assert collections() > before  # what the pause avoids: 100,000 new containers start collections
+    assert collections() - before > 50  # what the pause avoids: 100,000 new containers start a collection per 700
     before = collections()
-    assert parse_json(MANY)[-1] == {"n": [49_999]}
-    assert collections() == before
-    assert gc.isenabled()
+    value = parse_json(MANY)
+    assert collections() - before <= 1  # at most the one the resumed collector owes
+    assert gc.isenabled() and value[-1] == {"n": [49_999]}
 
 
-def test_a_collector_turned_off_stays_off_and_small_documents_parse_as_they_are() -> None:
-    gc.disable()
-    try:
-        assert parse_json(MANY)[0] == {"n": [0]}
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
+def test_small_documents_parse_as_they_are() -> None:
     assert parse_json(b'{"a": [1]}') == {"a": [1]} and parse_json('"text"') == "text"

@@ -3,10 +3,12 @@
 Filtering is pure Python (retention's walk, patches, the TOON encoder): turning a 5.6 MB answer into
 TOON took 1.2 s, and on the event loop every other request of every exposition waited for it. A result
 whose text, with what the filter's patches may add to it, reaches `thread_above_bytes` is filtered in
-one of `workers` threads instead. The interpreter hands control between threads every few milliseconds
-(`sys.getswitchinterval`), so the loop goes on serving while a big result is filtered; the filter
-itself runs no faster. Nearly every result is small, and filtered on the loop as before: handing it to
-a thread would cost more than filtering it.
+one of `workers` threads instead, with the cyclic collector paused (`safety.collector`: its full
+collections, started by the filter's allocations, held the interpreter 100 to 200 ms each). The
+interpreter hands control between threads every few milliseconds (`sys.getswitchinterval`), so the
+loop goes on serving while a big result is filtered; the filter itself runs no faster. Nearly every
+result is small, and filtered on the loop as before: handing it to a thread would cost more than
+filtering it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from apimcp.artifacts.output_filters import DEFAULT_MAX_ADDED_BYTES, OutputFilter
 from apimcp.protocol.models import NO_VALUE, CallToolResult, TextContent
+from apimcp.safety.collector import collector_paused
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +63,18 @@ class FilterRunner:
             return output_filter.apply(result)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.limits.workers, thread_name_prefix="apimcp-filter")
-        return await asyncio.get_running_loop().run_in_executor(self._pool, output_filter.apply, result)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, _apply, output_filter, result)
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+def _apply(output_filter: OutputFilter, result: CallToolResult) -> CallToolResult:
+    # the collections that its allocations would start walk every object, holding the interpreter
+    with collector_paused():
+        return output_filter.apply(result)
 
 
 def _text_size(result: CallToolResult) -> int:
