@@ -171,6 +171,20 @@ async def test_convert_to_toon_of_a_large_answer_does_not_stall_the_event_loop(m
     assert isinstance(result.content[0], TextContent) and result.content[0].text.startswith("tool: list_books")
 
 
+async def test_a_large_answer_gives_other_requests_a_turn_between_its_parse_and_its_result() -> None:
+    # parsing a 5.6 MB answer, then validating and writing it, made one step of the event loop twice as long
+    for books, large in ((4000, True), (1, False)):
+        composition, _ = _compose(books=books)
+        call = asyncio.create_task(composition.exposed["list_books"].call(CTX, {}))
+        seen: list[bool] = []
+
+        async def other(call: asyncio.Task[Any] = call, seen: list[bool] = seen) -> None:
+            seen.append(call.done())
+
+        result, _ = await asyncio.gather(call, other())
+        assert not result.is_error and seen == [not large]
+
+
 async def test_small_answers_are_filtered_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     threads: list[str] = []
     encode = toon_format.encode

@@ -7,19 +7,21 @@ and a script's inner calls go through exactly the pipeline a client's call does.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from apimcp.artifacts.filter_runner import FilterRunner
 from apimcp.artifacts.output_filters import OutputFilter
-from apimcp.backends.base import Backend, Failure
+from apimcp.backends.base import Backend, Failure, JsonBody
 from apimcp.catalog.model import Operation
 from apimcp.elicitation.broker import CredentialRefused
 from apimcp.gateway.call_preparation import CallPreparation
 from apimcp.gateway.results import error_result, tool_result
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.protocol import CallToolResult, RequestContext, Tool
+from apimcp.safety.json_parsing import PAUSE_FROM_BYTES
 
 
 class ToolEntry:
@@ -96,16 +98,21 @@ class OperationEntry(ToolEntry):
         progress = ctx.progress if ctx.progress_token is not None else None
         preparation = self.preparation
         if preparation is None:
-            return tool_result(await self.backend.call(self.operation, arguments, progress), self.output)
-        try:
-            extras = await preparation.extras(ctx)
-            result = await self.backend.call(self.operation, arguments, progress, extras)
-            if preparation.has_user_credentials and isinstance(result, Failure) and result.status == 401:
-                again = await preparation.after_rejection(ctx)
-                if again is not None:
-                    result = await self.backend.call(self.operation, arguments, progress, again)
-        except CredentialRefused as refused:
-            return error_result(str(refused))
+            result = await self.backend.call(self.operation, arguments, progress)
+        else:
+            try:
+                extras = await preparation.extras(ctx)
+                result = await self.backend.call(self.operation, arguments, progress, extras)
+                if preparation.has_user_credentials and isinstance(result, Failure) and result.status == 401:
+                    again = await preparation.after_rejection(ctx)
+                    if again is not None:
+                        result = await self.backend.call(self.operation, arguments, progress, again)
+            except CredentialRefused as refused:
+                return error_result(str(refused))
+        if isinstance(result, JsonBody) and len(result.text) >= PAUSE_FROM_BYTES:
+            # its parse was one long step of the event loop, and validating and writing it are another:
+            # other requests get their turn between the two rather than after both
+            await asyncio.sleep(0.001)
         return tool_result(result, self.output)
 
 
