@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import harness
+from bench import harness, script_callers
 from bench.gateway_bench import ITEM_SPEC, start_nginx
 from bench.harness import Scenario
 
@@ -164,26 +164,12 @@ def run_wrk(url: str, scripts: tuple[Path, Path], duration: int, connections: in
 
 
 def start_callers(url: str, tool: Tool, callers: int, duration: float) -> subprocess.Popen[str]:
-    command = [
-        "taskset", "-c", "1", sys.executable, "-m", "bench.script_callers", "--url", url, "--tool", tool.name,
-        "--arguments", json.dumps(tool.arguments), "--expect", '"names":["widget"',
-        f"--callers={callers}", f"--duration={duration}",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, cwd=harness.ROOT, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    first = process.stdout.readline().strip()
-    if first != "ready":
-        process.kill()
-        raise SystemExit(f"the scripted callers did not start: {first or process.wait()}")
-    return process
+    given = ["--tool", tool.name, "--arguments", json.dumps(tool.arguments), "--expect", '"names":["widget"']
+    return script_callers.start(url, given, callers, duration, "the scripted callers")
 
 
 def callers_summary(process: subprocess.Popen[str]) -> dict[str, Any]:
-    out, _ = process.communicate(timeout=60)
-    summary: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    if summary["errors"] or summary["calls"] < 2:
-        raise SystemExit(f"the scripted callers saw failed calls; figures would not be honest: {summary}")
-    return summary
+    return script_callers.summary(process, "the scripted callers")
 
 
 def same_round_ratio(scenario: Scenario, baseline: Scenario) -> float:

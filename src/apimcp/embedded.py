@@ -154,6 +154,7 @@ async def embedded(
         key=key,
         fetch_policy=fetch_policy,
         script_limits=limits.scripts,
+        filter_limits=limits.filters,
         public_url=public_url,
         state=state,
     )

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, get_type_hints
 
+from apimcp.artifacts.filter_runner import FilterLimits
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.control.import_pool import ImportCapacity
 from apimcp.control.limits import ApiLimits
@@ -47,6 +48,7 @@ class Settings:
     imports: ImportCapacity = field(default_factory=ImportCapacity)
     schema: SchemaLimits = field(default_factory=SchemaLimits)
     scripts: ScriptLimits = field(default_factory=ScriptLimits)
+    filters: FilterLimits = field(default_factory=FilterLimits)
 
 
 def variables() -> Iterator[tuple[str, str, str, Any]]:

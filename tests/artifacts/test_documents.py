@@ -248,6 +248,33 @@ def test_other_file_uris_are_kept_when_they_are_not_read_from_the_backend() -> N
     assert set(inline) <= set(document.capabilities)
 
 
+def test_an_output_filter_copying_the_document_into_itself_is_refused_when_attached() -> None:
+    # issue 21, H2: N copies of "" each doubled the document; a copy of an ancestor of its path does the same
+    for source, path in (("", "/x0"), ("/data", "/data/again")):
+        patches = [{"op": "add", "path": "/data", "value": {}}, {"op": "copy", "from": source, "path": path}]
+        error = refused(changed("filters.yaml", lambda d, p=patches: d["filters"]["get_item"].update(jsonPatches=p)))
+        assert error.path == "/filters/get_item/jsonPatches/1/from"
+        assert "into itself" in error.problem and path in error.problem
+
+
+def test_an_output_filter_is_bounded_in_operations_and_pointers_when_attached() -> None:
+    many = [{"op": "test", "path": "/a", "value": 1}] * 101
+    error = refused(changed("filters.yaml", lambda d: d["filters"]["get_item"].update(jsonPatches=many)))
+    assert (error.path, error.problem) == ("/filters/get_item/jsonPatches", "at most 100 operations, not 101")
+    pointers = [f"/p{n}" for n in range(101)]
+    error = refused(changed("filters.yaml", lambda d: d["filters"]["get_item"].update(jsonRetain=pointers)))
+    assert (error.path, error.problem) == ("/filters/get_item/jsonRetain", "at most 100 pointers, not 101")
+    diagonal = ["/" + "/".join("0" if column == row else "a" for column in range(16)) for row in range(16)]
+    error = refused(changed("filters.yaml", lambda d: d["filters"]["get_item"].update(jsonRetain=diagonal)))
+    assert error.path == "/filters/get_item/jsonRetain" and "more than 10000 branches" in error.problem
+    deep = "/a" * 65
+    error = refused(changed("filters.yaml", lambda d: d["filters"]["get_item"].update(jsonRetain=["/b", deep])))
+    assert (error.path, error.problem) == (
+        "/filters/get_item/jsonRetain/1",
+        "a JSON pointer here has at most 64 segments, not 65",
+    )
+
+
 def test_an_alias_bomb_is_refused_before_it_is_built() -> None:
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 12)]

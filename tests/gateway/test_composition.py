@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import logging
+import threading
 from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
 import orjson
 import pytest
+import toon_format
 
 from apimcp.artifacts.bundle import merge
+from apimcp.artifacts.filter_runner import FilterLimits, FilterRunner
 from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner
 from apimcp.backends.base import Backend, BackendResult, JsonBody, Progress
 from apimcp.catalog.model import Operation
@@ -19,6 +24,7 @@ from apimcp.gateway.calls import CallPath
 from apimcp.gateway.composition import Composition, Extras, compose
 from apimcp.gateway.toolset import ToolSet
 from apimcp.importers.openapi import import_openapi
+from apimcp.protocol import TextContent
 
 pytestmark = pytest.mark.anyio
 CTX: Any = SimpleNamespace(progress_token=None)
@@ -26,16 +32,17 @@ OPERATIONS = import_openapi(str(spec_path()), name="bookshelf").operations
 
 
 class Recording(Backend):
-    """Answers every call with the operation's tool name and arguments, and remembers them."""
+    """Answers every call with the operation's tool name and arguments (and `books` books), and remembers them."""
 
-    def __init__(self) -> None:
+    def __init__(self, books: int = 1) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.books = [{"id": n + 1, "title": "t"} for n in range(books)]
 
     async def call(
         self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
     ) -> BackendResult:
         self.calls.append((operation.tool_name, dict(arguments)))
-        value = {"tool": operation.tool_name, "arguments": dict(arguments), "books": [{"id": 1, "title": "t"}]}
+        value = {"tool": operation.tool_name, "arguments": dict(arguments), "books": self.books}
         return JsonBody(value, orjson.dumps(value).decode())
 
 
@@ -44,10 +51,12 @@ def _compose(
     runner: ScriptRunner | None = None,
     backend: Recording | None = None,
     calls: CallPath | None = None,
+    filters: FilterRunner | None = None,
+    books: int = 1,
 ) -> tuple[Composition, Recording]:
-    backend = backend or Recording()
+    backend = backend or Recording(books)
     bundle = merge([[{"kind": kind, "document": document} for kind, document in documents]])
-    extras = Extras(bundle=bundle, runner=runner, calls=calls or CallPath("", ""))
+    extras = Extras(bundle=bundle, runner=runner, calls=calls or CallPath("", ""), filters=filters or FilterRunner())
     # no output schemas: the recording backend's answers are not the Bookshelf's
     return compose([(ToolSet(OPERATIONS, output_schemas=False), backend)], extras), backend
 
@@ -128,6 +137,69 @@ async def test_filters_apply_to_clients_and_to_scripts_alike() -> None:
         runner.close()
     assert direct.structured_content == {"books": [{"title": "t"}]}
     assert scripted.structured_content == {"books": [{"title": "t"}]}
+
+
+async def test_convert_to_toon_of_a_large_answer_does_not_stall_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 21, M4: TOON of a 5.6 MB answer held the event loop for a second; a large result is filtered in a
+    # worker thread, and the loop answers other calls meanwhile (the encoder waits until one has been answered)
+    seen: list[str] = []
+    collecting: list[bool] = []
+    started, answered = threading.Event(), threading.Event()
+    encode = toon_format.encode
+
+    def waiting_encode(value: Any) -> str:
+        seen.append(threading.current_thread().name)
+        collecting.append(gc.isenabled())
+        started.set()
+        answered.wait(2)
+        seen.append("encoded")
+        return encode(value)
+
+    monkeypatch.setattr(toon_format, "encode", waiting_encode)
+    filters = FilterRunner(FilterLimits(thread_above_bytes=32 * 1024))
+    try:
+        composition, _ = _compose(
+            ("ToolsOutputFilters", {"filters": {"list_books": {"convertToToon": True}}}), filters=filters, books=2000
+        )
+        large = asyncio.create_task(composition.exposed["list_books"].call(CTX, {}))
+        await asyncio.to_thread(started.wait, 5)
+        await composition.exposed["get_author"].call(CTX, {"authorId": 1})
+        seen.append("another call answered")
+        answered.set()
+        result = await large
+    finally:
+        filters.close()
+    assert seen[0].startswith("apimcp-filter") and seen[1:] == ["another call answered", "encoded"]
+    assert collecting == [False]  # its full collections would have held the loop too
+    assert isinstance(result.content[0], TextContent) and result.content[0].text.startswith("tool: list_books")
+
+
+async def test_a_large_answer_gives_other_requests_a_turn_between_its_parse_and_its_result() -> None:
+    # parsing a 5.6 MB answer, then validating and writing it, made one step of the event loop twice as long
+    for books, large in ((4000, True), (1, False)):
+        composition, _ = _compose(books=books)
+        call = asyncio.create_task(composition.exposed["list_books"].call(CTX, {}))
+        seen: list[bool] = []
+
+        async def other(call: asyncio.Task[Any] = call, seen: list[bool] = seen) -> None:
+            seen.append(call.done())
+
+        result, _ = await asyncio.gather(call, other())
+        assert not result.is_error and seen == [not large]
+
+
+async def test_small_answers_are_filtered_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[str] = []
+    encode = toon_format.encode
+
+    def recording_encode(value: Any) -> str:
+        threads.append(threading.current_thread().name)
+        return encode(value)
+
+    monkeypatch.setattr(toon_format, "encode", recording_encode)
+    composition, _ = _compose(("ToolsOutputFilters", {"filters": {"list_books": {"convertToToon": True}}}))
+    await composition.exposed["list_books"].call(CTX, {})
+    assert threads == [threading.current_thread().name]
 
 
 def test_a_ui_resource_may_name_its_tool_by_operation_id() -> None:

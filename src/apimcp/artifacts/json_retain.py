@@ -14,6 +14,12 @@ The pointers are compiled once into a tree of segments. Applying it builds a new
 
 `Retention.schema` prunes a JSON Schema the same way, only by removing constraints, so every value
 the original schema accepts is, once filtered, accepted by the pruned one.
+
+Applying is linear: each node of the value is visited at most once, and what is kept is shared, never
+copied. Compiling is not, in general: where an array meets both indexes and names, each selected
+element follows the merge of both, and pointers that mix them level after level (`/0/a/a`, `/a/0/a`,
+`/a/a/0`...) multiply the merges (14 such pointers made 25,000 branches). So compiling, and pruning a
+schema along the branches, each stop at `MAX_BRANCHES` (`TooManyBranches`, and no schema).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any, Final
 
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 _BAD_ESCAPE = re.compile(r"~(?![01])")
+MAX_BRANCHES: Final = 10_000
 
 
 class PointerError(ValueError):
@@ -35,8 +42,28 @@ class NotRetainable(ValueError):
     """A value that pointers cannot go into: a scalar at the top."""
 
 
+class TooManyBranches(ValueError):
+    """Pointers whose indexes and names combine into more than `MAX_BRANCHES` branches."""
+
+
 class _Unfollowable(Exception):
     """A schema that does not say precisely what a pointer reaches."""
+
+
+class _Budget:
+    """Branches left to build (or, pruning a schema, to visit)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_BRANCHES
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise TooManyBranches(
+                f"the pointers combine array indexes and names into more than {MAX_BRANCHES} branches"
+            )
 
 
 def parse_pointer(pointer: object) -> tuple[str, ...]:
@@ -69,30 +96,31 @@ class _Node:
 
     __slots__ = ("indexed", "keys", "only", "wild")
 
-    def __init__(self, keys: dict[str, _Node | None]) -> None:
+    def __init__(self, keys: dict[str, _Node | None], budget: _Budget) -> None:
+        budget.spend()
         self.keys = keys
         self.only = next(iter(keys.items())) if len(keys) == 1 else None
         names = {key: rest for key, rest in keys.items() if not _INDEX.fullmatch(key)}
-        self.wild: _Node | None = self if len(names) == len(keys) else (_Node(names) if names else None)
+        self.wild: _Node | None = self if len(names) == len(keys) else (_Node(names, budget) if names else None)
         selected = sorted((int(key), rest) for key, rest in keys.items() if _INDEX.fullmatch(key))
         wild = self.wild
         self.indexed: dict[int, _Node | None] = {
-            index: rest if wild is None else _merge(rest, wild) for index, rest in selected
+            index: rest if wild is None else _merge(rest, wild, budget) for index, rest in selected
         }
 
 
-def _merge(first: _Node | None, second: _Node | None) -> _Node | None:
+def _merge(first: _Node | None, second: _Node | None, budget: _Budget) -> _Node | None:
     """What keeps both: the whole subtree if either keeps it."""
     if first is None or second is None:
         return None
     keys = dict(first.keys)
     for key, rest in second.keys.items():
-        keys[key] = _merge(keys[key], rest) if key in keys else rest
-    return _Node(keys)
+        keys[key] = _merge(keys[key], rest, budget) if key in keys else rest
+    return _Node(keys, budget)
 
 
-def _build(tree: dict[str, Any]) -> _Node:
-    return _Node({key: None if rest is None else _build(rest) for key, rest in tree.items()})
+def _build(tree: dict[str, Any], budget: _Budget) -> _Node:
+    return _Node({key: None if rest is None else _build(rest, budget) for key, rest in tree.items()}, budget)
 
 
 _MISSING: Final[Any] = object()
@@ -190,9 +218,13 @@ def _dereferenced(schema: Any, root: Mapping[str, Any]) -> Any:
     raise _Unfollowable  # references that lead to each other
 
 
-def _prune(node: _Node | None, schema: Any, root: Mapping[str, Any]) -> Any:
+def _prune(node: _Node | None, schema: Any, root: Mapping[str, Any], budget: _Budget) -> Any:
     if node is None:
         return schema
+    try:
+        budget.spend()  # merged branches are shared: the paths through them can outnumber them by far
+    except TooManyBranches:
+        raise _Unfollowable from None
     schema = _dereferenced(schema, root)
     if schema is False:
         return False  # nothing can be there, filtered or not
@@ -218,7 +250,7 @@ def _prune(node: _Node | None, schema: Any, root: Mapping[str, Any]) -> Any:
         pruned = {}
         for key, rest in node.keys.items():
             if key in properties:
-                pruned[key] = _prune(rest, properties[key], root)
+                pruned[key] = _prune(rest, properties[key], root, budget)
             elif not closed:  # only additionalProperties, patternProperties or nothing says what it is
                 raise _Unfollowable
         out["properties"] = {key: pruned[key] for key in properties if key in pruned}
@@ -235,7 +267,7 @@ def _prune(node: _Node | None, schema: Any, root: Mapping[str, Any]) -> Any:
         applied = list(node.indexed.values())
         if node.wild is not None:  # every element no index selects
             applied.append(node.wild)
-        shapes = [_prune(rest, items, root) for rest in applied]
+        shapes = [_prune(rest, items, root, budget) for rest in applied]
         if any(shape != shapes[0] for shape in shapes):
             raise _Unfollowable  # elements kept differently: no single `items` describes them
         out["items"] = shapes[0]
@@ -250,7 +282,8 @@ class Retention:
 
     @classmethod
     def from_segments(cls, pointers: Iterable[tuple[str, ...]]) -> Retention:
-        """Merge parsed pointers (see `parse_pointer`); an empty one keeps everything."""
+        """Merge parsed pointers (see `parse_pointer`); an empty one keeps everything. TooManyBranches when
+        they combine into more than `MAX_BRANCHES` branches."""
         tree: dict[str, Any] = {}
         for segments in pointers:
             if not segments:
@@ -263,7 +296,7 @@ class Retention:
                 level = deeper
             else:
                 level[segments[-1]] = None
-        return cls(_build(tree))
+        return cls(_build(tree, _Budget()))
 
     @property
     def keeps_everything(self) -> bool:
@@ -281,7 +314,7 @@ class Retention:
         cannot be followed precisely along a pointer (references outside the schema, combinators, members
         described only by additionalProperties or patternProperties, arrays without `items`, tuples)."""
         try:
-            pruned = _prune(self.root, schema, schema)
+            pruned = _prune(self.root, schema, schema, _Budget())
         except _Unfollowable:
             return None
         return pruned if isinstance(pruned, Mapping) else None

@@ -1,11 +1,12 @@
 """What the schemas cannot say about one artifact document, checked once the schema holds.
 
 Every placeholder names something that exists (an input property of a declarative custom tool, an
-argument of a prompt), every JSON pointer is well formed, resource templates are RFC 6570, inline
-blobs are base64, a `file://` resource read from the backend names a plain path there (and a
-`file://` template starts with `file:///`), and a custom tool's input is a JSON Schema the gateway
-can compile without reaching anything outside the document (jsonschema_rs would fetch a remote
-`$ref`, or read a `file:` one, while compiling).
+argument of a prompt), every JSON pointer is well formed, every output filter compiles as the gateway
+will compile it (no copy of a document into itself, operations and pointers within their bounds),
+resource templates are RFC 6570, inline blobs are base64, a `file://` resource read from the backend
+names a plain path there (and a `file://` template starts with `file:///`), and a custom tool's input
+is a JSON Schema the gateway can compile without reaching anything outside the document
+(jsonschema_rs would fetch a remote `$ref`, or read a `file:` one, while compiling).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 import jsonschema_rs
 
 from apimcp.artifacts.declarative import placeholder_path
-from apimcp.artifacts.errors import ArtifactError, pointer, pointer_problem
+from apimcp.artifacts.errors import ArtifactError, pointer
 from apimcp.artifacts.file_paths import file_path, file_path_problem, file_template_problem
+from apimcp.artifacts.output_filters import FilterError, OutputFilter
 from apimcp.artifacts.uri_templates import UriTemplate
 
 _RESULT_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
@@ -161,17 +163,12 @@ def _resolved(schema: Any, root: Mapping[str, Any]) -> Any:
 
 
 def _filters(body: Mapping[str, Any]) -> None:
+    """Each filter compiles as the gateway compiles it: pointers, operations, and their bounds."""
     for name, spec in body["filters"].items():
-        for index, text in enumerate(spec.get("jsonRetain", ())):
-            problem = pointer_problem(text)
-            if problem is not None:
-                raise ArtifactError(pointer(["filters", name, "jsonRetain", index]), problem)
-        for index, operation in enumerate(spec.get("jsonPatches", ())):
-            for field in ("path", "from"):
-                if field in operation:
-                    problem = pointer_problem(operation[field], root_allowed=True)
-                    if problem is not None:
-                        raise ArtifactError(pointer(["filters", name, "jsonPatches", index, field]), problem)
+        try:
+            OutputFilter.from_spec(spec)
+        except FilterError as exc:
+            raise ArtifactError(pointer(["filters", name, *exc.where]), exc.problem) from None
 
 
 _CHECKS: Mapping[str, Callable[[Mapping[str, Any]], None]] = {

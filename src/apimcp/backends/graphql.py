@@ -33,6 +33,7 @@ from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, follow, r
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
+from apimcp.safety.json_parsing import parse_json
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
@@ -177,7 +178,7 @@ def _result(status: int, reason: str | None, body: bytes) -> BackendResult:
 def _graphql_answer(body: bytes) -> dict[str, Any] | None:
     """The response object when `body` is a GraphQL response (JSON with `data` or `errors`)."""
     try:
-        answer = orjson.loads(body)
+        answer = parse_json(body)
     except orjson.JSONDecodeError:
         return None
     if isinstance(answer, dict) and ("data" in answer or "errors" in answer):

@@ -31,6 +31,7 @@ from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.targets import api_key_problem
 from apimcp.catalog.model import GrpcBinding, Operation, Service
 from apimcp.safety.addresses import AddressRefused
+from apimcp.safety.json_parsing import parse_json
 from apimcp.safety.masking import SecretMask
 
 __all__ = ["GrpcBackend", "GrpcChannels", "GrpcTls"]
@@ -252,5 +253,5 @@ def _json_body(value: Any, mask: SecretMask, notes: tuple[str, ...] = ()) -> Jso
     if mask:
         masked = mask.mask_bytes(text)
         if masked is not text:
-            text, value = masked, orjson.loads(masked)
+            text, value = masked, parse_json(masked)
     return JsonBody(value, text.decode(), notes=notes)

@@ -53,6 +53,7 @@ from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.safety.addresses import ANYTHING_BUT_METADATA, Resolve, system_resolve
+from apimcp.safety.json_parsing import parse_json
 from apimcp.safety.masking import SecretMask
 from apimcp.safety.resolver import PolicyResolver
 
@@ -221,7 +222,7 @@ def _body(body: bytes, media_type: str, status: int, uri: str) -> BackendResult:
     base = media_type.split(";", 1)[0].strip().lower()
     if kind == "json":
         try:
-            value = orjson.loads(body)
+            value = parse_json(body)
         except orjson.JSONDecodeError:
             return TextBody(body.decode("utf-8", "replace"), base, status)
         # Compact text costs fewer tokens; a body without line breaks is most likely compact already.

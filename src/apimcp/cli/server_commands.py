@@ -384,6 +384,7 @@ def run_plan(
             options=options,
             script_limits=limits.scripts,
             state=stores.stores if stores else None,
+            filter_limits=limits.filters,
         )
     )
 
@@ -634,6 +635,7 @@ def gateway(
                 script_limits=limits.scripts,
                 public_url=public_url,
                 state=opened.stores,
+                filter_limits=limits.filters,
             )
         )
 

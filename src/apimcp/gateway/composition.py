@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apimcp.artifacts.bundle import ArtifactBundle
-from apimcp.artifacts.output_filters import FilterError, OutputFilter
+from apimcp.artifacts.filter_runner import FilterRunner
+from apimcp.artifacts.output_filters import FilterError
 from apimcp.artifacts.prompts import PromptCatalog
 from apimcp.artifacts.resources import ResourceCatalog
 from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
@@ -47,6 +48,8 @@ class Extras:
     """Runs scripted custom tools (one per gateway: it owns the sandbox threads)."""
     calls: CallPath = field(default_factory=lambda: CallPath("", ""))
     """The exposition's own call path, which its scripts' calls of its tools take (the handler gives it)."""
+    filters: FilterRunner = field(default_factory=FilterRunner)
+    """Compiles and applies output filters (one per gateway: it owns the threads that filter large results)."""
     cross_service: CrossService | None = None
     backends: Sequence[MemberBackend] = ()
     """Per member (in order): its backend as the calls made for a request reach it (`member_backends`: what they
@@ -151,7 +154,7 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
             log.warning("output filter for %r names no tool of the exposition: it is not applied", reference)
             continue
         try:
-            internal[found.name] = FilteredEntry(found, OutputFilter.from_spec(spec, tool=found.name))
+            internal[found.name] = FilteredEntry(found, extras.filters.compile(spec, found.name), extras.filters)
         except FilterError as exc:  # checked when attached; a file from an older gateway may still be wrong
             log.warning("output filter for %s cannot be applied: %s", found.name, exc)
 

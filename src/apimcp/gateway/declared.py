@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from apimcp.artifacts.filter_runner import FilterLimits
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.gateway.app import GatewayApp
@@ -129,6 +130,7 @@ def build_gateway(
     options: EndpointOptions | None = None,
     script_limits: ScriptLimits | None = None,
     state: GatewayState | None = None,
+    filter_limits: FilterLimits | None = None,
 ) -> GatewayApp:
     """The gateway serving `plan`, calling backends through `session` (created in the serving loop)."""
     server = plan.config.server
@@ -137,6 +139,7 @@ def build_gateway(
         options or endpoint_options(plan),
         fetch_policy=server.fetch_policy(),
         script_limits=script_limits,
+        filter_limits=filter_limits,
         public_url=server.public_url,
         state=state,
     )

@@ -22,6 +22,7 @@ import aiohttp
 import orjson
 
 from apimcp.artifacts.bundle import merge
+from apimcp.artifacts.filter_runner import FilterLimits, FilterRunner
 from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner
 from apimcp.audit.events import Where
 from apimcp.audit.sink import AuditObserver, AuditSink
@@ -112,12 +113,14 @@ class GatewayRuntime:
         key: GatewayKey | None = None,
         fetch_policy: AddressPolicy | None = None,
         script_limits: ScriptLimits | None = None,
+        filter_limits: FilterLimits | None = None,
         public_url: str | None = None,
         state: GatewayState | None = None,
         telemetry: Telemetry | None = None,
     ) -> None:
         """`fetch_policy`: which addresses OAuth token endpoints, key sets and remote resource contents may be at
         (default: public ones only); `script_limits`: what one run of a scripted custom tool may cost;
+        `filter_limits`: what output filters may add, and from what size they run in worker threads;
         `public_url`: the origin clients reach this gateway at (OAuth resource identifiers and elicitation links
         are built on it; default: the request's); `state`: where users' credentials are kept (default: memory);
         `telemetry`: spans and metrics (default: what the process installed, off unless configured)."""
@@ -144,6 +147,7 @@ class GatewayRuntime:
         self._script_limits = script_limits or ScriptLimits()
         self._scripts: ScriptRunner | None = None
         """Started with the first exposition that has scripted custom tools (it owns threads)."""
+        self._filters = FilterRunner(filter_limits)
         self.routes = Routes()
         if self.telemetry.metrics is not None:
             self.telemetry.metrics.watch_gateway(self.figures)
@@ -256,7 +260,9 @@ class GatewayRuntime:
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
             self._scripts = ScriptRunner(self._script_limits)
         cross_service = self._cross_service(exposition["organization"])
-        extras = Extras(bundle=bundle, runner=self._scripts, cross_service=cross_service, backends=called)
+        extras = Extras(
+            bundle=bundle, runner=self._scripts, filters=self._filters, cross_service=cross_service, backends=called
+        )
         loader = BackendLoader(called, self._backends.guarded_session)  # reads files as its operations are called
         handler = ExpositionHandler(settings, members, extras, loader)
         if previous is not None:
@@ -379,4 +385,5 @@ class GatewayRuntime:
         self.shutdown()
         if self._scripts is not None:
             self._scripts.close()
+        self._filters.close()
         await self._backends.close()

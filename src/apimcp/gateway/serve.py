@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from urllib.parse import urlsplit
 
+from apimcp.artifacts.filter_runner import FilterLimits
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.rest import close_session, new_session
 from apimcp.gateway.app import GatewayApp
@@ -83,11 +84,12 @@ async def serve_gateway(
     options: EndpointOptions | None = None,
     script_limits: ScriptLimits | None = None,
     state: GatewayState | None = None,
+    filter_limits: FilterLimits | None = None,
 ) -> None:
     """Serve a configuration's plan until interrupted (`options` default to its `server` section's)."""
     session = new_session()
     try:
-        app = build_gateway(plan, session, options, script_limits, state)
+        app = build_gateway(plan, session, options, script_limits, state, filter_limits)
         try:
             await _listen(app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits)
         finally:
@@ -126,6 +128,7 @@ async def serve_connected_gateway(
     script_limits: ScriptLimits | None = None,
     public_url: str | None = None,
     state: GatewayState | None = None,
+    filter_limits: FilterLimits | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
@@ -144,6 +147,7 @@ async def serve_connected_gateway(
         key=key,
         fetch_policy=fetch_policy,
         script_limits=script_limits,
+        filter_limits=filter_limits,
         public_url=public_url,
         state=state,
     )

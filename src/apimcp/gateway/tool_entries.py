@@ -7,17 +7,21 @@ and a script's inner calls go through exactly the pipeline a client's call does.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from apimcp.artifacts.filter_runner import FilterRunner
 from apimcp.artifacts.output_filters import OutputFilter
+from apimcp.backends.base import JsonBody
 from apimcp.catalog.model import Operation
 from apimcp.elicitation.broker import CredentialRefused
 from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.results import error_result, tool_result
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.protocol import CallToolResult, RequestContext, Tool
+from apimcp.safety.json_parsing import PAUSE_FROM_BYTES
 
 
 class ToolEntry:
@@ -94,18 +98,24 @@ class OperationEntry(ToolEntry):
             result = await self.member.call(ctx, self.operation, arguments, progress)
         except CredentialRefused as refused:
             return error_result(str(refused))
+        if isinstance(result, JsonBody) and len(result.text) >= PAUSE_FROM_BYTES:
+            # its parse was one long step of the event loop, and validating and writing it are another:
+            # other requests get their turn between the two rather than after both
+            await asyncio.sleep(0.001)
         return tool_result(result, self.output)
 
 
 class FilteredEntry(ToolEntry):
-    """Another entry whose results go through an output filter; its output schema says what remains."""
+    """Another entry whose results go through an output filter (on the loop or in the runner's threads, by
+    size); its output schema says what remains."""
 
-    __slots__ = ("_filter", "_inner")
+    __slots__ = ("_filter", "_inner", "_runner")
 
-    def __init__(self, inner: ToolEntry, output_filter: OutputFilter) -> None:
+    def __init__(self, inner: ToolEntry, output_filter: OutputFilter, runner: FilterRunner) -> None:
         super().__init__(replace(inner.tool, output_schema=output_filter.output_schema(inner.tool.output_schema)))
         self._inner = inner
         self._filter = output_filter
+        self._runner = runner
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
-        return self._filter.apply(await self._inner.call(ctx, arguments, depth))
+        return await self._runner.apply(self._filter, await self._inner.call(ctx, arguments, depth))
