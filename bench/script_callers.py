@@ -3,7 +3,8 @@
 `bench/artifacts_bench.py` runs it pinned to CPU 1: with `--callers 1` for the latency of one call of
 the scripted tool, with `--callers 10` as the scripted load beside wrk; `bench/stall_probe.py` runs it
 as the attacker. Every answer is checked (HTTP 200, a JSON-RPC result, `isError` false for a tool call,
-`--expect` in its text); failures are counted, not retried. `--method` and `--params` call another
+`--expect` in its text; with `--any-answer`, any JSON-RPC answer, errors and their HTTP statuses included, as an
+attacker's are); failures are counted, not retried. `--method` and `--params` call another
 method than tools/call (prompts/get, resources/read...).
 
 It prints `ready` once every caller has had one good answer (those first calls are not counted), then
@@ -56,8 +57,10 @@ class Call:
     name: str | None
 
 
-async def call_once(session: aiohttp.ClientSession, url: str, call: Call, request_id: int, expect: str) -> str | None:
-    """None if the answer is right, else what was wrong with it."""
+async def call_once(
+    session: aiohttp.ClientSession, url: str, call: Call, request_id: int, expect: str, any_answer: bool = False
+) -> str | None:
+    """None if the answer is right (with `any_answer`, if it is one), else what was wrong with it."""
     body = {
         "jsonrpc": "2.0",
         "id": request_id,
@@ -74,7 +77,7 @@ async def call_once(session: aiohttp.ClientSession, url: str, call: Call, reques
     try:
         async with session.post(url, data=orjson.dumps(body), headers=headers) as response:
             raw = await response.read()
-            if response.status != 200:
+            if response.status != 200 and not any_answer:
                 return f"HTTP {response.status}: {raw[:300]!r}"
     except (aiohttp.ClientError, TimeoutError) as exc:
         return f"{type(exc).__name__}: {exc}"
@@ -82,6 +85,8 @@ async def call_once(session: aiohttp.ClientSession, url: str, call: Call, reques
         answer = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return f"not JSON: {raw[:300]!r}"
+    if any_answer and isinstance(answer, dict) and ("result" in answer or "error" in answer):
+        return None
     result = answer.get("result") if isinstance(answer, dict) else None
     failed = not isinstance(result, dict) or (call.method == "tools/call" and result.get("isError") is not False)
     if failed or expect not in raw.decode():
@@ -106,7 +111,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         # every caller's first call (connections opened, the gateway's script workers started) is not counted
         firsts = await asyncio.gather(
-            *(call_once(session, args.url, call, next(ids), args.expect) for _ in range(args.callers))
+            *(call_once(session, args.url, call, next(ids), args.expect, args.any_answer) for _ in range(args.callers))
         )
         problems = [problem for problem in firsts if problem is not None]
         if problems:
@@ -117,7 +122,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         async def caller() -> None:
             while not stop.is_set():
                 begun = time.perf_counter()
-                problem = await call_once(session, args.url, call, next(ids), args.expect)
+                problem = await call_once(session, args.url, call, next(ids), args.expect, args.any_answer)
                 if problem is None:
                     tally.latencies.append((time.perf_counter() - begun) * 1000)
                 else:
@@ -178,6 +183,7 @@ def main() -> None:
     parser.add_argument("--method", default="tools/call", help="another method, called with --params")
     parser.add_argument("--params", default="{}", help="the params of --method, as JSON")
     parser.add_argument("--expect", default="", help="text every good answer contains")
+    parser.add_argument("--any-answer", action="store_true", help="an error answer counts as an answer")
     parser.add_argument("--callers", type=int, default=10)
     parser.add_argument("--duration", type=float, default=0, help="seconds; 0: until SIGTERM")
     args = parser.parse_args()

@@ -104,6 +104,33 @@ def _copies_of_the_root(times: int) -> str:
     return filters("{jsonPatches: [" + ", ".join(operations) + "]}")
 
 
+def script_tool(source: str) -> str:
+    """A CustomTools file giving the service a scripted tool `spin` that may call `get_item`."""
+    body = "".join(f"      {line}\n" for line in source.splitlines())
+    return (
+        "apiVersion: reshapr.io/v1alpha1\nkind: CustomTools\n"
+        'service: {name: "{service}", version: "1"}\n'
+        "customTools:\n  spin:\n    description: the worst script the limits allow\n"
+        "    input: {type: object}\n    tools: [{tool: get_item}]\n"
+        f"    script: |\n{body}"
+    )
+
+
+def hostile_templates(count: int) -> str:
+    """A Resources file of `count` templates whose literals a long URI overlaps everywhere (issue 21's shape)."""
+    entries = "".join(f'  "file:///redos/{{a}}{"a" * 200}b{i}{{b}}": {{name: t{i}}}\n' for i in range(count))
+    return (
+        "apiVersion: reshapr.io/v1alpha1\nkind: Resources\n"
+        'service: {name: "{service}", version: "1"}\n'
+        f"resourceTemplates:\n{entries}"
+    )
+
+
+SPIN: dict[str, Any] = {"name": "spin", "arguments": {}}
+LONGEST_URI = "file:///redos/" + "a" * (8192 - len("file:///redos/"))
+"""As long a URI as `resources/read` takes (8,192 characters), matching no template."""
+
+
 ATTACKS: tuple[Attack, ...] = (
     Attack("big", "a 5.6 MB answer, no artifacts", answer="big"),
     Attack(
@@ -135,6 +162,41 @@ ATTACKS: tuple[Attack, ...] = (
         "copy-root",
         "issue 21: 18 copies of the root into itself, then a failing test",
         artifacts=(_copies_of_the_root(18),),
+    ),
+    Attack(
+        "script-loop",
+        "a script that loops until its 10 s deadline",
+        artifacts=(script_tool("while (true) {}"),),
+        params=SPIN,
+    ),
+    Attack(
+        "script-memory",
+        "a script that fills its 64 MiB of memory",
+        artifacts=(script_tool("const kept = []; while (true) { kept.push('x'.repeat(1 << 16) + kept.length); }"),),
+        params=SPIN,
+    ),
+    Attack(
+        "script-result",
+        "a script returning a 10 MB result (just under its limit)",
+        artifacts=(script_tool("return Array.from({length: 200000}, (_, i) => ({id: i, name: 'item ' + i}));"),),
+        params=SPIN,
+    ),
+    Attack(
+        "script-calls",
+        "a script making its 50 calls at once",
+        artifacts=(
+            script_tool(
+                "rs.awaitPromises(Array.from({length: 50}, (_, i) => rs.callToolAsync('get_item', {itemId: i})));"
+            ),
+        ),
+        params=SPIN,
+    ),
+    Attack(
+        "template",
+        "an 8 KiB URI read against 1,000 templates its text overlaps everywhere",
+        artifacts=(hostile_templates(1000),),
+        method="resources/read",
+        params={"uri": LONGEST_URI},
     ),
 )
 
@@ -241,7 +303,7 @@ def start_attacker(url: str, attack: Attack, callers: int) -> subprocess.Popen[s
         given = ["--tool", str(attack.params.get("name")), "--arguments", arguments]
     else:
         given = ["--method", attack.method, "--params", json.dumps(attack.params)]
-    return script_callers.start(url, given, callers, 0, f"the attacker of {attack.name}")
+    return script_callers.start(url, [*given, "--any-answer"], callers, 0, f"the attacker of {attack.name}")
 
 
 def attacker_summary(process: subprocess.Popen[str]) -> dict[str, Any]:
