@@ -18,6 +18,7 @@ from apimcp.protocol.models import NO_VALUE, CallToolResult, RawJson, TextConten
 from apimcp.protocol.versions import ALL_REVISIONS
 from apimcp.shaping.limits import ShapingLimits
 from apimcp.shaping.pool import Done, Job, ShapingPool, ShapingUnavailable
+from tests.shaping.recording import Recording
 
 LIMITS = FilterLimits(max_added_bytes=4096, process_from_bytes=1000)
 
@@ -53,19 +54,6 @@ def test_what_patches_may_add_counts_with_the_result() -> None:
 def test_limits_are_positive(field: str) -> None:
     with pytest.raises(ValueError, match=f"{field} must be positive"):
         FilterLimits(**{field: 0})
-
-
-class Recording:
-    """A shaper that runs jobs in a real pool and remembers which process ran each."""
-
-    def __init__(self, pool: ShapingPool) -> None:
-        self.pool = pool
-        self.pids: list[int] = []
-
-    async def run(self, job: Job, args: Mapping[str, Any], blobs: Sequence[bytes] = ()) -> Done:
-        done = await self.pool.run(job, args, blobs)
-        self.pids.append(done.pid)
-        return done
 
 
 @pytest.fixture(scope="module")

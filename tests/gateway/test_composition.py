@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,7 +25,8 @@ from apimcp.gateway.toolset import ToolSet
 from apimcp.importers.openapi import import_openapi
 from apimcp.protocol import TextContent
 from apimcp.shaping.limits import ShapingLimits
-from apimcp.shaping.pool import Done, Job, ShapingPool
+from apimcp.shaping.pool import ShapingPool
+from tests.shaping.recording import Recording as RecordingShaper
 
 pytestmark = pytest.mark.anyio
 CTX: Any = SimpleNamespace(progress_token=None)
@@ -144,15 +145,8 @@ async def test_convert_to_toon_of_a_large_answer_runs_in_a_shaping_process() -> 
     # issue 21, M4: TOON of a 5.6 MB answer held the event loop for a second (in a worker thread too: it shared the
     # interpreter with the loop); a large result is filtered in a shaping process
     pool = ShapingPool(ShapingLimits(workers=1))
-    pids: list[int] = []
-
-    class Recording:
-        async def run(self, job: Job, args: Mapping[str, Any], blobs: Sequence[bytes] = ()) -> Done:
-            done = await pool.run(job, args, blobs)
-            pids.append(done.pid)
-            return done
-
-    filters = FilterRunner(FilterLimits(process_from_bytes=32 * 1024), Recording())
+    shaper = RecordingShaper(pool)
+    filters = FilterRunner(FilterLimits(process_from_bytes=32 * 1024), shaper)
     try:
         composition, _ = _compose(
             ("ToolsOutputFilters", {"filters": {"list_books": {"convertToToon": True}}}), filters=filters, books=2000
@@ -160,7 +154,7 @@ async def test_convert_to_toon_of_a_large_answer_runs_in_a_shaping_process() -> 
         result = await composition.exposed["list_books"].call(CTX, {})
     finally:
         pool.close()
-    assert len(pids) == 1 and pids[0] != os.getpid()
+    assert len(shaper.pids) == 1 and shaper.pids[0] != os.getpid()
     assert isinstance(result.content[0], TextContent) and result.content[0].text.startswith("tool: list_books")
 
 

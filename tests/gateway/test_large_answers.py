@@ -29,6 +29,7 @@ from apimcp.protocol import RawJson, dialects
 from apimcp.protocol.versions import ALL_REVISIONS
 from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES, ShapingLimits
 from apimcp.shaping.pool import Done, Job, ShapingPool, ShapingUnavailable
+from tests.shaping.recording import Recording
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.live_server import live_app
 from tests.support.mcp_http import MODERN, SESSION_VERSIONS, McpHttp
@@ -149,19 +150,6 @@ def test_a_large_backend_answer_is_never_parsed_in_the_gateway_process(
             for kind in ("compact", "pretty", "wrong"):
                 assert mcp.modern("tools/call", {"name": tool, "arguments": {"kind": kind}}).status == 200
     assert parsed and all(size < 64 * 1024 for _, size in parsed), parsed  # requests and replies' headers only
-
-
-class Recording:
-    """A shaper that runs jobs in a real pool and remembers which process ran each."""
-
-    def __init__(self, pool: ShapingPool) -> None:
-        self.pool = pool
-        self.pids: list[int] = []
-
-    async def run(self, job: Job, args: Mapping[str, Any], blobs: Sequence[bytes] = ()) -> Done:
-        done = await self.pool.run(job, args, blobs)
-        self.pids.append(done.pid)
-        return done
 
 
 @pytest.fixture(scope="module")

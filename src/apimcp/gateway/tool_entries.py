@@ -107,8 +107,8 @@ class OperationEntry(ToolEntry):
 
 
 class FilteredEntry(ToolEntry):
-    """Another entry whose results go through an output filter (on the loop or in the runner's threads, by
-    size); its output schema says what remains."""
+    """Another entry whose results go through an output filter (on the loop or in a shaping process, by size:
+    `FilterRunner`); its output schema says what remains."""
 
     __slots__ = ("_filter", "_inner", "_runner")
 

@@ -17,6 +17,12 @@ def _refuse(uri: str) -> Any:
     raise ValueError(f"{uri} is outside the schema")
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 class ArgumentValidator:
     """Compiled on first use (an exposition may have a thousand tools, most never called)."""
 
@@ -31,7 +37,7 @@ class ArgumentValidator:
     def serialized(self) -> tuple[str, bytes]:
         """(digest, JSON) of the schema, made once: how a shaping process gets it, and knows it again."""
         if self._serialized is None:
-            text = orjson.dumps(self._schema, option=orjson.OPT_SORT_KEYS)
+            text = orjson.dumps(self._schema, default=_plain, option=orjson.OPT_SORT_KEYS)
             self._serialized = (hashlib.sha256(text).hexdigest(), text)
         return self._serialized
 
