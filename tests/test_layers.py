@@ -62,11 +62,11 @@ def test_the_control_plane_does_not_import_the_gateway() -> None:
     assert _foreign("control", ("apimcp.gateway", "apimcp.cli", "apimcp.embedded")) == {}
 
 
-@pytest.mark.parametrize("package", ["safety", "sealing", "console"])
+@pytest.mark.parametrize("package", ["safety", "sealing", "shaping", "console"])
 def test_shared_building_blocks_import_nothing_else_from_apimcp(package: str) -> None:
-    # safety/ (fetch guard, bounded YAML, masking) and sealing/ (gateway keys) serve every layer, so none of those
-    # layers may be pulled into them; console/ is pages over the REST API: neither the control plane's insides nor
-    # the gateway's (the control plane mounts it, never the other way round)
+    # safety/ (fetch guard, bounded YAML, masking), sealing/ (gateway keys) and shaping/ (processes for large values)
+    # serve every layer, so none of those layers may be pulled into them; console/ is pages over the REST API:
+    # neither the control plane's insides nor the gateway's (the control plane mounts it, never the other way round)
     modules = sorted((SRC / package).glob("*.py"))
     assert len(modules) >= 2
     if package == "safety":  # the fetch guard and bounded YAML live there with the masking

@@ -155,6 +155,7 @@ async def embedded(
         fetch_policy=fetch_policy,
         script_limits=limits.scripts,
         filter_limits=limits.filters,
+        shaping_limits=limits.shaping,
         public_url=public_url,
         state=state,
     )

@@ -26,6 +26,7 @@ from apimcp.protocol.tasks.limits import TaskLimits
 from apimcp.safety.fetch import FetchLimits
 from apimcp.safety.yaml_loading import YamlLimits
 from apimcp.servers.head_limits import HeadLimits
+from apimcp.shaping.limits import ShapingLimits
 
 PREFIX = "APIMCP_"
 
@@ -49,6 +50,7 @@ class Settings:
     schema: SchemaLimits = field(default_factory=SchemaLimits)
     scripts: ScriptLimits = field(default_factory=ScriptLimits)
     filters: FilterLimits = field(default_factory=FilterLimits)
+    shaping: ShapingLimits = field(default_factory=ShapingLimits)
 
 
 def variables() -> Iterator[tuple[str, str, str, Any]]:

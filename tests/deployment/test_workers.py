@@ -14,6 +14,8 @@ import pytest
 from tests.deployment.test_replicas import forget_prefix, shared_state_env
 from tests.gateway.conftest import ECHO_SPEC
 from tests.gateway.echo_backend import create_app as echo_app
+from tests.gateway.test_large_answers import SPEC as ANSWERS_SPEC
+from tests.gateway.test_large_answers import answers_app
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.mcp_http import McpHttp
 from tests.support.processes import Background, cli, free_port
@@ -77,3 +79,62 @@ def test_workers_need_a_shared_state(config: Path) -> None:
     embedded = cli("serve", "--workers", "2")
     assert embedded.returncode == 2
     assert "apimcp gateway --workers N" in embedded.stderr
+
+
+def _shaping_processes(pid: int) -> set[int]:
+    """The shaping processes among `pid`'s children."""
+    found = set()
+    for child in _workers(pid):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except FileNotFoundError:
+            continue
+        if b"apimcp.shaping.child" in command:
+            found.add(child)
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
+def test_each_worker_owns_its_shaping_processes_and_none_outlives_the_gateway(tmp_path: Path) -> None:
+    env, prefix = shared_state_env()
+    port = free_port()
+    spec = tmp_path / "answers.yaml"
+    spec.write_text(ANSWERS_SPEC)
+    with live_aiohttp(answers_app) as answers:
+        config = tmp_path / "gateway.yaml"
+        config.write_text(
+            f'services:\n  answers: {{openapi: {spec}, backend: "{answers}", max_response_bytes: 4194304}}\n'
+        )
+        server = Background(
+            tmp_path / "workers.log", "serve", str(config), "--port", str(port), "--workers", "2", env=env
+        )
+        try:
+            server.wait_for_http(f"http://127.0.0.1:{port}/healthz")
+            _wait_for(lambda: len(_workers(server.process.pid)) == 2)
+            with McpHttp(f"http://127.0.0.1:{port}/mcp/answers") as mcp:
+                for _ in range(12):  # new connections: the kernel hands them to either worker
+                    mcp.http.close()
+                    mcp.http = type(mcp.http)(timeout=30)
+                    reply = mcp.modern("tools/call", {"name": "get_checked", "arguments": {"kind": "compact"}})
+                    assert reply.status == 200 and reply.result["isError"] is False
+            workers = _workers(server.process.pid)
+            owned = {worker: _shaping_processes(worker) for worker in workers}
+            shaping = set().union(*owned.values())
+            assert shaping, "no worker started a shaping process"
+            assert not _shaping_processes(server.process.pid)  # the supervisor forks workers, and shapes nothing
+            victim = next(worker for worker, children in owned.items() if children)
+            os.kill(victim, signal.SIGKILL)  # its shaping processes end with their input
+            _wait_for(lambda: all(_gone(child) for child in owned[victim]))
+            server.process.send_signal(signal.SIGTERM)
+            assert server.process.wait(30) == 0
+            _wait_for(lambda: all(_gone(child) for child in shaping))
+        finally:
+            server.stop()
+            forget_prefix(prefix)

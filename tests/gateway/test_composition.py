@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import logging
+import os
 import threading
 from collections.abc import Mapping
 from types import SimpleNamespace
@@ -25,6 +24,9 @@ from apimcp.gateway.composition import Composition, Extras, compose
 from apimcp.gateway.toolset import ToolSet
 from apimcp.importers.openapi import import_openapi
 from apimcp.protocol import TextContent
+from apimcp.shaping.limits import ShapingLimits
+from apimcp.shaping.pool import ShapingPool
+from tests.shaping.recording import Recording as RecordingShaper
 
 pytestmark = pytest.mark.anyio
 CTX: Any = SimpleNamespace(progress_token=None)
@@ -139,53 +141,21 @@ async def test_filters_apply_to_clients_and_to_scripts_alike() -> None:
     assert scripted.structured_content == {"books": [{"title": "t"}]}
 
 
-async def test_convert_to_toon_of_a_large_answer_does_not_stall_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    # issue 21, M4: TOON of a 5.6 MB answer held the event loop for a second; a large result is filtered in a
-    # worker thread, and the loop answers other calls meanwhile (the encoder waits until one has been answered)
-    seen: list[str] = []
-    collecting: list[bool] = []
-    started, answered = threading.Event(), threading.Event()
-    encode = toon_format.encode
-
-    def waiting_encode(value: Any) -> str:
-        seen.append(threading.current_thread().name)
-        collecting.append(gc.isenabled())
-        started.set()
-        answered.wait(2)
-        seen.append("encoded")
-        return encode(value)
-
-    monkeypatch.setattr(toon_format, "encode", waiting_encode)
-    filters = FilterRunner(FilterLimits(thread_above_bytes=32 * 1024))
+async def test_convert_to_toon_of_a_large_answer_runs_in_a_shaping_process() -> None:
+    # issue 21, M4: TOON of a 5.6 MB answer held the event loop for a second (in a worker thread too: it shared the
+    # interpreter with the loop); a large result is filtered in a shaping process
+    pool = ShapingPool(ShapingLimits(workers=1))
+    shaper = RecordingShaper(pool)
+    filters = FilterRunner(FilterLimits(process_from_bytes=32 * 1024), shaper)
     try:
         composition, _ = _compose(
             ("ToolsOutputFilters", {"filters": {"list_books": {"convertToToon": True}}}), filters=filters, books=2000
         )
-        large = asyncio.create_task(composition.exposed["list_books"].call(CTX, {}))
-        await asyncio.to_thread(started.wait, 5)
-        await composition.exposed["get_author"].call(CTX, {"authorId": 1})
-        seen.append("another call answered")
-        answered.set()
-        result = await large
+        result = await composition.exposed["list_books"].call(CTX, {})
     finally:
-        filters.close()
-    assert seen[0].startswith("apimcp-filter") and seen[1:] == ["another call answered", "encoded"]
-    assert collecting == [False]  # its full collections would have held the loop too
+        pool.close()
+    assert len(shaper.pids) == 1 and shaper.pids[0] != os.getpid()
     assert isinstance(result.content[0], TextContent) and result.content[0].text.startswith("tool: list_books")
-
-
-async def test_a_large_answer_gives_other_requests_a_turn_between_its_parse_and_its_result() -> None:
-    # parsing a 5.6 MB answer, then validating and writing it, made one step of the event loop twice as long
-    for books, large in ((4000, True), (1, False)):
-        composition, _ = _compose(books=books)
-        call = asyncio.create_task(composition.exposed["list_books"].call(CTX, {}))
-        seen: list[bool] = []
-
-        async def other(call: asyncio.Task[Any] = call, seen: list[bool] = seen) -> None:
-            seen.append(call.done())
-
-        result, _ = await asyncio.gather(call, other())
-        assert not result.is_error and seen == [not large]
 
 
 async def test_small_answers_are_filtered_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:

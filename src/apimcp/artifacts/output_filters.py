@@ -15,6 +15,7 @@ agent reads; it is not a security boundary.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import toon_format
 from apimcp.artifacts.errors import PlaceError, pointer_segments
 from apimcp.artifacts.json_patch import Patch, PatchFailed
 from apimcp.artifacts.json_retain import NotRetainable, Retention, TooManyBranches
-from apimcp.protocol.models import NO_VALUE, CallToolResult, ContentBlock, TextContent
+from apimcp.protocol.models import NO_VALUE, CallToolResult, ContentBlock, RawJson, TextContent
 from apimcp.safety.json_parsing import parse_json
 
 log = logging.getLogger("apimcp.artifacts")
@@ -47,7 +48,7 @@ class FilterError(PlaceError):
         return f"{place}: {self.problem}" if place else self.problem
 
 
-class _Failed(Exception):
+class FilterFailed(Exception):
     """A step that failed on one result; the message is safe to log (it holds no content)."""
 
 
@@ -61,6 +62,8 @@ class OutputFilter:
     tool: str = ""
     """Named in warnings only."""
     max_added_bytes: int = DEFAULT_MAX_ADDED_BYTES
+    spec: bytes = b"{}"
+    """The spec it was compiled from, as JSON: how a shaping process compiles the same filter."""
 
     @classmethod
     def from_spec(
@@ -82,13 +85,23 @@ class OutputFilter:
             patch = Patch.compile(patches if patches is not None else ())
         except PlaceError as exc:
             raise FilterError(("jsonPatches", *exc.where), exc.problem) from None
+        try:
+            serialized = orjson.dumps(spec, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            raise FilterError((), "an output filter holds only JSON values") from None
         return cls(
             retain=_compile_retain(spec.get("jsonRetain")),
             patch=patch,
             to_toon=bool(toon),
             tool=tool,
             max_added_bytes=max_added_bytes,
+            spec=serialized,
         )
+
+    @property
+    def digest(self) -> str:
+        """Names this filter (its spec and limit) to a shaping process that compiled it already."""
+        return hashlib.sha256(b"%d:" % self.max_added_bytes + self.spec).hexdigest()
 
     @property
     def does_nothing(self) -> bool:
@@ -99,11 +112,15 @@ class OutputFilter:
         if result.is_error or self.does_nothing:
             return result
         try:
-            return self._filtered(result)
-        except _Failed as failure:
-            reason = str(failure)
+            value, text = self.shape(self._value_of(result))
+        except FilterFailed as failure:
+            return self.unapplied(result, str(failure))
         except Exception as exc:  # fail open: the agent gets the unfiltered answer rather than none
-            reason = f"{type(exc).__name__} while filtering"
+            return self.unapplied(result, f"{type(exc).__name__} while filtering")
+        return self.rebuilt(result, text, value)
+
+    def unapplied(self, result: CallToolResult, reason: str) -> CallToolResult:
+        """`result` as it was, with a warning saying why the filter could not apply."""
         log.warning("output filter%s not applied: %s; the result passes unfiltered", self._of_tool, reason)
         return result
 
@@ -125,31 +142,42 @@ class OutputFilter:
             return schema
         return self.retain.schema(schema)
 
-    def _filtered(self, result: CallToolResult) -> CallToolResult:
-        content = result.content
+    @staticmethod
+    def _value_of(result: CallToolResult) -> Any:
+        """What the filter works on: the structured content, else the first content block parsed as JSON."""
         structured = result.structured_content
-        if structured is NO_VALUE:
-            first = content[0] if content else None
-            if not isinstance(first, TextContent):
-                raise _Failed("the result has no structured content and does not start with text")
-            try:
-                value = parse_json(first.text)
-            except orjson.JSONDecodeError:
-                raise _Failed("the result is not JSON") from None
-        else:
-            value = structured  # never changed: retention shares it, patches copy what they change
+        if isinstance(structured, RawJson):
+            return parse_json(structured.data)
+        if structured is not NO_VALUE:
+            return structured  # never changed: retention shares it, patches copy what they change
+        first = result.content[0] if result.content else None
+        if not isinstance(first, TextContent):
+            raise FilterFailed("the result has no structured content and does not start with text")
+        try:
+            return parse_json(first.text)
+        except orjson.JSONDecodeError:
+            raise FilterFailed("the result is not JSON") from None
+
+    def shape(self, value: Any) -> tuple[Any, str]:
+        """The filtered value and its text; raises FilterFailed naming the step that failed."""
         if self.retain is not None:
             try:
                 value = self.retain.apply(value)
             except NotRetainable as exc:
-                raise _Failed(f"jsonRetain: {exc}") from None
+                raise FilterFailed(f"jsonRetain: {exc}") from None
         if self.patch.operations:
             try:
                 value = self.patch.apply(value, self.max_added_bytes)
             except PatchFailed as failure:  # its message names the operation, never the document
-                raise _Failed(f"jsonPatches{failure}") from None
-        text = toon_format.encode(value) if self.to_toon else orjson.dumps(value).decode()
-        if structured is NO_VALUE:
+                raise FilterFailed(f"jsonPatches{failure}") from None
+        return value, toon_format.encode(value) if self.to_toon else orjson.dumps(value).decode()
+
+    @staticmethod
+    def rebuilt(result: CallToolResult, text: str, value: Any) -> CallToolResult:
+        """`result` filtered: `text` in place of its text, and `value` (a JSON value or a RawJson) as its structured
+        content, if it had some."""
+        content = result.content
+        if result.structured_content is NO_VALUE:
             return CallToolResult(content=(_retexted(content[0], text), *content[1:]), meta=result.meta)
         return CallToolResult(content=_with_text(content, text), structured_content=value, meta=result.meta)
 

@@ -19,7 +19,7 @@ import orjson
 import yarl
 
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials
-from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress, UnparsedJson
 from apimcp.backends.http_common import (
     CALL_ERRORS,
     exception_failure,
@@ -34,6 +34,7 @@ from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
 from apimcp.safety.json_parsing import parse_json
+from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
@@ -57,7 +58,10 @@ class GraphQLBackend(Backend):
         headers: Mapping[str, str] | None = None,
         max_redirects: int = DEFAULT_MAX_REDIRECTS,
         oauth_session: TokenClient | None = None,
+        large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES,
     ) -> None:
+        """`large_from_bytes`: successful answers at least this large are given back unparsed (`UnparsedJson`);
+        error statuses are read here, where a 401 can ask for the user's credentials again."""
         if endpoint is None:
             if not service.servers:
                 raise ValueError(f"service {service.name!r} has no endpoint: a GraphQL endpoint URL is needed")
@@ -77,6 +81,7 @@ class GraphQLBackend(Backend):
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
         self._max_redirects = max_redirects
+        self._large_from_bytes = large_from_bytes
         # aiohttp's `ssl=True` is its default verification; a context carries a private CA or a client certificate.
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
 
@@ -157,10 +162,17 @@ class GraphQLBackend(Backend):
         if access.mask:  # once, on the bytes: data, notes and error excerpts all come from them
             body = access.mask.mask_bytes(body)
             reason = access.mask.mask_text(reason) if reason else reason
+        if response.status < 400 and len(body) >= self._large_from_bytes:
+            return UnparsedJson(body, graphql_answer, response.status)
         return _result(response.status, reason, body)
 
 
-def _result(status: int, reason: str | None, body: bytes) -> BackendResult:
+def graphql_answer(body: bytes, status: int, media_type: str) -> JsonBody | Failure:
+    """A successful answer's data (and its errors as notes), or the Failure its errors make."""
+    return _result(status, None, body)
+
+
+def _result(status: int, reason: str | None, body: bytes) -> JsonBody | Failure:
     answer = _graphql_answer(body)
     if answer is None:
         if status >= 400:

@@ -36,6 +36,7 @@ from apimcp.backends.base import (
     JsonBody,
     Progress,
     TextBody,
+    UnparsedJson,
 )
 from apimcp.backends.http_common import (
     CALL_ERRORS,
@@ -56,6 +57,7 @@ from apimcp.safety.addresses import ANYTHING_BUT_METADATA, Resolve, system_resol
 from apimcp.safety.json_parsing import parse_json
 from apimcp.safety.masking import SecretMask
 from apimcp.safety.resolver import PolicyResolver
+from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
 log = logging.getLogger("apimcp.backends")
 
@@ -89,7 +91,9 @@ class RestBackend(Backend):
         tls: TlsSettings | None = None,
         max_redirects: int = DEFAULT_MAX_REDIRECTS,
         oauth_session: TokenClient | None = None,
+        large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES,
     ) -> None:
+        """`large_from_bytes`: JSON answers at least this large are given back unparsed (`UnparsedJson`)."""
         if base_url is None and not service.servers:
             raise ValueError(f"service {service.name!r} declares no servers: a backend URL is needed")
         self._service = service
@@ -100,6 +104,7 @@ class RestBackend(Backend):
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
         self._max_redirects = max_redirects
+        self._large_from_bytes = large_from_bytes
         # aiohttp's `ssl=True` is its default verification; a context carries a private CA or a client certificate.
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
         self._refusals: dict[str, str | None] = {}
@@ -205,7 +210,8 @@ class RestBackend(Backend):
         status = response.status
         if status >= 400:
             return status_failure(status, reason, body)
-        return _body(body, response.headers.get("Content-Type", "application/octet-stream"), status, uri)
+        media_type = response.headers.get("Content-Type", "application/octet-stream")
+        return _body(body, media_type, status, uri, self._large_from_bytes)
 
 
 def _unsendable(operation: Operation, url: str, exc: ValueError, mask: SecretMask) -> Failure:
@@ -215,22 +221,29 @@ def _unsendable(operation: Operation, url: str, exc: ValueError, mask: SecretMas
     return Failure(f"The request cannot be sent: {mask.mask_text(str(exc))}")
 
 
-def _body(body: bytes, media_type: str, status: int, uri: str) -> BackendResult:
+def _body(body: bytes, media_type: str, status: int, uri: str, large_from_bytes: int) -> BackendResult:
     if not body:
         return EmptyBody(status)
     kind = media_kind(media_type)
     base = media_type.split(";", 1)[0].strip().lower()
     if kind == "json":
-        try:
-            value = parse_json(body)
-        except orjson.JSONDecodeError:
-            return TextBody(body.decode("utf-8", "replace"), base, status)
-        # Compact text costs fewer tokens; a body without line breaks is most likely compact already.
-        text = orjson.dumps(value).decode() if b"\n" in body else body.decode()
-        return JsonBody(value, text, status)
+        if len(body) >= large_from_bytes:
+            return UnparsedJson(body, json_answer, status, base)
+        return json_answer(body, status, base)
     if kind == "text" or base == "application/x-ndjson":
         return TextBody(body.decode("utf-8", "replace"), base, status)
     return BinaryBody(body, base, uri, status)
+
+
+def json_answer(body: bytes, status: int, media_type: str) -> JsonBody | TextBody:
+    """A JSON answer's value and compact text; a body that does not parse is text."""
+    try:
+        value = parse_json(body)
+    except orjson.JSONDecodeError:
+        return TextBody(body.decode("utf-8", "replace"), media_type, status)
+    # Compact text costs fewer tokens; a body without line breaks is most likely compact already.
+    text = orjson.dumps(value).decode() if b"\n" in body else body.decode()
+    return JsonBody(value, text, status)
 
 
 async def close_session(session: aiohttp.ClientSession) -> None:

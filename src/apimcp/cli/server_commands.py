@@ -385,6 +385,7 @@ def run_plan(
             script_limits=limits.scripts,
             state=stores.stores if stores else None,
             filter_limits=limits.filters,
+            shaping_limits=limits.shaping,
         )
     )
 
@@ -636,6 +637,7 @@ def gateway(
                 public_url=public_url,
                 state=opened.stores,
                 filter_limits=limits.filters,
+                shaping_limits=limits.shaping,
             )
         )
 

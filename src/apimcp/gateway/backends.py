@@ -30,6 +30,7 @@ from apimcp.backends.tls import TlsSettings
 from apimcp.backends.token_exchange import ACCESS_TOKEN, TokenExchange
 from apimcp.catalog.model import Service
 from apimcp.safety.addresses import AddressPolicy, Resolve, system_resolve
+from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
 PER_USER_KINDS = ("user_token", "user_oauth", "oauth_token_exchange")
 """Credentials a call gets for the user it is made for (`gateway.call_preparation`), never the backend's own."""
@@ -115,9 +116,12 @@ class BackendFactory:
         fetch_policy: AddressPolicy | None = None,
         resolve: Resolve = system_resolve,
         shared_tokens: SharedValues | None = None,
+        large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES,
     ) -> None:
-        """`shared_tokens`: where backend access tokens are kept for every replica (the state's user values)."""
+        """`shared_tokens`: where backend access tokens are kept for every replica (the state's user values);
+        `large_from_bytes`: REST and GraphQL answers at least this large are given back unparsed."""
         self._session = session
+        self._large_from_bytes = large_from_bytes
         self._token_session = TokenSession(fetch_policy, resolve, shared_tokens)
         self._resolve = resolve
         self._channels: GrpcChannels | None = None
@@ -160,6 +164,7 @@ class BackendFactory:
                 max_response_bytes=max_bytes,
                 tls=tls,
                 oauth_session=self._token_session,
+                large_from_bytes=self._large_from_bytes,
             )
         return RestBackend(
             service,
@@ -170,6 +175,7 @@ class BackendFactory:
             max_response_bytes=max_bytes,
             tls=tls,
             oauth_session=self._token_session,
+            large_from_bytes=self._large_from_bytes,
         )
 
     def _messages_of(self, service: Service) -> Messages:

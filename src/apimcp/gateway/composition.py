@@ -32,6 +32,7 @@ from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.tool_entries import FilteredEntry, OperationEntry, ToolEntry
 from apimcp.gateway.toolset import ToolSet
 from apimcp.protocol import Page, Tool
+from apimcp.shaping.pool import INLINE, Shaper
 
 log = logging.getLogger("apimcp.gateway")
 
@@ -49,7 +50,9 @@ class Extras:
     calls: CallPath = field(default_factory=lambda: CallPath("", ""))
     """The exposition's own call path, which its scripts' calls of its tools take (the handler gives it)."""
     filters: FilterRunner = field(default_factory=FilterRunner)
-    """Compiles and applies output filters (one per gateway: it owns the threads that filter large results)."""
+    """Compiles and applies output filters (one per gateway; large results are filtered by its shaper)."""
+    shaper: Shaper = INLINE
+    """Where large answers are read and checked (the gateway's shaping processes; in-process by default)."""
     cross_service: CrossService | None = None
     backends: Sequence[MemberBackend] = ()
     """Per member (in order): its backend as the calls made for a request reach it (`member_backends`: what they
@@ -85,11 +88,11 @@ def _alias_of(aliases: Mapping[str, str], reference: str) -> str | None:
 
 
 def operation_entries(
-    members: Sequence[tuple[ToolSet, Backend]], backends: Sequence[MemberBackend] = ()
+    members: Sequence[tuple[ToolSet, Backend]], backends: Sequence[MemberBackend] = (), shaper: Shaper = INLINE
 ) -> dict[str, OperationEntry]:
     called = [*backends, *(MemberBackend(backend) for _, backend in members[len(backends) :])]
     return {
-        p.tool.name: OperationEntry(p.tool, p.operation, member, p.input, p.output)
+        p.tool.name: OperationEntry(p.tool, p.operation, member, p.input, p.output, shaper)
         for (tools, _), member in zip(members, called, strict=True)
         for p in tools.prepared
     }
@@ -97,7 +100,7 @@ def operation_entries(
 
 def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Composition:
     """The exposition's tools, prompts and resources. With no artifacts this is the operations alone."""
-    base = operation_entries(members, extras.backends)
+    base = operation_entries(members, extras.backends, extras.shaper)
     aliases: dict[str, str] = {}
     for operation_entry in base.values():
         operation = operation_entry.operation

@@ -32,6 +32,7 @@ from apimcp.protocol import (
 )
 from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.tasks.store import MemoryTaskStore
+from apimcp.shaping.limits import ShapingLimits
 from apimcp.state import GatewayState
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ def build_gateway(
     script_limits: ScriptLimits | None = None,
     state: GatewayState | None = None,
     filter_limits: FilterLimits | None = None,
+    shaping_limits: ShapingLimits | None = None,
 ) -> GatewayApp:
     """The gateway serving `plan`, calling backends through `session` (created in the serving loop)."""
     server = plan.config.server
@@ -140,6 +142,7 @@ def build_gateway(
         fetch_policy=server.fetch_policy(),
         script_limits=script_limits,
         filter_limits=filter_limits,
+        shaping_limits=shaping_limits,
         public_url=server.public_url,
         state=state,
     )

@@ -21,7 +21,7 @@ import aiohttp
 
 from apimcp.artifacts.file_paths import file_path_problem
 from apimcp.artifacts.resources import ContentLoader, ContentMissing, Loaded, ResourceUnavailable
-from apimcp.backends.base import BinaryBody, EmptyBody, Failure, JsonBody, TextBody
+from apimcp.backends.base import BinaryBody, EmptyBody, Failure, JsonBody, TextBody, UnparsedJson
 from apimcp.backends.http_common import read_limited
 from apimcp.backends.oauth_client import TokenSession
 from apimcp.catalog.model import Operation, RestBinding, ToolHints
@@ -72,6 +72,8 @@ class BackendLoader:
             raise ResourceUnavailable(result.message)
         if isinstance(result, JsonBody):
             return Loaded(result.text.encode(), "application/json")
+        if isinstance(result, UnparsedJson):  # a large file is passed on as it came, unparsed
+            return Loaded(result.data, "application/json")
         if isinstance(result, TextBody):
             return Loaded(result.text.encode(), result.media_type)
         if isinstance(result, BinaryBody):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 
-from apimcp.backends.base import BackendResult, BinaryBody, EmptyBody, Failure, JsonBody, TextBody
+from apimcp.backends.base import BinaryBody, EmptyBody, Failure, JsonBody, TextBody
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.protocol import (
     AudioContent,
@@ -20,7 +21,11 @@ def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=(TextContent(text=message),), is_error=True)
 
 
-def tool_result(result: BackendResult, output: ArgumentValidator | None = None) -> CallToolResult:
+ReadResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure
+"""A backend's answer as read on the event loop (an `UnparsedJson` goes to `large_answers` instead)."""
+
+
+def tool_result(result: ReadResult, output: ArgumentValidator | None = None) -> CallToolResult:
     """The MCP result of a backend call; `output` checks JSON against the tool's output schema.
 
     A tool with an output schema promises structured content on every success, and clients refuse a
@@ -32,19 +37,21 @@ def tool_result(result: BackendResult, output: ArgumentValidator | None = None) 
         plain = _plain_result(result)
         return CallToolResult(content=(TextContent(text=_not_json(result)), *plain.content), is_error=True)
     if isinstance(result, JsonBody):
-        if output is not None:
-            problems = output.problems(result.value)
-            if problems:
-                return error_result(
-                    "The backend answered, but not as its API description says ("
-                    + "; ".join(problems)
-                    + f"). Its answer: {result.text}"
-                )
-        notes = tuple(TextContent(text=note) for note in result.notes)
-        return CallToolResult(content=(TextContent(text=result.text), *notes), structured_content=result.value)
+        return json_result(result, output.problems(result.value) if output is not None else ())
     if isinstance(result, Failure):
         return error_result(result.message)
     return _plain_result(result)
+
+
+def json_result(result: JsonBody, problems: Sequence[str]) -> CallToolResult:
+    """A JSON answer's result, given the problems its check against the output schema found (none: it passed)."""
+    if problems:
+        return error_result(
+            "The backend answered, but not as its API description says (" + "; ".join(problems) + f"). Its answer: "
+            f"{result.text}"
+        )
+    notes = tuple(TextContent(text=note) for note in result.notes)
+    return CallToolResult(content=(TextContent(text=result.text), *notes), structured_content=result.value)
 
 
 def _not_json(result: TextBody | BinaryBody | EmptyBody) -> str:

@@ -57,6 +57,8 @@ from apimcp.ratelimit.policy import parse_rate_limits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import SealError, open_exposition
+from apimcp.shaping.limits import ShapingLimits
+from apimcp.shaping.pool import ShapingPool
 from apimcp.state import GatewayState
 from apimcp.telemetry import Telemetry, installed
 from apimcp.telemetry.backend_calls import InstrumentedBackend
@@ -114,13 +116,16 @@ class GatewayRuntime:
         fetch_policy: AddressPolicy | None = None,
         script_limits: ScriptLimits | None = None,
         filter_limits: FilterLimits | None = None,
+        shaping_limits: ShapingLimits | None = None,
         public_url: str | None = None,
         state: GatewayState | None = None,
         telemetry: Telemetry | None = None,
     ) -> None:
         """`fetch_policy`: which addresses OAuth token endpoints, key sets and remote resource contents may be at
         (default: public ones only); `script_limits`: what one run of a scripted custom tool may cost;
-        `filter_limits`: what output filters may add, and from what size they run in worker threads;
+        `filter_limits`: what output filters may add, and from what size they run in a shaping process;
+        `shaping_limits`: from what size answers and results are never parsed on the event loop, and the shaping
+        processes that do what needs their value (started when first needed, stopped by `close`);
         `public_url`: the origin clients reach this gateway at (OAuth resource identifiers and elicitation links
         are built on it; default: the request's); `state`: where users' credentials are kept (default: memory);
         `telemetry`: spans and metrics (default: what the process installed, off unless configured)."""
@@ -128,7 +133,15 @@ class GatewayRuntime:
         self.follower: Following | None = None
         """The sync loop that follows a control plane, when there is one (`gateway.sync.following` sets it)."""
         stores = state or GatewayState()
-        self._backends = BackendFactory(session, fetch_policy=fetch_policy, shared_tokens=stores.user_values)
+        self._shaping_limits = shaping_limits or ShapingLimits()
+        self.shaping = ShapingPool(self._shaping_limits)
+        """Where large answers are read and checked, and large results filtered (this process's own children)."""
+        self._backends = BackendFactory(
+            session,
+            fetch_policy=fetch_policy,
+            shared_tokens=stores.user_values,
+            large_from_bytes=self._shaping_limits.large_from_bytes,
+        )
         self._inbound = InboundBuilder(self._backends.guarded_session, public_url)
         self._buckets = stores.buckets
         self.elicitation = ElicitationBroker(
@@ -147,7 +160,7 @@ class GatewayRuntime:
         self._script_limits = script_limits or ScriptLimits()
         self._scripts: ScriptRunner | None = None
         """Started with the first exposition that has scripted custom tools (it owns threads)."""
-        self._filters = FilterRunner(filter_limits)
+        self._filters = FilterRunner(filter_limits, self.shaping)
         self.routes = Routes()
         if self.telemetry.metrics is not None:
             self.telemetry.metrics.watch_gateway(self.figures)
@@ -258,10 +271,15 @@ class GatewayRuntime:
         )
         bundle = merge(member.get("artifacts", ()) for member in exposition["members"])
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
-            self._scripts = ScriptRunner(self._script_limits)
+            self._scripts = ScriptRunner(self._script_limits, self._shaping_limits.large_from_bytes)
         cross_service = self._cross_service(exposition["organization"])
         extras = Extras(
-            bundle=bundle, runner=self._scripts, filters=self._filters, cross_service=cross_service, backends=called
+            bundle=bundle,
+            runner=self._scripts,
+            filters=self._filters,
+            shaper=self.shaping,
+            cross_service=cross_service,
+            backends=called,
         )
         loader = BackendLoader(called, self._backends.guarded_session)  # reads files as its operations are called
         handler = ExpositionHandler(settings, members, extras, loader)
@@ -385,5 +403,5 @@ class GatewayRuntime:
         self.shutdown()
         if self._scripts is not None:
             self._scripts.close()
-        self._filters.close()
+        self.shaping.close()
         await self._backends.close()

@@ -29,6 +29,7 @@ from apimcp.sealing.keys import GatewayKey
 from apimcp.servers.factory import server_for
 from apimcp.servers.head_limits import HeadLimits
 from apimcp.servers.tls import ServerTls
+from apimcp.shaping.limits import ShapingLimits
 from apimcp.state import GatewayState
 
 log = logging.getLogger("apimcp.gateway")
@@ -85,11 +86,12 @@ async def serve_gateway(
     script_limits: ScriptLimits | None = None,
     state: GatewayState | None = None,
     filter_limits: FilterLimits | None = None,
+    shaping_limits: ShapingLimits | None = None,
 ) -> None:
     """Serve a configuration's plan until interrupted (`options` default to its `server` section's)."""
     session = new_session()
     try:
-        app = build_gateway(plan, session, options, script_limits, state, filter_limits)
+        app = build_gateway(plan, session, options, script_limits, state, filter_limits, shaping_limits)
         try:
             await _listen(app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits)
         finally:
@@ -129,6 +131,7 @@ async def serve_connected_gateway(
     public_url: str | None = None,
     state: GatewayState | None = None,
     filter_limits: FilterLimits | None = None,
+    shaping_limits: ShapingLimits | None = None,
 ) -> None:
     """Serve what a control plane publishes for this gateway, following its changes, until interrupted.
 
@@ -148,6 +151,7 @@ async def serve_connected_gateway(
         fetch_policy=fetch_policy,
         script_limits=script_limits,
         filter_limits=filter_limits,
+        shaping_limits=shaping_limits,
         public_url=public_url,
         state=state,
     )

@@ -7,21 +7,21 @@ and a script's inner calls go through exactly the pipeline a client's call does.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from apimcp.artifacts.filter_runner import FilterRunner
 from apimcp.artifacts.output_filters import OutputFilter
-from apimcp.backends.base import JsonBody
+from apimcp.backends.base import UnparsedJson
 from apimcp.catalog.model import Operation
 from apimcp.elicitation.broker import CredentialRefused
+from apimcp.gateway.large_answers import large_answer_result
 from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.results import error_result, tool_result
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.protocol import CallToolResult, RequestContext, Tool
-from apimcp.safety.json_parsing import PAUSE_FROM_BYTES
+from apimcp.shaping.pool import INLINE, Shaper
 
 
 class ToolEntry:
@@ -71,9 +71,10 @@ class RefusedEntry(ToolEntry):
 
 class OperationEntry(ToolEntry):
     """An operation of a service: arguments validated, its member's backend called for the request (headers passed
-    on, the user's credentials: `member_backends`), its answer shaped."""
+    on, the user's credentials: `member_backends`), its answer shaped (a large one by `shaper`, off the event
+    loop: `large_answers`)."""
 
-    __slots__ = ("input", "member", "operation", "output")
+    __slots__ = ("input", "member", "operation", "output", "shaper")
 
     def __init__(
         self,
@@ -82,12 +83,14 @@ class OperationEntry(ToolEntry):
         member: MemberBackend,
         input_validator: ArgumentValidator,
         output_validator: ArgumentValidator | None,
+        shaper: Shaper = INLINE,
     ) -> None:
         super().__init__(tool)
         self.operation = operation
         self.member = member
         self.input = input_validator
         self.output = output_validator
+        self.shaper = shaper
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         problems = self.input.problems(arguments)
@@ -98,16 +101,14 @@ class OperationEntry(ToolEntry):
             result = await self.member.call(ctx, self.operation, arguments, progress)
         except CredentialRefused as refused:
             return error_result(str(refused))
-        if isinstance(result, JsonBody) and len(result.text) >= PAUSE_FROM_BYTES:
-            # its parse was one long step of the event loop, and validating and writing it are another:
-            # other requests get their turn between the two rather than after both
-            await asyncio.sleep(0.001)
+        if isinstance(result, UnparsedJson):
+            return await large_answer_result(result, self.output, self.shaper)
         return tool_result(result, self.output)
 
 
 class FilteredEntry(ToolEntry):
-    """Another entry whose results go through an output filter (on the loop or in the runner's threads, by
-    size); its output schema says what remains."""
+    """Another entry whose results go through an output filter (on the loop or in a shaping process, by size:
+    `FilterRunner`); its output schema says what remains."""
 
     __slots__ = ("_filter", "_inner", "_runner")
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 import jsonschema_rs
+import orjson
 
 MAX_REPORTED_ERRORS = 5
 
@@ -15,14 +17,29 @@ def _refuse(uri: str) -> Any:
     raise ValueError(f"{uri} is outside the schema")
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 class ArgumentValidator:
     """Compiled on first use (an exposition may have a thousand tools, most never called)."""
 
-    __slots__ = ("_schema", "_validator")
+    __slots__ = ("_schema", "_serialized", "_validator")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self._schema = schema
         self._validator: Any = None
+        self._serialized: tuple[str, bytes] | None = None
+
+    @property
+    def serialized(self) -> tuple[str, bytes]:
+        """(digest, JSON) of the schema, made once: how a shaping process gets it, and knows it again."""
+        if self._serialized is None:
+            text = orjson.dumps(self._schema, default=_plain, option=orjson.OPT_SORT_KEYS)
+            self._serialized = (hashlib.sha256(text).hexdigest(), text)
+        return self._serialized
 
     def problems(self, value: Any) -> list[str]:
         """Human-readable validation errors, empty when the value conforms."""

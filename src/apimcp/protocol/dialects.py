@@ -43,6 +43,7 @@ from apimcp.protocol.models import (
     InputRequest,
     Page,
     Prompt,
+    RawJson,
     ReadResourceResult,
     Resource,
     ResourceContents,
@@ -298,7 +299,9 @@ def call_tool_result(result: CallToolResult, rev: Revision) -> JsonObject:
     content = content_blocks(result.content, rev)
     out: JsonObject = {"content": content, "isError": result.is_error}
     structured = result.structured_content
-    if structured is not NO_VALUE:
+    if isinstance(structured, RawJson):
+        _raw_structured(structured, out, content, rev)
+    elif structured is not NO_VALUE:
         if rev.any_structured_content:
             out["structuredContent"] = structured
         elif rev.structured_output:
@@ -309,6 +312,17 @@ def call_tool_result(result: CallToolResult, rev: Revision) -> JsonObject:
     if result.meta:
         out["_meta"] = dict(result.meta)
     return out
+
+
+def _raw_structured(raw: RawJson, out: JsonObject, content: list[JsonObject], rev: Revision) -> None:
+    """Structured content already serialized, shaped as the parsed value would be, without parsing it: the
+    response embeds its bytes (`orjson.Fragment`), and a value other than an object is wrapped by concatenation."""
+    if rev.any_structured_content:
+        out["structuredContent"] = orjson.Fragment(raw.data)
+    elif rev.structured_output:
+        out["structuredContent"] = orjson.Fragment(raw.data if raw.is_object else b'{"result":' + raw.data + b"}")
+    if not content:
+        content.append({"type": "text", "text": raw.data.decode()})
 
 
 # --- prompts ---------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ and so on). Instances compare by identity so shaped forms can be memoised.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar, dataclass_transform
+from typing import Any, Final, Generic, Literal, TypeVar, dataclass_transform
 
 Role = Literal["user", "assistant"]
 CacheScope = Literal["public", "private"]
@@ -136,6 +137,25 @@ class _NoValue:
 
 NO_VALUE: Any = _NoValue()
 
+_OBJECT_START: Final = re.compile(rb"[ \t\r\n]*\{")
+
+
+@_model
+class RawJson:
+    """A JSON value already serialized: well-formed UTF-8 JSON, compact where byte-for-byte answers matter.
+
+    Whoever makes one has checked it (the engine writes `data` into responses as it is, unparsed), so large
+    results travel from where they were checked to the wire without their object tree ever being built on the
+    event loop. A `CallToolResult.structured_content` may be one.
+    """
+
+    data: bytes
+
+    @property
+    def is_object(self) -> bool:
+        """Whether the value is a JSON object (its first non-blank byte opens one)."""
+        return _OBJECT_START.match(self.data) is not None
+
 
 # --- tools ---------------------------------------------------------------------------------
 
@@ -165,6 +185,7 @@ class Tool:
 class CallToolResult:
     content: Sequence[ContentBlock] = ()
     structured_content: Any = NO_VALUE
+    """A JSON value, a `RawJson`, or NO_VALUE."""
     is_error: bool = False
     meta: Mapping[str, Any] | None = None
 

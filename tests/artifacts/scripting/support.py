@@ -9,7 +9,10 @@ from typing import Any
 
 from apimcp.artifacts.scripting import Script, ScriptRunner, ToolRef
 from apimcp.protocol.errors import INVALID_PARAMS, McpError
-from apimcp.protocol.models import CallToolResult, TextContent
+from apimcp.protocol.models import CallToolResult, RawJson, TextContent
+
+RAW_ROWS = b'{"rows":[' + b",".join(b'{"id":%d}' % n for n in range(20000)) + b"]}"
+"""What the `raw` tool answers, as structured content already serialized (a large answer's)."""
 
 
 def script(source: str, *tools: str | tuple[str, str], name: str = "probe") -> Script:
@@ -42,6 +45,10 @@ class Tools:
             return await self.runner.run(self.scripts[ref.tool], arguments, self, depth)
         if ref.tool == "echo":
             return CallToolResult(content=(TextContent(text="{}"),), structured_content={"got": dict(arguments)})
+        if ref.tool == "raw":
+            return CallToolResult(
+                content=(TextContent(text=RAW_ROWS.decode()),), structured_content=RawJson(data=RAW_ROWS)
+            )
         if ref.tool == "json_text":
             return CallToolResult(content=(TextContent(text='[1, "two"]'),))
         if ref.tool == "plain_text":

@@ -14,9 +14,9 @@ import pytest
 
 from apimcp.artifacts.scripting import ScriptLimits, ScriptRunner, ToolRef
 from apimcp.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, REQUEST_CANCELLED, SERVER_BUSY, McpError
-from apimcp.protocol.models import NO_VALUE, CallToolResult, TextContent
+from apimcp.protocol.models import NO_VALUE, CallToolResult, RawJson, TextContent
 from tests.artifacts.scripting.conftest import LIMITS
-from tests.artifacts.scripting.support import Tools, script, text, until_called, until_idle
+from tests.artifacts.scripting.support import RAW_ROWS, Tools, script, text, until_called, until_idle
 
 pytestmark = pytest.mark.anyio
 
@@ -523,3 +523,52 @@ async def test_a_script_s_tool_calls_run_in_the_context_of_its_request(runner: S
     await runner.run(script(source, "a"), {}, invoke)  # type: ignore[arg-type]
     assert seen == ["the request"] * 3
     assert request.get() == "the request"
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the JSON texts Python parses from now on, in any thread."""
+    sizes: list[int] = []
+    loads = orjson.loads
+
+    def spying(data: Any) -> Any:
+        sizes.append(len(data))
+        return loads(data)
+
+    monkeypatch.setattr(orjson, "loads", spying)
+    return sizes
+
+
+async def test_a_large_script_result_stays_the_json_text_quickjs_returned(tools: Tools, parses: list[int]) -> None:
+    # issue 21: its parse in the worker thread held the interpreter, the event loop's included, 150 ms for 10 MB
+    runner = ScriptRunner(LIMITS, large_from_bytes=10_000)
+    try:
+        rows = await runner.run(script("return {rows: Array.from({length: 2000}, (_, i) => ({id: i}))};"), {}, tools)
+        listed = await runner.run(script("return Array.from({length: 2000}, (_, i) => i);"), {}, tools)
+        small = await runner.run(script("return {rows: [1]};"), {}, tools)
+    finally:
+        runner.close()
+    assert isinstance(rows.structured_content, RawJson)
+    assert rows.structured_content.data == text(rows).encode()
+    assert orjson.loads(rows.structured_content.data) == {"rows": [{"id": i} for i in range(2000)]}
+    assert listed.structured_content is NO_VALUE  # as before: only an object is structured content
+    assert small.structured_content == {"rows": [1]}  # small ones are parsed, as before
+    assert max(parses[:-1]) < 10_000  # (the last parse is this test's own)
+
+
+async def test_a_large_result_with_a_lone_surrogate_is_refused_as_before(tools: Tools) -> None:
+    runner = ScriptRunner(LIMITS, large_from_bytes=1000)
+    try:
+        result = await runner.run(script("return {pad: 'x'.repeat(2000), bad: '\\ud800'};"), {}, tools)
+    finally:
+        runner.close()
+    assert result.is_error and "not valid Unicode" in text(result)
+
+
+async def test_a_serialized_result_reaches_the_script_without_a_parse_in_python(
+    runner: ScriptRunner, tools: Tools, parses: list[int]
+) -> None:
+    source = "const r = rs.callTool('raw', {}); return {count: r.content.rows.length, last: r.content.rows.at(-1)};"
+    result = await runner.run(script(source, "raw"), {}, tools)
+    assert result.structured_content == {"count": 20000, "last": {"id": 19999}}
+    assert max(parses) < len(RAW_ROWS) // 10

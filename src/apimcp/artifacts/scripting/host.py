@@ -33,7 +33,7 @@ from apimcp.artifacts.scripting.limits import ScriptLimits
 from apimcp.artifacts.scripting.script import Script, ToolRef
 from apimcp.protocol.dispatch import ToolError
 from apimcp.protocol.errors import INTERNAL_ERROR, REQUEST_CANCELLED, McpError
-from apimcp.protocol.models import NO_VALUE, CallToolResult, TextContent
+from apimcp.protocol.models import NO_VALUE, CallToolResult, RawJson, TextContent
 
 log = logging.getLogger("apimcp.artifacts.scripting")
 
@@ -80,8 +80,11 @@ def _failure(code: int | None, message: str) -> str:
 
 def _content(result: CallToolResult) -> Any:
     """The structured content, else the text parsed as JSON, else the text (None without text)."""
-    if result.structured_content is not NO_VALUE:
-        return result.structured_content
+    structured = result.structured_content
+    if isinstance(structured, RawJson):  # serialized already: it goes into the script's JSON as it is
+        return orjson.Fragment(structured.data)
+    if structured is not NO_VALUE:
+        return structured
     texts = [block.text for block in result.content if isinstance(block, TextContent)]
     if not texts:
         return None

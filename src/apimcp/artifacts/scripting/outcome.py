@@ -6,7 +6,8 @@ from typing import Any
 
 import orjson
 
-from apimcp.protocol.models import NO_VALUE, CallToolResult, TextContent
+from apimcp.protocol.models import NO_VALUE, CallToolResult, RawJson, TextContent
+from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
 MESSAGE_CHARS = 2000
 
@@ -24,10 +25,22 @@ def error(text: str) -> CallToolResult:
     return CallToolResult(content=(TextContent(text=text),), is_error=True)
 
 
-def returned(tool: str, text: str, max_bytes: int) -> CallToolResult:
-    """The script's `return`: compact JSON text, and the value as structured content if an object."""
-    if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+def returned(tool: str, text: str, max_bytes: int, large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES) -> CallToolResult:
+    """The script's `return`: compact JSON text, and the value as structured content if an object.
+
+    The text is `JSON.stringify`'s, well-formed JSON: only the lone surrogates it escapes (`\\udXXX`) make
+    orjson refuse it. A large one without such an escape is therefore passed on as it is (`RawJson`), never
+    parsed: in the script's worker thread a parse holds the interpreter as long as on the event loop.
+    """
+    try:
+        data: bytes | None = text.encode()
+    except UnicodeEncodeError:
+        data = None
+    if len(data if data is not None else text.encode("utf-8", "surrogatepass")) > max_bytes:
         return too_large(tool, max_bytes)
+    if data is not None and len(data) >= large_from_bytes and "\\ud" not in text and "\\uD" not in text:
+        raw = RawJson(data=data)
+        return CallToolResult(content=(TextContent(text=text),), structured_content=raw if raw.is_object else NO_VALUE)
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:

@@ -17,6 +17,7 @@ from apimcp.artifacts.scripting.pool import Admission, WorkerPool
 from apimcp.artifacts.scripting.script import Script
 from apimcp.protocol.errors import SERVER_BUSY, McpError
 from apimcp.protocol.models import CallToolResult
+from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
 
 class ScriptRunner:
@@ -36,8 +37,10 @@ class ScriptRunner:
     for interrupts).
     """
 
-    def __init__(self, limits: ScriptLimits = DEFAULT_LIMITS) -> None:
+    def __init__(self, limits: ScriptLimits = DEFAULT_LIMITS, large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES) -> None:
+        """`large_from_bytes`: results this large are passed on unparsed (`outcome.returned`)."""
         self.limits = limits
+        self._large_from_bytes = large_from_bytes
         levels = limits.max_depth + 1
         self._admissions = [
             Admission(limits.workers, limits.exposition_workers, limits.max_queued) for _ in range(levels)
@@ -97,7 +100,8 @@ class ScriptRunner:
         loop = asyncio.get_running_loop()
         host = Host(script, limits, invoke, depth, loop, deadline)
         try:
-            work = self._pool.submit(lambda: sandbox.execute(script, input_text, host, limits))
+            large = self._large_from_bytes
+            work = self._pool.submit(lambda: sandbox.execute(script, input_text, host, limits, large))
         except RuntimeError:  # closed meanwhile
             admission.release(share)
             raise McpError(SERVER_BUSY, f"Custom tool '{name}' cannot run: the script runner is closed") from None

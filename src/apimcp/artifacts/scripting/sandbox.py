@@ -17,6 +17,7 @@ from apimcp.artifacts.scripting.host import Host
 from apimcp.artifacts.scripting.limits import ScriptLimits
 from apimcp.artifacts.scripting.script import Script
 from apimcp.protocol.models import CallToolResult
+from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
 log = logging.getLogger("apimcp.artifacts.scripting")
 
@@ -24,16 +25,21 @@ _STACK_MESSAGE = "RangeError: Maximum call stack size exceeded"
 _MEMORY_MESSAGE = "InternalError: out of memory"
 
 
-def execute(script: Script, input_text: str, host: Host, limits: ScriptLimits) -> CallToolResult:
-    """Run `script` on `input_text` (JSON of an object); never raises."""
+def execute(
+    script: Script, input_text: str, host: Host, limits: ScriptLimits, large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES
+) -> CallToolResult:
+    """Run `script` on `input_text` (JSON of an object); never raises. A result of `large_from_bytes` and more is
+    passed on unparsed (`outcome.returned`)."""
     try:
-        return _execute(script, input_text, host, limits)
+        return _execute(script, input_text, host, limits, large_from_bytes)
     except Exception:
         log.exception("custom tool %r: the sandbox failed", script.tool_name)
         return outcome.error(f"Custom tool '{script.tool_name}' could not run: the sandbox failed")
 
 
-def _execute(script: Script, input_text: str, host: Host, limits: ScriptLimits) -> CallToolResult:
+def _execute(
+    script: Script, input_text: str, host: Host, limits: ScriptLimits, large_from_bytes: int
+) -> CallToolResult:
     cpu_seconds = host.deadline - time.monotonic()
     if cpu_seconds <= 0:
         return outcome.error(host.timeout_message())
@@ -65,10 +71,10 @@ def _execute(script: Script, input_text: str, host: Host, limits: ScriptLimits) 
         context.close()
     if host.failure is not None:  # rs.fail decides, even if the script caught its error
         return outcome.failed(*host.failure)
-    return _ended(script, limits, answer)
+    return _ended(script, limits, answer, large_from_bytes)
 
 
-def _ended(script: Script, limits: ScriptLimits, answer: object) -> CallToolResult:
+def _ended(script: Script, limits: ScriptLimits, answer: object, large_from_bytes: int) -> CallToolResult:
     """The prelude's answer: a letter for how the script ended, then JSON."""
     name = script.tool_name
     if not isinstance(answer, str) or not answer:
@@ -76,7 +82,7 @@ def _ended(script: Script, limits: ScriptLimits, answer: object) -> CallToolResu
         return outcome.error(f"Custom tool '{name}' could not run: the sandbox failed")
     kind, text = answer[0], answer[1:]
     if kind == prelude.RETURNED:
-        return outcome.returned(name, text, limits.max_result_bytes)
+        return outcome.returned(name, text, limits.max_result_bytes, large_from_bytes)
     try:
         detail = json.loads(text)  # unlike orjson, accepts the lone surrogates a JS string may hold
     except ValueError:
