@@ -51,7 +51,7 @@ from apimcp.protocol.caller import Caller, request_host
 from apimcp.protocol.cors import CorsPolicy
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import parse_task_mode
-from apimcp.ratelimit.limiter import RateLimiter
+from apimcp.ratelimit.limiter import RateLimiter, Refused
 from apimcp.ratelimit.policy import parse_rate_limits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
@@ -361,14 +361,12 @@ class GatewayRuntime:
             client = scope.get("client")
             route.audit.refused(refusal.reason, refusal.status, str(client[0]) if client else None, scope["path"])
 
-    def rate_limited(
-        self, route: Route, scope: Mapping[str, Any], caller: Caller | None, reason: str, retry_after: int
-    ) -> None:
+    def rate_limited(self, route: Route, scope: Mapping[str, Any], caller: Caller | None, refused: Refused) -> None:
         """A request the route's rate limits refused, 429 (the audit trail hears of it)."""
         if route.audit is not None:
             client = str(scope["client"][0]) if scope.get("client") else None
             user = caller.principal if caller is not None else None
-            route.audit.limited(reason, retry_after, client, scope["path"], user)
+            route.audit.limited(refused.reason, refused.retry_after, client, scope["path"], user)
 
     def shutdown(self) -> None:
         for _, route in self._built.values():
