@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from apimcp.demo_api import spec_path
 from apimcp.sealing.keys import GatewayKey
@@ -150,6 +150,20 @@ def test_a_gateway_key_is_registered_and_revoked(page: Page, served: Served, see
     assert unexpected(seen.problems, 403, 409, 422) == []
 
 
+def audit_screen_of(page: Page, served: Served, exposition: str, events: int) -> Locator:
+    """The Audit screen's table of `exposition`, once the gateway reported at least `events` of its events."""
+    deadline = time.monotonic() + 10
+    with api(served) as plane:
+        while len(plane.get("/audit", params={"exposition": exposition}).json()) < events:
+            assert time.monotonic() < deadline, "the audit events were not reported"
+            time.sleep(0.2)
+    log_in(page, served)
+    open_screen(page, "Audit")
+    page.get_by_label("Exposition").select_option(label=exposition)
+    page.get_by_role("button", name="Show the events").click()
+    return page.get_by_role("table", name=f"Audit events of {exposition}, newest first")
+
+
 def test_audit_events_of_calls_through_the_gateway(page: Page, served: Served, catalog: Catalog, seen: Seen) -> None:
     canonical = f"{served.base}/mcp/default/audited"
     assert len(serving(canonical)["tools"]) == 11
@@ -158,18 +172,8 @@ def test_audit_events_of_calls_through_the_gateway(page: Page, served: Served, c
             "tools/call", {"name": "list_books", "arguments": {"limit": 1}}, headers={"Mcp-Name": "list_books"}
         )
         assert called.status == 200, called.text
-    deadline = time.monotonic() + 10
-    with api(served) as plane:
-        while len(plane.get("/audit", params={"exposition": "audited"}).json()) < 2:
-            assert time.monotonic() < deadline, "no audit event reported"
-            time.sleep(0.2)
-
-    log_in(page, served)
-    open_screen(page, "Audit")
+    events = audit_screen_of(page, served, "audited", 2)
     assert unlabelled(page) == []
-    page.get_by_label("Exposition").select_option(label="audited")
-    page.get_by_role("button", name="Show the events").click()
-    events = page.get_by_role("table", name="Audit events of audited, newest first")
     expect(events).to_contain_text("tools/call")
     expect(events).to_contain_text("list_books")
     expect(events).to_contain_text("tools/list")
@@ -224,18 +228,8 @@ def test_the_audit_screen_shows_rate_limit_refusals_and_script_calls(page: Page,
         direct = client.modern("tools/call", {"name": "list_books", "arguments": {"limit": 1}})
     assert script.status == 200 and direct.status == 429
     assert "Rate limit per caller of exposition 'limited' reached" in script.result["content"][0]["text"]
-    deadline = time.monotonic() + 10
-    with api(served) as plane:
-        while len(plane.get("/audit", params={"exposition": "limited"}).json()) < 5:
-            assert time.monotonic() < deadline, "the audit events were not reported"
-            time.sleep(0.2)
-
-    log_in(page, served)
-    open_screen(page, "Audit")
+    events = audit_screen_of(page, served, "limited", 5)
     expect(page.get_by_text("refused: by authentication (HTTP 401 or 403) or by a rate limit")).to_be_visible()
-    page.get_by_label("Exposition").select_option(label="limited")
-    page.get_by_role("button", name="Show the events").click()
-    events = page.get_by_role("table", name="Audit events of limited, newest first")
     expect(events.get_by_role("columnheader", name="Via")).to_be_visible()
     at_the_door = events.get_by_role("row").filter(has_text="/mcp/default/limited")  # refused before it was read
     expect(at_the_door).to_contain_text("rate_limit")
