@@ -1,15 +1,17 @@
 """The console's Access and Audit screens and its edits, driven in Chromium: an API token shown once and never
 again, then revoked and refused; a user token refused what needs an admin, in the API's words; a gateway key
-registered and revoked; audit events of calls made through the gateway; an exposition renamed (its new URL
-serves), a gateway group edited and deleted, a plan duplicated; every control of these screens labelled."""
+registered and revoked; audit events of calls made through the gateway, of a rate limit's refusals and of a
+script's calls; an exposition renamed (its new URL serves), a gateway group edited and deleted, a plan duplicated;
+every control of these screens labelled."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from apimcp.demo_api import spec_path
 from apimcp.sealing.keys import GatewayKey
@@ -148,6 +150,20 @@ def test_a_gateway_key_is_registered_and_revoked(page: Page, served: Served, see
     assert unexpected(seen.problems, 403, 409, 422) == []
 
 
+def audit_screen_of(page: Page, served: Served, exposition: str, events: int) -> Locator:
+    """The Audit screen's table of `exposition`, once the gateway reported at least `events` of its events."""
+    deadline = time.monotonic() + 10
+    with api(served) as plane:
+        while len(plane.get("/audit", params={"exposition": exposition}).json()) < events:
+            assert time.monotonic() < deadline, "the audit events were not reported"
+            time.sleep(0.2)
+    log_in(page, served)
+    open_screen(page, "Audit")
+    page.get_by_label("Exposition").select_option(label=exposition)
+    page.get_by_role("button", name="Show the events").click()
+    return page.get_by_role("table", name=f"Audit events of {exposition}, newest first")
+
+
 def test_audit_events_of_calls_through_the_gateway(page: Page, served: Served, catalog: Catalog, seen: Seen) -> None:
     canonical = f"{served.base}/mcp/default/audited"
     assert len(serving(canonical)["tools"]) == 11
@@ -156,18 +172,8 @@ def test_audit_events_of_calls_through_the_gateway(page: Page, served: Served, c
             "tools/call", {"name": "list_books", "arguments": {"limit": 1}}, headers={"Mcp-Name": "list_books"}
         )
         assert called.status == 200, called.text
-    deadline = time.monotonic() + 10
-    with api(served) as plane:
-        while len(plane.get("/audit", params={"exposition": "audited"}).json()) < 2:
-            assert time.monotonic() < deadline, "no audit event reported"
-            time.sleep(0.2)
-
-    log_in(page, served)
-    open_screen(page, "Audit")
+    events = audit_screen_of(page, served, "audited", 2)
     assert unlabelled(page) == []
-    page.get_by_label("Exposition").select_option(label="audited")
-    page.get_by_role("button", name="Show the events").click()
-    events = page.get_by_role("table", name="Audit events of audited, newest first")
     expect(events).to_contain_text("tools/call")
     expect(events).to_contain_text("list_books")
     expect(events).to_contain_text("tools/list")
@@ -181,6 +187,58 @@ def test_audit_events_of_calls_through_the_gateway(page: Page, served: Served, c
     expect(page.locator("table tbody tr")).to_have_count(1)
     expect(page.locator("table tbody tr")).to_contain_text("tools/call")
     expect(page.get_by_label("At most")).to_have_attribute("max", "10000")
+    assert unexpected(seen.problems) == []
+
+
+SHELF_TWICE = """apiVersion: reshapr.io/v1alpha1
+kind: CustomTools
+service: {{name: scripted, version: "{version}"}}
+customTools:
+  shelf_twice:
+    description: lists the books twice
+    input: {{type: object}}
+    tools: [{{tool: list_books}}]
+    script: |
+      const first = rs.callTool("list_books", {{limit: 1}});
+      const second = rs.callTool("list_books", {{limit: 1}});
+      return [first.ok, second.ok ? "read" : second.error.message];
+"""
+
+
+def test_the_audit_screen_shows_rate_limit_refusals_and_script_calls(page: Page, served: Served, seen: Seen) -> None:
+    """Finding: the screen said its events were MCP requests and refused authentications only, and showed neither a
+    rate limit's refusal (its reason and when to retry) nor which script made a call."""
+    with api(served) as client:
+        imported = client.post(
+            "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "scripted"}
+        ).json()
+        tools = SHELF_TWICE.format(version=imported["version"])
+        twice = {"file": ("twice.yaml", tools.encode())}
+        attached = client.post(f"/services/{imported['id']}/artifacts", files=twice, data={"name": "twice"})
+        assert attached.status_code == 201, attached.text
+        limited = {"name": "limited", "service_id": imported["id"], "backend_endpoint": served.backend, "audit": True,
+                   "rate_limit": {"caller": "3/min"}}  # fmt: skip
+        plan = client.post("/plans", json=limited)
+        assert plan.status_code == 201, plan.text
+        assert client.post("/expositions", json={"plan_id": plan.json()["id"], "name": "limited"}).status_code == 201
+    url = f"{served.base}/mcp/default/limited"
+    assert "shelf_twice" in [tool["name"] for tool in serving(url)["tools"]]  # the caller's first of three
+    with McpHttp(url) as client:
+        script = client.modern("tools/call", {"name": "shelf_twice", "arguments": {}})  # second; its calls the third
+        direct = client.modern("tools/call", {"name": "list_books", "arguments": {"limit": 1}})
+    assert script.status == 200 and direct.status == 429
+    assert "Rate limit per caller of exposition 'limited' reached" in script.result["content"][0]["text"]
+    events = audit_screen_of(page, served, "limited", 5)
+    expect(page.get_by_text("refused: by authentication (HTTP 401 or 403) or by a rate limit")).to_be_visible()
+    expect(events.get_by_role("columnheader", name="Via")).to_be_visible()
+    at_the_door = events.get_by_role("row").filter(has_text="/mcp/default/limited")  # refused before it was read
+    expect(at_the_door).to_contain_text("rate_limit")
+    expect(at_the_door).to_contain_text("refused")
+    expect(at_the_door).to_contain_text(re.compile(r"caller_rate_limit, HTTP 429, retry after \d+ s"))
+    inner = events.get_by_role("row").filter(has_text="list_books").filter(has_text="shelf_twice")
+    expect(inner).to_have_count(2)  # the script's two calls, named by the custom tool that made them
+    expect(inner.filter(has_text="refused")).to_contain_text("caller_rate_limit, HTTP 429, retry after 20 s")
+    expect(inner.filter(has_text="success")).to_have_count(1)
     assert unexpected(seen.problems) == []
 
 

@@ -9,11 +9,14 @@ from collections.abc import Iterator
 
 import httpx2
 import pytest
+from sqlalchemy import select
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from apimcp.catalog.codec import decode_service
+from apimcp.control.models import Artifact, Service
 from tests.control.api_harness import ECHO_API, Api, created, import_echo, ok, problem
 from tests.control.factories import prompts
 from tests.support.live_server import live_server
@@ -68,6 +71,12 @@ class Descriptions:
         async def missing(_: Request) -> Response:
             return PlainTextResponse("no such thing", status_code=404)
 
+        async def by_token(request: Request) -> Response:
+            if request.query_params.get("token") != URL_TOKEN:  # the fetch itself sends the URL as given
+                return PlainTextResponse("who are you?", status_code=403)
+            named = PROMPTS if request.path_params["name"] == "prompts.yaml" else ECHO_API.read_bytes()
+            return Response(named, media_type="application/yaml")
+
         async def slow(_: Request) -> Response:
             self.arrived.set()
             await asyncio.to_thread(self.release.wait, 20)
@@ -83,6 +92,7 @@ class Descriptions:
                 Route("/to-file.yaml", to_file),
                 Route("/missing.yaml", missing),
                 Route("/slow.yaml", slow),
+                Route("/by-token/{name}", by_token),
             ]
         )
 
@@ -111,6 +121,36 @@ def test_a_description_is_imported_from_a_url(api: Api, descriptions: tuple[Desc
     assert again.status_code in (200, 201)
     assert again.json()["created"] is False
     assert again.json()["id"] == service["id"]
+
+
+URL_TOKEN = "url-token-5f0c9a7e"
+
+
+def test_an_import_url_s_token_or_password_is_never_recorded_or_shown(
+    api: Api, descriptions: tuple[Descriptions, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Finding: the import URL was recorded as given (`?token=...`, `user:password@`), and the REST API, the CLI
+    and the console showed it; its errors quoted it too."""
+    _, base = descriptions
+    acme = api.org("acme")
+    url = f"{base}/by-token/echo.yaml?token={URL_TOKEN}&format=yaml"
+    service = created(acme.user.post("/services", json={"url": url, "name": "echo", "version": "1"}))
+    [main] = ok(acme.user.get(f"/services/{service['id']}/artifacts"))
+    assert main["source"] == f"{base}/by-token/echo.yaml?token=***&format=***"  # it still says where it came from
+    attached = f"{base}/by-token/prompts.yaml?token={URL_TOKEN}"
+    artifact = created(acme.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": attached}))
+    assert artifact["source"] == f"{base}/by-token/prompts.yaml?token=***"
+    with api.plane.session() as session:
+        stored = session.scalars(select(Artifact.source)).all()
+        compiled = session.scalars(select(Service.compiled)).all()
+    assert len(stored) == 2 and URL_TOKEN not in " ".join(str(source) for source in stored)
+    assert [decode_service(data).source for data in compiled] == [main["source"]]
+    refused = (f"{base}/missing.yaml?token={URL_TOKEN}", f"{base}/by-token/echo.yaml?token=wrong{URL_TOKEN}",
+               base.replace("//", f"//alice:{URL_TOKEN}@") + "/echo.yaml")  # fmt: skip
+    refusals = [problem(acme.user.post("/services", json={"url": url}), 422, "url") for url in refused]
+    assert "missing.yaml?token=***: could not fetch it: HTTP 404" in refusals[0]["detail"]
+    shown = " ".join(str(answer) for answer in refusals) + " ".join(str(v) for v in ok(acme.user.get("/services")))
+    assert URL_TOKEN not in shown and URL_TOKEN not in caplog.text
 
 
 def test_a_description_from_a_url_may_reference_its_neighbours(

@@ -131,6 +131,29 @@ def test_a_refused_update_changes_nothing(api: Api) -> None:
     assert ok(acme.user.get(f"/plans/{plan['id']}")) == before
 
 
+HOSTLESS = b"""swagger: "2.0"
+info: {title: Hostless, version: "1"}
+basePath: /v1
+paths:
+  /items: {get: {operationId: listItems, responses: {"200": {description: ok}}}}
+"""
+
+
+def test_a_plan_without_a_backend_of_a_service_whose_only_server_is_a_path_is_refused(api: Api) -> None:
+    """Finding: a Swagger 2.0 description without host (its server: /v1) made a plan without a backend, and every
+    call failed with "The backend URL is not valid: /v1/items"."""
+    acme = api.org("acme")
+    service = import_echo(acme.user, "hostless", "1", HOSTLESS)
+    answer = problem(acme.user.post("/plans", json={"service_id": service["id"], "name": "p"}), 422, "backend_endpoint")
+    assert answer["detail"] == (
+        "hostless gives only a path as its server URL ('/v1'), with no host to call (as a Swagger 2.0 description "
+        "without host does): the plan needs a backend endpoint (the API's URL)"
+    )
+    backed = {"service_id": service["id"], "name": "p", "backend_endpoint": "https://api.example.com/v1"}
+    plan = created(acme.user.post("/plans", json=backed))
+    problem(acme.user.patch(f"/plans/{plan['id']}", json={"backend_endpoint": None}), 422, "backend_endpoint")
+
+
 def test_a_service_without_servers_needs_a_backend_endpoint(api: Api) -> None:
     acme = api.org("acme")
     text = ECHO_API.read_text()

@@ -49,7 +49,7 @@ customTools:
 """
 
 
-def _config(back_limit: str, front_limit: str | None = None) -> str:
+def _config(back_limit: str, front_limit: str | None = None, back_whose: str = "exposition") -> str:
     front = f", rate_limit: {{exposition: {front_limit}}}" if front_limit else ""
     return f"""
 services:
@@ -57,7 +57,7 @@ services:
   back: {{openapi: {ECHO_SPEC}, name: back, backend: "{{backend}}"}}
 expositions:
   front: {{services: [front], audit: true{front}}}
-  back: {{services: [back], audit: true, rate_limit: {{exposition: {back_limit}}}}}
+  back: {{services: [back], audit: true, rate_limit: {{{back_whose}: {back_limit}}}}}
 """
 
 
@@ -91,7 +91,7 @@ def test_a_script_s_calls_into_another_service_take_its_rate_limit_and_audit(
     with live_echo_gateway(_config("2/min"), folder) as base:
         reply = _call(base, "front", "fan_out", {})
         direct = _call(base, "back", "get_item", {"itemId": "1"})
-    refused = "Rate limit of exposition 'back' reached: try again in 30 s"
+    refused = "Rate limit of exposition 'back' reached (all its callers together): try again in 30 s"
     assert orjson.loads(reply.result["content"][0]["text"]) == ["read", "read"] + [refused] * 8
     assert direct.status == 429  # the script spent the exposition's allowance
     back = _audited(audit_log, "back")
@@ -100,7 +100,7 @@ def test_a_script_s_calls_into_another_service_take_its_rate_limit_and_audit(
     assert len(inner) == 10
     assert [(e["action"], e["target"], e["outcome"], e["error_code"]) for e in inner] == [
         ("tools/call", "get_item", "success", None)
-    ] * 2 + [("tools/call", "get_item", "error", -32000)] * 8
+    ] * 2 + [("tools/call", "get_item", "refused", None)] * 8
     for event in inner:
         assert event["via"] == {"tool": "fan_out", "exposition_id": "front", "exposition": "front"}
         assert event["client"] == "127.0.0.1"  # on whose behalf: the script's caller
@@ -120,12 +120,35 @@ def test_a_script_s_calls_into_its_own_exposition_count_after_the_call_that_ran_
     assert direct.status == 429
     events = _audited(audit_log, "front")
     inner = [event for event in events if "via" in event]
-    assert [event["outcome"] for event in inner] == ["success"] * 2 + ["error"] * 8
+    assert [event["outcome"] for event in inner] == ["success"] * 2 + ["refused"] * 8
     assert {event["via"]["tool"] for event in inner} == {"own_fan_out"}
     assert [(event["target"], event["outcome"]) for event in events if "via" not in event] == [
         ("own_fan_out", "success"),
         ("/mcp/front", "refused"),  # the direct call, refused 429 at the door
     ]
+
+
+def test_a_script_s_call_refused_by_a_rate_limit_is_audited_as_refused_like_the_door_s_429(
+    folder: Path, audit_log: pytest.LogCaptureFixture
+) -> None:
+    """Finding: a script's inner call beyond a rate limit was audited as an error (-32000), not refused, and its
+    message blamed the exposition's limit when it was the caller's own."""
+    with live_echo_gateway(_config("2/min", back_whose="caller"), folder) as base:
+        reply = _call(base, "front", "fan_out", {})
+        direct = _call(base, "back", "get_item", {"itemId": "1"})
+    told = "Rate limit per caller of exposition 'back' reached: try again in 30 s"
+    assert orjson.loads(reply.result["content"][0]["text"]) == ["read", "read"] + [told] * 8
+    assert direct.status == 429  # the script spent this caller's allowance; the door says so in the same words
+    assert direct.error == {"code": -32000, "message": told, "data": {"retryAfter": 30, "reason": "caller_rate_limit"}}
+    back = _audited(audit_log, "back")
+    inner = [event for event in back if "via" in event]
+    (at_the_door,) = [event for event in back if "via" not in event]
+    fields = ("outcome", "status", "reason", "retry_after")
+    refused = [{key: event.get(key) for key in fields} for event in inner[2:]]
+    assert refused == [{key: at_the_door[key] for key in fields}] * 8
+    assert refused[0] == {"outcome": "refused", "status": 429, "reason": "caller_rate_limit", "retry_after": 30}
+    assert {event["error_code"] for event in inner[2:]} == {None}  # the status says it, as for the door's
+    assert [(event["action"], event["target"]) for event in inner] == [("tools/call", "get_item")] * 10
 
 
 def test_a_script_s_calls_are_spans_and_counts_of_the_exposition_they_reach(folder: Path) -> None:
@@ -146,7 +169,7 @@ def test_a_script_s_calls_are_spans_and_counts_of_the_exposition_they_reach(fold
     assert first.name == "tools/call get_item"
     assert first.attributes["apimcp.exposition"] == "default/back"
     assert first.attributes["apimcp.via.tool"] == "fan_out"
-    assert [span.attributes["apimcp.outcome"] for span in inner] == ["success"] * 2 + ["error"] * 8
+    assert [span.attributes["apimcp.outcome"] for span in inner] == ["success"] * 2 + ["refused"] * 8
     backend = [span for span in kept.spans if span.kind == CLIENT]
     assert {span.parent_id for span in backend} == {span.span_id for span in inner[:2]}  # the two calls made
     counted = {
@@ -156,4 +179,4 @@ def test_a_script_s_calls_are_spans_and_counts_of_the_exposition_they_reach(fold
         for sample in family.samples
         if sample.name.endswith("_total") and sample.labels["exposition"] == "default/back"
     }
-    assert counted == {"success": 2.0, "error": 8.0}
+    assert counted == {"success": 2.0, "refused": 8.0}

@@ -128,6 +128,29 @@ def test_config_errors_about_variables_and_patterns_name_file_line_and_key(monke
     assert "give one of them a tool_prefix" in error_of(clash)
 
 
+HOSTLESS = """swagger: "2.0"
+info: {title: Hostless, version: "1"}
+basePath: /v1
+paths:
+  /items: {get: {operationId: listItems, responses: {"200": {description: ok}}}}
+"""
+
+
+def test_a_service_whose_only_server_is_a_path_needs_a_backend_when_planned(tmp_path: Path) -> None:
+    """Finding: a Swagger 2.0 description without host (its server: /v1) passed without a backend, and every call
+    failed with "The backend URL is not valid: /v1/items"."""
+    (tmp_path / "hostless.yaml").write_text(HOSTLESS)
+    with pytest.raises(ConfigError) as refused:
+        plan_gateway(parse_config("services:\n  hostless:\n    openapi: hostless.yaml\n", "gw.yaml", tmp_path))
+    assert str(refused.value) == (
+        "gw.yaml:3:5: services.hostless: the description gives only a path as its server URL ('/v1'), with no host "
+        "to call (as a Swagger 2.0 description without host does); set 'backend' to the API's URL"
+    )
+    backed = "services:\n  hostless:\n    openapi: hostless.yaml\n    backend: https://api.example.com/v1\n"
+    (planned,) = plan_gateway(parse_config(backed, "gw.yaml", tmp_path)).services.values()
+    assert planned.config.backend == "https://api.example.com/v1"  # with a backend, the path server means nothing
+
+
 def test_a_request_state_key_too_short_is_refused_naming_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """It was a ValueError traceback from the engine once serving started."""
     monkeypatch.setenv("SHORT_KEY", "s3cret")

@@ -1,6 +1,7 @@
 """Where an imported description says its API is: a Swagger 2.0 `host` is a name or address and a port, nothing
-more; an OpenAPI server URL is absolute, a path beginning with `/`, or relative to the description's own URL
-(resolved when it was fetched from one, refused otherwise). Calls never get a URL that is not one."""
+more, and its `schemes` are ones calls use (http, https); an OpenAPI server URL is absolute, a path beginning
+with `/`, or relative to the description's own URL (resolved when it was fetched from one, refused otherwise).
+Calls never get a URL that is not one."""
 
 from __future__ import annotations
 
@@ -49,6 +50,37 @@ def test_a_swagger_host_that_is_not_a_name_or_address_with_a_port_is_refused(hos
 def test_a_swagger_host_name_or_address_with_a_port_is_the_server_s(host: str) -> None:
     service = import_openapi("away.json", document=_swagger(host))
     assert [server.url for server in service.servers] == [f"https://{host}/v1"]
+
+
+@pytest.mark.parametrize(
+    ("schemes", "at"),
+    [(["ws"], "/schemes"), (["wss", "ws"], "/schemes"), (["ftp"], "/schemes"), (["WSS"], "/paths/~1x/get/schemes")],
+)
+def test_swagger_schemes_that_only_name_websockets_are_refused_at_schemes(schemes: list[str], at: str) -> None:
+    """Finding: `schemes: [ws, wss]` made the servers ws://api.example.com/v1, which no REST call could use."""
+    document = _swagger("api.example.com")
+    if at == "/schemes":
+        document["schemes"] = schemes
+    else:
+        document["paths"]["/x"]["get"] = {**GET, "schemes": schemes}
+    with pytest.raises(SpecError) as refused:
+        import_openapi("away.json", document=document)
+    assert refused.value.pointer == at
+    assert refused.value.message.startswith(f"schemes names only {', '.join(schemes)}: tools call their API over http")
+
+
+def test_swagger_schemes_beside_http_or_https_are_left_out_with_a_warning() -> None:
+    document = {**_swagger("api.example.com"), "schemes": ["wss", "HTTPS", "http"]}
+    document["paths"]["/x"]["get"] = {**GET, "schemes": ["ws", "http"]}
+    service = import_openapi("away.json", document=document)
+    assert [server.url for server in service.servers] == ["https://api.example.com/v1", "http://api.example.com/v1"]
+    (operation,) = service.operations
+    assert isinstance(operation.binding, RestBinding)
+    assert [server.url for server in operation.binding.servers] == ["http://api.example.com/v1"]
+    assert [(w.location, w.problem) for w in service.warnings] == [
+        ("/schemes", "schemes wss left out: tools call their API over http or https only"),
+        ("/paths/~1x/get/schemes", "schemes ws left out: tools call their API over http or https only"),
+    ]
 
 
 def _openapi(level: str, url: str) -> dict[str, Any]:

@@ -127,7 +127,8 @@ def test_a_gateway_answers_429_with_retry_after_beyond_the_limit() -> None:
     assert [answer.status for answer in answers] == [200, 200, 200, 429]
     refused = answers[3]
     assert refused.headers["retry-after"] == "20"  # one request every 20 s
-    assert refused.error["message"] == "Rate limit of this exposition reached: try again in 20 s"
+    told = "Rate limit of exposition 'echo' reached (all its callers together): try again in 20 s"
+    assert refused.error["message"] == told
 
 
 def test_a_request_refused_by_a_rate_limit_is_audited_as_429(caplog: pytest.LogCaptureFixture) -> None:
@@ -156,6 +157,19 @@ def test_a_request_refused_by_a_rate_limit_is_audited_as_429(caplog: pytest.LogC
     assert (refused["status"], refused["reason"], refused["retry_after"]) == (429, "caller_rate_limit", 30)
     assert refused["target"] == "/mcp/echo"
     assert refused["client"] == "127.0.0.1" and refused["exposition"] == "echo"
+
+
+def test_a_429_at_the_door_says_whose_limit_it_was() -> None:
+    """Finding: the door said "Rate limit of this exposition reached" when the caller's own limit refused."""
+    extra = "expositions:\n  echo:\n    services: [echo]\n    rate_limit: {caller: 1/min, exposition: 100/min}\n"
+    with live_gateway(echo_config("{backend}", extra)) as mcp:
+        answers = [mcp.modern("tools/call", {"name": "get_item", "arguments": {"itemId": "1"}}) for _ in range(2)]
+    assert [answer.status for answer in answers] == [200, 429]
+    assert answers[1].error == {
+        "code": -32000,
+        "message": "Rate limit per caller of exposition 'echo' reached: try again in 60 s",
+        "data": {"retryAfter": 60, "reason": "caller_rate_limit"},
+    }
 
 
 def test_a_configuration_with_a_bad_rate_limit_names_it(tmp_path: Path) -> None:

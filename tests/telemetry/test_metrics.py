@@ -3,13 +3,18 @@ requests and backend calls, labels bounded whatever a client sends; a token when
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+import apimcp
+from apimcp.ratelimit.limiter import Refused
 from apimcp.telemetry import Telemetry
+from apimcp.telemetry.labels import refusal_label
 from apimcp.telemetry.metrics import Metrics
 from tests.gateway.conftest import echo_config, live_echo_gateway
 from tests.support.mcp_http import McpHttp
@@ -89,6 +94,56 @@ def test_open_sessions_are_counted(traced: Traced) -> None:
         mcp.initialize()
         during, _ = scrape(traced.base)
     assert value(during, "apimcp_open_sessions") == value(before, "apimcp_open_sessions") + 1
+
+
+DOORS = """expositions:
+  limited: {services: [echo], rate_limit: {caller: 1/min}}
+  keyed: {services: [echo], auth: {api_key: {env: DOOR_KEY}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def doors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Metrics on (no spans): an exposition limited to one request a minute per caller, one behind an API key."""
+    from apimcp.telemetry import OFF, install
+
+    install(Telemetry(metrics=Metrics(), metrics_token="scrape-token-123"))
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("DOOR_KEY", "k" * 24)
+            with live_echo_gateway(echo_config("{backend}", DOORS), tmp_path_factory.mktemp("doors")) as base:
+                yield base
+    finally:
+        install(OFF)
+
+
+def test_requests_refused_at_the_door_are_counted_by_exposition_and_reason(doors: str) -> None:
+    """Finding: a 429 (or a 401) at the door was in no metric: an operator could not see rate limiting."""
+    called = {"name": "get_item", "arguments": {"itemId": "1"}}
+    with McpHttp(f"{doors}/mcp/limited") as mcp:
+        statuses = [mcp.modern("tools/call", called).status for _ in range(3)]
+    with McpHttp(f"{doors}/mcp/keyed") as mcp:
+        keyless = mcp.modern("tools/call", called)
+    assert statuses == [200, 429, 429] and keyless.status == 401
+    samples, _ = scrape(doors, "scrape-token-123")
+    refused = {
+        (dict(labels)["exposition"], dict(labels)["reason"]): count
+        for (name, labels), count in samples.items()
+        if name == "apimcp_refused_requests_total"
+    }
+    assert refused == {("default/limited", "caller_rate_limit"): 2, ("default/keyed", "missing_api_key"): 1}
+    where = {"exposition": "default/limited", "method": "tools/call", "outcome": "success"}
+    assert value(samples, "apimcp_mcp_requests_total", **where) == 1  # the endpoint answered one, refused none
+
+
+def test_every_reason_a_door_gives_is_a_refusal_label() -> None:
+    """The reason label is bounded by a list: a reason added to a guard or the verifier must be added to it."""
+    sources = [Path(apimcp.__file__).parent / "auth" / name for name in ("guard.py", "verifier.py")]
+    given = {m.group(1) for path in sources for m in re.finditer(r'(?:TokenRejected\(|Refusal\([^)]*?)\s*"([a-z_]+)"',
+                                                                  path.read_text())}  # fmt: skip
+    given |= {Refused(limit, 1.0).reason for limit in ("caller", "exposition")}
+    assert len(given) >= 10
+    assert {reason for reason in given if refusal_label(reason) != reason} == set()
 
 
 @pytest.fixture(scope="module")

@@ -58,9 +58,11 @@ def request_event(where: Where, record: RequestRecord, via: Mapping[str, str] | 
         "error_code": record.error_code,
         "client": record.source.client,
     }
-    if record.status is not None:  # refused by the HTTP response itself: its status is what the client got
+    if record.status is not None:  # refused: its status is what the client got (429 too for a script's call)
         event["status"] = record.status
         event["reason"] = record.reason
+        if record.retry_after is not None:
+            event["retry_after"] = record.retry_after
     if via is not None:
         event["via"] = {key: _short(value) for key, value in via.items()}
     return event

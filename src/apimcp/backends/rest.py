@@ -51,6 +51,7 @@ from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, follow, r
 from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
+from apimcp.catalog.base_urls import described_base_url
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.safety.addresses import ANYTHING_BUT_METADATA, Resolve, system_resolve
@@ -94,7 +95,7 @@ class RestBackend(Backend):
         large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES,
     ) -> None:
         """`large_from_bytes`: JSON answers at least this large are given back unparsed (`UnparsedJson`)."""
-        if base_url is None and not service.servers:
+        if base_url is None and all(described_base_url(service, op) is None for op in service.operations):
             raise ValueError(f"service {service.name!r} declares no servers: a backend URL is needed")
         self._service = service
         self._session = session
@@ -120,14 +121,12 @@ class RestBackend(Backend):
             return refused
 
     def base_url_for(self, operation: Operation) -> str:
-        """The configured backend URL, else the operation's own servers, else the service's."""
+        """The configured backend URL, else where the description says the operation is (`catalog.base_urls`)."""
         if self._base_url is not None:
             return self._base_url
-        own = operation.binding.servers if isinstance(operation.binding, RestBinding) else ()
-        servers = own or self._service.servers
-        url = servers[0].resolve()
-        if url.startswith("/") and self._service.servers and servers is own:
-            return self._service.servers[0].resolve().rstrip("/") + url
+        url = described_base_url(self._service, operation)
+        if url is None:  # the plan's checks refuse this: no server for an operation it serves
+            raise ValueError(f"the description declares no server for {operation.tool_name}: a backend URL is needed")
         return url
 
     async def call(

@@ -32,10 +32,10 @@ from apimcp.gateway.routing import MCP_PREFIX
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.protocol.caller import CALLER_KEY
 from apimcp.protocol.cors import with_cors
+from apimcp.protocol.errors import SERVER_BUSY
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
 from apimcp.protocol.http_sse import serve_http_sse
-from apimcp.ratelimit.limiter import caller_key
-from apimcp.ratelimit.policy import retry_after
+from apimcp.ratelimit.limiter import Refused, caller_key
 from apimcp.telemetry.scrape import METRICS_PATH, serve_metrics
 
 METADATA_PREFIX = WELL_KNOWN + MCP_PREFIX[:-1]
@@ -122,9 +122,8 @@ class GatewayApp:
                 key = caller_key(caller.principal if caller else None, str(client[0]) if client else None)
                 limited = await route.limiter.check(key)
                 if limited is not None:
-                    seconds = retry_after(limited.seconds)
-                    self.runtime.rate_limited(route, scope, caller, limited.reason, seconds)
-                    await _rate_limited(send, seconds)
+                    self.runtime.rate_limited(route, scope, caller, limited)
+                    await _rate_limited(send, limited, route.name or route.exposition_id)
                     return
             if caller is not None:
                 scope = {**scope, CALLER_KEY: caller}
@@ -158,11 +157,12 @@ class GatewayApp:
             await json_response(send, 404, {"error": f"Nothing at {path}"})
 
 
-async def _rate_limited(send: Send, seconds: int) -> None:
-    """429 with Retry-After, and a JSON-RPC error an MCP client can show."""
-    text = f"Rate limit of this exposition reached: try again in {seconds} s"
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": text}}
-    await json_response(send, 429, body, [(b"retry-after", str(seconds).encode())])
+async def _rate_limited(send: Send, refused: Refused, exposition: str) -> None:
+    """429 with Retry-After, and a JSON-RPC error an MCP client can show, saying whose limit it reached (as a
+    script's refused call does: `apimcp.gateway.calls`)."""
+    error = {"code": SERVER_BUSY, "message": refused.message(exposition), "data": refused.data}
+    await json_response(send, 429, {"jsonrpc": "2.0", "id": None, "error": error},
+                        [(b"retry-after", str(refused.retry_after).encode())])  # fmt: skip
 
 
 def _with_header(send: Send, name: bytes, value: bytes) -> Send:

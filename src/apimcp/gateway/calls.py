@@ -5,8 +5,9 @@ call into another exposition all go through the `CallPath` of the exposition who
 
 - before: that exposition's rate limits. A script's call spends a token of the exposition's bucket and of its
   caller's, as a request does; a client's call spent its tokens when its HTTP request arrived
-  (`gateway/app.py`), so it is not counted twice. A refused call raises an `McpError` naming the limit: the
-  script sees `{ok: false, error}`.
+  (`gateway/app.py`), so it is not counted twice. A refused call raises an `McpError` saying whose limit it
+  reached, as the door's 429 does: the script sees `{ok: false, error}`, the audit trail a `refused` call with
+  status 429, the limit's reason and its `retry_after`.
 - after: that exposition's audit trail and telemetry hear of a script's call, with the custom tool whose
   script made it (`via`) and the caller it was made for; a client's call is heard of as the request it is
   (`protocol/observe.py`), so not twice either.
@@ -27,8 +28,7 @@ from apimcp.protocol import CallToolResult, RequestContext, ToolError
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
 from apimcp.protocol.observe import Outcome, RequestRecord
-from apimcp.ratelimit.limiter import RateLimiter, caller_key
-from apimcp.ratelimit.policy import retry_after
+from apimcp.ratelimit.limiter import RateLimiter, Refused, caller_key
 
 Via = Mapping[str, str]
 """What made a call inside a request: `{tool, exposition_id, exposition}` of the custom tool whose script made it."""
@@ -78,13 +78,18 @@ class CallPath:
         started = time.perf_counter()
         outcome: Outcome = "error"
         code: int | None = INTERNAL_ERROR
+        refused: Refused | None = None
         try:
-            await self._admit(source)
+            refused = await self._refusal(source)
+            if refused is not None:  # told as the door tells a request it refuses: whose limit, when to come back
+                outcome, code = "refused", None
+                raise McpError(SERVER_BUSY, refused.message(self.name), refused.data)
             result = await entry.call(ctx, arguments, depth)
             outcome, code = ("tool_error" if result.is_error else "success"), None
             return result
         except McpError as exc:
-            code = exc.code
+            if refused is None:
+                code = exc.code
             raise
         except ToolError:
             outcome, code = "tool_error", None
@@ -104,20 +109,19 @@ class CallPath:
                     error_code=code,
                     duration_ms=(time.perf_counter() - started) * 1000,
                     source=source,
+                    status=429 if refused is not None else None,
+                    reason=refused.reason if refused is not None else None,
+                    retry_after=refused.retry_after if refused is not None else None,
                 )
                 for observer in self._observers:
                     observer.call_finished(record, via)
 
-    async def _admit(self, source: RequestSource) -> None:
-        limiter = self._limiter
-        if limiter is None:
-            return
+    async def _refusal(self, source: RequestSource) -> Refused | None:
+        """Whether the exposition's or the caller's rate limit refuses the call (None: it may go on)."""
+        if self._limiter is None:
+            return None
         principal = source.caller.principal if source.caller is not None else None
-        refused = await limiter.check(caller_key(principal, source.client))
-        if refused is not None:
-            seconds = retry_after(refused.seconds)
-            message = f"Rate limit of exposition '{self.name}' reached: try again in {seconds} s"
-            raise McpError(SERVER_BUSY, message, {"retryAfter": seconds})
+        return await self._limiter.check(caller_key(principal, source.client))
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from apimcp.backends.credentials import Credentials, place_all
-from apimcp.catalog.model import Operation, RestBinding, Service
+from apimcp.catalog.base_urls import backend_needed
+from apimcp.catalog.model import Operation, Service
 from apimcp.catalog.selection import nothing_selected, select, unmatched
 from apimcp.gateway.artifact_files import read_artifact_files
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
@@ -57,10 +58,6 @@ class GatewayPlan:
     expositions: tuple[PlannedExposition, ...]
     request_state_keys: tuple[bytes, ...] = ()
     """`server.request_state_keys`, read from the environment (none: a key of this process's own)."""
-
-
-def _own_servers(operation: Operation) -> bool:
-    return isinstance(operation.binding, RestBinding) and bool(operation.binding.servers)
 
 
 def import_described(
@@ -164,9 +161,9 @@ def plan_service(
     if not operations:  # the description has none, or the patterns leave none
         field = config.kind if not service.operations else "exclude" if config.exclude else "include"
         raise gateway.error((*at, field), nothing_selected(service.operations, config.include, config.exclude))
-    if config.backend is None and not service.servers and any(not _own_servers(op) for op in operations):
+    if config.backend is None and (needed := backend_needed(service, operations)) is not None:
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
-        raise gateway.error(at, f"the description declares no servers; set 'backend' to {where}")
+        raise gateway.error(at, f"the description {needed}; set 'backend' to {where}")
     return PlannedService(key, config, service, operations, credentials, per_user=per_user)
 
 

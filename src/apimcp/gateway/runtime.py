@@ -41,6 +41,7 @@ from apimcp.gateway.backends import BackendFactory, check_references, credential
 from apimcp.gateway.call_preparation import CallPreparation, ElicitedCredential, ExchangedCredential, UserCredential
 from apimcp.gateway.calls import CallObserver, CallPath, CallTarget
 from apimcp.gateway.composition import CrossService, Extras
+from apimcp.gateway.door import DoorObserver
 from apimcp.gateway.exposition import ExpositionHandler, ExpositionSettings, ToolSet
 from apimcp.gateway.inbound import InboundBuilder
 from apimcp.gateway.member_backends import MemberBackend
@@ -52,7 +53,7 @@ from apimcp.protocol.caller import Caller, request_host
 from apimcp.protocol.cors import CorsPolicy
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import parse_task_mode
-from apimcp.ratelimit.limiter import RateLimiter
+from apimcp.ratelimit.limiter import RateLimiter, Refused
 from apimcp.ratelimit.policy import parse_rate_limits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
@@ -85,7 +86,8 @@ class Route:
     """Secrets whose value each user supplies."""
     exchanges: tuple[str, ...] = ()
     """Keys of the token exchanges its calls make."""
-    audit: AuditObserver | None = None
+    door: tuple[DoorObserver, ...] = ()
+    """What hears of the requests its guard or its rate limits refuse (audit, metrics)."""
     limiter: RateLimiter | None = None
     """The plan's rate limits (None: none)."""
 
@@ -98,6 +100,11 @@ class Following(Protocol):
     connected: bool
     in_step_at: float
     """`time.monotonic()` when the gateway last knew it served the control plane's latest revision."""
+
+
+def _client(scope: Mapping[str, Any]) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
 
 
 def _label(route: Route) -> str:
@@ -253,10 +260,13 @@ class GatewayRuntime:
             audit = AuditObserver(self.audit, where)
         observer: RequestObserver | None = audit
         call_observers: list[CallObserver] = [audit] if audit is not None else []
+        door: list[DoorObserver] = [audit] if audit is not None else []
         if telemetry.on:
             telemetry_observer = TelemetryObserver(telemetry, label, lambda: self.routes.revision)
             observer = chained(audit, telemetry_observer)
             call_observers.append(telemetry_observer)
+            if telemetry.metrics is not None:  # refusals are counted, never traced: no span without metrics
+                door.append(telemetry_observer)
         limiter = self._limiter(exposition)
         settings = ExpositionSettings(
             name=name,
@@ -300,7 +310,7 @@ class GatewayRuntime:
             backends=tuple(raw_backends),
             elicited=tuple(elicited),
             exchanges=tuple(exchanges),
-            audit=audit,
+            door=tuple(door),
             limiter=limiter,
         )
 
@@ -380,19 +390,15 @@ class GatewayRuntime:
         return self._options.security.host_allowed(request_host(scope.get("headers", ())))
 
     def refused(self, route: Route, scope: Mapping[str, Any], refusal: Refusal) -> None:
-        """A request the route's guard turned away (the audit trail hears of it)."""
-        if route.audit is not None:
-            client = scope.get("client")
-            route.audit.refused(refusal.reason, refusal.status, str(client[0]) if client else None, scope["path"])
+        """A request the route's guard turned away (its door observers hear of it)."""
+        for observer in route.door:
+            observer.refused(refusal.reason, refusal.status, _client(scope), scope["path"])
 
-    def rate_limited(
-        self, route: Route, scope: Mapping[str, Any], caller: Caller | None, reason: str, retry_after: int
-    ) -> None:
-        """A request the route's rate limits refused, 429 (the audit trail hears of it)."""
-        if route.audit is not None:
-            client = str(scope["client"][0]) if scope.get("client") else None
-            user = caller.principal if caller is not None else None
-            route.audit.limited(reason, retry_after, client, scope["path"], user)
+    def rate_limited(self, route: Route, scope: Mapping[str, Any], caller: Caller | None, refused: Refused) -> None:
+        """A request the route's rate limits refused, 429 (its door observers hear of it)."""
+        user = caller.principal if caller is not None else None
+        for observer in route.door:
+            observer.limited(refused.reason, refused.retry_after, _client(scope), scope["path"], user)
 
     def shutdown(self) -> None:
         for _, route in self._built.values():

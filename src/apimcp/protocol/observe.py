@@ -19,7 +19,8 @@ from apimcp.protocol.jsonrpc import JsonObject, RequestId
 Outcome = Literal["success", "error", "tool_error", "input_required", "cancelled", "refused"]
 """`error`: a JSON-RPC error; `tool_error`: a tool result with isError; `input_required`: a 2026-07-28
 round that asks the client for input; `cancelled`: the client cancelled it or went away; `refused`: the HTTP
-response itself refused it (a token lacking a tool's scope: 403), see `RequestRecord.status`."""
+response itself refused it (a token lacking a tool's scope: 403), or a rate limit refused a script's call (429,
+as at the door), see `RequestRecord.status`."""
 
 _TARGET_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
                  "resources/subscribe": "uri", "resources/unsubscribe": "uri"}  # fmt: skip
@@ -40,7 +41,9 @@ class RequestRecord:
     status: int | None = None
     """The HTTP status of a `refused` request: what the client got, rather than the JSON-RPC error in its body."""
     reason: str | None = None
-    """Why it was refused, as the refusal names it (`insufficient_scope`)."""
+    """Why it was refused, as the refusal names it (`insufficient_scope`, `caller_rate_limit`)."""
+    retry_after: int | None = None
+    """The seconds after which a request refused 429 may be tried again."""
 
 
 class RequestObserver(Protocol):

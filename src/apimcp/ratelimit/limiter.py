@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from apimcp.ratelimit.buckets import BucketStore
-from apimcp.ratelimit.policy import RateLimits
+from apimcp.ratelimit.policy import RateLimits, retry_after
 
 log = logging.getLogger("apimcp.ratelimit")
 _SAY_EVERY_SECONDS = 10.0
@@ -39,8 +39,27 @@ class Refused:
 
     @property
     def reason(self) -> str:
-        """How an audit trail names the refusal: `caller_rate_limit` or `exposition_rate_limit`."""
+        """How an audit trail and the metrics name the refusal: `caller_rate_limit` or `exposition_rate_limit`."""
         return f"{self.limit}_rate_limit"
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds, as `Retry-After` says them."""
+        return retry_after(self.seconds)
+
+    def message(self, exposition: str) -> str:
+        """What the refused client (or script) is told, naming whose limit it reached: the door's 429 and a
+        script's refused call say the same."""
+        if self.limit == "caller":
+            whose = f"Rate limit per caller of exposition '{exposition}' reached"
+        else:
+            whose = f"Rate limit of exposition '{exposition}' reached (all its callers together)"
+        return f"{whose}: try again in {self.retry_after} s"
+
+    @property
+    def data(self) -> dict[str, int | str]:
+        """The JSON-RPC error's `data`: when to come back, and whose limit it was."""
+        return {"retryAfter": self.retry_after, "reason": self.reason}
 
 
 class RateLimiter:

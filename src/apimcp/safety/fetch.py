@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apimcp.safety.addresses import AddressPolicy, AddressRefused, IPAddress, Resolve, allowed_addresses, system_resolve
+from apimcp.safety.shown_urls import shown_url
 
 log = logging.getLogger("apimcp.safety.fetch")
 
@@ -152,7 +153,7 @@ class Fetcher:
             except BadUrl as exc:
                 raise BadUrl(f"redirected to a Location that is not a URL: {exc}") from None
             if target_origin[0] not in ("http", "https"):
-                raise BadUrl(f"redirected to a non-http(s) URL ({_shown(target)}), which is not followed")
+                raise BadUrl(f"redirected to a non-http(s) URL ({shown_url(target)}), which is not followed")
             if target_origin != origin:
                 secret = {}  # and never again, even if a later hop comes back
             if response.status == 303 or (response.status in (301, 302) and method == "POST"):
@@ -165,13 +166,13 @@ class Fetcher:
     ) -> FetchResponse:
         parts = split_url(url)
         if parts.scheme not in ("http", "https"):
-            raise BadUrl(f"only http:// and https:// URLs are fetched, not {_shown(url)}")
+            raise BadUrl(f"only http:// and https:// URLs are fetched, not {shown_url(url)}")
         if parts.username is not None or parts.password is not None:
             raise BadUrl("a URL with credentials in it (user:password@) is not fetched; give them as a secret")
         port = parts.port or _DEFAULT_PORTS[parts.scheme]
         host = parts.hostname
         if not host:
-            raise BadUrl(f"{_shown(url)} names no host")
+            raise BadUrl(f"{shown_url(url)} names no host")
         authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         try:
             addresses = self.checked_addresses(host, port, deadline)
@@ -349,14 +350,6 @@ def _target(parts: urllib.parse.SplitResult) -> str:
 
 def _bad_url(url: str, problem: ValueError) -> BadUrl:
     try:
-        return BadUrl(f"{_shown(url)} is not a valid URL ({problem})")
+        return BadUrl(f"{shown_url(url)} is not a valid URL ({problem})")
     except ValueError:  # not even split: it is not shown (it may hold credentials)
         return BadUrl(f"the URL is not valid ({problem})")
-
-
-def _shown(url: str) -> str:
-    """A URL for a message: without credentials or query (either may carry a secret); ValueError when `url`
-    cannot be split."""
-    parts = urllib.parse.urlsplit(url)
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -2,8 +2,9 @@
 
 A Prometheus series is kept for every distinct set of label values, so every label here takes its value from a
 fixed set (methods of the MCP specification, the engine's outcomes, JSON-RPC error codes of the reserved
-ranges) or from the snapshot (exposition names); anything else is `other`. Span attributes may carry more (the
-tool a request names) but are cut to a bounded length.
+ranges, the reasons a request is refused at an exposition's door) or from the snapshot (exposition names);
+anything else is `other`. Span attributes may carry more (the tool a request names) but are cut to a bounded
+length.
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ MAX_ATTRIBUTE_CHARS = 256
 HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
+REFUSAL_REASONS = frozenset(
+    {"missing_api_key", "invalid_api_key", "missing_bearer_token", "malformed_token", "forbidden_audience",
+     "invalid_token", "invalid_jwks_uri", "introspection_failed", "missing_scope", "caller_rate_limit",
+     "exposition_rate_limit"}
+)  # fmt: skip
+"""Why an exposition's guard (`auth/guard.py`, `auth/verifier.py`) or its rate limits refuse a request."""
+
+
 def method_label(method: str) -> str:
     return method if method in MCP_METHODS else OTHER
 
@@ -30,6 +39,10 @@ def error_code_label(code: int | None) -> str:
     if -32099 <= code <= -32000 or code in (-32700, -32600, -32601, -32602, -32603):
         return str(code)
     return OTHER
+
+
+def refusal_label(reason: str) -> str:
+    return reason if reason in REFUSAL_REASONS else OTHER
 
 
 def http_method_label(method: str) -> str:

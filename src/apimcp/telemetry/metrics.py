@@ -42,6 +42,11 @@ class Metrics:
             "apimcp_script_calls", "Tool calls scripts made into an exposition, by exposition and outcome",
             ["exposition", "outcome"], registry=registry,
         )  # fmt: skip
+        self.refused_requests = Counter(
+            "apimcp_refused_requests",
+            "MCP requests an exposition refused before reading them (authentication, rate limits), by exposition "
+            "and reason", ["exposition", "reason"], registry=registry,
+        )  # fmt: skip
         self.backend_duration = Histogram(
             "apimcp_backend_call_duration_seconds",
             "Time of a backend call (REST, GraphQL, gRPC), by exposition, kind and outcome",

@@ -1,5 +1,6 @@
 """An exposition's request observer: its spans and its metrics, beside its audit trail (`chained`); it hears
-the calls scripts make into the exposition too (`call_started`, `call_finished`: `gateway.calls`)."""
+the calls scripts make into the exposition too (`call_started`, `call_finished`: `gateway.calls`), and, when
+metrics are on, the requests refused at its door (`refused`, `limited`: `gateway.door`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from prometheus_client.metrics import Counter, Histogram
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestObserver, RequestRecord
 from apimcp.telemetry.active import Telemetry
-from apimcp.telemetry.labels import error_code_label, method_label
+from apimcp.telemetry.labels import error_code_label, method_label, refusal_label
 from apimcp.telemetry.metrics import Metrics
 from apimcp.telemetry.server_spans import ServerSpans
 
@@ -56,6 +57,19 @@ class TelemetryObserver:
         metrics = self._metrics
         if metrics is not None:
             metrics.child(metrics.script_calls, self._exposition, record.outcome).inc()
+
+    def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
+        """A request the exposition's guard turned away (`gateway/door.py`): counted."""
+        self._count_refused(reason)
+
+    def limited(self, reason: str, retry_after: int, client: str | None, path: str, user: str | None) -> None:
+        """A request the exposition's rate limits refused, 429: counted."""
+        self._count_refused(reason)
+
+    def _count_refused(self, reason: str) -> None:
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.child(metrics.refused_requests, self._exposition, refusal_label(reason)).inc()
 
     def _children_for(
         self, metrics: Metrics, method: str, outcome: str, code: str

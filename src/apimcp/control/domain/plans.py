@@ -20,7 +20,9 @@ from sqlalchemy.orm import Session
 
 from apimcp.auth.settings import OAuthSettingsError, parse_oauth
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
+from apimcp.catalog.base_urls import backend_needed
 from apimcp.catalog.codec import decode_service
+from apimcp.catalog.selection import select as select_operations
 from apimcp.catalog.selection import served, unmatched
 from apimcp.control import changes
 from apimcp.control.domain import tokens
@@ -124,10 +126,14 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         if not isinstance(values["tool_search"], bool):
             raise Invalid("tool_search is true or false", field="tool_search")
         plan.tool_search = values["tool_search"]
-    if plan.backend_endpoint is None and not decode_service(service.compiled).servers:
-        raise Invalid(
-            f"{service.name} declares no servers: the plan needs a backend endpoint", field="backend_endpoint"
-        )
+    if plan.backend_endpoint is None:
+        catalog = decode_service(service.compiled)
+        served_here = select_operations(served(catalog.operations, plan.tool_prefix or ""), plan.include or [],
+                                        plan.exclude or [], plan.tool_prefix or "")  # fmt: skip
+        needed = backend_needed(catalog, served_here)
+        if needed is not None:
+            raise Invalid(f"{service.name} {needed}: the plan needs a backend endpoint (the API's URL)",
+                          field="backend_endpoint")  # fmt: skip
     mode = values.get("inbound_mode")
     if mode is None:
         if "oauth" in values or "introspection_secret_id" in values:

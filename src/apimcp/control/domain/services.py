@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -23,6 +23,7 @@ from apimcp.importers.openapi import SchemaLimits, import_openapi
 from apimcp.importers.openapi.loading import fetch, is_url, parse
 from apimcp.importers.protobuf import import_protobuf
 from apimcp.safety.fetch import Fetcher
+from apimcp.safety.shown_urls import shown_location
 from apimcp.safety.yaml_loading import YamlLimits
 
 
@@ -91,6 +92,8 @@ def import_service(
         catalog = _catalog(kind, content, source, url is not None, options, fetcher, yaml_limits, schema_limits)
     except SpecError as exc:
         raise Invalid(str(exc), field=field) from exc
+    recorded = shown_location(source)  # stored and shown: the URL's credentials served the fetch only
+    catalog = replace(catalog, source=recorded)
     compiled = encode_service(catalog)
     service = session.scalar(
         select(Service).where(
@@ -128,7 +131,7 @@ def import_service(
     main.name = f"{service.name}-{service.version}-description"[:200]
     main.content = content
     main.content_hash = _sha(content)
-    main.source = source
+    main.source = recorded
     changes.record(session, organization_id, "service", service.id)
     return Imported(service, created, catalog)
 
@@ -248,7 +251,7 @@ def attach(
         session.add(artifact)
     artifact.content = content
     artifact.content_hash = _sha(content)
-    artifact.source = source
+    artifact.source = shown_location(source) if source is not None else None
     artifact.kind = document.kind
     artifact.capabilities = list(document.capabilities)
     artifact.document = dict(document.body)

@@ -8,7 +8,8 @@ Mapping, in short:
 
 - `host` + `basePath` + `schemes` become `servers`; an operation's own `schemes` become its `servers`. A `host`
   that is not a name or IP address with an optional port, and a `basePath` not beginning with `/`, are refused:
-  either would change the host calls go to.
+  either would change the host calls go to. Schemes other than http and https (ws, wss) are left out with a
+  warning, and refused where they are the only ones: no call could use such a server.
 - `definitions`, `parameters`, `responses` and `securityDefinitions` become `components`; global `body`
   and `formData` parameters become `components.requestBodies`.
 - `consumes` / `produces` become the media types of request bodies and responses.
@@ -106,6 +107,10 @@ _HOST = re.compile(rf"(?:{_LABEL}(?:\.{_LABEL})*\.?|\[[0-9A-Fa-f:.]+\])(?::(\d{{
 """What Swagger 2.0's `host` may be: a name (an IPv4 address is one) or a bracketed IPv6 address, and a port."""
 
 
+_CALLABLE_SCHEMES = ("http", "https")
+"""Of Swagger 2.0's schemes (http, https, ws, wss), those the REST backend calls."""
+
+
 def _is_host(host: str) -> bool:
     found = _HOST.fullmatch(host)
     return found is not None and (found.group(1) is None or 0 < int(found.group(1)) <= 65535)
@@ -175,7 +180,7 @@ class _Converter:
         if self.base_path and not self.base_path.startswith("/"):
             raise self._error(f"basePath {self.base_path!r} does not begin with '/', as it must: after the host it "
                               "would change the host calls go to", "/basePath")  # fmt: skip
-        self.schemes = self._strings(document.get("schemes"), "/schemes")
+        self.schemes = self._callable_schemes(document.get("schemes"), "/schemes")
 
     # ----------------------------------------------------------------- errors and checks
 
@@ -205,6 +210,22 @@ class _Converter:
             if not isinstance(item, str):
                 raise self._error("expected a string", f"{pointer}/{index}")
         return items
+
+    def _callable_schemes(self, value: Any, pointer: str) -> list[str] | None:
+        """The `schemes` at `pointer` that calls can use (http, https), when they make the servers' URLs (with a
+        `host`): others (ws, wss) are left out with a warning, and refused when none is left."""
+        schemes = self._strings(value, pointer)
+        if not schemes or not self.host:
+            return schemes
+        usable = [scheme.lower() for scheme in schemes if scheme.lower() in _CALLABLE_SCHEMES]
+        unusable = ", ".join(scheme for scheme in schemes if scheme.lower() not in _CALLABLE_SCHEMES)
+        if not usable:
+            raise self._error(f"schemes names only {unusable}: tools call their API over http or https, so a "
+                              "server needs one of those (or give the plan a backend URL and leave schemes out)",
+                              pointer)  # fmt: skip
+        if unusable:
+            self.warn(pointer, f"schemes {unusable} left out: tools call their API over http or https only")
+        return list(dict.fromkeys(usable))
 
     def _media_types(self, value: Any, pointer: str) -> list[str] | None:
         types = self._strings(value, pointer)
@@ -570,7 +591,7 @@ class _Converter:
         if "security" in op:
             out["security"] = op["security"]
         if "schemes" in op:
-            schemes = self._strings(op["schemes"], f"{pointer}/schemes")
+            schemes = self._callable_schemes(op["schemes"], f"{pointer}/schemes")
             if self.host and schemes and schemes != (self.schemes or ["https"]):
                 out["servers"] = self._servers(schemes)
         out.update(_extensions(op))

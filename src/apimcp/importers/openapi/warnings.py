@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from apimcp.catalog.model import DescriptionWarning
+from apimcp.safety.shown_urls import shown_location
 
 DEFAULT_MAX_WARNINGS = 500
 _OPERATION_POINTER = re.compile(r"^/paths/([^/]+)/(get|put|post|delete|options|head|patch|trace)(?:/|$)")
@@ -28,8 +29,8 @@ class WarningLog:
 
     def add(self, uri: str, pointer: str, problem: str, operation: str | None = None) -> None:
         location = pointer or "/"
-        if uri != self._main_uri:
-            location = f"{uri}#{pointer}"
+        if uri != self._main_uri:  # another document: named as a message names a URL
+            location = f"{shown_location(uri)}#{pointer}"
         key = (location, problem)
         if key in self._seen:
             return

@@ -1,5 +1,6 @@
-// Audit: the newest events the gateways reported for the plans that audit (one per MCP request and per refused
-// authentication), filtered as the REST API filters them: by exposition, at most `limit` of them.
+// Audit: the newest events the gateways reported for the plans that audit (one per MCP request, answered or
+// refused by authentication or a rate limit, and one per tool call a script made), filtered as the REST API
+// filters them: by exposition, at most `limit` of them.
 
 import { field, h, replace, table, when } from "../dom.js";
 
@@ -17,7 +18,16 @@ function seconds(time) {
 
 function detail(event) {
   return [event.error_code !== null && event.error_code !== undefined ? `error ${event.error_code}` : null,
-    event.reason, event.status ? `HTTP ${event.status}` : null].filter(Boolean).join(", ");
+    event.reason, event.status ? `HTTP ${event.status}` : null,
+    typeof event.retry_after === "number" ? `retry after ${event.retry_after} s` : null].filter(Boolean).join(", ");
+}
+
+// A call a script made: the custom tool whose script it was, and that tool's exposition when it is another.
+function via(event) {
+  const made = event.via;
+  if (!made || typeof made !== "object" || !made.tool) return "";
+  const where = made.exposition || made.exposition_id;
+  return where && where !== (event.exposition || event.exposition_id) ? `${made.tool} (${where})` : made.tool;
 }
 
 export async function render(screen, ctx, params) {
@@ -50,17 +60,19 @@ export async function render(screen, ctx, params) {
   const where = chosen ? ` of ${exposition.selectedOptions[0] ? exposition.selectedOptions[0].textContent : chosen}` : "";
   replace(screen,
     h("h1", {}, "Audit"),
-    h("p", {}, "One event per MCP request and per refused authentication of the plans that audit (a plan's ",
-      h("a", { href: "#/plans" }, "Audit every request"), " setting); never arguments, results or tokens. "
-      + "Gateways report them every second."),
+    h("p", {}, "One event per MCP request of the plans that audit (a plan's ",
+      h("a", { href: "#/plans" }, "Audit every request"), " setting), answered or refused: by authentication "
+      + "(HTTP 401 or 403) or by a rate limit (HTTP 429, with whose limit it was and when to retry), and one per "
+      + "tool call a custom tool's script made into the exposition (Via names that tool). Never arguments, "
+      + "results or tokens. Gateways report them every second."),
     filters,
     h("div", { class: "actions" }, refresh),
     events.length === 0
       ? h("p", { class: "empty" }, `No audit event${where} yet.`)
       : table(`Audit events${where}, newest first (${events.length}${events.length === limit ? ", the limit" : ""})`,
-        ["Time", "Action", "Target", "Outcome", "Duration (ms)", "Exposition", "User", "Client", "Detail"],
+        ["Time", "Action", "Target", "Outcome", "Duration (ms)", "Exposition", "User", "Client", "Via", "Detail"],
         events.map((e) => [
           seconds(e.time), e.action, e.target || "", e.outcome, e.duration_ms ?? "", e.exposition || e.exposition_id,
-          e.user || "", e.client || "", detail(e),
+          e.user || "", e.client || "", via(e), detail(e),
         ])));
 }
