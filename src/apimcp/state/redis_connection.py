@@ -91,7 +91,7 @@ def connect(target: StateTarget) -> RedisClient:
     password = unquote(parts.password) if parts.password else None
     if parts.scheme == "redis+sentinel":
         service, _, db = parts.path.strip("/").partition("/")
-        sentinel = Sentinel(  # type: ignore[no-untyped-call]  # redis-py leaves Sentinel's __init__ untyped
+        sentinel = Sentinel(  # type: ignore[no-untyped-call,unused-ignore]  # untyped before redis-py 8.2
             _hosts(parts.netloc, 26379),
             sentinel_kwargs={"password": password, "socket_connect_timeout": CONNECT_SECONDS},
             password=password,

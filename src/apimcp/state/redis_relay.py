@@ -110,7 +110,7 @@ class RedisRelay(SessionRelay):
                 await asyncio.sleep(_RETRY_SECONDS[min(failures, len(_RETRY_SECONDS)) - 1])
             finally:
                 with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+                    await pubsub.aclose()  # type: ignore[no-untyped-call,unused-ignore]  # untyped before redis-py 8.2
 
     def _say_what_was_lost(self, emptied: bool) -> None:
         """Redis is back after an outage: say what the gateways lost (the epoch key is gone with the data of a
