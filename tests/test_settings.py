@@ -41,6 +41,10 @@ def test_a_variable_sets_its_group_s_field_and_nothing_else() -> None:
         ({"APIMCP_MCP_MAX_JSON_DEPTH": "500"}, "APIMCP_MCP_MAX_JSON_DEPTH: max_json_depth must be at most 200"),
         ({"APIMCP_SESSIONS_MAX_SESSIONS": "0"}, "APIMCP_SESSIONS_MAX_SESSIONS: session limits must be positive"),
         (
+            {"APIMCP_TASKS_MAX_BYTES_PER_OWNER": "268435457"},
+            "APIMCP_TASKS_MAX_BYTES_PER_OWNER: max_bytes_per_owner (268435457) must be at most max_bytes (268435456)",
+        ),
+        (
             {"APIMCP_FETCH_TIMEOUT_SECONDS": "-1"},
             "APIMCP_FETCH_TIMEOUT_SECONDS: fetch limits must be positive (max_redirects may be 0)",
         ),

@@ -15,8 +15,9 @@ import pytest
 from redis.asyncio import Redis
 
 from apimcp.gateway.config import ConfigError, parse_config
+from apimcp.protocol.caller import caller_key
 from apimcp.ratelimit.buckets import BucketStore, MemoryBuckets
-from apimcp.ratelimit.limiter import RateLimiter, caller_key
+from apimcp.ratelimit.limiter import RateLimiter
 from apimcp.ratelimit.policy import RateLimit, RateLimitError, RateLimits, parse_rate, parse_rate_limits
 from apimcp.state.redis_buckets import RedisBuckets
 from tests.gateway.conftest import echo_config, live_gateway
@@ -118,6 +119,19 @@ def test_callers_are_counted_by_principal_else_address() -> None:
     assert caller_key("https://idp sub=alice", "10.0.0.1") == "p:https://idp sub=alice"
     assert caller_key(None, "10.0.0.1") == "a:10.0.0.1"
     assert caller_key(None, None) == "a:unknown"
+
+
+def test_an_ipv6_client_is_counted_by_its_slash_64_and_an_ipv4_one_by_its_address() -> None:
+    # one host is given a whole /64: its other addresses must not be fresh callers
+    assert (
+        caller_key(None, "2001:db8:1:2:aaaa::1")
+        == caller_key(None, "2001:db8:1:2:ffff:1:2:3")
+        == ("a:2001:db8:1:2::/64")
+    )
+    assert caller_key(None, "2001:db8:1:3::1") == "a:2001:db8:1:3::/64"
+    assert caller_key(None, "fe80::1%eth0") == "a:fe80::/64"
+    assert caller_key(None, "::ffff:10.0.0.1") == caller_key(None, "10.0.0.1") != caller_key(None, "10.0.0.2")
+    assert caller_key(None, "/run/apimcp.sock") == "a:/run/apimcp.sock"  # not an IP address: as it is
 
 
 def test_a_gateway_answers_429_with_retry_after_beyond_the_limit() -> None:

@@ -106,7 +106,7 @@ async def test_a_waiter_hears_a_change(store: TaskStore) -> None:
 
 @pytest.fixture(params=["memory", "redis"])
 async def limited(request: pytest.FixtureRequest, redis_prefix: str) -> AsyncIterator[TaskStore]:
-    limits = TaskLimits(max_tasks=4, max_tasks_per_owner=2, max_bytes=6_000)
+    limits = TaskLimits(max_tasks=4, max_tasks_per_owner=2, max_bytes=6_000, max_bytes_per_owner=4_000)
     if request.param == "memory":
         yield MemoryTaskStore(limits)
         return
@@ -154,6 +154,36 @@ async def test_results_are_kept_within_the_store_s_bytes(limited: TaskStore) -> 
     assert await limited.update(running.moved("completed", result=b'"small"'))
     stored = await limited.get("t1")
     assert stored is not None and stored.record.result == b'"small"'
+
+
+def _text(size: int) -> bytes:
+    return b'"' + b"x" * size + b'"'
+
+
+async def test_one_owner_s_results_are_kept_within_its_bytes_and_another_owner_s_still_fit(limited: TaskStore) -> None:
+    too_big = replace(_owned("c1", "p:carol"), status="completed", result=_text(3_900))
+    assert await _refusal(limited.create(too_big)) == "max_bytes_per_owner"  # a new task brings its result too
+    first = _owned("a1", "p:alice")
+    assert await limited.create(first)
+    assert await limited.update(first.moved("completed", result=_text(2_500)))
+    second = _owned("a2", "p:alice")
+    assert await limited.create(second)
+    assert await _refusal(limited.update(second.moved("completed", result=_text(1_000)))) == "max_bytes_per_owner"
+    assert await limited.update(second.moved("completed", result=_text(10)))  # what still fits is kept
+    bobs = _owned("b1", "p:bob")
+    assert await limited.create(bobs)  # the store has room: alice's bytes are hers only
+    assert await limited.update(bobs.moved("completed", result=_text(1_000)))
+    stored = await limited.get("b1")
+    assert stored is not None and stored.record.result == _text(1_000)
+
+
+async def test_an_owner_s_expired_tasks_give_back_their_bytes(limited: TaskStore) -> None:
+    old = replace(_owned("old", "p:alice", ttl_ms=1), status="completed", result=_text(3_000))
+    assert await limited.create(old)
+    await asyncio.sleep(0.05)
+    running = _owned("new", "p:alice")
+    assert await limited.create(running)
+    assert await limited.update(running.moved("completed", result=_text(3_000)))
 
 
 async def test_replicas_sharing_redis_keep_one_owner_s_cap_together(redis_prefix: str) -> None:

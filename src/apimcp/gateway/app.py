@@ -30,12 +30,12 @@ from apimcp.elicitation.broker import PAGES
 from apimcp.elicitation.pages import ElicitationPages
 from apimcp.gateway.routing import MCP_PREFIX
 from apimcp.gateway.runtime import GatewayRuntime
-from apimcp.protocol.caller import CALLER_KEY
+from apimcp.protocol.caller import CALLER_KEY, caller_key
 from apimcp.protocol.cors import with_cors
 from apimcp.protocol.errors import SERVER_BUSY
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
 from apimcp.protocol.http_sse import serve_http_sse
-from apimcp.ratelimit.limiter import Refused, caller_key
+from apimcp.ratelimit.limiter import Refused
 from apimcp.telemetry.scrape import METRICS_PATH, serve_metrics
 
 METADATA_PREFIX = WELL_KNOWN + MCP_PREFIX[:-1]

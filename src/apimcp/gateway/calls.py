@@ -25,10 +25,10 @@ from typing import Any, Protocol
 
 from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.protocol import CallToolResult, RequestContext, ToolError
-from apimcp.protocol.caller import RequestSource
+from apimcp.protocol.caller import RequestSource, caller_key
 from apimcp.protocol.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
 from apimcp.protocol.observe import Outcome, RequestRecord
-from apimcp.ratelimit.limiter import RateLimiter, Refused, caller_key
+from apimcp.ratelimit.limiter import RateLimiter, Refused
 
 Via = Mapping[str, str]
 """What made a call inside a request: `{tool, exposition_id, exposition}` of the custom tool whose script made it."""

@@ -10,6 +10,7 @@ caller, and the request's HTTP facts, from `RequestContext.source`.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,32 @@ def request_host(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
         if name == b"host":
             host = value
     return host.decode("latin-1") if host is not None else None
+
+
+def client_host(client: str | None) -> str:
+    """The host a client address stands for, as limits count callers: an IPv4 address as it is, an IPv6 one by
+    its /64 (one host is routinely given a whole /64, so its other addresses are free to mint), an IPv4-mapped
+    IPv6 one as its IPv4 address; anything that is not an IP address (a Unix socket's path) as it is."""
+    if client is None:
+        return "unknown"
+    try:
+        address = ipaddress.ip_address(client)
+    except ValueError:
+        return client
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(address) >> 64 << 64, 64)))  # the zone (%eth0) goes too
+    return str(address)
+
+
+def caller_key(principal: str | None, client: str | None) -> str:
+    """Whom a per-caller limit counts (rate limits, the tasks one caller keeps): the authenticated principal,
+    else the host of the client's address (`client_host`). Never a session: sessions are free to open. Behind a
+    proxy every anonymous client shares the proxy's address (`X-Forwarded-For` is not trusted)."""
+    if principal is not None:
+        return "p:" + principal
+    return "a:" + client_host(client)
 
 
 def source_of(scope: Mapping[str, Any]) -> RequestSource:

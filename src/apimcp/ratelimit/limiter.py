@@ -1,6 +1,9 @@
 """One exposition's rate limits applied to a request, or to a call a script makes into it: may it go on, or
 when should it come back?
 
+A caller is counted by `apimcp.protocol.caller.caller_key` (the principal, else the client's host), as the tasks
+one caller keeps are.
+
 The caller's bucket is spent first, then the exposition's: a caller over their own limit is refused
 without spending from the exposition's, so one client flooding cannot use up everyone's allowance. A store
 that cannot be reached lets requests through and says so in the log: a rate limit protects a backend, it
@@ -20,14 +23,6 @@ from apimcp.ratelimit.policy import RateLimits, retry_after
 
 log = logging.getLogger("apimcp.ratelimit")
 _SAY_EVERY_SECONDS = 10.0
-
-
-def caller_key(principal: str | None, client: str | None) -> str:
-    """Whom a caller's bucket counts: the authenticated principal, else the client's address (behind a proxy,
-    every anonymous client shares the proxy's: give such expositions an exposition-wide limit, or OAuth)."""
-    if principal is not None:
-        return "p:" + principal
-    return "a:" + (client or "unknown")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,9 @@ A Redis that cannot be reached is a `StoreUnavailable` (the endpoint answers 503
 The `TaskLimits` hold across replicas: creating and updating a task are one script each, which first forgets
 the tasks that expired, then counts. Two sorted sets score every task and each owner's tasks by when they
 expire (so the count of live ones is exact even before a forgotten task's hash is gone), a hash keeps each
-task's weight (its record's bytes) and a counter their sum. Every key shares one hash tag, so a Redis Cluster
-keeps them in one slot (a script may only touch one).
+task's weight (its record's bytes) and a counter their sum; another hash keeps each task's owner and a third the
+sum of each owner's weights (`max_bytes_per_owner`), both forgotten with the task. Every key shares one hash tag,
+so a Redis Cluster keeps them in one slot (a script may only touch one).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 import orjson
 
 from apimcp.protocol.jsonrpc import JsonObject
-from apimcp.protocol.tasks.limits import TaskLimits, owner_full, store_full
+from apimcp.protocol.tasks.limits import TaskLimits, owner_bytes_full, owner_full, store_full
 from apimcp.protocol.tasks.records import StoredTask, TaskRecord
 from apimcp.protocol.tasks.store import TaskStore
 from apimcp.state.redis_connection import RedisClient
@@ -35,7 +36,8 @@ from apimcp.state.redis_sessions import reached
 POLL_SECONDS = 0.25
 _RESPONSE = b"in:"
 
-# KEYS[2] every task by expiry, KEYS[3] weights, KEYS[4] their sum; ARGV[1] now (ms).
+# KEYS[2] every task by expiry, KEYS[3] weights, KEYS[4] their sum, KEYS[7] each owner's sum (by the owner's
+# key), KEYS[8] each task's owner (that key); ARGV[1] now (ms).
 _FORGET_EXPIRED = """
 local now = tonumber(ARGV[1])
 local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -44,6 +46,11 @@ for _, id in ipairs(gone) do
   if weight then
     redis.call('DECRBY', KEYS[4], weight)
     redis.call('HDEL', KEYS[3], id)
+    local owner = redis.call('HGET', KEYS[8], id)
+    if owner then
+      if redis.call('HINCRBY', KEYS[7], owner, -tonumber(weight)) <= 0 then redis.call('HDEL', KEYS[7], owner) end
+      redis.call('HDEL', KEYS[8], id)
+    end
   end
 end
 if #gone > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now) end
@@ -62,10 +69,16 @@ local function keep(growth)
   redis.call('PEXPIREAT', KEYS[5], expiry, 'NX')
   redis.call('HSET', KEYS[3], ARGV[2], weight)
   redis.call('INCRBY', KEYS[4], growth)
+  redis.call('HSET', KEYS[8], ARGV[2], KEYS[5])
+  redis.call('HINCRBY', KEYS[7], KEYS[5], growth)
+end
+local function owner_holds()
+  return tonumber(redis.call('HGET', KEYS[7], KEYS[5]) or '0')
 end
 """
 
-# KEYS[6] the session's tasks (or ''); ARGV[6..8] max tasks, per owner, bytes; ARGV[9] created (its score there).
+# KEYS[6] the session's tasks (or ''); ARGV[6..8] max tasks, per owner, bytes; ARGV[9] created (its score there);
+# ARGV[10] max bytes per owner.
 _CREATE = (
     _FORGET_EXPIRED
     + _KEEP
@@ -75,6 +88,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 if redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[7]) then return -1 end
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then return -2 end
 if tonumber(redis.call('GET', KEYS[4]) or '0') + weight > tonumber(ARGV[8]) then return -3 end
+if owner_holds() + weight > tonumber(ARGV[10]) then return -4 end
 keep(weight)
 if KEYS[6] ~= '' then
   redis.call('ZADD', KEYS[6], ARGV[9], ARGV[2])
@@ -85,7 +99,8 @@ return 1
 """
 )
 
-# ARGV[6] whether the record brings a result (only then may the byte bound refuse it), ARGV[7] max bytes.
+# ARGV[6] whether the record brings a result (only then may the byte bounds refuse it), ARGV[7] max bytes,
+# ARGV[8] max bytes per owner.
 _UPDATE = (
     _FORGET_EXPIRED
     + _KEEP
@@ -95,8 +110,9 @@ if not current then return 0 end
 local status = cjson.decode(current)['status']
 if status == 'completed' or status == 'failed' or status == 'cancelled' then return 0 end
 local growth = weight - tonumber(redis.call('HGET', KEYS[3], ARGV[2]) or '0')
-if ARGV[6] == '1' and growth > 0 and tonumber(redis.call('GET', KEYS[4]) or '0') + growth > tonumber(ARGV[7]) then
-  return -3
+if ARGV[6] == '1' and growth > 0 then
+  if tonumber(redis.call('GET', KEYS[4]) or '0') + growth > tonumber(ARGV[7]) then return -3 end
+  if owner_holds() + growth > tonumber(ARGV[8]) then return -4 end
 end
 keep(growth)
 if KEYS[6] ~= '' then redis.call('PEXPIREAT', KEYS[6], expiry, 'GT') end
@@ -118,7 +134,11 @@ def _args(record: TaskRecord, *rest: str | int | float) -> list[bytes | str | in
 
 
 def _refused(answer: int, limits: TaskLimits) -> Exception:
-    return owner_full(limits) if answer == -1 else store_full("max_tasks" if answer == -2 else "max_bytes")
+    if answer == -1:
+        return owner_full(limits)
+    if answer == -4:
+        return owner_bytes_full(limits)
+    return store_full("max_tasks" if answer == -2 else "max_bytes")
 
 
 class RedisTaskStore(TaskStore):
@@ -135,6 +155,7 @@ class RedisTaskStore(TaskStore):
         self._poll = poll_seconds
         self._tag = f"{prefix}{{tasks}}:"  # one hash tag: a cluster keeps every task key in one slot
         self._all, self._weights, self._bytes = self._tag + "all", self._tag + "weights", self._tag + "bytes"
+        self._owner_bytes, self._owners = self._tag + "owner-bytes", self._tag + "owners"
         self._create = client.register_script(_CREATE)
         self._update = client.register_script(_UPDATE)
         self._respond = client.register_script(_RESPOND)
@@ -148,11 +169,13 @@ class RedisTaskStore(TaskStore):
     def _keys(self, record: TaskRecord) -> list[str]:
         session = self._session_key(record.session_id) if record.session_id is not None else ""
         owner = f"{self._tag}o:{record.quota}"
-        return [self._key(record.task_id), self._all, self._weights, self._bytes, owner, session]
+        return [self._key(record.task_id), self._all, self._weights, self._bytes, owner, session,
+                self._owner_bytes, self._owners]  # fmt: skip
 
     async def create(self, record: TaskRecord) -> bool:
         limits = self.limits
-        bounds = (limits.max_tasks, limits.max_tasks_per_owner, limits.max_bytes, record.created_at)
+        bounds = (limits.max_tasks, limits.max_tasks_per_owner, limits.max_bytes, record.created_at,
+                  limits.max_bytes_per_owner)  # fmt: skip
         answer = int(await reached(self._create(keys=self._keys(record), args=_args(record, *bounds))))
         if answer < 0:
             raise _refused(answer, limits)
@@ -172,7 +195,7 @@ class RedisTaskStore(TaskStore):
 
     async def update(self, record: TaskRecord) -> bool:
         brings_result = "1" if record.result is not None else "0"
-        args = _args(record, brings_result, self.limits.max_bytes)
+        args = _args(record, brings_result, self.limits.max_bytes, self.limits.max_bytes_per_owner)
         answer = int(await reached(self._update(keys=self._keys(record), args=args)))
         if answer < 0:
             raise _refused(answer, self.limits)

@@ -48,7 +48,8 @@ class TaskRecord:
     scope: str = ""
     """The endpoint it belongs to: another endpoint sharing the store never reaches it."""
     quota: str = ""
-    """Whose allowance of tasks it counts against (`limits.owner_key`: the caller, else the session or address)."""
+    """Whose allowance of tasks and bytes it counts against (`caller.caller_key`: the caller, else the client's
+    host); who may reach it is `owner`, `session_id` and `scope`."""
     status: TaskStatus
     created_at: float
     updated_at: float

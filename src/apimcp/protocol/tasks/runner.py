@@ -25,11 +25,12 @@ from typing import Any
 import orjson
 
 from apimcp.protocol import dialects
+from apimcp.protocol.caller import caller_key
 from apimcp.protocol.context import Outbound, RequestContext, check_client_supports, check_input_response
 from apimcp.protocol.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
 from apimcp.protocol.jsonrpc import JsonObject
 from apimcp.protocol.models import InputRequest
-from apimcp.protocol.tasks.limits import TasksFull, owner_key
+from apimcp.protocol.tasks.limits import TasksFull
 from apimcp.protocol.tasks.policy import TaskPolicy
 from apimcp.protocol.tasks.records import LEASE_SECONDS, TaskRecord, new_task_id
 from apimcp.protocol.tasks.store import TaskStore
@@ -147,16 +148,16 @@ class TaskRunner:
 
     def _new(self, ctx: RequestContext, ttl_ms: int | None) -> TaskRecord:
         now = time.time()
-        caller = ctx.caller
+        principal = ctx.caller.principal if ctx.caller is not None else None
         return TaskRecord(
             task_id=new_task_id(),
-            owner=caller.principal if caller is not None else None,
+            owner=principal,
             session_id=ctx.session_id,
             scope=self.scope,
             status="working",
             created_at=now,
             updated_at=now,
-            quota=owner_key(caller.principal if caller is not None else None, ctx.session_id, ctx.source.client),
+            quota=caller_key(principal, ctx.source.client),  # never the session: sessions are free to open
             ttl_ms=ttl_ms if ttl_ms is not None else self.settings.ttl_for(None),
             poll_interval_ms=self.settings.poll_interval_ms,
             lease_until=now + LEASE_SECONDS,

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 
 from apimcp.protocol.jsonrpc import JsonObject
-from apimcp.protocol.tasks.limits import TaskLimits, owner_full, store_full
+from apimcp.protocol.tasks.limits import TaskLimits, TasksFull, owner_bytes_full, owner_full, store_full
 from apimcp.protocol.tasks.records import StoredTask, TaskRecord
 
 
@@ -36,7 +36,8 @@ class TaskStore(ABC):
     @abstractmethod
     async def update(self, record: TaskRecord) -> bool:
         """Replace a task's record unless the task has ended (or is gone); whether it was replaced. Raises
-        `TasksFull` when the record brings a result the store has no room for (`max_bytes`)."""
+        `TasksFull` when the record brings a result its owner's tasks, or the store, have no room for
+        (`max_bytes_per_owner`, `max_bytes`)."""
 
     @abstractmethod
     async def respond(self, task_id: str, responses: Mapping[str, JsonObject]) -> None:
@@ -59,6 +60,7 @@ class MemoryTaskStore(TaskStore):
         self._tasks: dict[str, tuple[TaskRecord, dict[str, JsonObject]]] = {}
         self._owned: dict[str, set[str]] = {}
         self._weight = 0
+        self._owner_weight: dict[str, int] = {}
         self._signals: dict[str, asyncio.Event] = {}
 
     def __len__(self) -> int:
@@ -71,7 +73,7 @@ class MemoryTaskStore(TaskStore):
 
     def _drop(self, task_id: str) -> None:
         record, _ = self._tasks.pop(task_id)
-        self._weight -= record.weight
+        self._weigh(record.quota, -record.weight)
         owned = self._owned.get(record.quota)
         if owned is not None:
             owned.discard(task_id)
@@ -91,11 +93,27 @@ class MemoryTaskStore(TaskStore):
             return None
         return entry
 
-    def _fits(self, growth: int) -> bool:
-        if self._weight + growth <= self.limits.max_bytes:
-            return True
-        self._expire()
-        return self._weight + growth <= self.limits.max_bytes
+    def _weigh(self, quota: str, growth: int) -> None:
+        self._weight += growth
+        held = self._owner_weight.get(quota, 0) + growth
+        if held > 0:
+            self._owner_weight[quota] = held
+        else:
+            self._owner_weight.pop(quota, None)
+
+    def _over(self, quota: str, growth: int) -> TasksFull | None:
+        """The byte bound `growth` more bytes of `quota`'s would pass (the store's first), or None."""
+        if self._weight + growth > self.limits.max_bytes:
+            return store_full("max_bytes")
+        if self._owner_weight.get(quota, 0) + growth > self.limits.max_bytes_per_owner:
+            return owner_bytes_full(self.limits)
+        return None
+
+    def _no_room(self, quota: str, growth: int) -> TasksFull | None:
+        if self._over(quota, growth) is None:
+            return None
+        self._expire()  # expired tasks make room
+        return self._over(quota, growth)
 
     async def create(self, record: TaskRecord) -> bool:
         if self._live(record.task_id) is not None:
@@ -110,11 +128,11 @@ class MemoryTaskStore(TaskStore):
             self._expire()
             if len(self._tasks) >= limits.max_tasks:
                 raise store_full("max_tasks")
-        if not self._fits(record.weight):
-            raise store_full("max_bytes")
+        if (refusal := self._no_room(record.quota, record.weight)) is not None:
+            raise refusal
         self._tasks[record.task_id] = (record, {})
         self._owned.setdefault(record.quota, set()).add(record.task_id)
-        self._weight += record.weight
+        self._weigh(record.quota, record.weight)
         return True
 
     async def get(self, task_id: str) -> StoredTask | None:
@@ -126,10 +144,10 @@ class MemoryTaskStore(TaskStore):
         if entry is None or entry[0].terminal:
             return False
         growth = record.weight - entry[0].weight
-        if record.result is not None and growth > 0 and not self._fits(growth):
-            raise store_full("max_bytes")
+        if record.result is not None and growth > 0 and (refusal := self._no_room(record.quota, growth)) is not None:
+            raise refusal
         self._tasks[record.task_id] = (record, entry[1])
-        self._weight += growth
+        self._weigh(record.quota, growth)
         self._signal(record.task_id)
         return True
 
