@@ -220,7 +220,8 @@ def test_the_audit_screen_shows_rate_limit_refusals_and_script_calls(page: Page,
                    "rate_limit": {"caller": "3/min"}}  # fmt: skip
         plan = client.post("/plans", json=limited)
         assert plan.status_code == 201, plan.text
-        assert client.post("/expositions", json={"plan_id": plan.json()["id"], "name": "limited"}).status_code == 201
+        exposed = client.post("/expositions", json={"plan_id": plan.json()["id"], "name": "limited"})
+        assert exposed.status_code == 201, exposed.text
     url = f"{served.base}/mcp/default/limited"
     assert "shelf_twice" in [tool["name"] for tool in serving(url)["tools"]]  # the caller's first of three
     with McpHttp(url) as client:
@@ -239,6 +240,25 @@ def test_the_audit_screen_shows_rate_limit_refusals_and_script_calls(page: Page,
     expect(inner).to_have_count(2)  # the script's two calls, named by the custom tool that made them
     expect(inner.filter(has_text="refused")).to_contain_text("caller_rate_limit, HTTP 429, retry after 20 s")
     expect(inner.filter(has_text="success")).to_have_count(1)
+
+    # Finding M4 (issue 21): beyond the first few refusals alike in a minute, a gateway reports one event counting
+    # the rest; the screen shows how many it stands for, and lists the refusals apart.
+    with api(served) as client:
+        gateway = client.post("/tokens", json={"name": "edge", "kind": "gateway"}).json()["token"]
+    summary = {"time": time.time(), "action": "authentication", "target": "/mcp/default/limited",
+               "outcome": "failure", "reason": "invalid_token", "status": 401, "exposition_id": exposed.json()["id"],
+               "exposition": "limited", "client": "203.0.113.9", "count": 137, "first_time": time.time() - 59,
+               "last_time": time.time()}  # fmt: skip
+    with api(served, gateway) as edge:
+        assert edge.post("/gateway/audit", json={"events": [summary]}).status_code == 202
+    page.get_by_label("Kind").select_option(label="refusals")
+    page.get_by_role("button", name="Show the events").click()
+    expect(events.get_by_role("columnheader", name="Count")).to_be_visible()
+    counted = events.get_by_role("row").filter(has_text="203.0.113.9")
+    expect(counted).to_contain_text("\u00d7137")  # the multiplication sign, 137
+    expect(counted).to_contain_text(re.compile(r"invalid_token, HTTP 401, 137 times, .+ to "))
+    expect(events.get_by_role("row").filter(has_text="success")).to_have_count(0)  # refusals only
+    assert "refused=true" in page.url
     assert unexpected(seen.problems) == []
 
 

@@ -69,14 +69,15 @@ def wait_until(condition: Callable[[], bool], seconds: float = 15.0) -> float:
 
 
 @contextmanager
-def deployment(data_dir: Path) -> Iterator[Deployment]:
+def deployment(data_dir: Path, database_url: str | None = None) -> Iterator[Deployment]:
+    """Served until the block ends (SQLite in `data_dir` unless `database_url` names another database)."""
     apps: list[EmbeddedApp] = []
 
     @asynccontextmanager
     async def make() -> AsyncIterator[EmbeddedApp]:
         # The tests' description servers listen on loopback, which the default fetch policy refuses.
         async with embedded(
-            data_dir, database_url=None, options=EndpointOptions(), fetch_policy=LOOPBACK_ALLOWED
+            data_dir, database_url=database_url, options=EndpointOptions(), fetch_policy=LOOPBACK_ALLOWED
         ) as started:
             apps.append(started.app)
             yield started.app

@@ -5,7 +5,8 @@ the HTTP response refused, its status and reason instead of an error code; for o
 its guard or its rate limits, the path, status and reason), where
 (organization, exposition, service) and who (the authenticated user, the client's address); a tool call a
 script made says which custom tool's script (`via`). Arguments,
-results, tokens and credentials are never part of it.
+results, tokens and credentials are never part of it. Beyond the first few refusals of a kind, one event stands
+for many (`count`, `first_time`, `last_time`: `audit.refusals`).
 """
 
 from __future__ import annotations
@@ -104,15 +105,39 @@ def _at_the_door(
     }
 
 
+MAX_COUNT = 2**53
+"""The most refusals one summary may stand for (what a JSON number holds exactly)."""
+
+
+def is_refusal(event: Mapping[str, Any]) -> bool:
+    """Whether an event tells of refused requests (its HTTP status says so: 401, 403, 429). Anyone may cause
+    those, as many as they like: gateways summarize them (`audit.refusals`), the control plane keeps them apart
+    from the events of answered requests."""
+    status = event.get("status")
+    return isinstance(status, int) and not isinstance(status, bool) and status >= 400
+
+
+def _is_time(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and 0 <= value < 32_503_680_000  # before the year 3000: a time a datetime holds
+    )
+
+
 def is_event(raw: object) -> bool:
-    """Whether a reported event has the shape the control plane keeps (it comes from a gateway: checked)."""
+    """Whether a reported event has the shape the control plane keeps (it comes from a gateway: checked). A
+    summary of refusals also says how many it stands for (`count`) and when the first and last were."""
     if not isinstance(raw, Mapping):
         return False
-    moment = raw.get("time")
+    count = raw.get("count", 1)
     return (
-        isinstance(moment, int | float)
-        and not isinstance(moment, bool)
-        and 0 <= moment < 32_503_680_000  # before the year 3000: a time a datetime holds
+        _is_time(raw.get("time"))
         and isinstance(raw.get("action"), str)
         and isinstance(raw.get("exposition_id"), str)
+        and isinstance(count, int)
+        and not isinstance(count, bool)
+        and 1 <= count <= MAX_COUNT
+        and ("count" not in raw or is_refusal(raw))
+        and all(_is_time(raw[name]) for name in ("first_time", "last_time") if name in raw)
     )

@@ -1,6 +1,8 @@
 """Where audit events go: a JSON line each on the `apimcp.audit` logger, and a bounded queue the gateway's
-follower sends to the control plane. When the queue is full the oldest events are dropped and counted, so a
-flood never costs unbounded memory; the log keeps every line."""
+follower sends to the control plane. Refusals reach the queue summarized (`audit.refusals`: the first few of a
+kind as they are, then one event counting the rest of its window), so that a flood of refused requests costs the
+organization's trail a few events; the log keeps every line. When the queue is full the oldest events are
+dropped and counted, so nothing costs unbounded memory."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from typing import Any
 
 import orjson
 
-from apimcp.audit.events import Where, authentication_event, rate_limit_event, request_event
+from apimcp.audit.events import Where, authentication_event, is_refusal, rate_limit_event, request_event
+from apimcp.audit.refusals import RefusalSummaries
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
 
@@ -20,19 +23,35 @@ DEFAULT_QUEUE = 10_000
 
 
 class AuditSink:
-    def __init__(self, max_queued: int = DEFAULT_QUEUE) -> None:
+    def __init__(self, max_queued: int = DEFAULT_QUEUE, refusals: RefusalSummaries | None = None) -> None:
         self._queue: deque[dict[str, Any]] = deque(maxlen=max_queued)
         self.dropped = 0
+        self.refusals = refusals or RefusalSummaries()
 
     def record(self, event: dict[str, Any]) -> None:
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s", orjson.dumps(event).decode())
+        self._queue_summaries(self.refusals.due())  # first: a refusal arriving as its window ends opens the next
+        if not is_refusal(event) or self.refusals.admit(event):
+            self._queue_up(event)
+
+    def end_summaries(self) -> None:
+        """Queue the summaries of refusals counted so far without waiting for their windows (the gateway stops)."""
+        self._queue_summaries(self.refusals.end_all())
+
+    def _queue_summaries(self, summaries: list[dict[str, Any]]) -> None:
+        for summary in summaries:
+            self._queue_up(summary)
+
+    def _queue_up(self, event: dict[str, Any]) -> None:
         if len(self._queue) == self._queue.maxlen:
             self.dropped += 1
         self._queue.append(event)
-        if log.isEnabledFor(logging.INFO):
-            log.info("%s", orjson.dumps(event).decode())
 
     def drain(self, most: int = 1000) -> list[dict[str, Any]]:
-        """Up to `most` queued events, oldest first, taken off the queue."""
+        """Up to `most` queued events, oldest first, taken off the queue (with the summaries whose windows
+        ended)."""
+        self._queue_summaries(self.refusals.due())
         taken: list[dict[str, Any]] = []
         while self._queue and len(taken) < most:
             taken.append(self._queue.popleft())

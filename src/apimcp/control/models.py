@@ -15,6 +15,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
@@ -256,11 +257,14 @@ class Change(Base):
 
 
 class AuditEvent(Base):
-    """One audit event a gateway reported (the latest are kept: `control.domain.audit`)."""
+    """One audit event a gateway reported (the latest are kept, refusals apart: `control.domain.audit`)."""
 
     __tablename__ = "audit_events"
+    __table_args__ = (Index("ix_audit_events_trail", "organization_id", "refusal", "id"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     organization_id: Mapped[str] = mapped_column(String(13), index=True)
     exposition_id: Mapped[str] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     event: Mapped[dict[str, Any]] = mapped_column(JSON)
+    refusal: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Whether it tells of refused requests (`audit.events.is_refusal`): those have a retention of their own."""

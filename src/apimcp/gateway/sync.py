@@ -217,8 +217,8 @@ async def report_audit(runtime: GatewayRuntime, source: SnapshotSource) -> None:
 @asynccontextmanager
 async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIterator[GatewaySync]:
     """`runtime` kept in step with `source` while the block runs, its audit events reported; afterwards the
-    follower stops, a last batch of audit events is sent, and the runtime ends its streams and closes its backend
-    connections."""
+    follower stops, a last batch of audit events is sent (with the summaries of refusals counted so far), and the
+    runtime ends its streams and closes its backend connections."""
     sync = GatewaySync(runtime, source)
     runtime.follower = sync
     tasks = [asyncio.create_task(sync.run()), asyncio.create_task(report_audit(runtime, source))]
@@ -231,6 +231,7 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         with contextlib.suppress(Exception):
+            runtime.audit.end_summaries()  # what refusals counted: said now, not lost with the process
             events = runtime.audit.drain(AUDIT_BATCH)
             if events:
                 await asyncio.wait_for(source.report_audit(events), 5)

@@ -19,11 +19,15 @@ router = APIRouter(tags=["audit"])
 def latest_events(
     caller: UserCaller,
     session: DbSession,
-    limit: int = Query(default=100, ge=1, le=audit.KEEP),
+    limit: int = Query(default=100, ge=1, le=audit.MAX_LISTED),
     exposition: str | None = Query(default=None, description="an exposition's id or name"),
+    refused: bool | None = Query(
+        default=None, description="true: only refusals (401, 403, 429) and their summaries; false: only the others"
+    ),
 ) -> list[dict[str, Any]]:
     """The newest events first: one per MCP request (answered, or refused by authentication or a rate limit) of the
-    plans that audit."""
+    plans that audit. Beyond the first few refusals of a kind in a minute, one event stands for the rest of them:
+    `count` (how many), `first_time` and `last_time`."""
     exposition_id = None
     if exposition is not None:
         exposition_id = session.scalar(
@@ -34,4 +38,4 @@ def latest_events(
         )
         if exposition_id is None:
             raise NotFound(f"no exposition {exposition!r}", field="exposition")
-    return audit.latest(session, caller.organization_id, limit, exposition_id)
+    return audit.latest(session, caller.organization_id, limit, exposition_id, refused)
