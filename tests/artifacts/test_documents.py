@@ -235,6 +235,51 @@ def test_a_file_resource_that_could_leave_the_backend_is_refused_when_attached(u
     assert problem in error.problem
 
 
+DOT_SEGMENT_IN_DISGUISE = [
+    ("file:///docs/..;/admin", "no . or .. segment"),  # Tomcat and Spring: `..;` is `..`
+    ("file:///docs/..;jsessionid=x/admin", "no . or .. segment"),
+    ("file:///docs/.;/admin", "no . or .. segment"),
+    ("file:///docs/%2e%2e;/admin", "no . or .. segment: it stays under the backend's base path (once percent-decoded)"),
+    ("file:///docs/..%3B/admin", "no . or .. segment: it stays under the backend's base path (once percent-decoded)"),
+    (
+        "file:///docs/\uff0e\uff0e/admin",
+        "no . or .. segment: it stays under the backend's base path (once NFKC-normalized",
+    ),
+    ("file:///docs/%EF%BC%8E%EF%BC%8E/admin", "(once NFKC-normalized, as some servers do"),
+    ("file:///docs/\uff0e\uff0e\uff0fadmin", "no character that NFKC normalization makes /"),
+    ("file:///docs/a\uff3cb", "holds no backslash (once NFKC-normalized"),
+    ("file:///docs/.. /admin", "no segment of dots and spaces only"),  # Windows servers drop the space
+    (
+        "file:///docs/..%20/admin",
+        "no segment of dots and spaces only: some servers read it as .. (once percent-decoded)",
+    ),
+    ("file:///docs/.../admin", "no segment of dots and spaces only"),
+    ("file:///docs/%u002e%u002e/admin", "no %u escape: IIS decodes %u002e as ."),
+    ("file:///docs/a%2Fb", "no percent-encoded / or \\ (%2F, %5C): servers differ on whether it ends a segment"),
+    ("file:///docs/a%2fb", "no percent-encoded / or \\ (%2F, %5C)"),
+    ("file:///docs/a%252Fb", "no percent-encoded / or \\ (%2F, %5C)"),
+]
+"""Issue 21, L4: paths the check let through that servers read with a `..` segment, or cut elsewhere."""
+
+
+@pytest.mark.parametrize(("uri", "problem"), DOT_SEGMENT_IN_DISGUISE)
+def test_a_file_path_servers_read_with_a_dot_segment_is_refused_when_attached(uri: str, problem: str) -> None:
+    error = refused(changed("resources.yaml", lambda d: d["resources"].update({uri: {"name": "stolen"}})))
+    assert error.path == pointer(["resources", uri])
+    assert problem in error.problem
+
+
+def test_paths_with_dots_parameters_and_letters_beyond_ascii_are_still_attached() -> None:
+    plain = [
+        "file:///docs/v1.2/notes.md",
+        "file:///docs/a;b/c",
+        "file:///docs/caf\u00e9.md",
+        "file:///docs/%C3%A9t%C3%A9",
+    ]
+    document = read(changed("resources.yaml", lambda d: d["resources"].update({uri: {"name": uri} for uri in plain})))
+    assert set(plain) <= set(document.capabilities)
+
+
 def test_a_file_template_must_write_the_path_s_slash_itself() -> None:
     """Finding H1: with `file://{+rest}` any client chose the host the plan's credentials went to."""
     error = refused(changed("resources.yaml", lambda d: d.update(resourceTemplates={"file://{+rest}": {"name": "x"}})))

@@ -18,6 +18,7 @@ from apimcp.protocol.models import NO_VALUE, CallToolResult, RawJson, TextConten
 from apimcp.protocol.versions import ALL_REVISIONS
 from apimcp.shaping.limits import ShapingLimits
 from apimcp.shaping.pool import Done, Job, ShapingPool, ShapingUnavailable
+from tests.artifacts.test_output_filters import deep_list
 from tests.shaping.recording import Recording
 
 LIMITS = FilterLimits(max_added_bytes=4096, process_from_bytes=1000)
@@ -110,6 +111,21 @@ def test_a_filter_that_fails_in_a_shaping_process_fails_open(
     with caplog.at_level(logging.WARNING, "apimcp.artifacts"):
         assert asyncio.run(runner.apply(failing, SOURCES["raw"])) is SOURCES["raw"]
     assert "output filter of tool 't' not applied: jsonPatches[0]" in caplog.text
+
+
+def test_toon_far_larger_than_the_json_fails_open_in_a_shaping_process_too(
+    pool: ShapingPool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 5 MB answer of that shape would have made 800 MB of TOON there."""
+    answer = deep_list()
+    result = CallToolResult(
+        content=(TextContent(text=orjson.dumps(answer).decode()),),
+        structured_content=RawJson(data=orjson.dumps(answer)),
+    )
+    runner = FilterRunner(LIMITS, pool)
+    with caplog.at_level(logging.WARNING, "apimcp.artifacts"):
+        assert asyncio.run(runner.apply(runner.compile({"convertToToon": True}, "t"), result)) is result
+    assert "output filter of tool 't' not applied: convertToToon: the TOON text would pass" in caplog.text
 
 
 def test_a_large_result_the_shaping_processes_cannot_take_is_an_error_result() -> None:

@@ -324,6 +324,32 @@ def test_toon_of_a_text_result() -> None:
     assert out.content[0].text != orjson.dumps(rows).decode()
 
 
+def deep_list(members: int = 10_000, depth: int = 250) -> Any:
+    """Issue 21, L3: empty objects `depth` levels down, each one a line of 2·depth spaces in TOON."""
+    value: Any = [{} for _ in range(members)]
+    for _ in range(depth):
+        value = [value, [1]]
+    return value
+
+
+def test_toon_far_larger_than_the_json_fails_open(caplog: pytest.LogCaptureFixture) -> None:
+    """A deep answer grew with its depth: 31 KB of JSON (filtered on the event loop) made 5.2 MB of TOON. TOON text
+    is bounded to 4 times the JSON (or 64 KiB); past that, the result passes as it was."""
+    answer = deep_list()
+    size = len(orjson.dumps(answer))
+    assert size < 32 * 1024 and len(toon_format.encode(answer)) > 160 * size
+    result = structured(answer)
+    with caplog.at_level(logging.WARNING, logger="apimcp.artifacts"):
+        out = OutputFilter.from_spec({"convertToToon": True}, tool="deep").apply(result)
+    assert out is result
+    assert sum(len(block.text) for block in out.content if isinstance(block, TextContent)) <= 4 * size
+    [record] = caplog.records
+    assert record.getMessage() == (
+        f"output filter of tool 'deep' not applied: convertToToon: the TOON text would pass {4 * size} characters, "
+        f"the larger of 4 times the JSON's {size} and 65536; the result passes unfiltered"
+    )
+
+
 # --- output schemas ------------------------------------------------------------------------------
 
 SCHEMA: dict[str, Any] = {

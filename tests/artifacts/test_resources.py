@@ -21,6 +21,7 @@ from apimcp.artifacts.uri_matching import MatchBudget
 from apimcp.artifacts.uri_templates import UriTemplate
 from apimcp.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, ResourceNotFound
 from apimcp.protocol.models import BlobResourceContents, ResourceContents, TextResourceContents
+from tests.artifacts.test_documents import DOT_SEGMENT_IN_DISGUISE
 
 pytestmark = pytest.mark.anyio
 
@@ -335,6 +336,17 @@ async def test_what_cannot_be_read_is_not_found(catalog: ResourceCatalog, uri: s
         await catalog.read(uri, loader)
     assert raised.value.uri == uri
     assert raised.value.data == {"uri": uri}
+    assert loader.calls == []
+
+
+@pytest.mark.parametrize("uri", [uri for uri, _ in DOT_SEGMENT_IN_DISGUISE])
+async def test_a_path_servers_read_with_a_dot_segment_is_not_found(catalog: ResourceCatalog, uri: str) -> None:
+    """Issue 21, L4: a template's expansion (`file:///{+path}`) that a Java, Windows or Unicode-normalizing backend
+    reads as leaving its directory, or cuts into other segments, never reaches the backend."""
+    loader = FakeLoader()
+    with pytest.raises(ResourceNotFound) as raised:
+        await catalog.read(uri, loader)
+    assert raised.value.uri == uri
     assert loader.calls == []
 
 

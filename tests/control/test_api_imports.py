@@ -19,6 +19,7 @@ from apimcp.catalog.codec import decode_service
 from apimcp.control.models import Artifact, Service
 from tests.control.api_harness import ECHO_API, Api, created, import_echo, ok, problem
 from tests.control.factories import prompts
+from tests.safety.test_yaml_schema import with_default
 from tests.support.live_server import live_server
 
 SPLIT_MAIN = b"""
@@ -341,3 +342,18 @@ def test_artifacts_are_attached_from_a_url_within_the_same_rules(
     problem(other.user.post(f"/services/{service['id']}/artifacts/from-url", json={"url": url}), 404)
     names = sorted(a["name"] for a in ok(acme.user.get(f"/services/{service['id']}/artifacts")))
     assert names == ["echo-1-description", "overlay", "prompts.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [("1" * 5_000, "1" * 24 + "… (5000 characters)"), ("0x" + "f" * 40, "0x" + "f" * 22 + "… (42 characters)")],
+)
+def test_an_integer_beyond_64_bits_is_refused_where_it_is_written(api: Api, written: str, shown: str) -> None:
+    """Issue 21, L2: 5,000 digits were Python's 4,300-digit limit as a 500; a 160-bit default made orjson fail."""
+    acme = api.org("acme")
+    content = with_default(written)
+    response = acme.user.post("/services", files={"file": ("huge.yaml", content, "application/yaml")})
+    assert problem(response, 422, "file")["detail"] == (
+        f"huge.yaml: the integer {shown} is out of range (at most 64 bits) (line 9, column 65)"
+    )
+    assert ok(acme.user.get("/services")) == []

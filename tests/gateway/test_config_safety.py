@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from typer.testing import CliRunner
 
+from apimcp.cli.main import app
 from apimcp.gateway.config import ConfigError, load_config, parse_config
 from apimcp.gateway.plan import plan_gateway
 from tests.gateway.conftest import ECHO_SPEC
 from tests.safety.test_yaml_loading import alias_bomb, never_built
+from tests.safety.test_yaml_schema import with_default
 from tests.support.live_aiohttp import live_aiohttp
 
 
@@ -112,3 +115,26 @@ def test_aliases_still_work_and_errors_keep_their_positions(tmp_path: Path) -> N
     assert (config.services["b"].timeout, config.services["b"].tool_prefix) == (5, "b_")
     with pytest.raises(ConfigError, match=r"^gw\.yaml:8:14: services\.b\.timeout: Input should be greater than 0"):
         parse_config(text + "    timeout: -1\n", "gw.yaml", tmp_path)
+
+
+def test_an_integer_beyond_64_bits_is_named_with_its_line_by_apimcp_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21, L2: Python's 4,300-digit limit surfaced unplaced, and a 160-bit default in a description was
+    accepted, for orjson to fail on when the tool was listed."""
+    monkeypatch.chdir(tmp_path)
+    huge = "1" * 5_000
+    Path("gw.yaml").write_text(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    timeout: {huge}\n")
+    result = CliRunner().invoke(app, ["serve", "gw.yaml"])
+    assert result.exit_code == 2
+    assert f"gw.yaml:4:14: the integer {huge[:24]}… (5000 characters) is out of range (at most 64 bits)" in (
+        " ".join(result.output.split())  # the message may be wrapped
+    )
+    Path("huge.yaml").write_bytes(with_default("0x" + "f" * 40))
+    Path("gw.yaml").write_text("services:\n  huge:\n    openapi: huge.yaml\n")
+    result = CliRunner().invoke(app, ["serve", "gw.yaml"])
+    assert result.exit_code == 2
+    assert (
+        f"gw.yaml:3:14: services.huge.openapi: {tmp_path / 'huge.yaml'}: the integer 0x{'f' * 22}… (42 characters) "
+        "is out of range (at most 64 bits) (line 9, column 65)"
+    ) in " ".join(result.output.split())

@@ -136,6 +136,10 @@ async def test_file_resource_path_cannot_change_the_host(
         f"file:///%5C%5C{elsewhere}/steal",
         "file:///docs/%2E%2E/admin",
         "file:///docs/\t/admin",
+        "file:///docs/..;/admin",  # issue 21, L4: dot segments as Java, Windows and normalizing servers read them
+        "file:///docs/\uff0e\uff0e/admin",
+        "file:///docs/..%20/admin",
+        "file:///docs/a%2Fb",
     ]
     # documents attached before the check, as a snapshot would still carry them, and templates a client expands
     catalog = ResourceCatalog(

@@ -5,8 +5,15 @@ Whatever follows `file://` is appended to that URL, so it must be a path that ke
 origin and stays under its base path: it starts with one `/` (a host, `@userinfo` or `.suffix` after
 `file://` would become part of the backend's authority), and, read once or several times
 percent-decoded (servers and proxies decode), it still starts with one `/`, holds no `.` or `..`
-segment, no backslash (WHATWG parsers read it as `/`) and no control character. The query, if any,
-is the backend's business: it is sent as written, encoded where it must be.
+segment, no backslash (WHATWG parsers read it as `/`) and no control character. Servers find dot
+segments where the path's text has none, so those are refused too: a segment that is `..` once its
+`;parameters` are removed (Tomcat and Spring read `/docs/..;/x` as `/x`), one made of dots and spaces only
+(Windows servers drop trailing dots and spaces: `.. ` is `..`), one that NFKC normalization makes a dot
+segment (two fullwidth full stops, U+FF0E, which servers that normalize Unicode read as `..`; the whole
+path is checked once normalized, so a fullwidth solidus or reverse solidus counts as what it becomes), and
+IIS's `%u002e` escapes. A percent-encoded slash or backslash (`%2F`, `%5C`) is refused as well: servers
+differ on whether it ends a segment, so the path the backend walks is not the one checked here. The query,
+if any, is the backend's business: it is sent as written, encoded where it must be.
 
 The same rule is applied when a file is attached (to static URIs), when a template's expansion is read,
 and by the loader before any request is made.
@@ -15,6 +22,7 @@ and by the loader before any request is made.
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import unquote
 
 __all__ = ["FILE_SCHEME", "file_path", "file_path_problem", "file_template_problem"]
@@ -23,6 +31,9 @@ FILE_SCHEME = "file://"
 _DECODINGS = 3
 """How many times a path is percent-decoded and checked again; one still encoded after that is refused."""
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ENCODED_SEPARATOR = re.compile(r"%(?:2f|5c)", re.IGNORECASE)
+_IIS_ESCAPE = re.compile(r"%u[0-9a-f]{4}", re.IGNORECASE)
+_DOTS_AND_SPACES = re.compile(r"[. ]*\.[. ]*")
 
 
 def file_path(uri: str) -> str | None:
@@ -37,26 +48,48 @@ def file_path_problem(path: str) -> str | None:
     if _CONTROL.search(path):
         return "a file:// URI holds no control character"
     text = path.split("#", 1)[0].split("?", 1)[0]
+    encoded_separator = False
     for decodings in range(_DECODINGS + 1):
         problem = _plain_path_problem(text)
         if problem is not None:
             return problem if decodings == 0 else f"{problem} (once percent-decoded)"
+        encoded_separator = encoded_separator or _ENCODED_SEPARATOR.search(text) is not None
         decoded = unquote(text)
         if decoded == text:
-            return None
+            break
         text = decoded
-    return f"the path of a file:// URI is percent-encoded more than {_DECODINGS} times over"
+    else:
+        return f"the path of a file:// URI is percent-encoded more than {_DECODINGS} times over"
+    if encoded_separator:  # after the rest, so that what a decoded path would do is what is said
+        return (
+            "the path of a file:// URI holds no percent-encoded / or \\ (%2F, %5C): servers differ on whether it "
+            "ends a segment"
+        )
+    return None
 
 
-def _plain_path_problem(path: str) -> str | None:
+def _plain_path_problem(path: str, normalized: bool = False) -> str | None:
     if path.startswith("//"):
         return "the path of a file:// URI starts with one /: // would begin another host"
     if "\\" in path:
         return "the path of a file:// URI holds no backslash"
     if _CONTROL.search(path):
         return "the path of a file:// URI holds no control character"
-    if any(segment in {".", ".."} for segment in path.split("/")):
-        return "the path of a file:// URI has no . or .. segment: it stays under the backend's base path"
+    if _IIS_ESCAPE.search(path):
+        return "the path of a file:// URI holds no %u escape: IIS decodes %u002e as ."
+    for segment in path.split("/"):
+        bare = segment.split(";", 1)[0]  # Tomcat and Spring read `..;x` as `..`
+        if bare in {".", ".."}:
+            return "the path of a file:// URI has no . or .. segment: it stays under the backend's base path"
+        if _DOTS_AND_SPACES.fullmatch(bare):
+            return "the path of a file:// URI has no segment of dots and spaces only: some servers read it as .."
+    folded = path if normalized else unicodedata.normalize("NFKC", path)
+    if folded != path:
+        if folded.count("/") != path.count("/"):
+            return "the path of a file:// URI holds no character that NFKC normalization makes / (U+FF0F, fullwidth)"
+        problem = _plain_path_problem(folded, normalized=True)
+        if problem is not None:
+            return f"{problem} (once NFKC-normalized, as some servers do: U+FF0E, a fullwidth full stop, becomes .)"
     return None
 
 

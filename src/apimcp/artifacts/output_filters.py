@@ -9,7 +9,8 @@ so a filter's work and its result stay proportional to the answer it filters.
 
 Filtering fails open: a result that is not JSON, or any step that fails (a patch whose `test` does not
 hold, a path a patch does not find, patches that would add more than their budget...), gives back the
-original result with a warning that names the step but never the content. A filter shrinks what the
+original result with a warning that names the step but never the content; so does TOON text that would
+be far larger than the JSON (`toon_output`: deep answers grow with their depth). A filter shrinks what the
 agent reads; it is not a security boundary.
 """
 
@@ -22,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
-import toon_format
 
 from apimcp.artifacts.errors import PlaceError, pointer_segments
 from apimcp.artifacts.json_patch import Patch, PatchFailed
 from apimcp.artifacts.json_retain import NotRetainable, Retention, TooManyBranches
+from apimcp.artifacts.toon_output import ToonTooLarge, toon_text
 from apimcp.protocol.models import NO_VALUE, CallToolResult, ContentBlock, RawJson, TextContent
 from apimcp.safety.json_parsing import parse_json
 
@@ -170,7 +171,12 @@ class OutputFilter:
                 value = self.patch.apply(value, self.max_added_bytes)
             except PatchFailed as failure:  # its message names the operation, never the document
                 raise FilterFailed(f"jsonPatches{failure}") from None
-        return value, toon_format.encode(value) if self.to_toon else orjson.dumps(value).decode()
+        if not self.to_toon:
+            return value, orjson.dumps(value).decode()
+        try:
+            return value, toon_text(value)
+        except ToonTooLarge as exc:
+            raise FilterFailed(f"convertToToon: {exc}") from None
 
     @staticmethod
     def rebuilt(result: CallToolResult, text: str, value: Any) -> CallToolResult:

@@ -12,8 +12,9 @@ naming the level before, made a 481-byte description a 2 MB input schema, and ea
 level multiplies by 9. What aliases may add is relative to what the document itself holds:
 any document may expand to the allowances, a larger one to `max_expansion` times its own
 size. libyaml's parser is used when it is installed (it is several times faster than the
-pure-Python one). Dates and times stay strings, as JSON would have them (a schema's
-`example: 2024-01-01`).
+pure-Python one). Plain scalars mean what YAML 1.2's core schema says (`yaml_schema`): dates and
+times stay strings, as JSON would have them (a schema's `example: 2024-01-01`), `yes` and `on` are strings,
+there are no base-60 numbers, integers hold 64 bits, and only JSON values are built.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+
+from apimcp.safety.yaml_schema import CORE_CONSTRUCTORS, CORE_RESOLVERS, ScalarOutOfRange
 
 DEFAULT_MAX_ALIASES = 10_000
 DEFAULT_MAX_DEPTH = 128
@@ -69,17 +72,15 @@ class JsonTooDeep(ValueError):
 
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_TIMESTAMP = "tag:yaml.org,2002:timestamp"
 
 
 class _Loader(_Base):  # type: ignore[misc]  # the base is libyaml's loader when available
-    """Safe YAML as JSON sees it: dates and times stay strings."""
+    """Safe YAML as JSON sees it, in YAML 1.2's core schema (`yaml_schema`): dates and times stay strings, `yes`
+    is a string, `1:30` too, and integers hold 64 bits."""
 
 
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+_Loader.yaml_implicit_resolvers = CORE_RESOLVERS
+_Loader.yaml_constructors = {**yaml.SafeLoader.yaml_constructors, **CORE_CONSTRUCTORS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +119,11 @@ def compose_yaml(
         _Measure(limits or YamlLimits()).document(node)
         if inspect is not None:
             inspect(node)
-        return YamlDocument(node, loader.construct_document(node))
+        try:
+            data = loader.construct_document(node)
+        except ScalarOutOfRange as exc:  # a bound, like the others: callers report it as one
+            raise YamlLimitError(exc.problem or "a number is out of range", exc.problem_mark) from None
+        return YamlDocument(node, data)
     finally:
         loader.dispose()
 
