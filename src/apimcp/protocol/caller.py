@@ -90,7 +90,8 @@ def client_host(client: str | None) -> str:
 def caller_key(principal: str | None, client: str | None) -> str:
     """Whom a per-caller limit counts (rate limits, the tasks one caller keeps): the authenticated principal,
     else the host of the client's address (`client_host`). Never a session: sessions are free to open. Behind a
-    proxy every anonymous client shares the proxy's address (`X-Forwarded-For` is not trusted)."""
+    proxy every anonymous client shares the proxy's address, unless the server believes the proxy's
+    X-Forwarded-For (`apimcp.servers.forwarded_headers`: by default no one's)."""
     if principal is not None:
         return "p:" + principal
     return "a:" + client_host(client)
