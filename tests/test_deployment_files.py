@@ -29,6 +29,9 @@ def test_compose_runs_the_tested_topology() -> None:
         assert command[command.index("--control-plane") + 1] == "http://control-plane:8080"
         assert command[command.index("--state-url") + 1] == "redis://redis:6379/0"
         assert SERVICES[name]["env_file"] == ".env"
+        # X-Forwarded-For and -Proto believed from the balancer alone (by default from no one)
+        balancer = SERVICES["balancer"]["networks"]["default"]["ipv4_address"]
+        assert command[command.index("--forwarded-allow-ips") + 1] == balancer
 
 
 def test_the_balancer_spreads_over_the_three_gateways_without_buffering() -> None:

@@ -31,6 +31,12 @@ def test_a_variable_sets_its_group_s_field_and_nothing_else() -> None:
     assert from_environment({"APIMCP_FETCH_MAX_REDIRECTS": "0"}).fetch.max_redirects == 0  # zero follows none
 
 
+def test_the_proxies_believed_are_text_and_none_by_default() -> None:
+    assert Settings().forwarded.trusted == ()
+    given = from_environment({"APIMCP_FORWARDED_ALLOW_IPS": " 10.0.0.5, fd00::/8 "}).forwarded
+    assert given.trusted == ("10.0.0.5", "fd00::/8")
+
+
 @pytest.mark.parametrize(
     ("environment", "message"),
     [
@@ -49,6 +55,11 @@ def test_a_variable_sets_its_group_s_field_and_nothing_else() -> None:
             "APIMCP_FETCH_TIMEOUT_SECONDS: fetch limits must be positive (max_redirects may be 0)",
         ),
         (
+            {"APIMCP_FORWARDED_ALLOW_IPS": "10.0.0.0/8, 10.1.2.3/16"},
+            "APIMCP_FORWARDED_ALLOW_IPS: '10.1.2.3/16' is not an IP address or a CIDR network (10.0.0.5, 10.0.0.0/8: "
+            "a network's host bits are zeros), nor * for any peer",
+        ),
+        (
             {"APIMCP_IMPORTS_WORKERS": "0", "APIMCP_IMPORTS_QUEUED": "0"},
             "APIMCP_IMPORTS_WORKERS, APIMCP_IMPORTS_QUEUED: workers and retry_after_seconds must be positive, "
             "queued at least 0",
@@ -64,7 +75,7 @@ def test_a_wrong_value_is_refused_naming_its_variable(environment: dict[str, str
 def test_every_setting_is_documented_with_its_default() -> None:
     rows = {}
     for line in SECURITY_DOC.read_text().splitlines():
-        found = re.match(r"\| `(APIMCP_[A-Z_]+)` \| ([^|]+) \|", line)
+        found = re.match(r"\| `(APIMCP_[A-Z_]+)` \| ([^|]*) \|", line)  # an empty default: none
         if found:
             rows[found.group(1)] = found.group(2).strip()
     expected = {variable: str(default) for variable, _, _, default in variables()}

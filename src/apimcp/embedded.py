@@ -211,6 +211,7 @@ async def serve_embedded(
             log_level=log_level,
             tls=tls,
             head_limits=limits.head,
+            forwarded=limits.forwarded,
             on_listening=(lambda: on_ready(started)) if on_ready is not None else None,
         )
         await server.serve()

@@ -3,8 +3,9 @@
 Each group of limits is a frozen dataclass owned by the layer it bounds, with safe defaults; this
 module only names them and reads the environment, once, when a server command starts. A variable
 is named after its group and field: `APIMCP_MCP_MAX_BODY_BYTES` sets `EndpointLimits.max_body_bytes`.
-Values are plain numbers (bytes, seconds, counts). A variable that does not parse, or a value its
-group refuses, stops the command with a message naming the variable.
+Values are plain numbers (bytes, seconds, counts), but for a field typed `str` (the proxies
+`APIMCP_FORWARDED_ALLOW_IPS` names), which its group checks. A variable that does not parse, or a value
+its group refuses, stops the command with a message naming the variable.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from apimcp.protocol.sessions import SessionLimits
 from apimcp.protocol.tasks.limits import TaskLimits
 from apimcp.safety.fetch import FetchLimits
 from apimcp.safety.yaml_loading import YamlLimits
+from apimcp.servers.forwarded_headers import ForwardedHeaders
 from apimcp.servers.head_limits import HeadLimits
 from apimcp.shaping.limits import ShapingLimits
 
@@ -43,6 +45,7 @@ class Settings:
     sessions: SessionLimits = field(default_factory=SessionLimits)
     tasks: TaskLimits = field(default_factory=TaskLimits)
     head: HeadLimits = field(default_factory=HeadLimits)
+    forwarded: ForwardedHeaders = field(default_factory=ForwardedHeaders)
     api: ApiLimits = field(default_factory=ApiLimits)
     fetch: FetchLimits = field(default_factory=FetchLimits)
     yaml: YamlLimits = field(default_factory=YamlLimits)
@@ -74,7 +77,8 @@ def from_environment(environ: Mapping[str, str] | None = None) -> Settings:
             variable = f"{PREFIX}{group.name.upper()}_{item.name.upper()}"
             raw = environ.get(variable, "").strip()
             if raw:
-                given[item.name] = _number(variable, raw, kinds[item.name])
+                kind = kinds[item.name]
+                given[item.name] = raw if kind is str else _number(variable, raw, kind)
         if given:
             try:
                 groups[group.name] = replace(default, **given)

@@ -103,6 +103,21 @@ def test_refusals_of_another_kind_are_told_apart() -> None:
     assert all("retry_after" not in e for e in summaries)  # one request's own, not the summary's
 
 
+def test_a_summary_of_rate_limit_refusals_adds_up_the_messages_batches_had_refused() -> None:
+    """A refused batch is one event saying how many of its messages were refused (issue 21, M2): a summary of many
+    such events says how many messages they stood for, not the first one's."""
+    clock = Clock()
+    sink = _sink(clock)
+    for messages in (1, 8, 8, 99, 1, 40):
+        sink.record(rate_limit_event(WHERE, "caller_rate_limit", 30, "203.0.113.9", "/mcp/library", None, messages))
+    clock.now += 60
+    sent = _everything(sink)
+    assert [e["messages"] for e in sent if "count" not in e] == [1, 8, 8]  # the first as they are
+    (summary,) = [e for e in sent if "count" in e]
+    assert (summary["count"], summary["messages"]) == (3, 99 + 1 + 40)
+    assert is_event(summary)
+
+
 def test_refusals_from_more_clients_than_followed_are_counted_per_exposition_in_bounded_memory() -> None:
     clock = Clock()
     sink = _sink(clock, max_kinds=5)

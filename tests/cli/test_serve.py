@@ -36,13 +36,14 @@ def _free_port() -> int:
     return 20000 + (os.getpid() * 7 + int(time.monotonic() * 1000)) % 20000
 
 
-def _serve(*args: str) -> tuple[subprocess.Popen[str], int]:
+def _serve(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], int]:
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "apimcp.cli", "serve", *args, "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env={**os.environ, **(env or {})},
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -176,3 +177,48 @@ def test_a_request_state_key_variable_too_short_is_a_usage_error(monkeypatch: py
     with pytest.raises(typer.Exit) as stopped:
         endpoint_options([], Settings())
     assert stopped.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("option", "variable", "statuses"),
+    [
+        ([], "", [200, 429]),  # one anonymous caller, the peer 127.0.0.1, whatever the header says
+        (["--forwarded-allow-ips", "127.0.0.1"], "", [200, 200]),  # two callers, as the proxy named says
+        ([], "127.0.0.0/8", [200, 200]),
+        (["--forwarded-allow-ips", ""], "127.0.0.1", [200, 429]),  # the option wins: no one
+    ],
+)
+def test_forwarded_headers_are_believed_only_from_the_proxies_named(
+    option: list[str], variable: str, statuses: list[int], bookshelf_api: str, tmp_path: Path
+) -> None:
+    """Issue 21, L1: uvicorn believed X-Forwarded-For from 127.0.0.1, so any local process chose the address an
+    anonymous caller is rate limited (and audited) as."""
+    config = tmp_path / "gateway.yaml"
+    config.write_text(f"""
+services:
+  shelf: {{openapi: {spec_path()}, backend: "{bookshelf_api}"}}
+expositions:
+  library: {{services: [shelf], rate_limit: {{caller: 1/min}}}}
+""")
+    process, port = _serve(str(config), *option, env={"APIMCP_FORWARDED_ALLOW_IPS": variable})
+    try:
+        with McpHttp(f"http://127.0.0.1:{port}/mcp/library") as mcp:
+            answers = [mcp.modern("tools/list", headers={"x-forwarded-for": f"203.0.113.{n}"}) for n in (9, 10)]
+    finally:
+        _stop(process)
+    assert [answer.status for answer in answers] == statuses
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve", "--openapi", "x.yaml"],
+        ["control-plane"],
+        ["gateway", "--control-plane", "http://127.0.0.1:1", "--token", "t"],
+        ["demo"],
+    ],
+)
+def test_a_wrong_proxy_address_is_a_usage_error_naming_the_option(command: list[str]) -> None:
+    result = CliRunner().invoke(app, [*command, "--forwarded-allow-ips", "10.0.0.1,proxy.internal"])
+    assert result.exit_code == 2, result.output
+    assert "--forwarded-allow-ips: 'proxy.internal' is not an IP address or a CIDR network" in result.output

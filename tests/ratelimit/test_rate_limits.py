@@ -7,21 +7,17 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from redis.asyncio import Redis
 
 from apimcp.gateway.config import ConfigError, parse_config
 from apimcp.protocol.caller import caller_key
 from apimcp.ratelimit.buckets import BucketStore, MemoryBuckets
 from apimcp.ratelimit.limiter import RateLimiter
 from apimcp.ratelimit.policy import RateLimit, RateLimitError, RateLimits, parse_rate, parse_rate_limits
-from apimcp.state.redis_buckets import RedisBuckets
 from tests.gateway.conftest import echo_config, live_gateway
-from tests.state.conftest import REDIS_URL
 
 pytestmark = pytest.mark.anyio
 
@@ -67,16 +63,6 @@ def test_settings_are_kept_as_json_and_read_back() -> None:
     assert parse_rate_limits(None).as_json() is None and not parse_rate_limits({})
 
 
-@pytest.fixture(params=["memory", "redis"])
-async def buckets(request: pytest.FixtureRequest, redis_prefix: str) -> AsyncIterator[BucketStore]:
-    if request.param == "memory":
-        yield MemoryBuckets()
-        return
-    client = Redis.from_url(REDIS_URL)
-    yield RedisBuckets(client, redis_prefix)
-    await client.aclose()
-
-
 async def test_a_bucket_allows_its_burst_then_says_when_to_come_back(buckets: BucketStore) -> None:
     assert [await buckets.take("k", 2.0, 3) for _ in range(3)] == [0.0, 0.0, 0.0]
     wait = await buckets.take("k", 2.0, 3)
@@ -108,7 +94,7 @@ async def test_each_caller_has_a_limit_and_everyone_together_the_exposition_s() 
 
 async def test_a_store_that_fails_lets_requests_through() -> None:
     class Broken(BucketStore):
-        async def take(self, key: str, rate: float, burst: int) -> float:
+        async def take_up_to(self, key: str, rate: float, burst: int, count: int) -> tuple[int, float]:
             raise ConnectionError("away")
 
     limiter = RateLimiter("expo", RateLimits(exposition=RateLimit(1, 60.0, 1)), Broken())

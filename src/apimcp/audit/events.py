@@ -75,13 +75,15 @@ def authentication_event(where: Where, reason: str, status: int, client: str | N
 
 
 def rate_limit_event(
-    where: Where, reason: str, retry_after: int, client: str | None, path: str, user: str | None
+    where: Where, reason: str, retry_after: int, client: str | None, path: str, user: str | None, messages: int = 1
 ) -> dict[str, Any]:
     """A request refused 429 by the exposition's rate limits before it was read (`reason`: whose limit), with the
-    `Retry-After` it was given and the user it was admitted as."""
+    `Retry-After` it was given and the user it was admitted as; `messages`: how many it refused, 1, or those of
+    a JSON-RPC batch beyond what the limits allowed (each answered with the 429's error, none run)."""
     event = _at_the_door(where, "rate_limit", "refused", reason, 429, client, path)
     event["user"] = _short(user)
     event["retry_after"] = retry_after
+    event["messages"] = messages
     return event
 
 

@@ -5,7 +5,8 @@ Recorded one event each, they would push an organization's real events out of wh
 So the sink hands each refusal to `RefusalSummaries` first. Refusals alike (the same exposition, action, target,
 status, reason, client, user and script) are one *kind*: the first `FIRST_AS_IS` of a kind within
 `WINDOW_SECONDS` go on as they are, the rest are only counted, and when the window ends one summary event says
-how many more there were and between which times (`count`, `first_time`, `last_time`).
+how many more there were and between which times (`count`, `first_time`, `last_time`); for rate limits, how many
+messages they refused together (`messages`: a JSON-RPC batch's refusal counts the messages it refused).
 
 Memory is bounded: at most `MAX_KINDS` kinds are followed at once. A refusal of a new kind beyond them is
 counted in its exposition's overflow instead: one summary per exposition and action, status and reason, values
@@ -23,7 +24,7 @@ WINDOW_SECONDS = 60.0
 FIRST_AS_IS = 3
 MAX_KINDS = 1000
 
-PER_REQUEST = ("request_id", "session_id", "duration_ms", "retry_after", "revision", "error_code")
+PER_REQUEST = ("request_id", "session_id", "duration_ms", "retry_after", "revision", "error_code", "messages")
 """What one refused request says and a summary of many cannot."""
 PER_CALLER = ("target", "client", "user", "via")
 """What tells refusals of one kind apart from another's: an overflow summary mixes them."""
@@ -39,21 +40,29 @@ class _Window:
     counted: int = 0
     first_time: float = 0.0
     last_time: float = 0.0
+    messages: int | None = None
+    """The messages the counted refusals stood for, when they say (rate limits: 1 each, or a batch's)."""
 
     def count(self, event: Mapping[str, Any]) -> None:
         moment = float(event["time"])
         self.first_time = moment if self.counted == 0 else min(self.first_time, moment)
         self.last_time = max(self.last_time, moment)
         self.counted += 1
+        messages = event.get("messages")
+        if isinstance(messages, int) and not isinstance(messages, bool):
+            self.messages = (self.messages or 0) + messages
 
     def summary(self) -> dict[str, Any]:
-        return {
+        summary = {
             **self.template,
             "time": self.last_time,
             "count": self.counted,
             "first_time": self.first_time,
             "last_time": self.last_time,
         }
+        if self.messages is not None:
+            summary["messages"] = self.messages
+        return summary
 
 
 def _kind(event: Mapping[str, Any]) -> tuple[object, ...]:

@@ -92,7 +92,9 @@ class AuditObserver:
         """A request the exposition's guard turned away."""
         self._sink.record(authentication_event(self.where, reason, status, client, path))
 
-    def limited(self, reason: str, retry_after: int, client: str | None, path: str, user: str | None) -> None:
+    def limited(
+        self, reason: str, retry_after: int, client: str | None, path: str, user: str | None, messages: int = 1
+    ) -> None:
         """A request the exposition's rate limits refused (429) before it was read: the endpoint never hears of it,
-        so this is its only event."""
-        self._sink.record(rate_limit_event(self.where, reason, retry_after, client, path, user))
+        so this is its only event; or `messages` messages of a batch, in one event."""
+        self._sink.record(rate_limit_event(self.where, reason, retry_after, client, path, user, messages))

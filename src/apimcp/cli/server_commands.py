@@ -97,6 +97,17 @@ FetchAllow = Annotated[
         show_default=False,
     ),
 ]
+ForwardedAllowIps = Annotated[
+    str | None,
+    typer.Option(
+        "--forwarded-allow-ips",
+        metavar="IP|CIDR[,...]|*",
+        help="The proxies in front (addresses, CIDR networks, comma-separated; * for any peer) whose X-Forwarded-For "
+        "and X-Forwarded-Proto say a request's client address and scheme (default: $APIMCP_FORWARDED_ALLOW_IPS, "
+        "else none: each request is from its peer).",
+        show_default=False,
+    ),
+]
 DatabaseUrl = Annotated[
     str | None,
     typer.Option(
@@ -127,14 +138,21 @@ def run_async(main: Coroutine[object, object, None]) -> None:
     run(main)
 
 
-def settings() -> Settings:
-    """The limits `APIMCP_*` variables set (docs/security.md); a wrong one is a usage error naming it."""
+def settings(forwarded_allow_ips: str | None = None) -> Settings:
+    """The limits `APIMCP_*` variables set (docs/security.md), and the proxies `--forwarded-allow-ips` names
+    instead of `APIMCP_FORWARDED_ALLOW_IPS`; a wrong one is a usage error naming it."""
+    from apimcp.servers.forwarded_headers import ForwardedHeaders  # noqa: PLC0415
     from apimcp.settings import SettingsError, from_environment  # noqa: PLC0415
 
     try:
         limits = from_environment()
     except SettingsError as exc:
         fail(str(exc), EXIT_USAGE)
+    if forwarded_allow_ips is not None:
+        try:
+            limits = dataclasses.replace(limits, forwarded=ForwardedHeaders(forwarded_allow_ips))
+        except ValueError as exc:
+            fail(f"--forwarded-allow-ips: {exc}", EXIT_USAGE)
     _install_telemetry()
     return limits
 
@@ -245,6 +263,7 @@ def serve(
     public_url: PublicUrl = None,
     state_url: StateUrl = None,
     workers: Workers = 1,
+    forwarded_allow_ips: ForwardedAllowIps = None,
 ) -> None:
     """Run apimcp: control plane + gateway in one process (default), or a gateway for a config file.
 
@@ -255,7 +274,7 @@ def serve(
     if config is not None and openapi is not None:
         fail("give a configuration file or --openapi, not both", EXIT_USAGE)
     tls = server_tls(tls_cert, tls_key)
-    limits = settings()
+    limits = settings(forwarded_allow_ips)
     stores = shared_state(state_url, limits)
     if config is None and openapi is None:
         if backend or name or include or exclude:
@@ -381,6 +400,7 @@ def run_plan(
             on_ready=ready,
             tls=tls,
             head_limits=limits.head,
+            forwarded=limits.forwarded,
             options=options,
             script_limits=limits.scripts,
             state=stores.stores if stores else None,
@@ -491,6 +511,7 @@ def control_plane(
             "(its Content-Security-Policy allows this page's origin only, otherwise); see docs/console.md.",
         ),
     ] = [],
+    forwarded_allow_ips: ForwardedAllowIps = None,
 ) -> None:
     """Run the control plane alone (REST API and gateway sync), for gateways started with `apimcp gateway`."""
     from apimcp.console.headers import gateway_origin  # noqa: PLC0415
@@ -499,7 +520,7 @@ def control_plane(
 
     tls = server_tls(tls_cert, tls_key)
     policy = fetch_policy(fetch_allow)
-    limits = settings()
+    limits = settings(forwarded_allow_ips)
     _log_to_stderr()
     directory = _data_dir(data_dir)
     try:
@@ -536,6 +557,7 @@ def control_plane(
             port=port,
             tls=tls,
             head_limits=limits.head,
+            forwarded=limits.forwarded,
             console_gateways=console_gateways,
             on_listening=ready,
         )
@@ -575,6 +597,7 @@ def gateway(
     public_url: PublicUrl = None,
     state_url: StateUrl = None,
     workers: Workers = 1,
+    forwarded_allow_ips: ForwardedAllowIps = None,
 ) -> None:
     """Run a gateway that follows a control plane (`apimcp gateway list` lists the registered ones)."""
     if ctx.invoked_subcommand is not None:
@@ -588,7 +611,7 @@ def gateway(
             EXIT_USAGE,
         )
     policy = fetch_policy(fetch_allow)
-    limits = settings()
+    limits = settings(forwarded_allow_ips)
     opened = shared_state(state_url, limits)
     control_planes = [url.strip() for url in control_plane_url.split(",") if url.strip()]
     if not control_planes:
@@ -633,6 +656,7 @@ def gateway(
                 tls=tls,
                 fetch_policy=policy,
                 head_limits=limits.head,
+                forwarded=limits.forwarded,
                 script_limits=limits.scripts,
                 public_url=public_url,
                 state=opened.stores,
@@ -649,10 +673,11 @@ def demo(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
     data_dir: DataDir = None,
     fetch_allow: FetchAllow = [],
+    forwarded_allow_ips: ForwardedAllowIps = None,
 ) -> None:
     """`apimcp serve` with a demo REST API (a bookshelf) imported and exposed at /mcp/default/bookshelf."""
     policy = fetch_policy(fetch_allow)
-    limits = settings()
+    limits = settings(forwarded_allow_ips)
     _log_to_stderr()
     from apimcp.demo import run_demo  # noqa: PLC0415 - the demo's backend is only loaded when asked for
     from apimcp.demo_api import spec_path  # noqa: PLC0415

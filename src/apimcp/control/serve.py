@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from apimcp.control.api.app import create_api
 from apimcp.control.plane import ControlPlane
 from apimcp.servers.factory import server_for
+from apimcp.servers.forwarded_headers import ForwardedHeaders
 from apimcp.servers.head_limits import HeadLimits
 from apimcp.servers.lifecycle import OnListening
 from apimcp.servers.tls import ServerTls
@@ -20,6 +21,7 @@ async def serve_control_plane(
     log_level: str = "info",
     tls: ServerTls | None = None,
     head_limits: HeadLimits | None = None,
+    forwarded: ForwardedHeaders | None = None,
     console_gateways: Sequence[str] = (),
     on_listening: OnListening | None = None,
 ) -> None:
@@ -36,6 +38,7 @@ async def serve_control_plane(
             log_level=log_level,
             tls=tls,
             head_limits=head_limits,
+            forwarded=forwarded,
             on_listening=on_listening,
         )
         await server.serve()

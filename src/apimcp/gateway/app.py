@@ -10,7 +10,8 @@ Each route's guard (`apimcp.auth.guard`) admits a request first: a plan's API ke
 <key>`, `X-API-Key` or `x-reshapr-key`), or an OAuth access token; a refusal is 401 or 403 with its
 `WWW-Authenticate` challenge; an access token must be issued for one of the URLs that lead to the exposition now
 (`apimcp.gateway.routing`), on this server's origin. Then the plan's rate limits (`apimcp.ratelimit`): 429 with
-Retry-After beyond (the calls scripts make into the exposition spend from the same buckets: `apimcp.gateway.calls`).
+Retry-After beyond (the calls scripts make into the exposition spend from the same buckets: `apimcp.gateway.calls`;
+so do the further messages of a JSON-RPC batch: `apimcp.gateway.batch_rates`).
 A refusal of either is the request's only audit event: the endpoint never hears of the request.
 `/.well-known/oauth-protected-resource/mcp/...` is the RFC 9728 metadata of every endpoint form of an
 OAuth-protected exposition. `/metrics`: Prometheus metrics, when on (`apimcp.telemetry`). `/elicitation/...`
@@ -22,20 +23,24 @@ Browser pages of the origins an operator lists reach the MCP endpoints and their
 
 from __future__ import annotations
 
+import functools
+
 import orjson
 
 from apimcp.auth.guard import Refusal
 from apimcp.auth.resource import WELL_KNOWN, ExpositionResource
 from apimcp.elicitation.broker import PAGES
 from apimcp.elicitation.pages import ElicitationPages
+from apimcp.gateway.batch_rates import BatchRates
 from apimcp.gateway.routing import MCP_PREFIX
-from apimcp.gateway.runtime import GatewayRuntime
-from apimcp.protocol.caller import CALLER_KEY, caller_key
+from apimcp.gateway.runtime import GatewayRuntime, Route
+from apimcp.protocol.batch_allowance import BATCH_ALLOWANCE_KEY
+from apimcp.protocol.caller import CALLER_KEY, Caller, caller_key
 from apimcp.protocol.cors import with_cors
 from apimcp.protocol.errors import SERVER_BUSY
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
 from apimcp.protocol.http_sse import serve_http_sse
-from apimcp.ratelimit.limiter import Refused
+from apimcp.ratelimit.limiter import RateLimiter, Refused
 from apimcp.telemetry.scrape import METRICS_PATH, serve_metrics
 
 METADATA_PREFIX = WELL_KNOWN + MCP_PREFIX[:-1]
@@ -74,6 +79,21 @@ class GatewayApp:
         if not self.runtime.host_allowed(scope):
             return "Host not allowed (DNS rebinding protection)"
         return resource.misdirected(scope)
+
+    async def _within_limits(
+        self, route: Route, limiter: RateLimiter, scope: Scope, caller: Caller | None, send: Send
+    ) -> BatchRates | None:
+        """Whether the request is within the route's rate limits: if so, what charges the further messages of a
+        batch it may carry; else None, and it is answered 429."""
+        client = scope.get("client")
+        key = caller_key(caller.principal if caller else None, str(client[0]) if client else None)
+        exposition = route.name or route.exposition_id
+        limited = await limiter.check(key)
+        if limited is not None:
+            self.runtime.rate_limited(route, scope, caller, limited)
+            await _rate_limited(send, limited, exposition)
+            return None
+        return BatchRates(limiter, key, exposition, functools.partial(self.runtime.rate_limited, route, scope, caller))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -117,16 +137,14 @@ class GatewayApp:
                 await json_response(send, refusal.status, {"error": refusal.message},
                                     [(b"www-authenticate", refusal.challenge)])  # fmt: skip
                 return
+            admitted: dict[str, object] = {CALLER_KEY: caller} if caller is not None else {}
             if route.limiter is not None:
-                client = scope.get("client")
-                key = caller_key(caller.principal if caller else None, str(client[0]) if client else None)
-                limited = await route.limiter.check(key)
-                if limited is not None:
-                    self.runtime.rate_limited(route, scope, caller, limited)
-                    await _rate_limited(send, limited, route.name or route.exposition_id)
+                batches = await self._within_limits(route, route.limiter, scope, caller, send)
+                if batches is None:
                     return
-            if caller is not None:
-                scope = {**scope, CALLER_KEY: caller}
+                admitted[BATCH_ALLOWANCE_KEY] = batches
+            if admitted:
+                scope = {**scope, **admitted}
             if by_service:
                 send = _with_header(send, b"link", f'<{route.canonical_path}>; rel="canonical"'.encode())
             if http_sse:

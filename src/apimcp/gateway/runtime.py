@@ -394,11 +394,14 @@ class GatewayRuntime:
         for observer in route.door:
             observer.refused(refusal.reason, refusal.status, _client(scope), scope["path"])
 
-    def rate_limited(self, route: Route, scope: Mapping[str, Any], caller: Caller | None, refused: Refused) -> None:
-        """A request the route's rate limits refused, 429 (its door observers hear of it)."""
+    def rate_limited(
+        self, route: Route, scope: Mapping[str, Any], caller: Caller | None, refused: Refused, messages: int = 1
+    ) -> None:
+        """A request the route's rate limits refused, 429, or `messages` messages of a batch it carried (its door
+        observers hear of it)."""
         user = caller.principal if caller is not None else None
         for observer in route.door:
-            observer.limited(refused.reason, refused.retry_after, _client(scope), scope["path"], user)
+            observer.limited(refused.reason, refused.retry_after, _client(scope), scope["path"], user, messages)
 
     def shutdown(self) -> None:
         for _, route in self._built.values():

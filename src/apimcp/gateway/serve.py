@@ -27,6 +27,7 @@ from apimcp.protocol.cors import normalized_origin
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.servers.factory import server_for
+from apimcp.servers.forwarded_headers import ForwardedHeaders
 from apimcp.servers.head_limits import HeadLimits
 from apimcp.servers.tls import ServerTls
 from apimcp.shaping.limits import ShapingLimits
@@ -63,12 +64,13 @@ async def _listen(
     log_level: str,
     tls: ServerTls | None,
     head_limits: HeadLimits | None,
+    forwarded: ForwardedHeaders | None,
 ) -> None:
     """Serve `app` until stopped; `on_ready` once it accepts connections."""
     on_listening = (lambda: on_ready(app)) if on_ready is not None else None
     server = server_for(
         app, app.shutdown, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits,
-        on_listening=on_listening,
+        forwarded=forwarded, on_listening=on_listening,
     )  # fmt: skip
     await server.serve()
 
@@ -82,6 +84,7 @@ async def serve_gateway(
     on_ready: OnReady | None = None,
     tls: ServerTls | None = None,
     head_limits: HeadLimits | None = None,
+    forwarded: ForwardedHeaders | None = None,
     options: EndpointOptions | None = None,
     script_limits: ScriptLimits | None = None,
     state: GatewayState | None = None,
@@ -93,7 +96,10 @@ async def serve_gateway(
     try:
         app = build_gateway(plan, session, options, script_limits, state, filter_limits, shaping_limits)
         try:
-            await _listen(app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits)
+            await _listen(
+                app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits,
+                forwarded=forwarded,
+            )  # fmt: skip
         finally:
             await app.runtime.close()
     finally:
@@ -127,6 +133,7 @@ async def serve_connected_gateway(
     tls: ServerTls | None = None,
     fetch_policy: AddressPolicy | None = None,
     head_limits: HeadLimits | None = None,
+    forwarded: ForwardedHeaders | None = None,
     script_limits: ScriptLimits | None = None,
     public_url: str | None = None,
     state: GatewayState | None = None,
@@ -170,6 +177,9 @@ async def serve_connected_gateway(
         async with following(runtime, source) as sync:
             await _first_snapshot(sync)
             app = GatewayApp(runtime)
-            await _listen(app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits)
+            await _listen(
+                app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits,
+                forwarded=forwarded,
+            )  # fmt: skip
     finally:
         await close_session(session)

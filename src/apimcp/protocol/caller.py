@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from apimcp.protocol.batch_allowance import BATCH_ALLOWANCE_KEY, BatchAllowance
+
 CALLER_KEY = "apimcp.caller"
 """The ASGI scope key an authentication layer sets to a `Caller`."""
 
@@ -45,6 +47,8 @@ class RequestSource:
     """Every request header, as received (names in lower case)."""
     scheme: str = "http"
     path: str = ""
+    batch_allowance: BatchAllowance | None = field(default=None, repr=False, compare=False)
+    """How many messages of a JSON-RPC batch the layer in front may run (`batch_allowance.py`); None: all."""
 
     def header(self, name: bytes) -> bytes | None:
         """The first value of header `name` (lower case), or None."""
@@ -86,7 +90,8 @@ def client_host(client: str | None) -> str:
 def caller_key(principal: str | None, client: str | None) -> str:
     """Whom a per-caller limit counts (rate limits, the tasks one caller keeps): the authenticated principal,
     else the host of the client's address (`client_host`). Never a session: sessions are free to open. Behind a
-    proxy every anonymous client shares the proxy's address (`X-Forwarded-For` is not trusted)."""
+    proxy every anonymous client shares the proxy's address, unless the server believes the proxy's
+    X-Forwarded-For (`apimcp.servers.forwarded_headers`: by default no one's)."""
     if principal is not None:
         return "p:" + principal
     return "a:" + client_host(client)
@@ -102,4 +107,5 @@ def source_of(scope: Mapping[str, Any]) -> RequestSource:
         headers=scope.get("headers", ()),
         scheme=str(scope.get("scheme", "http")),
         path=str(scope.get("path", "")),
+        batch_allowance=scope.get(BATCH_ALLOWANCE_KEY),
     )

@@ -8,7 +8,8 @@ sampling, roots) and request-scoped notifications travel on the SSE stream
 that answers the POST; the client's responses arrive as separate POSTs and are
 matched to the waiting handler here. The GET stream carries change
 notifications, first those its session missed while it had none open
-(`missed.py`). Batches are accepted in 2025-03-26 sessions only.
+(`missed.py`). Batches are accepted in 2025-03-26 sessions only; the layer in front
+may allow only their first messages (`batch_allowance.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import orjson
 
 from apimcp.protocol import dialects
+from apimcp.protocol.batch_allowance import Allowance
 from apimcp.protocol.caller import NO_SOURCE, RequestSource
 from apimcp.protocol.context import InputRequired, Outbound, RequestContext, check_client_supports
 from apimcp.protocol.dispatch import INPUT_REQUIRED_METHODS, Dispatcher, Method, internal_error
@@ -651,7 +653,11 @@ class SessionEra:
             await self._too_many(exchange, None)
             return
         try:
-            responses = await self._run_batch(exchange, session, payload, limits.max_batch_response_bytes, source)
+            ask = source.batch_allowance
+            allowance = await ask(len(payload)) if ask is not None and len(payload) > 1 else None
+            responses = await self._run_batch(
+                exchange, session, payload, limits.max_batch_response_bytes, source, allowance
+            )
         finally:
             self._end(session.id)
         if not responses:
@@ -664,21 +670,33 @@ class SessionEra:
             await exchange.json(200, responses)
 
     async def _run_batch(
-        self, exchange: Exchange, session: Session, payload: list[Any], budget: int, source: RequestSource
+        self,
+        exchange: Exchange,
+        session: Session,
+        payload: list[Any],
+        budget: int,
+        source: RequestSource,
+        allowance: Allowance | None,
     ) -> list[orjson.Fragment]:
-        """The batch's responses, each encoded once; once they weigh `budget` bytes, later requests are not run."""
+        """The batch's responses, each encoded once; once they weigh `budget` bytes, later requests are not run,
+        nor are the messages after the first `allowance.messages` (the layer in front refused them)."""
         responses: list[orjson.Fragment] = []
         spent = 0
-        for item in payload:
+        allowed = len(payload) if allowance is None else allowance.messages
+        for position, item in enumerate(payload):
             try:
                 message = classify(item)
             except InvalidMessage as exc:
                 response = error_message(exc.request_id, exc.code, exc.message)
             else:
+                withheld = allowance if position >= allowed else None
                 if not isinstance(message, Request):
-                    await self._accept(session, message)
+                    if withheld is None:
+                        await self._accept(session, message)
                     continue
-                if spent > budget:
+                if withheld is not None:
+                    response = error_message(message.id, withheld.code, withheld.message, withheld.data)
+                elif spent > budget:
                     text = (
                         f"Not run: the responses of this batch already take more than {budget} bytes "
                         "(max_batch_response_bytes); send this request again, in a smaller batch"

@@ -1,5 +1,5 @@
-"""One exposition's rate limits applied to a request, or to a call a script makes into it: may it go on, or
-when should it come back?
+"""One exposition's rate limits applied to a request, to the messages of a JSON-RPC batch (each counts as a
+request would), or to a call a script makes into it: may it go on, or when should it come back?
 
 A caller is counted by `apimcp.protocol.caller.caller_key` (the principal, else the client's host), as the tasks
 one caller keeps are.
@@ -67,18 +67,30 @@ class RateLimiter:
 
     async def check(self, caller: str) -> Refused | None:
         """None when the request may go on, else which limit it is beyond and when to come back."""
+        _, refused = await self.admit(caller, 1)
+        return refused
+
+    async def admit(self, caller: str, count: int) -> tuple[int, Refused | None]:
+        """How many of `count` requests (the messages of a JSON-RPC batch) may go on, the first ones, each spending
+        a token as one request does; and when not all may, which limit refused the first of the others and when
+        to come back. Each bucket is spent in one step, the caller's first: only what it allows is asked of the
+        exposition's."""
+        allowed, refused = count, None
         try:
             if (limit := self.limits.caller) is not None:
-                waiting = await self._buckets.take(self._caller_prefix + caller, limit.rate, limit.burst)
-                if waiting > 0:
-                    return Refused("caller", waiting)
-            if (limit := self.limits.exposition) is not None:
-                waiting = await self._buckets.take(self._exposition_key, limit.rate, limit.burst)
-                if waiting > 0:
-                    return Refused("exposition", waiting)
+                spent, waiting = await self._buckets.take_up_to(
+                    self._caller_prefix + caller, limit.rate, limit.burst, allowed
+                )
+                if spent < allowed:
+                    allowed, refused = spent, Refused("caller", waiting)
+            if (limit := self.limits.exposition) is not None and allowed > 0:
+                spent, waiting = await self._buckets.take_up_to(self._exposition_key, limit.rate, limit.burst, allowed)
+                if spent < allowed:
+                    allowed, refused = spent, Refused("exposition", waiting)
         except Exception as exc:  # a store that is away must not refuse everyone
             now = time.monotonic()
             if now - self._said_at >= _SAY_EVERY_SECONDS:
                 self._said_at = now
                 log.warning("rate limits not applied: their store cannot be reached (%s)", type(exc).__name__)
-        return None
+            return count, None
+        return allowed, refused

@@ -1,4 +1,5 @@
-"""Every apimcp server, built the same way: uvicorn with bounded request heads, optional TLS and a graceful stop."""
+"""Every apimcp server, built the same way: uvicorn with bounded request heads, forwarded headers believed only
+from the proxies named, optional TLS and a graceful stop."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import uvicorn
 
 from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.servers.forwarded_headers import ForwardedHeaders, proxy_settings
 from apimcp.servers.head_limits import HeadLimits, uvicorn_settings
 from apimcp.servers.lifecycle import OnListening, StreamClosingServer
 from apimcp.servers.tls import ServerTls
@@ -24,10 +26,12 @@ def server_for(
     log_level: str = "warning",
     tls: ServerTls | None = None,
     head_limits: HeadLimits | None = None,
+    forwarded: ForwardedHeaders | None = None,
     on_listening: OnListening | None = None,
 ) -> StreamClosingServer:
     """A server of `app` on host:port; `on_shutdown` ends its long-lived streams, `on_listening` says where it
-    answers once it accepts connections."""
+    answers once it accepts connections; `forwarded` names the proxies whose X-Forwarded-For and -Proto it
+    believes (by default none)."""
     tls_settings: dict[str, Any] = {}
     if tls is not None:
         tls.check()
@@ -41,6 +45,7 @@ def server_for(
         lifespan="off",
         timeout_graceful_shutdown=5,
         **uvicorn_settings(head_limits or HeadLimits()),
+        **proxy_settings(forwarded or ForwardedHeaders()),
         **tls_settings,
     )
     return StreamClosingServer(config, on_shutdown, on_listening=on_listening)

@@ -62,14 +62,16 @@ class TelemetryObserver:
         """A request the exposition's guard turned away (`gateway/door.py`): counted."""
         self._count_refused(reason)
 
-    def limited(self, reason: str, retry_after: int, client: str | None, path: str, user: str | None) -> None:
-        """A request the exposition's rate limits refused, 429: counted."""
-        self._count_refused(reason)
+    def limited(
+        self, reason: str, retry_after: int, client: str | None, path: str, user: str | None, messages: int = 1
+    ) -> None:
+        """A request the exposition's rate limits refused, 429, or `messages` messages of a batch: each counted."""
+        self._count_refused(reason, messages)
 
-    def _count_refused(self, reason: str) -> None:
+    def _count_refused(self, reason: str, count: int = 1) -> None:
         metrics = self._metrics
         if metrics is not None:
-            metrics.child(metrics.refused_requests, self._exposition, refusal_label(reason)).inc()
+            metrics.child(metrics.refused_requests, self._exposition, refusal_label(reason)).inc(count)
 
     def _children_for(
         self, metrics: Metrics, method: str, outcome: str, code: str

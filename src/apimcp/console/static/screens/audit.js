@@ -22,6 +22,7 @@ function detail(event) {
   return [event.error_code !== null && event.error_code !== undefined ? `error ${event.error_code}` : null,
     event.reason, event.status ? `HTTP ${event.status}` : null,
     typeof event.retry_after === "number" ? `retry after ${event.retry_after} s` : null,
+    Number.isInteger(event.messages) && event.messages > 1 ? `${event.messages} messages refused` : null,
     span(event) && `${event.count} times, ${span(event)}`,
     event.overflow === true ? "from more clients than the gateway tells apart" : null].filter(Boolean).join(", ");
 }
