@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -22,6 +21,7 @@ from tests.support.fetching import loopback_fetcher
 from tests.support.grpc_certs import Pki, make_pki
 from tests.support.grpc_server import PROTOS, SHOP_PROTO, RunningServer, ServerTls, running_server
 from tests.support.live_aiohttp import live_aiohttp
+from tests.support.processes import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -247,14 +247,8 @@ async def test_a_slow_answer_hits_the_deadline(channels: GrpcChannels, server: R
     assert ok(await call(backend(channels, server, timeout_seconds=5), "Sleep", {"millis": 10})) == {}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def test_nothing_listening_is_named(channels: GrpcChannels) -> None:
-    target = f"127.0.0.1:{_free_port()}"
+    target = f"127.0.0.1:{free_port()}"
     result = await GrpcBackend(SHOP, channels, target=target, timeout_seconds=5).call(SHOP.operations[0], {"id": "1"})
     assert failed(result) == f"gRPC UNAVAILABLE: could not connect to the backend at {target}: connection refused"
 

@@ -32,12 +32,8 @@ def bookshelf_api() -> Iterator[str]:
         yield url
 
 
-def _free_port() -> int:
-    return 20000 + (os.getpid() * 7 + int(time.monotonic() * 1000)) % 20000
-
-
 def _serve(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], int]:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "apimcp.cli", "serve", *args, "--port", str(port)],
         stdout=subprocess.PIPE,

@@ -46,6 +46,7 @@ from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.backends.rest import RestBackend, close_session, new_session
 from apimcp.importers.openapi import import_openapi
 from tests.support.corpus import corpus_dir
+from tests.support.processes import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -228,12 +229,6 @@ class Prism:
         return f"--- Prism stderr (end) ---\n{err}\n--- Prism stdout (end) ---\n{out}"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _require_tools() -> None:
     if NODE.exists() and PRISM.exists():
         return
@@ -259,7 +254,7 @@ def _spec_file(relative: str) -> Path:
 def serving(spec: Path, name: str, logs: Path) -> Iterator[Prism]:
     """Prism serving `spec` on a free loopback port, stopped on exit."""
     _require_tools()
-    port = _free_port()
+    port = free_port()
     stdout, stderr = logs / "stdout.log", logs / "stderr.log"
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
