@@ -31,9 +31,9 @@ from typing import Any
 
 import quickjs  # type: ignore[import-untyped]
 
-from apimcp.artifacts.scripting import interrupt
+from apimcp.script_engine import interrupt
 
-log = logging.getLogger("apimcp.artifacts.scripting")
+log = logging.getLogger("apimcp.script_engine")
 
 JSException: type[Exception] = quickjs.JSException
 """A JavaScript exception that left an evaluation; its text is `String(error)` then the stack."""
