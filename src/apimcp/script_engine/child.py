@@ -138,6 +138,9 @@ def main() -> None:
     data_bytes, stack_bytes, control = (int(argument) for argument in sys.argv[1:4])
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:  # never above what this process may set
+        data_bytes = min(data_bytes, hard)
     resource.setrlimit(resource.RLIMIT_DATA, (data_bytes, data_bytes))
     outbound = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())

@@ -42,6 +42,7 @@ class ScriptProcess:
             raise
         finally:
             os.close(control)
+        os.set_blocking(self._control, False)  # written on the event loop: never wait for the child
         self.pid = self.popen.pid
         self.runs = 0
         """Runs sent so far; the number of the current one."""

@@ -95,7 +95,10 @@ def _execute(
     seconds = host.deadline - time.monotonic()
     if seconds <= 0:
         return outcome.error(host.timeout_message())
-    process = processes.take()
+    try:
+        process = processes.take()
+    except RuntimeError:  # closed meanwhile: the gateway is stopping
+        return outcome.error(host.stopped or f"Custom tool '{script.tool_name}' cannot run: the gateway is stopping")
     process.runs += 1
     run = _Run(process)
     host.attach(run)
