@@ -151,3 +151,16 @@ def test_a_script_process_exits_when_its_input_ends() -> None:
     process.stdin.close()  # as when the gateway dies
     assert process.popen.wait(timeout=30) == 0
     process.close_pipes()
+
+
+async def test_a_script_that_heeds_its_interrupt_keeps_its_process_for_the_next_run() -> None:
+    tools = Tools()
+    runner = _runner(timeout_seconds=0.5)
+    try:
+        (pid,) = runner.pids
+        assert text(await runner.run(SPIN, {}, tools)) == "Custom tool 'spin' timed out after 0.5 s"
+        await until_idle(runner, within=10)
+        assert text(await runner.run(TRIVIAL, {}, tools)) == '"ok"'
+        assert runner.pids == [pid]  # interrupted within its grace: no new interpreter to start
+    finally:
+        runner.close()
