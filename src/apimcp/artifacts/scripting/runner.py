@@ -37,8 +37,8 @@ class ScriptRunner:
     Each running script holds one worker thread, which relays between its process and its `Host`
     (`sandbox`), and one process. At the deadline, or when the caller goes away, the run is stopped (its
     calls cancelled, its JavaScript interrupted, its process killed after a short grace) and its place is
-    free before the caller hears of it. A stopped run's thread and process are busy for that grace at most:
-    `workers` more threads and processes than places cover them.
+    free before the caller hears of it. A stopped run's thread and process stay busy for that grace at most:
+    `workers` more threads and processes than places cover them (beyond, a run waits that long for a thread).
     """
 
     def __init__(self, limits: ScriptLimits = DEFAULT_LIMITS, large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES) -> None:
