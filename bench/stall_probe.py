@@ -170,6 +170,12 @@ ATTACKS: tuple[Attack, ...] = (
         params=SPIN,
     ),
     Attack(
+        "script-builtin",
+        "issue 21: a script stuck in a C built-in that never checks the interrupt (a huge sparse array's join)",
+        artifacts=(script_tool("const a = []; a.length = 2 ** 31; return a.join(',');"),),
+        params=SPIN,
+    ),
+    Attack(
         "script-memory",
         "a script that fills its 64 MiB of memory",
         artifacts=(script_tool("const kept = []; while (true) { kept.push('x'.repeat(1 << 16) + kept.length); }"),),

@@ -76,6 +76,19 @@ def test_shared_building_blocks_import_nothing_else_from_apimcp(package: str) ->
         assert not foreign, f"{module.name} imports {foreign}"
 
 
+def test_the_script_engine_imports_only_the_frames_of_shaping() -> None:
+    # what a script process runs: it must start quickly and hold nothing of the gateway
+    modules = sorted((SRC / "script_engine").glob("*.py"))
+    assert {m.name for m in modules} >= {"child.py", "engine.py", "interrupt.py", "prelude.py", "wire.py"}
+    for module in modules:
+        foreign = {
+            m
+            for m in _imports(module)
+            if m.startswith("apimcp") and not m.startswith("apimcp.script_engine") and m != "apimcp.shaping"
+        }
+        assert not foreign, f"{module.name} imports {foreign}"
+
+
 def test_artifacts_know_nothing_of_the_gateway_the_control_plane_or_the_database() -> None:
     # the gateway hands artifacts what reaches backends and other tools through small interfaces
     assert _foreign("artifacts", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "sqlalchemy", "fastapi")) == {}

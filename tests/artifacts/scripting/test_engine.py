@@ -8,7 +8,7 @@ import time
 import pytest
 import quickjs  # type: ignore[import-untyped]
 
-from apimcp.artifacts.scripting import engine, interrupt
+from apimcp.script_engine import engine, interrupt
 
 
 def test_the_binding_alone_refuses_host_calls_under_a_time_limit() -> None:

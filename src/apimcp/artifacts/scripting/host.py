@@ -1,4 +1,5 @@
-"""The `rs` API on the Python side: host functions called from a script's worker thread.
+"""The `rs` API on the Python side: host functions called from the worker thread relaying a script (its
+process forwards each call there: `sandbox`).
 
 Each tool call is scheduled on the event loop with `run_coroutine_threadsafe`; `rs.callTool`
 then blocks the worker thread (never the loop) until the call ends, and `rs.callToolAsync`

@@ -18,6 +18,8 @@ class ScriptLimits:
     more of each exposition may wait for a worker, and its further runs are refused.
     A run at depth `d` (0 for a client's call; a scripted tool called from a script is one deeper)
     is refused when `d > max_depth`.
+    Each script is evaluated in a process of its own whose data memory (`RLIMIT_DATA`) is capped at
+    `memory_bytes`, its engine thread's stack, and `process_overhead_bytes` for the interpreter itself.
     """
 
     timeout_seconds: float = 10.0
@@ -29,6 +31,7 @@ class ScriptLimits:
     workers: int = 4
     exposition_workers: int = 3
     max_queued: int = 32
+    process_overhead_bytes: int = 256 * 2**20
 
     def __post_init__(self) -> None:
         if not self.timeout_seconds > 0:
@@ -38,6 +41,8 @@ class ScriptLimits:
             raise ValueError(f"memory_bytes must be at least 1 MiB, not {self.memory_bytes}")
         if self.stack_bytes < 64 * 2**10:
             raise ValueError(f"stack_bytes must be at least 64 KiB, not {self.stack_bytes}")
+        if self.process_overhead_bytes < 64 * 2**20:  # an interpreter with the quickjs binding needs about 20 MiB
+            raise ValueError(f"process_overhead_bytes must be at least 64 MiB, not {self.process_overhead_bytes}")
         for name in ("max_calls", "max_depth", "max_queued"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative, not {getattr(self, name)}")

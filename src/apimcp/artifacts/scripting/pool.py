@@ -1,9 +1,8 @@
-"""The threads scripts run in, and who may have one.
+"""The threads that relay scripts to their processes, and who may have one.
 
-`WorkerPool` is a bounded set of daemon threads created with an explicit stack size: QuickJS's
-stack limit is checked against the thread's own stack, and some C libraries (musl) give new
-threads only 128 KiB. Daemon, because a script stuck in one long built-in call (which QuickJS
-does not interrupt) must not hold up the process's exit.
+`WorkerPool` is a bounded set of daemon threads created with an explicit stack size (some C libraries,
+musl, give new threads only 128 KiB). Each one relays one run at a time between its script process and
+the run's host functions (`sandbox`); daemon, so that a relay never holds up the process's exit.
 
 `Admission` hands out the right to a thread, shared fairly between expositions: at most
 `capacity` at once and a cap per exposition, each exposition's waiters in a bounded queue of its

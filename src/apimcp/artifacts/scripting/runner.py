@@ -14,14 +14,18 @@ from apimcp.artifacts.scripting import outcome, sandbox
 from apimcp.artifacts.scripting.host import Host, Invoke, dumps
 from apimcp.artifacts.scripting.limits import DEFAULT_LIMITS, ScriptLimits
 from apimcp.artifacts.scripting.pool import Admission, WorkerPool
+from apimcp.artifacts.scripting.processes import ScriptProcesses
 from apimcp.artifacts.scripting.script import Script
 from apimcp.protocol.errors import SERVER_BUSY, McpError
 from apimcp.protocol.models import CallToolResult
 from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
+_RELAY_STACK_BYTES = 4 * 2**20
+"""A worker thread only relays (the engine runs in a process): Python frames of the host functions."""
+
 
 class ScriptRunner:
-    """Runs scripts in a bounded pool of worker threads, never on the event loop.
+    """Runs scripts in a bounded pool of script processes, relayed by worker threads, never on the event loop.
 
     Each nesting depth (0 to `max_depth`) has its own `workers` places: a script waiting for a
     scripted tool it called never holds the place that tool needs, so nesting cannot deadlock
@@ -30,11 +34,11 @@ class ScriptRunner:
     most `max_queued` of its runs wait, each until its deadline; beyond, a run is refused with an
     `McpError` SERVER_BUSY.
 
-    At the deadline, or when the caller goes away, the run is stopped (its calls cancelled, its
-    JavaScript interrupted) and its place is free before the caller hears of it. Its thread may
-    take a moment more to unwind; up to `workers` such threads get a new thread each meanwhile,
-    beyond which a place is held until its thread really stops (a built-in that never checks
-    for interrupts).
+    Each running script holds one worker thread, which relays between its process and its `Host`
+    (`sandbox`), and one process. At the deadline, or when the caller goes away, the run is stopped (its
+    calls cancelled, its JavaScript interrupted, its process killed after a short grace) and its place is
+    free before the caller hears of it. A stopped run's thread and process stay busy for that grace at most:
+    `workers` more threads and processes than places cover them (beyond, a run waits that long for a thread).
     """
 
     def __init__(self, limits: ScriptLimits = DEFAULT_LIMITS, large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES) -> None:
@@ -45,18 +49,25 @@ class ScriptRunner:
         self._admissions = [
             Admission(limits.workers, limits.exposition_workers, limits.max_queued) for _ in range(levels)
         ]
-        self._max_unwinding = limits.workers
+        capacity = limits.workers * levels + limits.workers  # the places, and runs in their grace
+        self._pool = WorkerPool(capacity, _RELAY_STACK_BYTES, "apimcp-script")
         # Python frames and QuickJS's own C recursion sit on top of the JavaScript stack limit.
         stack = max(8 * 2**20, limits.stack_bytes + 4 * 2**20)
-        self._pool = WorkerPool(limits.workers * levels + self._max_unwinding, stack, "apimcp-script")
+        data = limits.memory_bytes + stack + limits.process_overhead_bytes
+        self._processes = ScriptProcesses(capacity, data, stack)
+        self._processes.prestart()
         self._hosts: set[Host] = set()
-        self._unwinding = 0
         self._lock = threading.Lock()
         self._closed = False
 
     @property
+    def pids(self) -> list[int]:
+        """The script processes alive now."""
+        return self._processes.pids
+
+    @property
     def running(self) -> int:
-        """Scripts executing in worker threads now (including ones whose caller gave up)."""
+        """Scripts running now (including stopped ones in their grace)."""
         return len(self._hosts)
 
     def held(self, share: str, depth: int = 0) -> int:
@@ -100,8 +111,8 @@ class ScriptRunner:
         loop = asyncio.get_running_loop()
         host = Host(script, limits, invoke, depth, loop, deadline)
         try:
-            large = self._large_from_bytes
-            work = self._pool.submit(lambda: sandbox.execute(script, input_text, host, limits, large))
+            large, processes = self._large_from_bytes, self._processes
+            work = self._pool.submit(lambda: sandbox.execute(script, input_text, host, limits, processes, large))
         except RuntimeError:  # closed meanwhile
             admission.release(share)
             raise McpError(SERVER_BUSY, f"Custom tool '{name}' cannot run: the script runner is closed") from None
@@ -120,49 +131,44 @@ class ScriptRunner:
             raise
 
     def _stop(self, place: _Place, host: Host, reason: str) -> None:
-        """The caller is answered without the script: stop it, and free its place now if its thread may unwind
-        on a thread of its own."""
+        """The caller is answered without the script: stop it, and free its place now (its thread and process
+        follow within the grace)."""
         host.stop(reason)
-        with self._lock:
-            if not place.held or self._unwinding >= self._max_unwinding:
-                return
-            place.held = False
-            place.unwinding = True
-            self._unwinding += 1
-        place.admission.release(place.share)
+        self._release(place)
 
     def _ended(self, place: _Place, host: Host) -> None:
         """In the worker thread, once its script has ended."""
         host.finish()
         with self._lock:
             self._hosts.discard(host)
-            if place.unwinding:
-                self._unwinding -= 1
+        self._release(place)
+
+    def _release(self, place: _Place) -> None:
+        with self._lock:
             release, place.held = place.held, False
         if release:
             place.admission.release(place.share)
 
     def close(self) -> None:
-        """Refuse new runs, stop the running ones, and let the worker threads end after their current script."""
+        """Refuse new runs, stop the running ones and their processes; the worker threads end with them."""
         self._closed = True
         with self._lock:
             hosts = list(self._hosts)
         for host in hosts:
             host.stop("The gateway is stopping")
         self._pool.close()
+        self._processes.close()
 
 
 class _Place:
     """A run's place in an `Admission`, released once: when its caller is answered or when its thread ends."""
 
-    __slots__ = ("admission", "held", "share", "unwinding")
+    __slots__ = ("admission", "held", "share")
 
     def __init__(self, admission: Admission, share: str) -> None:
         self.admission = admission
         self.share = share
         self.held = True
-        self.unwinding = False
-        """Released before its thread stopped (that thread counts in `ScriptRunner._unwinding`)."""
 
 
 def _bridge(

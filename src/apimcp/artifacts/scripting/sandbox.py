@@ -1,77 +1,177 @@
-"""One run of a script, start to end, in the worker thread that owns its QuickJS context.
+"""One run of a script, start to end: the worker thread relays between a script process and the host.
 
-A fresh context per run: nothing a script leaves in its globals or prototypes reaches another
-run. The context has no module loader and none of QuickJS's `std`/`os` modules: the only way out
-is `rs`. The host interrupts the engine when the run is stopped (its deadline, a cancellation: see
-`engine`); the memory and stack limits are the engine's own.
+The script is evaluated in a child process (`processes`), in a fresh QuickJS context per run: nothing a
+script leaves in its globals or prototypes reaches another run. The context has no module loader and none
+of QuickJS's `std`/`os` modules: the only way out is `rs`, whose host functions forward their text here,
+where this thread calls the `Host`'s, exactly as if the engine ran in it. When the run is stopped (its
+deadline, a cancellation) the child is asked to interrupt the engine, and killed if it has not ended the run
+`GRACE_SECONDS` later: a built-in that never checks the interrupt (joining a huge sparse array) ends with its
+process. The memory and stack limits are the engine's own.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+from typing import Any, Final
 
-from apimcp.artifacts.scripting import engine, outcome, prelude
+from apimcp.artifacts.scripting import outcome
 from apimcp.artifacts.scripting.host import Host
 from apimcp.artifacts.scripting.limits import ScriptLimits
+from apimcp.artifacts.scripting.processes import ScriptProcess, ScriptProcesses
 from apimcp.artifacts.scripting.script import Script
 from apimcp.protocol.models import CallToolResult
+from apimcp.script_engine import prelude, wire
+from apimcp.shaping import frames
 from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
 log = logging.getLogger("apimcp.artifacts.scripting")
 
+GRACE_SECONDS: Final = 0.25
+"""How long a stopped run's engine has to notice its interrupt before its process is killed."""
 _STACK_MESSAGE = "RangeError: Maximum call stack size exceeded"
 _MEMORY_MESSAGE = "InternalError: out of memory"
+_FRAME_ALLOWANCE = 2**20
+
+
+class _Run:
+    """What `Host.stop` interrupts: the run in its process, until the run has ended."""
+
+    def __init__(self, process: ScriptProcess) -> None:
+        self._process = process
+        self._lock = threading.Lock()
+        self._ended = False
+        self._killer: threading.Timer | None = None
+        self.killed = False
+
+    def interrupt(self) -> None:
+        with self._lock:
+            if self._ended or self._killer is not None:
+                return
+            self._process.interrupt(self._process.runs)
+            self._killer = threading.Timer(GRACE_SECONDS, self._kill)
+            self._killer.daemon = True
+            self._killer.start()
+
+    def _kill(self) -> None:
+        with self._lock:
+            if self._ended:
+                return
+            self.killed = True
+            self._process.kill()
+
+    def end(self) -> bool:
+        """No more interrupts; whether the process was killed (it cannot run again)."""
+        with self._lock:
+            self._ended = True
+            killer = self._killer
+        if killer is not None:
+            killer.cancel()
+        return self.killed
 
 
 def execute(
-    script: Script, input_text: str, host: Host, limits: ScriptLimits, large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES
+    script: Script,
+    input_text: str,
+    host: Host,
+    limits: ScriptLimits,
+    processes: ScriptProcesses,
+    large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES,
 ) -> CallToolResult:
-    """Run `script` on `input_text` (JSON of an object); never raises. A result of `large_from_bytes` and more is
-    passed on unparsed (`outcome.returned`)."""
+    """Run `script` on `input_text` (JSON of an object) in one of `processes`; never raises. A result of
+    `large_from_bytes` and more is passed on unparsed (`outcome.returned`)."""
     try:
-        return _execute(script, input_text, host, limits, large_from_bytes)
+        return _execute(script, input_text, host, limits, processes, large_from_bytes)
     except Exception:
         log.exception("custom tool %r: the sandbox failed", script.tool_name)
         return outcome.error(f"Custom tool '{script.tool_name}' could not run: the sandbox failed")
 
 
 def _execute(
-    script: Script, input_text: str, host: Host, limits: ScriptLimits, large_from_bytes: int
+    script: Script, input_text: str, host: Host, limits: ScriptLimits, processes: ScriptProcesses, large: int
 ) -> CallToolResult:
-    cpu_seconds = host.deadline - time.monotonic()
-    if cpu_seconds <= 0:
+    seconds = host.deadline - time.monotonic()
+    if seconds <= 0:
         return outcome.error(host.timeout_message())
-    context = engine.Context(memory_bytes=limits.memory_bytes, stack_bytes=limits.stack_bytes)
-    host.attach(context)
     try:
-        functions = host.functions
-        for key, global_name in (
-            ("ready", prelude.READY),
-            ("call", prelude.CALL),
-            ("start", prelude.START),
-            ("await", prelude.AWAIT),
-            ("fail", prelude.FAIL),
-        ):
-            context.expose(global_name, functions[key], host.fallback)
-        context.set_global(prelude.BODY, script.source)
-        context.set_global(prelude.INPUT, input_text)
-        context.set_global(prelude.MAX_CHARS, limits.max_result_bytes)
-        try:
-            answer = context.run(prelude.SOURCE, cpu_seconds)
-        except engine.StackOverflow:
-            return _stack(script, limits)
-        except engine.JSException as exc:
-            return _uncaught(script, limits, host, str(exc))
-        if not context.host_calls_allowed:
-            log.error("custom tool %r: the quickjs binding kept refusing host calls", script.tool_name)
-            return outcome.error(f"Custom tool '{script.tool_name}' could not run: the engine refused its host calls")
+        process = processes.take()
+    except RuntimeError:  # closed meanwhile: the gateway is stopping
+        return outcome.error(host.stopped or f"Custom tool '{script.tool_name}' cannot run: the gateway is stopping")
+    process.runs += 1
+    run = _Run(process)
+    host.attach(run)
+    ended: frames.Frame | None = None
+    code = 0
+    try:
+        ended = _converse(process, script, input_text, host, limits, seconds)
+    except (OSError, ValueError, frames.FrameError):  # the process died or was killed mid-frame
+        ended = None
     finally:
-        context.close()
+        if run.end() or ended is None:
+            code = processes.discard(process)
+        else:
+            processes.give_back(process)
+    if ended is None:
+        if host.stopped is not None:  # killed at its deadline, or on a cancellation
+            return outcome.error(host.stopped)
+        log.warning("custom tool %r: its script process ended unexpectedly (%s)", script.tool_name, _how(code))
+        return outcome.error(f"Custom tool '{script.tool_name}' could not run: the script process ended unexpectedly")
+    return _classify(script, limits, host, *ended, large)
+
+
+def _converse(
+    process: ScriptProcess, script: Script, input_text: str, host: Host, limits: ScriptLimits, seconds: float
+) -> frames.Frame | None:
+    """Send the run, serve its host calls; the `done` frame, or None if the process ended first."""
+    header = {
+        "op": wire.RUN,
+        "run": process.runs,
+        "memory": limits.memory_bytes,
+        "stack": limits.stack_bytes,
+        "max_chars": limits.max_result_bytes,
+        "seconds": seconds,
+    }
+    texts = (script.source, input_text, host.fallback)
+    frames.write(process.stdin, header, [wire.blob(text) for text in texts])
+    functions = host.functions
+    bound = 4 * limits.max_result_bytes + _FRAME_ALLOWANCE  # UTF-8 of as many UTF-16 units, and some
+    while (frame := frames.read(process.stdout, bound)) is not None:
+        reply, blobs = frame
+        if reply.get("op") == wire.DONE and len(blobs) == 1:
+            return frame
+        function = functions.get(str(reply.get("name")))
+        if reply.get("op") != wire.CALL or len(blobs) != 1 or function is None:
+            raise frames.FrameError(f"unexpected frame {reply.get('op')!r} from a script process")
+        try:
+            answer = function(wire.text(blobs[0]))
+        except Exception:
+            log.exception("host function %s of a script failed", reply.get("name"))
+            answer = host.fallback
+        frames.write(process.stdin, {"op": wire.ANSWER}, [wire.blob(answer)])
+    return None
+
+
+def _classify(
+    script: Script, limits: ScriptLimits, host: Host, done: dict[str, Any], blobs: list[bytes], large: int
+) -> CallToolResult:
+    """How the evaluation ended, as the tool's result."""
+    end, text = done.get("end"), wire.text(blobs[0])
+    if end == wire.STACK:
+        return _stack(script, limits)
+    if end == wire.UNCAUGHT:
+        return _uncaught(script, limits, host, text)
+    if done.get("lifted") is not True:
+        log.error("custom tool %r: the quickjs binding kept refusing host calls", script.tool_name)
+        return outcome.error(f"Custom tool '{script.tool_name}' could not run: the engine refused its host calls")
     if host.failure is not None:  # rs.fail decides, even if the script caught its error
         return outcome.failed(*host.failure)
-    return _ended(script, limits, answer, large_from_bytes)
+    return _ended(script, limits, text if end == wire.ENDED else None, large)
+
+
+def _how(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
 
 def _ended(script: Script, limits: ScriptLimits, answer: object, large_from_bytes: int) -> CallToolResult:

@@ -11,10 +11,10 @@ the flag, in the evaluating thread. The interrupt then stays armed for the rest 
 while host calls go through. Tests pin both halves (`test_engine.py`), so a binding release that
 changes either fails loudly rather than silently losing the guardrail.
 
-The binding's limit is CPU time of the whole process (`clock()`), which every thread of the gateway
-spends: several busy scripts use up each other's budgets, and a script that waited on tools still
-has its whole budget after its deadline. So the limit set is out of reach, and `interrupt` stops the
-evaluation instead, from any thread, at the wall-clock moment the runner decides (`interrupt.py`).
+The binding's limit is CPU time of the whole process (`clock()`), not wall-clock time: a script that
+waited on tools still has its whole budget after its deadline. So the limit set is out of reach, and
+`interrupt` stops the evaluation instead, from any thread, at the wall-clock moment the gateway decides
+(`interrupt.py`; in a script process, its control thread calls it: `child.py`).
 The same finalizer arms it: before the evaluation has started, an interrupt is remembered and
 applied then. Where that cannot work (`interrupt.BUDGET_OFFSET` is None) the CPU budget stays.
 
@@ -31,9 +31,9 @@ from typing import Any
 
 import quickjs  # type: ignore[import-untyped]
 
-from apimcp.artifacts.scripting import interrupt
+from apimcp.script_engine import interrupt
 
-log = logging.getLogger("apimcp.artifacts.scripting")
+log = logging.getLogger("apimcp.script_engine")
 
 JSException: type[Exception] = quickjs.JSException
 """A JavaScript exception that left an evaluation; its text is `String(error)` then the stack."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import quickjs  # type: ignore[import-untyped]
 
-log = logging.getLogger("apimcp.artifacts.scripting")
+log = logging.getLogger("apimcp.script_engine")
 
 _PROBE_SECONDS = 4321.0
 _CHANGED_SECONDS = 1234.0
