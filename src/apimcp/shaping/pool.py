@@ -28,7 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from apimcp.shaping import frames
+from apimcp.shaping import children, frames
 from apimcp.shaping.limits import ShapingLimits
 from apimcp.shaping.names import name_of
 
@@ -40,7 +40,6 @@ module-level function: the child finds it by its module and name."""
 
 REPLY_ALLOWANCE: Final = 64 * 1024 * 1024
 """What a reply may hold beyond four times what its job was sent (a filter's patches add within their budget)."""
-_STOP_SECONDS: Final = 1.0
 
 
 class ShapingUnavailable(Exception):
@@ -193,9 +192,9 @@ class ShapingPool:
             code = self._discard(process)
             if not ticket.abandoned:
                 log.warning("a shaping process stopped during a job (%s, %s); the next job starts a new one",
-                            _how(code), type(exc).__name__)  # fmt: skip
+                            children.how(code), type(exc).__name__)  # fmt: skip
             raise ShapingUnavailable(
-                f"The process shaping this large result stopped ({_how(code)}): try again"
+                f"The process shaping this large result stopped ({children.how(code)}): try again"
             ) from None
         if ticket.release():
             self._discard(process)
@@ -211,7 +210,7 @@ class ShapingPool:
                 if process.poll() is None:
                     return process
                 self._live.discard(process)
-                _close_pipes(process)
+                children.close_pipes(process)
         process = _start()
         with self._lock:
             self._live.add(process)
@@ -232,7 +231,7 @@ class ShapingPool:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
         code = process.wait()
-        _close_pipes(process)
+        children.close_pipes(process)
         with self._lock:
             self._live.discard(process)
         return code
@@ -246,43 +245,15 @@ class ShapingPool:
             idle, self._idle = self._idle, []
             busy = self._live.difference(idle)
             executor, self._executor = self._executor, None
-        for process in busy:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-        for process in idle:
-            with contextlib.suppress(OSError):
-                if process.stdin is not None:
-                    process.stdin.close()
-        deadline = time.monotonic() + _STOP_SECONDS
-        for process in idle:
-            try:
-                process.wait(max(deadline - time.monotonic(), 0))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            _close_pipes(process)
-            with self._lock:
-                self._live.discard(process)
+        children.stop(idle, busy)
+        with self._lock:
+            self._live.difference_update(idle)
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)  # its threads end with their killed processes
 
 
 def _start() -> subprocess.Popen[bytes]:
-    # the child imports what this process imports, from the same places (-P: not from its working directory)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    env = {**os.environ, "PYTHONPATH": children.import_path()}
     return subprocess.Popen(
         [sys.executable, "-P", "-m", "apimcp.shaping.child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
     )
-
-
-def _close_pipes(process: subprocess.Popen[bytes]) -> None:
-    for pipe in (process.stdin, process.stdout):
-        if pipe is not None:
-            with contextlib.suppress(OSError):
-                pipe.close()
-
-
-def _how(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"

@@ -16,14 +16,12 @@ import os
 import subprocess
 import sys
 import threading
-import time
-from typing import IO, Final
+from typing import IO
 
 from apimcp.script_engine import wire
+from apimcp.shaping import children
 
 log = logging.getLogger("apimcp.artifacts.scripting")
-
-_STOP_SECONDS: Final = 1.0
 
 
 class ScriptProcess:
@@ -78,17 +76,14 @@ class ScriptProcess:
         return code
 
     def close_pipes(self) -> None:
-        for pipe in (self.popen.stdin, self.popen.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        children.close_pipes(self.popen)
         with contextlib.suppress(OSError):
             os.close(self._control)
 
 
 def _environment() -> dict[str, str]:
     """What the child needs to import what this process imports, from the same places; nothing else."""
-    return {"PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    return {"PYTHONPATH": children.import_path()}
 
 
 class ScriptProcesses:
@@ -170,17 +165,9 @@ class ScriptProcesses:
             self._closed = True
             idle, self._idle = self._idle, []
             busy = self._live.difference(idle)
-        for process in busy:
-            process.kill()
+        for late in children.stop([process.popen for process in idle], [process.popen for process in busy]):
+            log.warning("script process %d did not stop with its input: killed", late.pid)
         for process in idle:
-            with contextlib.suppress(OSError):
-                process.stdin.close()
-        deadline = time.monotonic() + _STOP_SECONDS
-        for process in idle:
-            try:
-                process.popen.wait(max(deadline - time.monotonic(), 0))
-            except subprocess.TimeoutExpired:
-                log.warning("script process %d did not stop with its input: killed", process.pid)
             self.discard(process)
         for process in busy:
             process.popen.wait()  # killed: at once; its run's thread closes its pipes

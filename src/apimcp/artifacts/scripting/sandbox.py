@@ -24,7 +24,7 @@ from apimcp.artifacts.scripting.processes import ScriptProcess, ScriptProcesses
 from apimcp.artifacts.scripting.script import Script
 from apimcp.protocol.models import CallToolResult
 from apimcp.script_engine import prelude, wire
-from apimcp.shaping import frames
+from apimcp.shaping import children, frames
 from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
 log = logging.getLogger("apimcp.artifacts.scripting")
@@ -116,7 +116,7 @@ def _execute(
     if ended is None:
         if host.stopped is not None:  # killed at its deadline, or on a cancellation
             return outcome.error(host.stopped)
-        log.warning("custom tool %r: its script process ended unexpectedly (%s)", script.tool_name, _how(code))
+        log.warning("custom tool %r: its script process ended unexpectedly (%s)", script.tool_name, children.how(code))
         return outcome.error(f"Custom tool '{script.tool_name}' could not run: the script process ended unexpectedly")
     return _classify(script, limits, host, *ended, large)
 
@@ -168,10 +168,6 @@ def _classify(
     if host.failure is not None:  # rs.fail decides, even if the script caught its error
         return outcome.failed(*host.failure)
     return _ended(script, limits, text if end == wire.ENDED else None, large)
-
-
-def _how(code: int) -> str:
-    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
 
 def _ended(script: Script, limits: ScriptLimits, answer: object, large_from_bytes: int) -> CallToolResult:
