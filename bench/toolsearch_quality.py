@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tests.toolsearch.corpus import CORPORA
 from tests.toolsearch.corpus.github import GITHUB
@@ -50,11 +50,11 @@ def pooled(parts: Sequence[Scores]) -> Scores:
     if not count:
         return Scores(0, 0.0, 0.0, 0.0, ())
 
-    def mean(value: str) -> float:
-        return sum(getattr(part, value) * part.tasks for part in parts) / count
+    def mean(value: Callable[[Scores], float]) -> float:
+        return sum(value(part) * part.tasks for part in parts) / count
 
-    misses: tuple[Miss, ...] = tuple(miss for part in parts for miss in part.misses)
-    return Scores(count, mean("recall_at_1"), mean("recall_at_5"), mean("mrr"), misses)
+    misses = tuple(miss for part in parts for miss in part.misses)
+    return Scores(count, mean(lambda s: s.recall_at_1), mean(lambda s: s.recall_at_5), mean(lambda s: s.mrr), misses)
 
 
 def main() -> None:
@@ -76,7 +76,7 @@ def main() -> None:
     missed: list[tuple[str, Miss]] = []
     for corpus in corpora:
         started = time.perf_counter()
-        catalog = load_catalog(corpus.path)
+        catalog = load_catalog(corpus.path, corpus.server)
         imported = time.perf_counter() - started
         started = time.perf_counter()
         rank = strategy(catalog)

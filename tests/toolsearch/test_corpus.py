@@ -10,8 +10,9 @@ import pytest
 from tests.toolsearch.corpus import CORPORA, ApiCorpus, Task
 from tests.toolsearch.corpus.quality import Catalog, lexical, load_catalog, rank_of, score
 
-RECALL_AT_5_FLOORS = {"Stripe": 0.0, "Jira": 0.0, "Kubernetes": 0.0, "Zoom": 0.0}
-"""Per API, lexical recall@5 on the tuning tasks as measured (bench/README.md) minus 0.2."""
+RECALL_AT_5_FLOORS = {"Stripe": 0.2, "Jira": 0.04, "Kubernetes": 0.04, "Zoom": 0.15}
+"""Per API, lexical recall@5 on the 21 tuning tasks as measured (bench/README.md: 0.429, 0.143, 0.190, 0.381)
+minus 0.2; where that leaves nothing (Jira, Kubernetes), one right tool in the top 5 of 21 tasks."""
 
 
 @pytest.fixture(scope="module", params=CORPORA, ids=lambda corpus: corpus.name)
@@ -19,7 +20,7 @@ def api(request: pytest.FixtureRequest) -> tuple[ApiCorpus, Catalog]:
     corpus: ApiCorpus = request.param
     if not corpus.path.exists():
         pytest.fail(f"{corpus.name}'s description is missing ({corpus.path}): run scripts/setup.sh --test")
-    return corpus, load_catalog(corpus.path)
+    return corpus, load_catalog(corpus.path, corpus.server)
 
 
 def test_the_corpus_is_four_apis_besides_github() -> None:

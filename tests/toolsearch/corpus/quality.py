@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 from apimcp.importers.openapi import import_openapi
 from apimcp.protocol.models import Tool
 from apimcp.toolsearch.index import ToolIndex
@@ -37,9 +39,13 @@ class Catalog:
 Strategy = Callable[[Catalog], Ranker]
 
 
-def load_catalog(spec: Path) -> Catalog:
-    """The description's tools, imported as the gateway imports it (seconds for a large one: import once)."""
-    service = import_openapi(str(spec))
+def load_catalog(spec: Path, server: str | None = None) -> Catalog:
+    """The description's tools, imported as the gateway imports it (seconds for a large one: import once);
+    `server` replaces the description's top-level server URL."""
+    document = None
+    if server is not None:
+        document = {**orjson.loads(spec.read_bytes()), "servers": [{"url": server}]}
+    service = import_openapi(str(spec), document=document)
     tools = tuple(
         Tool(
             name=o.tool_name,

@@ -29,6 +29,8 @@ class ApiCorpus:
     spec: str
     """The description's path under tools/node/node_modules."""
     tasks: tuple[Task, ...]
+    server: str | None = None
+    """Replaces the description's own server URL where apimcp cannot use it (as its user would have to)."""
 
     @property
     def path(self) -> Path:
