@@ -6,12 +6,12 @@ and installed by scripts/setup.sh --test. bench/toolsearch_quality.py reports re
 
 from __future__ import annotations
 
-from tests.toolsearch.corpus.jira import JIRA
+from tests.toolsearch.corpus.docusign import DOCUSIGN
 from tests.toolsearch.corpus.kubernetes import KUBERNETES
-from tests.toolsearch.corpus.stripe import STRIPE
+from tests.toolsearch.corpus.netbox import NETBOX
 from tests.toolsearch.corpus.task import ApiCorpus, Task
 from tests.toolsearch.corpus.zoom import ZOOM
 
-CORPORA: tuple[ApiCorpus, ...] = (STRIPE, JIRA, KUBERNETES, ZOOM)
+CORPORA: tuple[ApiCorpus, ...] = (NETBOX, DOCUSIGN, KUBERNETES, ZOOM)
 
 __all__ = ["CORPORA", "ApiCorpus", "Task"]
