@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from apimcp.protocol.models import Tool
-from apimcp.toolsearch.compact import MAX_PARAMETERS, SUMMARY_CHARS, compact_hit, parameters, summary
+from apimcp.toolsearch.compact import MAX_PARAMETERS, SUMMARY_CHARS, CompactHits, compact_hit, parameters, summary
 
 GITHUB_STYLE = (
     "Lists jobs for a workflow run. You can use parameters to narrow the list of results. For more information\n"
@@ -63,3 +63,9 @@ def test_a_hit_says_name_title_summary_and_parameters_and_nothing_twice() -> Non
     assert compact_hit(imported)["summary"] == "The `parent` is the fork's source."
     bare = Tool(name="ping", input_schema={"type": "object"})
     assert compact_hit(bare) == {"name": "ping"}
+
+
+def test_an_exposition_makes_each_hit_once() -> None:
+    tool = Tool(name="ping", title="Ping", description="Answers pong.", input_schema={"type": "object"})
+    hits = CompactHits({"ping": tool})
+    assert hits["ping"] == compact_hit(tool) and hits["ping"] is hits["ping"]

@@ -47,6 +47,7 @@ from apimcp.protocol import (
 from apimcp.protocol.errors import INVALID_REQUEST
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import TaskPolicy
+from apimcp.toolsearch.compact import CompactHits
 from apimcp.toolsearch.describe import describe_result
 from apimcp.toolsearch.facets import Facets
 from apimcp.toolsearch.index import ToolIndex
@@ -142,6 +143,7 @@ class ExpositionHandler(McpHandler):
         self._loader = loader
         self._index: ToolIndex | None = None
         self._facets: Facets | None = None
+        self._hits: CompactHits | None = None
         self._search_page: Page[Tool] = Page(items=())
         if settings.tool_search:
             clash = sorted(NAMES & set(self._entries))
@@ -153,6 +155,7 @@ class ExpositionHandler(McpHandler):
                     paths.setdefault(name, []).append(alias)
             self._index = ToolIndex(self.composition.page.items, paths)
             self._facets = _facets(self.composition.page, members, settings.services)
+            self._hits = CompactHits(self._index.tools)
             self._search_page = search_page(list(self._facets.services))
         prompts, resources = self.composition.prompts, self.composition.resources
         self.features = ServerFeatures(
@@ -200,7 +203,7 @@ class ExpositionHandler(McpHandler):
                     allowed = frozenset(t.name for t in self._visible(ctx).items) if self._access else None
                     if name == DESCRIBE:
                         return describe_result(self._index.tools, arguments, allowed)
-                    return search_result(self._index, arguments, allowed, self._facets)
+                    return search_result(self._index, arguments, allowed, self._facets, self._hits)
                 name, arguments = call_target(arguments)
             except ToolSearchError as exc:
                 raise ToolError(str(exc)) from None

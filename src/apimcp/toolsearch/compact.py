@@ -83,3 +83,20 @@ def compact_hit(tool: Tool) -> dict[str, Any]:
     if more:
         hit["moreParameters"] = more
     return hit
+
+
+class CompactHits:
+    """Each tool's hit, made the first time a search returns the tool and kept: hits are the same for every
+    caller, so a search looks them up (at most one per tool of the exposition, about 200 bytes each)."""
+
+    __slots__ = ("_made", "_tools")
+
+    def __init__(self, tools: Mapping[str, Tool]) -> None:
+        self._tools = tools
+        self._made: dict[str, Mapping[str, Any]] = {}
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        hit = self._made.get(name)
+        if hit is None:
+            hit = self._made[name] = compact_hit(self._tools[name])
+        return hit

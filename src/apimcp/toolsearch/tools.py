@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from apimcp.protocol.models import CallToolResult, Page, TextContent, Tool, ToolAnnotations
-from apimcp.toolsearch.compact import compact_hit
+from apimcp.toolsearch.compact import CompactHits, compact_hit
 from apimcp.toolsearch.describe import DESCRIBE, DESCRIBE_TOOL
 from apimcp.toolsearch.errors import ToolSearchError
 from apimcp.toolsearch.facets import Facets
@@ -81,9 +81,14 @@ def search_page(services: Sequence[str]) -> Page[Tool]:
 
 
 def search_result(
-    index: ToolIndex, arguments: Mapping[str, Any], allowed: Set[str] | None, facets: Facets | None = None
+    index: ToolIndex,
+    arguments: Mapping[str, Any],
+    allowed: Set[str] | None,
+    facets: Facets | None = None,
+    hits: CompactHits | None = None,
 ) -> CallToolResult:
-    """The best hits for `arguments` (query, limit, filters) among the tools `allowed` (every one when None)."""
+    """The best hits for `arguments` (query, limit, filters) among the tools `allowed` (every one when None);
+    `hits` keeps the exposition's hits once made."""
     query = arguments.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ToolSearchError('"query" must be a non-empty string')
@@ -93,7 +98,10 @@ def search_result(
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise ToolSearchError(f'"limit" must be an integer from 1 to {MAX_LIMIT}')
     kept = (facets or NO_FACETS).narrowed(arguments, allowed)
-    found = [compact_hit(index.tools[hit.name]) for hit in index.search(query, limit, kept)]
+    found = [
+        hits[hit.name] if hits is not None else compact_hit(index.tools[hit.name])
+        for hit in index.search(query, limit, kept)
+    ]
     structured = {"tools": found}
     return CallToolResult(content=(TextContent(text=orjson.dumps(structured).decode()),), structured_content=structured)
 
