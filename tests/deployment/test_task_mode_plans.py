@@ -61,7 +61,7 @@ def test_tool_search_is_set_by_rest_and_cli_and_served(live: Deployment) -> None
     plan, _ = live.api.expose(service["id"], live.backend, "echo", tool_search=True)
     assert plan["tool_search"] is True
     url = f"{live.base}/mcp/default/echo"
-    wait_until(lambda: _tool_names(url) == ["search_tools", "call_tool"])
+    wait_until(lambda: _tool_names(url) == ["search_tools", "describe_tools", "call_tool"])
     refused = live.api.call("PATCH", f"/plans/{plan['id']}", 422, json={"tool_search": "sometimes"})
     assert "tool_search" in json.dumps(refused)
     token = live.api.http.headers["Authorization"].removeprefix("Bearer ")

@@ -25,7 +25,8 @@ ToolSearchOption = Annotated[
     bool | None,
     typer.Option(
         "--tool-search/--no-tool-search",
-        help="List two tools (search_tools, call_tool) instead of every tool: for APIs with hundreds of operations.",
+        help="List three tools (search_tools, describe_tools, call_tool) instead of every tool: for APIs with "
+        "hundreds of operations.",
     ),
 ]
 

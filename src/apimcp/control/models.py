@@ -167,7 +167,7 @@ class Plan(Base):
     tasks: Mapped[str | None] = mapped_column(String(32), nullable=True)
     """When tool calls become tasks: "all" or "slow:1s" (`apimcp.protocol.tasks.policy`); None: never."""
     tool_search: Mapped[bool] = mapped_column(Boolean, default=False)
-    """List two tools (search_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
+    """List three tools (search_tools, describe_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -282,7 +282,7 @@ class ExpositionConfig(_Strict):
     """`{exposition: 100/s, caller: 5/s}` (or `{requests, per_seconds, burst}`): 429 beyond (`apimcp.ratelimit`)."""
 
     tool_search: bool = False
-    """List two tools (search_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
+    """List three tools (search_tools, describe_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
     tasks: str | None = None
     """When tool calls become tasks: "off" (default), "all" or "slow[:5s]" (`docs/tasks.md`); stored canonical,
     None for off."""

@@ -47,15 +47,17 @@ from apimcp.protocol import (
 from apimcp.protocol.errors import INVALID_REQUEST
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import TaskPolicy
+from apimcp.toolsearch.compact import CompactHits
+from apimcp.toolsearch.describe import describe_result
+from apimcp.toolsearch.facets import Facets
 from apimcp.toolsearch.index import ToolIndex
 from apimcp.toolsearch.tools import (
     CALL,
-    CALL_TOOL,
-    SEARCH,
-    SEARCH_PAGE,
-    SEARCH_TOOL,
+    DESCRIBE,
+    NAMES,
     ToolSearchError,
     call_target,
+    search_page,
     search_result,
 )
 
@@ -79,7 +81,21 @@ class ExpositionSettings:
     task_policy: TaskPolicy | None = None
     """When its tool calls become tasks (the plan's `tasks` mode); None: never."""
     tool_search: bool = False
-    """List two tools (search_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
+    """List three tools (search_tools, describe_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
+    services: Sequence[str] = ()
+    """The members' service names, in order, which search_tools can keep to (none: its tools have no service)."""
+
+
+def _facets(page: Page[Tool], members: Sequence[tuple[ToolSet, Backend]], services: Sequence[str]) -> Facets:
+    """What search_tools filters on: each operation's member service (when named) and tags; every tool's hints."""
+    service_of: dict[str, str] = {}
+    tags_of: dict[str, tuple[str, ...]] = {}
+    for index, (tools, _) in enumerate(members):
+        for prepared in tools.prepared:
+            if index < len(services):
+                service_of[prepared.tool.name] = services[index]
+            tags_of[prepared.tool.name] = prepared.operation.tags
+    return Facets.of(page.items, service_of, tags_of)
 
 
 class _NoLoader:
@@ -126,8 +142,11 @@ class ExpositionHandler(McpHandler):
         self._entries = self.composition.exposed
         self._loader = loader
         self._index: ToolIndex | None = None
+        self._facets: Facets | None = None
+        self._hits: CompactHits | None = None
+        self._search_page: Page[Tool] = Page(items=())
         if settings.tool_search:
-            clash = sorted({SEARCH, CALL} & set(self._entries))
+            clash = sorted(NAMES & set(self._entries))
             if clash:
                 raise ValueError(f"exposition {settings.name!r} has tool search and tools named {', '.join(clash)}")
             paths: dict[str, list[str]] = {}
@@ -135,6 +154,9 @@ class ExpositionHandler(McpHandler):
                 if " /" in alias:  # `METHOD /path`; the other aliases are operationIds, words of the name already
                     paths.setdefault(name, []).append(alias)
             self._index = ToolIndex(self.composition.page.items, paths)
+            self._facets = _facets(self.composition.page, members, settings.services)
+            self._hits = CompactHits(self._index.tools)
+            self._search_page = search_page(list(self._facets.services))
         prompts, resources = self.composition.prompts, self.composition.resources
         self.features = ServerFeatures(
             tools=True,
@@ -152,8 +174,8 @@ class ExpositionHandler(McpHandler):
         return self.settings.cache_hints.get(method) or super().cache_hint(method)
 
     def tool_definition(self, name: str) -> Tool | None:
-        if self._index is not None and name in (SEARCH, CALL):
-            return SEARCH_TOOL if name == SEARCH else CALL_TOOL
+        if self._index is not None and name in NAMES:
+            return next(t for t in self._search_page.items if t.name == name)
         entry = self._entries.get(name)
         return entry.tool if entry is not None else None
 
@@ -167,7 +189,7 @@ class ExpositionHandler(McpHandler):
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
         if self._index is not None:
-            return SEARCH_PAGE
+            return self._search_page
         return self._visible(ctx)
 
     def _visible(self, ctx: RequestContext) -> Page[Tool]:
@@ -175,11 +197,13 @@ class ExpositionHandler(McpHandler):
         return access.visible(ctx.caller, self.composition.page) if access else self.composition.page
 
     async def call_tool(self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
-        if self._index is not None and name in (SEARCH, CALL):
+        if self._index is not None and name in NAMES:
             try:
-                if name == SEARCH:
-                    allowed = [t.name for t in self._visible(ctx).items] if self._access else None
-                    return search_result(self._index, arguments, allowed)
+                if name != CALL:  # the caller finds and describes only the tools it may call
+                    allowed = frozenset(t.name for t in self._visible(ctx).items) if self._access else None
+                    if name == DESCRIBE:
+                        return describe_result(self._index.tools, arguments, allowed)
+                    return search_result(self._index, arguments, allowed, self._facets, self._hits)
                 name, arguments = call_target(arguments)
             except ToolSearchError as exc:
                 raise ToolError(str(exc)) from None

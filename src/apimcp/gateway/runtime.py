@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sized
+from collections.abc import Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -109,6 +109,16 @@ def _client(scope: Mapping[str, Any]) -> str | None:
 
 def _label(route: Route) -> str:
     return f"{route.organization}/{route.name or route.exposition_id}"
+
+
+def service_names(members: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each member's service name, as tool search filters on it; `name:version` where members share a name."""
+    names = [str(member["service"]["name"]) for member in members]
+    shared = {name for name in names if names.count(name) > 1}
+    return [
+        f"{name}:{member['service']['version']}" if name in shared else name
+        for name, member in zip(names, members, strict=True)
+    ]
 
 
 class GatewayRuntime:
@@ -278,6 +288,7 @@ class GatewayRuntime:
             calls=CallPath(exposition["id"], name, limiter, call_observers),
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),
             tool_search=exposition.get("tool_search") is True,
+            services=service_names(exposition["members"]),
         )
         bundle = merge(member.get("artifacts", ()) for member in exposition["members"])
         if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):

@@ -1,3 +1,4 @@
-"""Tool search for huge APIs: an exposition offers two tools (find tools, call one) instead of listing every
-tool. `words.py` turns text into comparable words; `index.py` ranks tools for a query; `tools.py` is the
-two tools as MCP serves them."""
+"""Tool search for huge APIs: an exposition offers three tools (find tools, describe them, call one) instead
+of listing every tool. `words.py` turns text into comparable words; `index.py` ranks tools for a query;
+`compact.py` shapes a hit, `facets.py` narrows a search (service, tag, read-only), `describe.py` gives full
+definitions; `tools.py` is the three tools as MCP serves them."""

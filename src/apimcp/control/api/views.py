@@ -255,8 +255,9 @@ class PlanFields(Input):
     )
     tool_search: bool | None = Field(
         default=None,
-        description="list two tools (search_tools: the best matches for a query, with their schemas; call_tool: "
-        "any allowed tool by name) instead of every tool, for APIs with hundreds of operations",
+        description="list three tools (search_tools: the best matches for a query, compact; describe_tools: the "
+        "full definitions of tools named; call_tool: any allowed tool by name) instead of every tool, for APIs with "
+        "hundreds of operations",
     )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None

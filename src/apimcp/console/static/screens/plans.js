@@ -117,7 +117,7 @@ function planForm(plan, secrets, artifacts) {
       chosenArtifacts.node,
       h("div", { class: "check" }, outputSchemas, h("label", { for: (outputSchemas.id = uid("c")) }, "Output schemas")),
       h("div", { class: "check" }, toolSearch,
-        h("label", { for: (toolSearch.id = uid("c")) }, "Tool search (two tools instead of the whole list, for huge APIs)"))),
+        h("label", { for: (toolSearch.id = uid("c")) }, "Tool search (three tools instead of the whole list, for huge APIs)"))),
     h("fieldset", {}, h("legend", {}, "Backend"),
       field("Backend URL", backend, "http(s) URL; gRPC host:port, grpc:// or grpcs://; empty: the description's server").row,
       field("Timeout (ms)", timeout).row,
