@@ -7,6 +7,7 @@ validates the arguments and calls.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,7 @@ from apimcp.protocol import (
 from apimcp.protocol.errors import INVALID_REQUEST
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import TaskPolicy
+from apimcp.toolsearch.hybrid import HybridIndex, build_index
 from apimcp.toolsearch.index import ToolIndex
 from apimcp.toolsearch.tools import (
     CALL,
@@ -134,7 +136,7 @@ class ExpositionHandler(McpHandler):
             for alias, name in self.composition.aliases.items():
                 if " /" in alias:  # `METHOD /path`; the other aliases are operationIds, words of the name already
                     paths.setdefault(name, []).append(alias)
-            self._index = ToolIndex(self.composition.page.items, paths)
+            self._index = build_index(self.composition.page.items, paths)  # its vectors come in the background
         prompts, resources = self.composition.prompts, self.composition.resources
         self.features = ServerFeatures(
             tools=True,
@@ -179,6 +181,9 @@ class ExpositionHandler(McpHandler):
             try:
                 if name == SEARCH:
                     allowed = [t.name for t in self._visible(ctx).items] if self._access else None
+                    if isinstance(self._index, HybridIndex) and self._index.semantic:
+                        # embedding the query takes milliseconds of CPU: off the event loop (ONNX frees the GIL)
+                        return await asyncio.to_thread(search_result, self._index, arguments, allowed)
                     return search_result(self._index, arguments, allowed)
                 name, arguments = call_target(arguments)
             except ToolSearchError as exc:
