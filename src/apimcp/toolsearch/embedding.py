@@ -40,8 +40,8 @@ def available() -> bool:
 
 
 class _Shared:
-    """The process's embedder, loaded on first use (0.4 s, about 190 MB of RSS), once; a failed load is
-    logged once and not retried: search stays lexical."""
+    """The process's embedder, loaded once, on first use (0.4 s; about 200 MB of memory: onnxruntime and the
+    session); a failed load is logged once and not retried: search stays lexical."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
