@@ -1,12 +1,12 @@
 """Tool-search quality on the evaluation corpus (tests/toolsearch/corpus): per API, recall@1, recall@5 and
 MRR@10 of a retrieval strategy, tuning and held-out tasks apart, and the search latency.
 
-    python -m bench.toolsearch_quality [--strategy lexical] [--api NetBox ...] [--rounds 20] [--misses]
+    python -m bench.toolsearch_quality [--strategy lexical|semantic|hybrid] [--api NetBox ...] [--rounds 20] [--misses]
 
 Each description is imported as the gateway imports it and searched in process, as an exposition with tool
 search does. Latency is the median over every task's query, `--rounds` times each, at search_tools' default
 limit. `--misses` lists the tuning tasks the strategy misses; held-out misses are never printed, so nobody
-tunes ranking on them.
+tunes ranking on them. For semantic and hybrid (the `search` extra), `index ms` includes embedding the tools.
 """
 
 from __future__ import annotations
