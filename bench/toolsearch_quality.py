@@ -1,12 +1,12 @@
 """Tool-search quality on the evaluation corpus (tests/toolsearch/corpus): per API, recall@1, recall@5 and
 MRR@10 of a retrieval strategy, tuning and held-out tasks apart, and the search latency.
 
-    python -m bench.toolsearch_quality [--strategy lexical] [--api NetBox ...] [--rounds 20] [--misses]
+    python -m bench.toolsearch_quality [--strategy lexical|semantic|hybrid] [--api NetBox ...] [--rounds 20] [--misses]
 
 Each description is imported as the gateway imports it and searched in process, as an exposition with tool
 search does. Latency is the median over every task's query, `--rounds` times each, at search_tools' default
 limit. `--misses` lists the tuning tasks the strategy misses; held-out misses are never printed, so nobody
-tunes ranking on them.
+tunes ranking on them. For semantic and hybrid (the `search` extra), `index ms` includes embedding the tools.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from tests.toolsearch.corpus import CORPORA
 from tests.toolsearch.corpus.github import GITHUB
-from tests.toolsearch.corpus.quality import STRATEGIES, Miss, Ranker, Scores, load_catalog, score
+from tests.toolsearch.corpus.quality import STRATEGIES, Miss, Ranker, Scores, load_catalog, pooled, score
 from tests.toolsearch.corpus.task import ApiCorpus, Task
 
 from apimcp.toolsearch.tools import DEFAULT_LIMIT
@@ -42,19 +42,6 @@ def row(cells: Sequence[object]) -> str:
 
 def figures(scores: Scores) -> list[str]:
     return [str(scores.tasks), f"{scores.recall_at_1:.3f}", f"{scores.recall_at_5:.3f}", f"{scores.mrr:.3f}"]
-
-
-def pooled(parts: Sequence[Scores]) -> Scores:
-    """Scores over several APIs' tasks together, each task counting once."""
-    count = sum(part.tasks for part in parts)
-    if not count:
-        return Scores(0, 0.0, 0.0, 0.0, ())
-
-    def mean(value: Callable[[Scores], float]) -> float:
-        return sum(value(part) * part.tasks for part in parts) / count
-
-    misses = tuple(miss for part in parts for miss in part.misses)
-    return Scores(count, mean(lambda s: s.recall_at_1), mean(lambda s: s.recall_at_5), mean(lambda s: s.mrr), misses)
 
 
 def main() -> None:
