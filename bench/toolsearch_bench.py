@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 import orjson
+from tests.toolsearch.corpus.quality import load_catalog
 from tests.toolsearch.github_queries import QUERIES
 
-from apimcp.importers.openapi import import_openapi
 from apimcp.protocol import dialects
-from apimcp.protocol.models import Page, Tool
+from apimcp.protocol.models import Page
 from apimcp.protocol.versions import V2026_07_28
 from apimcp.toolsearch.index import ToolIndex
 from apimcp.toolsearch.tools import SEARCH_PAGE
@@ -34,18 +34,8 @@ def main() -> None:
     parser.add_argument("--spec", type=Path, default=SPEC)
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
-    service = import_openapi(str(args.spec))
-    tools = [
-        Tool(
-            name=o.tool_name,
-            title=o.title,
-            description=o.description,
-            input_schema=o.input_schema,
-            output_schema=o.output_schema,
-        )
-        for o in service.operations
-    ]
-    paths = {o.tool_name: [f"{o.binding.method} {o.binding.path}"] for o in service.operations}  # type: ignore[union-attr]
+    catalog = load_catalog(args.spec)
+    tools, paths = list(catalog.tools), catalog.paths
     started = time.perf_counter()
     index = ToolIndex(tools, paths)
     built = time.perf_counter() - started

@@ -12,6 +12,8 @@ from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.config import parse_config
 from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.plan import plan_gateway
+from apimcp.gateway.runtime import GatewayRuntime
+from apimcp.protocol import EndpointOptions
 from tests.gateway.echo_backend import running_backend
 from tests.support.live_server import live_app
 from tests.support.mcp_http import McpHttp
@@ -87,6 +89,16 @@ def live_gateway(config_text: str | None = None) -> Iterator[McpHttp]:
 def gateway_url() -> Iterator[str]:
     with live_app(gateway_for) as base:
         yield f"{base}/mcp/echo"
+
+
+@pytest.fixture
+async def runtime() -> AsyncIterator[GatewayRuntime]:
+    """A gateway runtime of its own, with no snapshot applied yet."""
+    session = new_session()
+    built = GatewayRuntime(session, EndpointOptions())
+    yield built
+    built.shutdown()
+    await close_session(session)
 
 
 def text_of(result: Any) -> str:

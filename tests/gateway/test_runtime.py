@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from apimcp.backends.rest import close_session, new_session
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.importers.openapi import import_openapi
-from apimcp.protocol import EndpointOptions
 from tests.gateway.conftest import ECHO_SPEC
 
 pytestmark = pytest.mark.anyio
@@ -45,15 +42,6 @@ def exposition(identifier: str, include: list[str], *, prefix: str = "", created
 
 def snapshot(revision: int, *expositions: dict[str, Any]) -> dict[str, Any]:
     return {"format": 1, "revision": revision, "services": {"h1": SERVICE}, "expositions": list(expositions)}
-
-
-@pytest.fixture
-async def runtime() -> AsyncIterator[GatewayRuntime]:
-    session = new_session()
-    built = GatewayRuntime(session, EndpointOptions())
-    yield built
-    built.shutdown()
-    await close_session(session)
 
 
 async def tool_names(runtime: GatewayRuntime, identifier: str) -> list[str]:

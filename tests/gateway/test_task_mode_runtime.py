@@ -3,33 +3,21 @@ becomes the exposition's task policy, advertised while it is on; a mode that doe
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from apimcp.backends.rest import close_session, new_session
 from apimcp.gateway.config import ConfigError, parse_config
 from apimcp.gateway.declared import snapshot_of
 from apimcp.gateway.exposition import ExpositionHandler
 from apimcp.gateway.plan import plan_gateway
 from apimcp.gateway.runtime import GatewayRuntime
-from apimcp.protocol import EndpointOptions
 from apimcp.protocol.tasks.policy import TaskPolicy
 from tests.gateway.conftest import ECHO_SPEC
 from tests.gateway.test_runtime import exposition, snapshot
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def runtime() -> AsyncIterator[GatewayRuntime]:
-    session = new_session()
-    built = GatewayRuntime(session, EndpointOptions())
-    yield built
-    built.shutdown()
-    await close_session(session)
 
 
 def _with_tasks(identifier: str, mode: str | None) -> dict[str, Any]:

@@ -3,26 +3,14 @@ name, or `name:version` where members share a name."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from apimcp.backends.rest import close_session, new_session
 from apimcp.gateway.runtime import GatewayRuntime, service_names
-from apimcp.protocol import EndpointOptions
 from tests.gateway.test_runtime import exposition, snapshot
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def runtime() -> AsyncIterator[GatewayRuntime]:
-    session = new_session()
-    built = GatewayRuntime(session, EndpointOptions())
-    yield built
-    built.shutdown()
-    await close_session(session)
 
 
 def _member(name: str, version: str) -> dict[str, Any]:
