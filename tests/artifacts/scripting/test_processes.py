@@ -8,6 +8,7 @@ and enough of them held every worker place.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 from pathlib import Path
@@ -144,6 +145,17 @@ async def test_closing_the_runner_leaves_no_script_process_alive() -> None:
     assert text(result) == "The gateway is stopping"
     assert not any(_alive(pid) for pid in pids)
     assert runner.pids == []
+
+
+async def test_a_runner_dropped_without_close_leaves_no_script_process_alive() -> None:
+    # a runtime never shut down (a test, a bug) used to leave its started process running, unreaped
+    runner = _runner(timeout_seconds=30)
+    assert text(await runner.run(TRIVIAL, {}, Tools())) == '"ok"'
+    pids = runner.pids
+    assert pids
+    del runner
+    gc.collect()
+    assert not any(_alive(pid) for pid in pids)
 
 
 def test_a_script_process_exits_when_its_input_ends() -> None:

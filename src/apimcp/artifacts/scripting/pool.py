@@ -72,6 +72,7 @@ class WorkerPool:
     def _work(self) -> None:
         while (job := self._jobs.get()) is not None:
             job()
+            del job  # an idle thread holds nothing of its last run (its runner may be collected, processes and all)
 
     @property
     def threads(self) -> int:

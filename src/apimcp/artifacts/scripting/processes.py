@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import threading
+import weakref
 from typing import IO
 
 from apimcp.script_engine import wire
@@ -97,6 +98,8 @@ class ScriptProcesses:
         self._idle: list[ScriptProcess] = []
         self._live: set[ScriptProcess] = set()
         self._owner = os.getpid()
+        self._reaper = weakref.finalize(self, _reap_all, self._live, self._owner)
+        """A pool dropped without `close` (a runtime never shut down) still leaves no process behind."""
         self._closed = False
 
     @property
@@ -142,7 +145,9 @@ class ScriptProcesses:
         """Under the lock: in a forked child, the processes are the parent's (never touched here)."""
         if os.getpid() != self._owner:
             self._owner = os.getpid()
+            self._reaper.detach()  # this child's copy: the parent's processes are the parent's to stop
             self._idle, self._live = [], set()
+            self._reaper = weakref.finalize(self, _reap_all, self._live, self._owner)
 
     def give_back(self, process: ScriptProcess) -> None:
         """A process that ended its run cleanly, for the next one."""
@@ -171,3 +176,14 @@ class ScriptProcesses:
             self.discard(process)
         for process in busy:
             process.popen.wait()  # killed: at once; its run's thread closes its pipes
+        self._reaper.detach()
+
+
+def _reap_all(live: set[ScriptProcess], owner: int) -> None:
+    """When a pool is collected unclosed, or at exit: kill and wait for its processes, close their pipes; never in
+    a forked child, whose copies name the parent's processes."""
+    if os.getpid() != owner:
+        return
+    for process in list(live):
+        process.reap()
+    live.clear()
