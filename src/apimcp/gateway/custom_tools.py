@@ -95,10 +95,9 @@ class ScriptedEntry(_CustomEntry):
         super().__init__(name, spec)
         script = Script.from_spec(name, spec)
         # The allow-list may name a tool of its service one way and the script call it another.
-        allowed = {
-            ToolRef(None, alias) for ref in script.allowed if ref.service is None for alias in equivalents(ref.tool)
-        }
-        self._script = replace(script, allowed=script.allowed | allowed)
+        declared = script.allowed or frozenset()
+        allowed = {ToolRef(None, alias) for ref in declared if ref.service is None for alias in equivalents(ref.tool)}
+        self._script = replace(script, allowed=declared | allowed)
         self._runner = runner
         self._lookup = lookup
         self._gate = gate

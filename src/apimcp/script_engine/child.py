@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
-from apimcp.script_engine import engine, prelude, wire
+from apimcp.script_engine import engine, prelude, program_prelude, wire
 from apimcp.shaping import frames
 
 NICENESS: Final = 10
@@ -37,7 +37,9 @@ _GLOBALS: Final = {
     "start": prelude.START,
     "await": prelude.AWAIT,
     "fail": prelude.FAIL,
+    "next": program_prelude.NEXT,
 }
+_SOURCES: Final = {"script": prelude.SOURCE, "program": program_prelude.SOURCE}
 
 
 class _Current:
@@ -108,18 +110,39 @@ def serve(conversation: _Conversation, current: _Current) -> None:
         del frame, blobs
 
 
+class _Jobs:
+    """A program's `drain`: the engine's promise jobs run in this process, and how the first failing one failed."""
+
+    def __init__(self, context: engine.Context) -> None:
+        self._context = context
+        self.failure: Exception | None = None
+
+    def drain(self, _: str) -> str:
+        try:
+            self._context.run_jobs()
+        except engine.JSException as exc:  # interrupted, or out of memory outside any promise
+            self.failure = self.failure or exc
+        return ""
+
+
 def _run(header: dict[str, Any], texts: list[str], conversation: _Conversation, current: _Current) -> None:
     source, input_text, fallback = texts
+    kind = str(header.get("kind", "script"))
     context = engine.Context(memory_bytes=int(header["memory"]), stack_bytes=int(header["stack"]))
     current.begin(int(header["run"]), context)
+    jobs = _Jobs(context)
     try:
-        for name in wire.HOST_FUNCTIONS:
+        for name in wire.HOST_FUNCTIONS[kind]:
             context.expose(_GLOBALS[name], conversation.forward(name), fallback)
+        if kind == "program":
+            context.expose(program_prelude.DRAIN, jobs.drain, "")
         context.set_global(prelude.BODY, source)
         context.set_global(prelude.INPUT, input_text)
         context.set_global(prelude.MAX_CHARS, int(header["max_chars"]))
         try:
-            answer = context.run(prelude.SOURCE, float(header["seconds"]))
+            answer = context.run(_SOURCES[kind], float(header["seconds"]))
+            if jobs.failure is not None:  # a job was interrupted: whatever the prelude answered after that
+                raise jobs.failure
         except engine.StackOverflow:
             end, text = wire.STACK, ""
         except engine.JSException as exc:

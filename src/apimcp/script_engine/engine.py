@@ -126,6 +126,13 @@ class Context:
         finally:
             self._switch.context = None  # no cycle context -> callable -> context if it never ran
 
+    def run_jobs(self) -> None:
+        """Run the promise jobs queued so far, and those they queue: from a host function, during `run`, whose
+        interrupt stays armed for them. Raises `JSException` when a job is interrupted or fails outside any
+        promise (memory)."""
+        while self._context.execute_pending_job():
+            pass
+
     def interrupt(self) -> None:
         """Stop the evaluation at the engine's next interrupt check, from any thread (an uncatchable
         `InternalError: interrupted`); before it starts, it stops as soon as it does."""

@@ -23,8 +23,12 @@ UNCAUGHT: Final = "uncaught"  # an exception the prelude could not catch (the in
 
 RUN_NUMBER_BYTES: Final = 8
 
-HOST_FUNCTIONS: Final = ("ready", "call", "start", "await", "fail")
-"""The host functions a run exposes, by the names `Host.functions` gives them."""
+HOST_FUNCTIONS: Final = {
+    "script": ("ready", "call", "start", "await", "fail"),
+    "program": ("ready", "start", "next"),
+}
+"""The host functions a run of each kind (`Script.kind`, the `run` frame's `kind`) exposes, by the names
+`Host.functions` gives them."""
 
 
 def blob(text: str) -> bytes:

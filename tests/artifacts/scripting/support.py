@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from apimcp.artifacts.scripting import Script, ScriptRunner, ToolRef
-from apimcp.protocol.errors import INVALID_PARAMS, McpError
-from apimcp.protocol.models import CallToolResult, RawJson, TextContent
+from apimcp.protocol.context import InputRequired
+from apimcp.protocol.errors import INVALID_PARAMS, McpError, UrlElicitationRequired
+from apimcp.protocol.models import CallToolResult, RawJson, TextContent, elicitation_url
 
 RAW_ROWS = b'{"rows":[' + b",".join(b'{"id":%d}' % n for n in range(20000)) + b"]}"
 """What the `raw` tool answers, as structured content already serialized (a large answer's)."""
@@ -19,6 +20,11 @@ def script(source: str, *tools: str | tuple[str, str], name: str = "probe") -> S
     """A script allowed to call `tools` (a name, or (service, name) for another service)."""
     entries = [{"tool": t} if isinstance(t, str) else {"service": t[0], "tool": t[1]} for t in tools]
     return Script.from_spec(name, {"script": source, "tools": entries})
+
+
+def program(source: str) -> Script:
+    """A code-mode program: it may call any tool the `Invoke` finds."""
+    return Script("execute_code", source, None, kind="program", label="The program")
 
 
 def text(result: CallToolResult) -> str:
@@ -59,6 +65,10 @@ class Tools:
             raise McpError(INVALID_PARAMS, "login is required")
         if ref.tool == "crash":
             raise RuntimeError("secret internal detail")
+        if ref.tool == "needs_credential":  # a per-user credential in a session: the client must act first
+            raise UrlElicitationRequired([{"elicitationId": "e1", "url": "https://x.test/e1", "message": "key?"}])
+        if ref.tool == "needs_input":  # the same in 2026-07-28
+            raise InputRequired({"credential k": elicitation_url("key?", "https://x.test/e1", "e1")})
         if ref.tool == "hold":
             await self.let_go.wait()
             return CallToolResult(content=(TextContent(text="let go"),))

@@ -15,7 +15,13 @@ The body's `return` value is the result: compact JSON text, and structured conte
 JSON object. An uncaught exception is an error result with its message. Only the tools listed in
 the script's `tools` can be called: any other call throws inside the script. `ScriptLimits` says
 what else holds: time, memory, stack, calls per run, nesting depth, result size, workers.
-There is no event loop in the sandbox: promises and `async` functions never settle.
+There is no event loop in a script's sandbox: promises and `async` functions never settle.
+
+A code-mode program (`Script.kind == "program"`) is the body of an async function given `tools`:
+`await tools.<name>(args)` gives the tool's content (as `rs.callTool` would) and throws on a failure,
+calls not yet awaited run in parallel, and the prelude runs the promise jobs (`program_prelude`). Its
+allow-list is None: the `Invoke` decides which tools it reaches. A call that needs the user first (a
+credential asked for by elicitation) stops a run of either kind and reaches the caller.
 """
 
 from apimcp.artifacts.scripting.host import Invoke

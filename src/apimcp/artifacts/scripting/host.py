@@ -15,6 +15,10 @@ in a loop that calls nothing.
 
 Each tool call runs in a copy of the context of the request that started the script (contextvars:
 the request's span, for one), as a call the handler made itself would.
+
+A call that needs the user first (a credential asked for by URL elicitation: `UrlElicitationRequired` in a
+session, `InputRequired` in 2026-07-28) stops the run: the runner raises it to the client, who retries the
+whole call once the user has answered (`needs_input`).
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ import orjson
 
 from apimcp.artifacts.scripting.limits import ScriptLimits
 from apimcp.artifacts.scripting.script import Script, ToolRef
+from apimcp.protocol.context import InputRequired
 from apimcp.protocol.dispatch import ToolError
-from apimcp.protocol.errors import INTERNAL_ERROR, REQUEST_CANCELLED, McpError
+from apimcp.protocol.errors import INTERNAL_ERROR, REQUEST_CANCELLED, McpError, UrlElicitationRequired
 from apimcp.protocol.models import NO_VALUE, CallToolResult, RawJson, TextContent
 
 log = logging.getLogger("apimcp.artifacts.scripting")
@@ -126,18 +131,23 @@ class Host:
         self._context = contextvars.copy_context()
         self.failure: tuple[str, Any] | None = None
         """(message, data) of `rs.fail`, which decides the result whatever the script does next."""
+        self.needs_input: InputRequired | UrlElicitationRequired | None = None
+        """What the first call that needed the user asked for: the run stops, and this is the caller's answer."""
 
     @property
     def functions(self) -> dict[str, Callable[[str], str]]:
-        return {"call": self.call, "start": self.start, "await": self.wait, "fail": self.fail, "ready": self.ready}
+        return {
+            "call": self.call, "start": self.start, "await": self.wait, "fail": self.fail, "ready": self.ready,
+            "next": self.next,
+        }  # fmt: skip
 
     @property
     def fallback(self) -> str:
         """What a host function answers if it has a bug (it is logged)."""
-        return _refusal(f"Custom tool '{self._script.tool_name}' hit an internal error in the gateway")
+        return _refusal(f"{self._script.subject} hit an internal error in the gateway")
 
     def timeout_message(self) -> str:
-        return f"Custom tool '{self._script.tool_name}' timed out after {self._limits.timeout_seconds:g} s"
+        return f"{self._script.subject} timed out after {self._limits.timeout_seconds:g} s"
 
     # --- called on the event loop --------------------------------------------------------------
 
@@ -168,7 +178,7 @@ class Host:
 
     def finish(self) -> None:
         """Cancel the calls the script started and never awaited: nothing runs on its behalf after it."""
-        self.stop(f"Custom tool '{self._script.tool_name}' has finished")
+        self.stop(f"{self._script.subject} has finished")
 
     # --- called in the worker thread, from JavaScript ------------------------------------------
 
@@ -204,6 +214,30 @@ class Host:
         except Refused as refusal:
             return _refusal(str(refusal))
 
+    def next(self, request: str) -> str:
+        """A program's wait: the outcomes of the first of these calls to end (of all that have ended by then), as
+        `[[handle, outcome], ...]`; refused once the deadline passes or the run is stopped."""
+        try:
+            handles = orjson.loads(request)
+            with self._lock:
+                calls = {handle: self._handles[handle] for handle in handles}
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            return _refusal("the program waits for calls it never started")
+        futures = {future for _, future in calls.values()}
+        done, _ = concurrent.futures.wait(
+            futures, timeout=max(self.deadline - time.monotonic(), 0), return_when=concurrent.futures.FIRST_COMPLETED
+        )
+        if not done:
+            self.stop(self.timeout_message())
+        with self._lock:
+            if self._stopped is not None:
+                return _refusal(self._stopped)
+            ended = [handle for handle, (_, future) in calls.items() if future.done()]
+            for handle in ended:
+                del self._handles[handle]
+        outcomes = ",".join(f"[{handle},{self._outcome(*calls[handle])}]" for handle in ended)
+        return f"[0,[{outcomes}]]"
+
     def fail(self, request: str) -> str:
         if len(request) > self._limits.max_result_bytes:
             return _refusal(f"the data of rs.fail exceed {self._limits.max_result_bytes} bytes of JSON")
@@ -217,7 +251,7 @@ class Host:
         return _answer(None)
 
     def _begin(self, request: str, api: str) -> tuple[ToolRef, concurrent.futures.Future[CallToolResult]]:
-        name = self._script.tool_name
+        name = self._script.subject
         if len(request) > self._limits.max_result_bytes:  # the prelude checks UTF-16 units first
             raise Refused(f"{api}: the arguments exceed {self._limits.max_result_bytes} bytes of JSON")
         try:
@@ -231,17 +265,18 @@ class Host:
         if not isinstance(arguments, dict):
             raise Refused(f"{api}: the arguments of tool '{tool}' must be an object")
         ref = ToolRef(service, tool)
-        if ref not in self._script.allowed:
-            raise Refused(f"Custom tool '{name}' may not call {ref}: it is not declared in its tools")
+        allowed = self._script.allowed
+        if allowed is not None and ref not in allowed:
+            raise Refused(f"{name} may not call {ref}: it is not declared in its tools")
         with self._lock:
             self._check_running()
             if self._calls >= self._limits.max_calls:
-                raise Refused(f"Custom tool '{name}' may make at most {self._limits.max_calls} tool calls per run")
+                raise Refused(f"{name} may make at most {self._limits.max_calls} tool calls per run")
             self._calls += 1
             try:
                 future = asyncio.run_coroutine_threadsafe(self._call(ref, arguments), self._loop)
             except RuntimeError as exc:  # the loop is closed: the gateway is stopping
-                raise Refused(f"Custom tool '{name}' cannot call {ref}: the gateway is stopping") from exc
+                raise Refused(f"{name} cannot call {ref}: the gateway is stopping") from exc
             self._in_flight.add(future)
         future.add_done_callback(self._landed)
         return ref, future
@@ -255,6 +290,12 @@ class Host:
     def _landed(self, future: concurrent.futures.Future[CallToolResult]) -> None:
         with self._lock:
             self._in_flight.discard(future)
+        asked = None if future.cancelled() else future.exception()
+        if isinstance(asked, InputRequired | UrlElicitationRequired):
+            with self._lock:
+                if self.needs_input is None:
+                    self.needs_input = asked
+            self.stop(f"{self._script.subject} needs the user to supply a credential first")
 
     def _check_running(self) -> None:
         """Under the lock: refuse when stopped, past the deadline or failed."""
@@ -263,7 +304,7 @@ class Host:
         if self._stopped is not None:
             raise Refused(self._stopped)
         if self.failure is not None:
-            raise Refused(f"Custom tool '{self._script.tool_name}' has already failed with rs.fail")
+            raise Refused(f"{self._script.subject} has already failed with rs.fail")
 
     def _settle(self, calls: Sequence[tuple[ToolRef, concurrent.futures.Future[CallToolResult]]]) -> list[str]:
         """Wait for the calls until the deadline; the JSON text of each one's outcome."""
@@ -286,6 +327,8 @@ class Host:
             return _failure(None, str(exc))
         except concurrent.futures.CancelledError:
             return _failure(REQUEST_CANCELLED, f"the call to {ref} was cancelled")
+        except InputRequired:  # the run stops (`needs_input`)
+            return _failure(None, f"the call to {ref} needs the user first")
         except Exception:
             log.exception("custom tool %r: calling %s failed", self._script.tool_name, ref)
             return _failure(INTERNAL_ERROR, f"the call to {ref} failed with an internal error")

@@ -25,7 +25,9 @@ def error(text: str) -> CallToolResult:
     return CallToolResult(content=(TextContent(text=text),), is_error=True)
 
 
-def returned(tool: str, text: str, max_bytes: int, large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES) -> CallToolResult:
+def returned(
+    subject: str, text: str, max_bytes: int, large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES
+) -> CallToolResult:
     """The script's `return`: compact JSON text, and the value as structured content if an object.
 
     The text is `JSON.stringify`'s, well-formed JSON: only the lone surrogates it escapes (`\\udXXX`) make
@@ -37,7 +39,7 @@ def returned(tool: str, text: str, max_bytes: int, large_from_bytes: int = DEFAU
     except UnicodeEncodeError:
         data = None
     if len(data if data is not None else text.encode("utf-8", "surrogatepass")) > max_bytes:
-        return too_large(tool, max_bytes)
+        return too_large(subject, max_bytes)
     if data is not None and len(data) >= large_from_bytes and "\\ud" not in text and "\\uD" not in text:
         raw = RawJson(data=data)
         return CallToolResult(content=(TextContent(text=text),), structured_content=raw if raw.is_object else NO_VALUE)
@@ -45,15 +47,15 @@ def returned(tool: str, text: str, max_bytes: int, large_from_bytes: int = DEFAU
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
         # JSON.stringify escapes lone surrogates as \\udXXX, which orjson refuses to decode.
-        return error(f"Custom tool '{tool}' returned a string that is not valid Unicode (a lone surrogate)")
+        return error(f"{subject} returned a string that is not valid Unicode (a lone surrogate)")
     return CallToolResult(
         content=(TextContent(text=text),),
         structured_content=value if isinstance(value, dict) else NO_VALUE,
     )
 
 
-def too_large(tool: str, max_bytes: int) -> CallToolResult:
-    return error(f"Custom tool '{tool}' returned more JSON than its limit of {max_bytes} bytes")
+def too_large(subject: str, max_bytes: int) -> CallToolResult:
+    return error(f"{subject} returned more JSON than its limit of {max_bytes} bytes")
 
 
 def threw(message: str) -> CallToolResult:

@@ -75,37 +75,44 @@ class ScriptRunner:
         return self._admissions[depth].held(share)
 
     async def run(
-        self, script: Script, arguments: Mapping[str, Any], invoke: Invoke, depth: int = 0, share: str = ""
+        self,
+        script: Script,
+        arguments: Mapping[str, Any],
+        invoke: Invoke,
+        depth: int = 0,
+        share: str = "",
+        limits: ScriptLimits | None = None,
     ) -> CallToolResult:
         """Run `script` on `arguments` for `share` (its exposition); `invoke` reaches the tools it calls, one
-        level deeper.
+        level deeper. `limits` replaces the runner's time, calls and result size for this run (code mode's); its
+        memory and stack must not exceed the runner's, which sized the script processes.
 
         Returns the tool result (an error result for anything the script or its limits caused);
-        raises `McpError` (SERVER_BUSY) when no worker is free in time.
+        raises `McpError` (SERVER_BUSY) when no worker is free in time, and what a call it made needs the user to
+        supply first (`Host.needs_input`).
         """
-        name = script.tool_name
-        limits = self.limits
+        name = script.subject
+        limits = limits or self.limits
+        if limits.memory_bytes > self.limits.memory_bytes or limits.stack_bytes > self.limits.stack_bytes:
+            raise ValueError("a run's memory and stack must fit the script processes")
         deadline = time.monotonic() + limits.timeout_seconds
-        if depth > limits.max_depth:
-            return outcome.error(
-                f"Custom tool '{name}' is nested too deeply: scripts calling scripts may go "
-                f"{limits.max_depth} levels deep"
-            )
+        workers, max_depth = self.limits.workers, self.limits.max_depth
+        if depth > max_depth:
+            return outcome.error(f"{name} is nested too deeply: scripts calling scripts may go {max_depth} levels deep")
         if self._closed:
-            raise McpError(SERVER_BUSY, f"Custom tool '{name}' cannot run: the script runner is closed")
+            raise McpError(SERVER_BUSY, f"{name} cannot run: the script runner is closed")
         try:
             input_text = dumps(arguments)
         except TypeError:
-            return outcome.error(f"Custom tool '{name}' was given arguments that are not JSON")
+            return outcome.error(f"{name} was given arguments that are not JSON")
         admission = self._admissions[depth]
         if not await admission.acquire(share, deadline):
-            cap = min(limits.exposition_workers, limits.workers)
+            cap = min(self.limits.exposition_workers, self.limits.workers)
             raise McpError(
                 SERVER_BUSY,
-                f"Custom tool '{name}' cannot run now: all {limits.workers} script workers are busy"
-                if admission.held(share) < cap or cap == limits.workers
-                else f"Custom tool '{name}' cannot run now: its exposition's {cap} of the {limits.workers} "
-                "script workers are busy",
+                f"{name} cannot run now: all {workers} script workers are busy"
+                if admission.held(share) < cap or cap == workers
+                else f"{name} cannot run now: its exposition's {cap} of the {workers} script workers are busy",
             )
         place = _Place(admission, share)
         loop = asyncio.get_running_loop()
@@ -115,20 +122,23 @@ class ScriptRunner:
             work = self._pool.submit(lambda: sandbox.execute(script, input_text, host, limits, processes, large))
         except RuntimeError:  # closed meanwhile
             admission.release(share)
-            raise McpError(SERVER_BUSY, f"Custom tool '{name}' cannot run: the script runner is closed") from None
+            raise McpError(SERVER_BUSY, f"{name} cannot run: the script runner is closed") from None
         with self._lock:
             self._hosts.add(host)
         work.add_done_callback(lambda _: self._ended(place, host))
         done = _bridge(work, loop)
         try:
             async with asyncio.timeout(deadline - time.monotonic()):
-                return await asyncio.shield(done)
+                result = await asyncio.shield(done)
         except TimeoutError:
             self._stop(place, host, host.timeout_message())
             return outcome.error(host.timeout_message())
         except asyncio.CancelledError:
-            self._stop(place, host, f"Custom tool '{name}' was cancelled")
+            self._stop(place, host, f"{name} was cancelled")
             raise
+        if host.needs_input is not None:
+            raise host.needs_input
+        return result
 
     def _stop(self, place: _Place, host: Host, reason: str) -> None:
         """The caller is answered without the script: stop it, and free its place now (its thread and process

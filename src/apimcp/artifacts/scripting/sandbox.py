@@ -23,7 +23,7 @@ from apimcp.artifacts.scripting.limits import ScriptLimits
 from apimcp.artifacts.scripting.processes import ScriptProcess, ScriptProcesses
 from apimcp.artifacts.scripting.script import Script
 from apimcp.protocol.models import CallToolResult
-from apimcp.script_engine import prelude, wire
+from apimcp.script_engine import prelude, program_prelude, wire
 from apimcp.shaping import children, frames
 from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
@@ -86,7 +86,7 @@ def execute(
         return _execute(script, input_text, host, limits, processes, large_from_bytes)
     except Exception:
         log.exception("custom tool %r: the sandbox failed", script.tool_name)
-        return outcome.error(f"Custom tool '{script.tool_name}' could not run: the sandbox failed")
+        return outcome.error(f"{script.subject} could not run: the sandbox failed")
 
 
 def _execute(
@@ -98,7 +98,7 @@ def _execute(
     try:
         process = processes.take()
     except RuntimeError:  # closed meanwhile: the gateway is stopping
-        return outcome.error(host.stopped or f"Custom tool '{script.tool_name}' cannot run: the gateway is stopping")
+        return outcome.error(host.stopped or f"{script.subject} cannot run: the gateway is stopping")
     process.runs += 1
     run = _Run(process)
     host.attach(run)
@@ -117,7 +117,7 @@ def _execute(
         if host.stopped is not None:  # killed at its deadline, or on a cancellation
             return outcome.error(host.stopped)
         log.warning("custom tool %r: its script process ended unexpectedly (%s)", script.tool_name, children.how(code))
-        return outcome.error(f"Custom tool '{script.tool_name}' could not run: the script process ended unexpectedly")
+        return outcome.error(f"{script.subject} could not run: the script process ended unexpectedly")
     return _classify(script, limits, host, *ended, large)
 
 
@@ -132,6 +132,7 @@ def _converse(
         "stack": limits.stack_bytes,
         "max_chars": limits.max_result_bytes,
         "seconds": seconds,
+        "kind": script.kind,
     }
     texts = (script.source, input_text, host.fallback)
     frames.write(process.stdin, header, [wire.blob(text) for text in texts])
@@ -164,7 +165,7 @@ def _classify(
         return _uncaught(script, limits, host, text)
     if done.get("lifted") is not True:
         log.error("custom tool %r: the quickjs binding kept refusing host calls", script.tool_name)
-        return outcome.error(f"Custom tool '{script.tool_name}' could not run: the engine refused its host calls")
+        return outcome.error(f"{script.subject} could not run: the engine refused its host calls")
     if host.failure is not None:  # rs.fail decides, even if the script caught its error
         return outcome.failed(*host.failure)
     return _ended(script, limits, text if end == wire.ENDED else None, large)
@@ -172,17 +173,27 @@ def _classify(
 
 def _ended(script: Script, limits: ScriptLimits, answer: object, large_from_bytes: int) -> CallToolResult:
     """The prelude's answer: a letter for how the script ended, then JSON."""
-    name = script.tool_name
+    name = script.subject
     if not isinstance(answer, str) or not answer:
         log.error("custom tool %r: the prelude answered %r", name, type(answer))
-        return outcome.error(f"Custom tool '{name}' could not run: the sandbox failed")
+        return outcome.error(f"{name} could not run: the sandbox failed")
     kind, text = answer[0], answer[1:]
     if kind == prelude.RETURNED:
         return outcome.returned(name, text, limits.max_result_bytes, large_from_bytes)
+    if kind == program_prelude.STALLED:
+        return outcome.error(f"{name} waits for a promise that nothing settles (no tool call is under way)")
     try:
         detail = json.loads(text)  # unlike orjson, accepts the lone surrogates a JS string may hold
     except ValueError:
         detail = text
+    if kind == program_prelude.FAILED and isinstance(detail, list) and len(detail) == 2:
+        line, message = detail
+        if message == _STACK_MESSAGE:
+            return _stack(script, limits)
+        if message == _MEMORY_MESSAGE:
+            return _memory(script, limits)
+        where = f" at line {line}" if isinstance(line, int) and line > 0 else ""
+        return outcome.error(f"{name} failed{where}: {outcome.well_formed(str(message))[: outcome.MESSAGE_CHARS]}")
     if kind == prelude.THREW:
         if detail == _STACK_MESSAGE:
             return _stack(script, limits)
@@ -190,15 +201,13 @@ def _ended(script: Script, limits: ScriptLimits, answer: object, large_from_byte
             return _memory(script, limits)
         return outcome.threw(str(detail))
     if kind == prelude.NOT_COMPILED:
-        return outcome.error(f"Custom tool '{name}' failed to compile: {outcome.well_formed(str(detail))}")
+        return outcome.error(f"{name} failed to compile: {outcome.well_formed(str(detail))}")
     if kind == prelude.NOT_JSON:
-        return outcome.error(
-            f"Custom tool '{name}' returned a value that is not JSON: {outcome.well_formed(str(detail))}"
-        )
+        return outcome.error(f"{name} returned a value that is not JSON: {outcome.well_formed(str(detail))}")
     if kind == prelude.TOO_LARGE:
         return outcome.too_large(name, limits.max_result_bytes)
     log.error("custom tool %r: the sandbox did not start: %s", name, detail)
-    return outcome.error(f"Custom tool '{name}' could not run: the sandbox did not start")
+    return outcome.error(f"{name} could not run: the sandbox did not start")
 
 
 def _uncaught(script: Script, limits: ScriptLimits, host: Host, text: str) -> CallToolResult:
@@ -213,24 +222,22 @@ def _uncaught(script: Script, limits: ScriptLimits, host: Host, text: str) -> Ca
             return outcome.error(host.timeout_message())
         # Well before the deadline: the budget is the process's CPU time, which other threads spend too.
         return outcome.error(
-            f"Custom tool '{script.tool_name}' was stopped by its CPU time limit "
+            f"{script.subject} was stopped by its CPU time limit "
             f"({limits.timeout_seconds:g} s, counted over all the gateway's threads)"
         )
     if first in {_MEMORY_MESSAGE, "null"}:  # QuickJS throws null when memory runs out mid-call
         return _memory(script, limits)
     log.error("custom tool %r: uncaught engine exception %s", script.tool_name, first)
-    return outcome.error(f"Custom tool '{script.tool_name}' failed: {outcome.well_formed(first)[:200]}")
+    return outcome.error(f"{script.subject} failed: {outcome.well_formed(first)[:200]}")
 
 
 def _memory(script: Script, limits: ScriptLimits) -> CallToolResult:
     return outcome.error(
-        f"Custom tool '{script.tool_name}' ran out of memory: it exceeded its memory limit "
-        f"of {limits.memory_bytes / 2**20:g} MiB"
+        f"{script.subject} ran out of memory: it exceeded its memory limit of {limits.memory_bytes / 2**20:g} MiB"
     )
 
 
 def _stack(script: Script, limits: ScriptLimits) -> CallToolResult:
     return outcome.error(
-        f"Custom tool '{script.tool_name}' exceeded its stack limit of {limits.stack_bytes // 2**10} KiB "
-        "(recursion too deep?)"
+        f"{script.subject} exceeded its stack limit of {limits.stack_bytes // 2**10} KiB (recursion too deep?)"
     )

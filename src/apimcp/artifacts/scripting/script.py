@@ -1,10 +1,14 @@
-"""A scripted custom tool as the runner sees it: its source and the tools it may call."""
+"""What the runner runs: a scripted custom tool (its source and the tools it may call), or a code-mode program."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+ScriptKind = Literal["script", "program"]
+"""`script`: a custom tool's body, given `input` and `rs` (`prelude.py`); `program`: the body of an async function
+given `tools`, whose calls are awaited (`program_prelude.py`, code mode)."""
 
 
 class ScriptSpecError(ValueError):
@@ -26,8 +30,16 @@ class ToolRef:
 class Script:
     tool_name: str
     source: str
-    allowed: frozenset[ToolRef]
-    """The exhaustive allow-list: a call to any other tool is refused."""
+    allowed: frozenset[ToolRef] | None
+    """The exhaustive allow-list: a call to any other tool is refused. None: the `Invoke` decides alone (code mode,
+    whose tools are those the caller may call)."""
+    kind: ScriptKind = "script"
+    label: str = ""
+    """How messages name the run (`subject`); empty: "Custom tool '<tool_name>'"."""
+
+    @property
+    def subject(self) -> str:
+        return self.label or f"Custom tool '{self.tool_name}'"
 
     @classmethod
     def from_spec(cls, name: str, spec: Mapping[str, Any]) -> Script:
