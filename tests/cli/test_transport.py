@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
-from apimcp.plain_http import is_loopback, refusal
+from apimcp.safety.plain_http import is_loopback, refusal
 from apimcp.sealing.keys import GatewayKey
 from tests.deployment.harness import Deployment, deployment
 from tests.support.grpc_certs import make_pki

@@ -14,7 +14,7 @@ from apimcp.cli.client import ControlPlaneClient
 from apimcp.cli.common import EXIT_USAGE, client, fail, find, pairs, reporting
 from apimcp.cli.output import Format, OutputOption
 from apimcp.control.secret_kinds import KINDS
-from apimcp.plain_http import refusal
+from apimcp.safety.plain_http import refusal
 
 secret_app = typer.Typer(help="Backend secrets: values are sealed and never shown again.", no_args_is_help=True)
 token_app = typer.Typer(help="API tokens of the organization (admin, user and gateway tokens).", no_args_is_help=True)

@@ -10,7 +10,7 @@ import typer
 
 from apimcp.cli import context
 from apimcp.cli.client import ApiError, ControlPlaneClient
-from apimcp.plain_http import refusal
+from apimcp.safety.plain_http import refusal
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1

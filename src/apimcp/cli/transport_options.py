@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from apimcp.cli.common import EXIT_USAGE, fail
-from apimcp.plain_http import refusal
+from apimcp.safety.plain_http import refusal
 from apimcp.servers.tls import ServerTls
 
 if TYPE_CHECKING:

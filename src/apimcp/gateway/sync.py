@@ -25,7 +25,7 @@ import orjson
 
 from apimcp import __version__
 from apimcp.gateway.runtime import GatewayRuntime
-from apimcp.plain_http import refusal
+from apimcp.safety.plain_http import refusal
 from apimcp.sealing.keys import GatewayPublicKey
 
 log = logging.getLogger("apimcp.gateway.sync")
