@@ -7,6 +7,7 @@ secret" finding by another road. Both databases.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import httpx2
@@ -41,12 +42,40 @@ def test_a_user_token_could_send_an_organization_s_secrets_to_its_own_backend(ap
     moved = problem(member.patch(f"/plans/{plan}", json={"backend_endpoint": "http://attacker.example/v1"}), 403)
     assert "changing the backend of a plan that carries secrets needs an admin token" in moved["detail"]
     assert problem(member.patch(f"/plans/{plan}", json={"tls_secret_id": secret}), 403)["status"] == 403
+    assert problem(member.patch(f"/plans/{plan}", json={"introspection_secret_id": secret}), 403)["status"] == 403
+    assert problem(_plan(member, service, name="q", secret_id=secret), 403)["status"] == 403
     # everything else stays the user's, removing the secrets included; then the backend is free to move
     assert ok(member.patch(f"/plans/{plan}", json={"include": ["GET *"]}))["include"] == ["GET *"]
     assert ok(member.patch(f"/plans/{plan}", json={"secret_ids": []}))["secret_ids"] == []
     assert ok(member.patch(f"/plans/{plan}", json={"backend_endpoint": "http://127.0.0.2:9/v1"}))["secret_ids"] == []
     own = created(_plan(member, service, name="mine", backend_endpoint=ECHO_BACKEND))
     assert own["secret_ids"] == []
+
+
+def test_a_user_token_could_open_an_admin_s_plan_with_secrets_to_anyone_or_take_a_key_to_it(api: Api) -> None:
+    """Found writing docs/security.md's roles (issue 21): a member set an admin's plan that carries secrets to
+    inbound none (anonymous clients then called its backend with the admin's credentials), renewed its API key, or
+    duplicated it (the duplicate keeps the secrets and hands the member a key of its own)."""
+    acme = api.org("acme")
+    member = api.member(acme)
+    service = import_echo(acme.user)["id"]
+    secret = _secret(acme)
+    plan = created(_plan(acme.user, service, backend_endpoint=ECHO_BACKEND, secret_ids=[secret],
+                         inbound_mode="api_key"))["id"]  # fmt: skip
+    for change in ({"inbound_mode": "none"}, {"inbound_mode": "oauth", "oauth": {"issuers": ["https://i.test"]}}):
+        refused = problem(member.patch(f"/plans/{plan}", json=change), 403)
+        assert "changing who may call a plan that carries secrets needs an admin token" in refused["detail"]
+    renewed = problem(member.post(f"/plans/{plan}/api-key"), 403)
+    assert "changing who may call a plan that carries secrets" in renewed["detail"]
+    copied = problem(member.post(f"/plans/{plan}/duplicate", json={"name": "copy"}), 403)
+    assert "duplicating a plan that carries secrets needs an admin token" in copied["detail"]
+    assert ok(acme.user.get(f"/plans/{plan}"))["inbound_mode"] == "api_key"
+    # an admin may; a member may for a plan without secrets
+    assert ok(acme.user.patch(f"/plans/{plan}", json={"inbound_mode": "none"}))["inbound_mode"] == "none"
+    assert created(acme.user.post(f"/plans/{plan}/duplicate", json={"name": "copy"}))["secret_ids"] == [secret]
+    own = created(_plan(member, service, name="mine", backend_endpoint=ECHO_BACKEND))["id"]
+    assert ok(member.patch(f"/plans/{own}", json={"inbound_mode": "none"}))["inbound_mode"] == "none"
+    assert created(member.post(f"/plans/{own}/duplicate", json={"name": "mine-too"}))["secret_ids"] == []
 
 
 def test_a_user_token_could_read_a_description_url_of_its_choice_with_a_secret(api: Api) -> None:
@@ -112,6 +141,19 @@ def test_an_artifact_upload_was_parsed_before_the_token_was_checked(api: Api) ->
     named = created(acme.user.post(f"/services/{service}/artifacts", files=upload, data={"name": "mine"}))
     assert named["name"] == "mine"
     assert problem(acme.user.post(f"/services/{service}/artifacts", json={}), 422, field="file")
+
+
+def test_an_uploaded_artifact_was_not_held_to_the_description_size(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found writing docs/security.md's roles (issue 21): APIMCP_FETCH_MAX_BYTES bounded uploaded descriptions and
+    fetched artifacts, and an uploaded artifact only by the route's body limit."""
+    acme = api.org("acme")
+    service = import_echo(acme.user)["id"]
+    upload = {"file": ("prompts.yaml", prompts("echo", "1"), "application/yaml")}
+    monkeypatch.setattr(api.plane, "fetch_limits", replace(api.plane.fetch_limits, max_bytes=100))
+    refused = problem(acme.user.post(f"/services/{service}/artifacts", files=upload), 422, field="file")
+    assert "larger than the 100 bytes allowed" in str(refused["detail"])
+    monkeypatch.undo()
+    assert created(acme.user.post(f"/services/{service}/artifacts", files=upload))["name"] == "prompts.yaml"
 
 
 def test_attaching_by_url_held_a_database_connection_while_fetching(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ import pytest
 from tests.control.factories import prompts
 from tests.deployment.harness import Deployment, deployment, wait_until
 from tests.gateway.echo_backend import digest
-from tests.support.mcp_http import McpHttp, Session, sse_messages
+from tests.support.mcp_http import McpHttp, Session, get_stream, sse_messages
 
 
 @pytest.fixture
@@ -95,6 +95,63 @@ def test_a_plan_change_reaches_open_sessions_and_their_streams(live: Deployment)
         assert heard == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}]
         tools = session.request("tools/list").result["tools"]  # the same session, still valid
         assert {t["name"] for t in tools} == {"get_item", "delete_item"}
+
+
+def _events(
+    url: str, session: Session, heard: list[tuple[str | None, Any]], count: int, resume: str | None = None
+) -> threading.Thread:
+    """A GET stream of `session` (resumed after the event `resume`, if given), open when this returns, that keeps
+    the first `count` events it hears as (event id, message)."""
+    listening = threading.Event()
+
+    def listen() -> None:
+        with get_stream(url, session, resume) as events:
+            listening.set()
+            for event in events:
+                heard.append(event)
+                if len(heard) == count:
+                    return
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    assert listening.wait(10)
+    return thread
+
+
+def test_a_plan_change_made_while_no_get_stream_is_open_reaches_the_resumed_stream(live: Deployment) -> None:
+    """Issue 21 (Medium): a GET stream's events were lost while no stream was open. The plan changed while a session
+    had no GET stream, the stream it resumed with `Last-Event-ID` replayed nothing (the change was never an event
+    of it), and the client kept a stale tool list for ever. A real plan change, through the REST API."""
+    service = live.api.import_echo()
+    plan, _ = live.api.expose(service["id"], live.backend, "echo", include=["get_item"])
+    url = f"{live.base}/mcp/default/echo"
+    wait_until(lambda: live.served("/mcp/default/echo"))
+
+    def open_streams() -> int | None:
+        return live.app.gateway.runtime.figures().open_streams.get("default/echo")
+
+    with McpHttp(url) as mcp:
+        session = mcp.initialize("2025-11-25")
+        assert {t["name"] for t in session.request("tools/list").result["tools"]} == {"get_item"}
+        first: list[tuple[str | None, Any]] = []
+        listener = _events(url, session, first, 1)
+        live.api.call("PATCH", f"/plans/{plan['id']}", json={"include": ["get_item", "delete_item"]})
+        listener.join(timeout=15)  # it ends once it heard one (a guard against hanging, not a latency)
+        [(last_seen, message)] = first  # the stream's only event, so a replay after it has nothing to give
+        assert message["method"] == "notifications/tools/list_changed"
+        assert last_seen is not None
+        # the stream has ended, on the gateway too: what follows can reach no stream, only the session's backlog
+        wait_until(lambda: open_streams() == 0)
+
+        live.api.call("PATCH", f"/plans/{plan['id']}", json={"include": ["get_item", "delete_item", "replace_item"]})
+        wait_until(lambda: _tools(url) == {"get_item", "delete_item", "replace_item"})  # served, to other clients
+
+        resumed: list[tuple[str | None, Any]] = []
+        _events(url, session, resumed, 1, resume=last_seen).join(timeout=15)  # a guard, as above
+        assert [message["method"] for _, message in resumed] == ["notifications/tools/list_changed"]
+        assert resumed[0][0] is not None  # resumable in turn
+        tools = session.request("tools/list").result["tools"]  # what the client asks for once told
+        assert {t["name"] for t in tools} == {"get_item", "delete_item", "replace_item"}
 
 
 def test_an_attached_prompts_file_reaches_open_sessions_and_their_streams(live: Deployment) -> None:

@@ -180,3 +180,48 @@ def test_a_script_s_calls_are_spans_and_counts_of_the_exposition_they_reach(fold
         if sample.name.endswith("_total") and sample.labels["exposition"] == "default/back"
     }
     assert counted == {"success": 2.0, "refused": 8.0}
+
+
+PEEK = """
+apiVersion: reshapr.io/v1alpha1
+kind: CustomTools
+service: {name: front, version: "2.1"}
+customTools:
+  peek:
+    description: reads one item of the back service
+    input: {type: object}
+    tools: [{tool: get_item, service: "back:2.1"}]
+    script: |
+      return rs.callTool("back:2.1", "get_item", {itemId: "1"});
+"""
+
+
+def test_a_script_cannot_call_into_an_exposition_that_checks_who_calls_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scripts are written by whoever attaches artifacts to their service, and run for the script's caller (anyone,
+    on an open exposition): a call into an exposition guarded by an API key (or OAuth) is refused, whoever the
+    caller is, while the key's holders call it directly."""
+    monkeypatch.setenv("APIMCP_TEST_BACK_KEY", "back-key-for-its-holders")
+    (tmp_path / "peek.yaml").write_text(PEEK)
+    config = f"""
+services:
+  front: {{openapi: {ECHO_SPEC}, name: front, backend: "{{backend}}", artifacts: [peek.yaml]}}
+  back: {{openapi: {ECHO_SPEC}, name: back, backend: "{{backend}}"}}
+expositions:
+  front: {{services: [front]}}
+  back: {{services: [back], auth: {{api_key: {{env: APIMCP_TEST_BACK_KEY}}}}}}
+"""
+    with live_echo_gateway(config, tmp_path) as base:
+        peeked = _call(base, "front", "peek", {}).result
+        with McpHttp(f"{base}/mcp/back") as mcp:
+            direct = mcp.modern(
+                "tools/call",
+                {"name": "get_item", "arguments": {"itemId": "1"}},
+                headers={"x-api-key": "back-key-for-its-holders"},
+            )
+    answer = peeked["structuredContent"]
+    assert answer["ok"] is False, answer
+    refusal = "back:2.1 checks who calls it (API key or OAuth): scripts of other expositions cannot call its tools"
+    assert refusal in json.dumps(answer)
+    assert direct.status == 200 and direct.result["isError"] is False

@@ -197,6 +197,8 @@ async def attach_artifact(
         if not isinstance(upload, FormFile):
             raise Invalid("the form needs a `file` part", field="file")
         content = await upload.read()
+        if len(content) > plane.fetcher.limits.max_bytes:  # as a description's (APIMCP_FETCH_MAX_BYTES)
+            raise Invalid(f"the file is larger than the {plane.fetcher.limits.max_bytes} bytes allowed", field="file")
         given = form.get("name")
         named = (given if isinstance(given, str) and given else None) or upload.filename or "artifact"
     artifact = await _in_import_pool(

@@ -77,12 +77,15 @@ def update_plan(plan_id: str, body: PlanFields, caller: UserCaller, session: DbS
 
 @router.post("/plans/{plan_id}/api-key", response_model=PlanResult, tags=["plans"])
 def renew_plan_api_key(plan_id: str, caller: UserCaller, session: DbSession) -> PlanResult:
-    plan, key = plans.update(session, caller.organization_id, plan_id, {"inbound_mode": "api_key"})
+    values = {"inbound_mode": "api_key"}
+    plans.check_secret_use(caller, values, get_owned(session, Plan, caller.organization_id, plan_id, "plan"))
+    plan, key = plans.update(session, caller.organization_id, plan_id, values)
     return plan_view(plan, key)
 
 
 @router.post("/plans/{plan_id}/duplicate", response_model=PlanResult, status_code=201, tags=["plans"])
 def duplicate_plan(plan_id: str, body: DuplicateInput, caller: UserCaller, session: DbSession) -> PlanResult:
+    plans.check_duplication(caller, get_owned(session, Plan, caller.organization_id, plan_id, "plan"))
     plan, key = plans.duplicate(session, caller.organization_id, plan_id, body.name)
     return plan_view(plan, key)
 

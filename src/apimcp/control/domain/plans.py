@@ -310,18 +310,35 @@ def update(session: Session, organization_id: str, plan_id: str, values: Mapping
 _SECRET_FIELDS = ("secret_id", "secret_ids", "tls_secret_id", "introspection_secret_id")
 
 
+_WHO_MAY_CALL = ("inbound_mode", "oauth", "introspection_secret_id")
+
+
+def carries_secrets(plan: Plan) -> bool:
+    return bool(plan.secret_ids or plan.tls_secret_id)
+
+
 def check_secret_use(caller: Caller, values: Mapping[str, Any], plan: Plan | None = None) -> None:
-    """Only an admin decides where secrets go: attaching secrets to a plan, or moving a plan that carries
-    secrets to another backend (any holder of a user token could otherwise receive them on its own server).
-    Removing secrets, and every other change, is anyone's."""
+    """Only an admin decides where secrets go and who uses them: attaching secrets to a plan, moving a plan that
+    carries secrets to another backend (any holder of a user token could otherwise receive them on its own
+    server), or changing who may call it (a user token could otherwise open an admin's credentials to anyone, or
+    take a new API key to them). Removing secrets, and every other change, is anyone's."""
     if caller.kind == tokens.ADMIN:
         return
     if any(values.get(field) for field in _SECRET_FIELDS):
         tokens.require_admin(caller, "attaching secrets to a plan")
-    if plan is None or not (plan.secret_ids or plan.tls_secret_id):
+    if plan is None or not carries_secrets(plan):
         return
     if "backend_endpoint" in values and values["backend_endpoint"] != plan.backend_endpoint:
         tokens.require_admin(caller, "changing the backend of a plan that carries secrets")
+    if any(field in values for field in _WHO_MAY_CALL):
+        tokens.require_admin(caller, "changing who may call a plan that carries secrets")
+
+
+def check_duplication(caller: Caller, plan: Plan) -> None:
+    """A duplicate keeps the plan's secrets and gets an API key of its own: only an admin makes one of a plan that
+    carries secrets."""
+    if caller.kind != tokens.ADMIN and carries_secrets(plan):
+        tokens.require_admin(caller, "duplicating a plan that carries secrets")
 
 
 def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -> tuple[Plan, str | None]:
