@@ -106,4 +106,10 @@ def test_the_servers_know_nothing_of_what_they_serve() -> None:
     assert {m.name for m in modules} >= {"factory.py", "lifecycle.py", "head_limits.py", "tls.py", "workers.py"}
     assert _beyond("servers", "apimcp.protocol.exchange") == {}
     at_the_root = {path.name for path in SRC.glob("*.py")}
-    assert not at_the_root & {"serving.py", "workers.py", "head_limits.py"}  # one package, not three loose modules
+    assert not at_the_root & {"serving.py", "workers.py", "head_limits.py", "plain_http.py"}  # each in its room
+
+
+def test_code_mode_knows_nothing_of_the_gateway_or_the_control_plane() -> None:
+    """The exposition hands a program's runs an `Invoke`: how each call is found, checked and made is the gateway's."""
+    assert _foreign("codemode", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
+    assert _foreign("toolsearch", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "apimcp.codemode")) == {}

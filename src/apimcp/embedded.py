@@ -154,6 +154,7 @@ async def embedded(
         key=key,
         fetch_policy=fetch_policy,
         script_limits=limits.scripts,
+        code_limits=limits.code_mode,
         filter_limits=limits.filters,
         shaping_limits=limits.shaping,
         public_url=public_url,

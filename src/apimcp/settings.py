@@ -18,6 +18,7 @@ from typing import Any, get_type_hints
 
 from apimcp.artifacts.filter_runner import FilterLimits
 from apimcp.artifacts.scripting import ScriptLimits
+from apimcp.codemode.limits import CodeModeLimits
 from apimcp.control.import_pool import ImportCapacity
 from apimcp.control.limits import ApiLimits
 from apimcp.importers.openapi.schemas import SchemaLimits
@@ -52,6 +53,7 @@ class Settings:
     imports: ImportCapacity = field(default_factory=ImportCapacity)
     schema: SchemaLimits = field(default_factory=SchemaLimits)
     scripts: ScriptLimits = field(default_factory=ScriptLimits)
+    code_mode: CodeModeLimits = field(default_factory=CodeModeLimits)
     filters: FilterLimits = field(default_factory=FilterLimits)
     shaping: ShapingLimits = field(default_factory=ShapingLimits)
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from apimcp.backends.rest import close_session, new_session
+from apimcp.codemode.limits import CodeModeLimits
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.config import parse_config
 from apimcp.gateway.declared import build_gateway
@@ -53,11 +54,14 @@ async def gateway_for(config_text: str | None = None) -> AsyncIterator[GatewayAp
 
 
 @asynccontextmanager
-async def gateway_of(config_text: str, base_dir: Path) -> AsyncIterator[GatewayApp]:
+async def gateway_of(
+    config_text: str, base_dir: Path, code_limits: CodeModeLimits | None = None
+) -> AsyncIterator[GatewayApp]:
     """The gateway a configuration text describes (paths in it relative to `base_dir`), in the current loop."""
     session = new_session()
     try:
-        app = build_gateway(plan_gateway(parse_config(config_text, "gateway.yaml", base_dir)), session)
+        plan = plan_gateway(parse_config(config_text, "gateway.yaml", base_dir))
+        app = build_gateway(plan, session, code_limits=code_limits)
         yield app
         await app.runtime.close()
     finally:
@@ -65,13 +69,16 @@ async def gateway_of(config_text: str, base_dir: Path) -> AsyncIterator[GatewayA
 
 
 @contextmanager
-def live_echo_gateway(config_text: str, tmp: Path) -> Iterator[str]:
+def live_echo_gateway(config_text: str, tmp: Path, code_limits: CodeModeLimits | None = None) -> Iterator[str]:
     """The echo backend and a gateway built from `config_text` (`{backend}` names the echo backend's URL, paths
     are relative to `tmp`), served on loopback: the gateway's base URL, http://127.0.0.1:PORT."""
 
     @asynccontextmanager
     async def make() -> AsyncIterator[GatewayApp]:
-        async with running_backend() as backend, gateway_of(config_text.replace("{backend}", backend), tmp) as app:
+        async with (
+            running_backend() as backend,
+            gateway_of(config_text.replace("{backend}", backend), tmp, code_limits) as app,
+        ):
             yield app
 
     with live_app(make) as base:

@@ -153,6 +153,7 @@ def _exposition_hints(key: str, config: GatewayConfig, expositions: dict[str, Ex
             "rate_limit": exposition.rate_limit,
             "tasks": exposition.tasks,
             "tool_search": exposition.tool_search,
+            "code_mode": exposition.code_mode,
         }
         auth = exposition.auth
         if auth is not None and auth.api_key is not None:

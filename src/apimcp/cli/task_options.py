@@ -1,5 +1,5 @@
 """The options of `plan create` and `plan update` that shape how tools are offered: `--tasks slow:5s`,
-`--tool-search`."""
+`--tool-search`, `--code-mode on`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from apimcp.cli.common import EXIT_USAGE, fail
+from apimcp.codemode.setting import CodeModeSettingError, parse_code_mode
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 
 TasksOption = Annotated[
@@ -31,11 +32,28 @@ ToolSearchOption = Annotated[
 ]
 
 
+CodeModeOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="MODE",
+        help="on: list search_tools, describe_tools and execute_code, which runs a JavaScript program calling the "
+        "tools (each call governed as a direct one); read_only: programs call only tools that change nothing; "
+        "off (default).",
+    ),
+]
+
+
 def task_values(given: Mapping[str, Any]) -> dict[str, Any]:
-    """The plan's `tasks` for the option in `given` (a command's locals), checked here to name the option."""
+    """The plan's `tasks`, `tool_search` and `code_mode` for the options in `given` (a command's locals), checked
+    here to name the option."""
     values: dict[str, Any] = {}
     if given["tool_search"] is not None:
         values["tool_search"] = given["tool_search"]
+    if given["code_mode"] is not None:
+        try:
+            values["code_mode"] = parse_code_mode(given["code_mode"])
+        except CodeModeSettingError as exc:
+            fail(f"--code-mode: {exc}", EXIT_USAGE)
     text = given["tasks"]
     if text is None:
         return values

@@ -168,6 +168,8 @@ class Plan(Base):
     """When tool calls become tasks: "all" or "slow:1s" (`apimcp.protocol.tasks.policy`); None: never."""
     tool_search: Mapped[bool] = mapped_column(Boolean, default=False)
     """List three tools (search_tools, describe_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
+    code_mode: Mapped[str] = mapped_column(String(16), default="off", server_default="off")
+    """"off", "on" or "read_only": list search_tools, describe_tools and execute_code (`apimcp.codemode`)."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -77,6 +77,7 @@ def build(
             "rate_limit": plan.rate_limit,
             "tasks": plan.tasks,
             "tool_search": plan.tool_search,
+            "code_mode": plan.code_mode,
             "members": [_member(session, keys, plan, service)],
         }
         expositions.append(seal_exposition(entry, recipient))

@@ -26,6 +26,8 @@ from apimcp.artifacts.resources import ResourceCatalog
 from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
 from apimcp.artifacts.targets import signature_key
 from apimcp.backends.base import Backend
+from apimcp.codemode.limits import DEFAULT_LIMITS as DEFAULT_CODE_LIMITS
+from apimcp.codemode.limits import CodeModeLimits
 from apimcp.gateway.calls import CallPath, CallTarget
 from apimcp.gateway.custom_tools import DeclarativeEntry, Gate, ScriptedEntry
 from apimcp.gateway.member_backends import MemberBackend
@@ -46,7 +48,9 @@ class Extras:
 
     bundle: ArtifactBundle = field(default_factory=ArtifactBundle)
     runner: ScriptRunner | None = None
-    """Runs scripted custom tools (one per gateway: it owns the sandbox threads)."""
+    """Runs scripted custom tools and code-mode programs (one per gateway: it owns the sandbox threads)."""
+    code_limits: CodeModeLimits = DEFAULT_CODE_LIMITS
+    """What one code-mode program may use (the gateway's settings)."""
     calls: CallPath = field(default_factory=lambda: CallPath("", ""))
     """The exposition's own call path, which its scripts' calls of its tools take (the handler gives it)."""
     filters: FilterRunner = field(default_factory=FilterRunner)

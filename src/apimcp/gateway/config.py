@@ -57,6 +57,7 @@ from pydantic import (
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, name_problem
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
+from apimcp.codemode.setting import CodeModeSetting, CodeModeSettingError, parse_code_mode
 from apimcp.gateway.config_base import ConfigError as ConfigError  # noqa: PLC0414 - re-exported for its callers
 from apimcp.gateway.config_base import EnvRef, _Strict, env_refs
 from apimcp.gateway.config_identity import (
@@ -283,6 +284,9 @@ class ExpositionConfig(_Strict):
 
     tool_search: bool = False
     """List three tools (search_tools, describe_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
+    code_mode: CodeModeSetting = "off"
+    """List search_tools, describe_tools and execute_code (`apimcp.codemode`): "off" (default), "on" (true) or
+    "read_only" (programs call only tools that change nothing)."""
     tasks: str | None = None
     """When tool calls become tasks: "off" (default), "all" or "slow[:5s]" (`docs/tasks.md`); stored canonical,
     None for off."""
@@ -296,6 +300,14 @@ class ExpositionConfig(_Strict):
             raise ValueError('a task mode is "off", "all" or "slow" with an optional ":5s" or ":500ms"')
         policy = parse_task_mode(value)  # a ValueError names what is wrong
         return format_task_mode(policy) if policy is not None else None
+
+    @field_validator("code_mode", mode="before")
+    @classmethod
+    def _code_mode(cls, value: Any) -> CodeModeSetting:
+        try:
+            return parse_code_mode(value)
+        except CodeModeSettingError as exc:
+            raise ValueError(str(exc)) from None
 
     @field_validator("rate_limit")
     @classmethod

@@ -17,6 +17,7 @@ import aiohttp
 from apimcp.artifacts.filter_runner import FilterLimits
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
+from apimcp.codemode.limits import CodeModeLimits
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.plan import GatewayPlan, PlannedService
 from apimcp.gateway.routing import DEFAULT_ORGANIZATION
@@ -80,6 +81,7 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "rate_limit": config.rate_limit,
                 "tasks": config.tasks,
                 "tool_search": config.tool_search,
+                "code_mode": config.code_mode,
                 "members": [_member(planned) for planned in exposition.services],
             }
         )
@@ -133,6 +135,7 @@ def build_gateway(
     state: GatewayState | None = None,
     filter_limits: FilterLimits | None = None,
     shaping_limits: ShapingLimits | None = None,
+    code_limits: CodeModeLimits | None = None,
 ) -> GatewayApp:
     """The gateway serving `plan`, calling backends through `session` (created in the serving loop)."""
     server = plan.config.server
@@ -141,6 +144,7 @@ def build_gateway(
         options or endpoint_options(plan),
         fetch_policy=server.fetch_policy(),
         script_limits=script_limits,
+        code_limits=code_limits,
         filter_limits=filter_limits,
         shaping_limits=shaping_limits,
         public_url=server.public_url,

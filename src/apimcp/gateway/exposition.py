@@ -7,7 +7,6 @@ validates the arguments and calls.
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -15,9 +14,14 @@ from typing import Any
 
 from apimcp import __version__
 from apimcp.artifacts.resources import Loaded, ResourceUnavailable
+from apimcp.artifacts.scripting import Invoke, ToolRef
 from apimcp.auth.resource import ExpositionResource
 from apimcp.auth.tool_access import ToolAccess
 from apimcp.backends.base import Backend
+from apimcp.codemode.mode import NAMES as CODE_MODE_NAMES
+from apimcp.codemode.mode import CodeMode
+from apimcp.codemode.program import EXECUTE, ProgramError
+from apimcp.codemode.setting import CodeModeSetting
 from apimcp.gateway.calls import CallPath
 from apimcp.gateway.composition import Composition, Extras, compose
 from apimcp.gateway.resource_loading import BackendLoader
@@ -48,20 +52,8 @@ from apimcp.protocol import (
 from apimcp.protocol.errors import INVALID_REQUEST
 from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import TaskPolicy
-from apimcp.toolsearch.compact import CompactHits
-from apimcp.toolsearch.describe import describe_result
-from apimcp.toolsearch.facets import Facets
-from apimcp.toolsearch.hybrid import HybridIndex, build_index
-from apimcp.toolsearch.index import ToolIndex
-from apimcp.toolsearch.tools import (
-    CALL,
-    DESCRIBE,
-    NAMES,
-    ToolSearchError,
-    call_target,
-    search_page,
-    search_result,
-)
+from apimcp.toolsearch.discovery import Discovery
+from apimcp.toolsearch.tools import CALL, DESCRIBE, NAMES, SEARCH, ToolSearchError, call_target
 
 __all__ = ["ExpositionHandler", "ExpositionSettings", "Extras", "ToolSet", "tool_of"]
 
@@ -84,12 +76,22 @@ class ExpositionSettings:
     """When its tool calls become tasks (the plan's `tasks` mode); None: never."""
     tool_search: bool = False
     """List three tools (search_tools, describe_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
+    code_mode: CodeModeSetting = "off"
+    """List search_tools, describe_tools and execute_code (`apimcp.codemode`); read_only: programs call only
+    tools that change nothing. Takes the place of `tool_search`."""
     services: Sequence[str] = ()
     """The members' service names, in order, which search_tools can keep to (none: its tools have no service)."""
 
 
-def _facets(page: Page[Tool], members: Sequence[tuple[ToolSet, Backend]], services: Sequence[str]) -> Facets:
-    """What search_tools filters on: each operation's member service (when named) and tags; every tool's hints."""
+def _discovery(
+    composition: Composition, members: Sequence[tuple[ToolSet, Backend]], services: Sequence[str]
+) -> Discovery:
+    """Search over the exposition's tools: ranked on their `METHOD /path` aliases too, filtered by each operation's
+    member service (when named) and tags, and every tool's hints."""
+    paths: dict[str, list[str]] = {}
+    for alias, name in composition.aliases.items():
+        if " /" in alias:  # `METHOD /path`; the other aliases are operationIds, words of the name already
+            paths.setdefault(name, []).append(alias)
     service_of: dict[str, str] = {}
     tags_of: dict[str, tuple[str, ...]] = {}
     for index, (tools, _) in enumerate(members):
@@ -97,7 +99,7 @@ def _facets(page: Page[Tool], members: Sequence[tuple[ToolSet, Backend]], servic
             if index < len(services):
                 service_of[prepared.tool.name] = services[index]
             tags_of[prepared.tool.name] = prepared.operation.tags
-    return Facets.of(page.items, service_of, tags_of)
+    return Discovery(composition.page.items, paths, service_of, tags_of)
 
 
 class _NoLoader:
@@ -143,22 +145,24 @@ class ExpositionHandler(McpHandler):
         self.composition: Composition = compose(members, extras)
         self._entries = self.composition.exposed
         self._loader = loader
-        self._index: ToolIndex | None = None
-        self._facets: Facets | None = None
-        self._hits: CompactHits | None = None
-        self._search_page: Page[Tool] = Page(items=())
-        if settings.tool_search:
-            clash = sorted(NAMES & set(self._entries))
+        self._search: Discovery | None = None
+        """Search mode's discovery (None in code mode, which has its own, and when every tool is listed)."""
+        self._code: CodeMode | None = None
+        if settings.tool_search or settings.code_mode != "off":
+            meta = CODE_MODE_NAMES if settings.code_mode != "off" else NAMES
+            clash = sorted(meta & set(self._entries))
             if clash:
-                raise ValueError(f"exposition {settings.name!r} has tool search and tools named {', '.join(clash)}")
-            paths: dict[str, list[str]] = {}
-            for alias, name in self.composition.aliases.items():
-                if " /" in alias:  # `METHOD /path`; the other aliases are operationIds, words of the name already
-                    paths.setdefault(name, []).append(alias)
-            self._index = build_index(self.composition.page.items, paths)  # its vectors come in the background
-            self._facets = _facets(self.composition.page, members, settings.services)
-            self._hits = CompactHits(self._index.tools)
-            self._search_page = search_page(list(self._facets.services))
+                raise ValueError(
+                    f"exposition {settings.name!r} lists discovery tools and tools named {', '.join(clash)}"
+                )
+            discovery = _discovery(self.composition, members, settings.services)
+            if settings.code_mode == "off":
+                self._search = discovery
+            else:
+                if extras.runner is None:
+                    raise ValueError(f"exposition {settings.name!r} is in code mode and was given no script runner")
+                read_only = settings.code_mode == "read_only"
+                self._code = CodeMode(discovery, extras.runner, extras.code_limits, read_only=read_only)
         prompts, resources = self.composition.prompts, self.composition.resources
         self.features = ServerFeatures(
             tools=True,
@@ -176,13 +180,19 @@ class ExpositionHandler(McpHandler):
         return self.settings.cache_hints.get(method) or super().cache_hint(method)
 
     def tool_definition(self, name: str) -> Tool | None:
-        if self._index is not None and name in NAMES:
-            return next(t for t in self._search_page.items if t.name == name)
+        if self._code is not None and name in CODE_MODE_NAMES:
+            return self._code.definition(name)
+        if self._search is not None and name in NAMES:
+            return next(t for t in self._search.page.items if t.name == name)
         entry = self._entries.get(name)
         return entry.tool if entry is not None else None
 
     def task_policy(self, name: str) -> TaskPolicy | None:
-        known = name in self._entries or (self._index is not None and name == CALL)
+        known = (
+            name in self._entries
+            or (self._search is not None and name == CALL)
+            or (self._code is not None and name == EXECUTE)
+        )
         return self.settings.task_policy if known else None
 
     def internal_tool(self, reference: str) -> ToolEntry | None:
@@ -190,8 +200,10 @@ class ExpositionHandler(McpHandler):
         return self.composition.find(reference)
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
-        if self._index is not None:
-            return self._search_page
+        if self._code is not None:
+            return self._code.page
+        if self._search is not None:
+            return self._search.page
         return self._visible(ctx)
 
     def _visible(self, ctx: RequestContext) -> Page[Tool]:
@@ -199,28 +211,58 @@ class ExpositionHandler(McpHandler):
         return access.visible(ctx.caller, self.composition.page) if access else self.composition.page
 
     async def call_tool(self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
-        if self._index is not None and name in NAMES:
-            try:
-                if name != CALL:  # the caller finds and describes only the tools it may call
-                    allowed = frozenset(t.name for t in self._visible(ctx).items) if self._access else None
-                    if name == DESCRIBE:
-                        return describe_result(self._index.tools, arguments, allowed)
-                    found = (self._index, arguments, allowed, self._facets, self._hits)
-                    if isinstance(self._index, HybridIndex) and self._index.semantic:
-                        # embedding the query takes milliseconds of CPU: off the event loop (ONNX frees the GIL)
-                        return await asyncio.to_thread(search_result, *found)
-                    return search_result(*found)
+        code, search = self._code, self._search
+        try:
+            if code is not None and name in CODE_MODE_NAMES:
+                if name == EXECUTE:
+                    return await code.execute(arguments, self._program_calls(ctx), self.calls.exposition_id)
+                if name == SEARCH:  # the caller finds and describes only the tools it may call
+                    return await code.search(arguments, self._allowed(ctx))
+                return code.describe(arguments, self._allowed(ctx))
+            if search is not None and name in NAMES:
+                if name == SEARCH:
+                    return await search.search(arguments, self._allowed(ctx))
+                if name == DESCRIBE:
+                    return search.describe(arguments, self._allowed(ctx))
                 name, arguments = call_target(arguments)
-            except ToolSearchError as exc:
-                raise ToolError(str(exc)) from None
+        except (ToolSearchError, ProgramError) as exc:
+            raise ToolError(str(exc)) from None
         entry = self._entries.get(name)
         if entry is None:
             raise invalid_params(f"Unknown tool: {name}", {"field": "name"})
+        refused = code.refusal(name) if code is not None else None
+        if refused is not None:
+            raise ToolError(refused)
         if self._access:
             missing = self._access.missing(ctx.caller, name)
             if missing:
                 raise self._lacks_scope(ctx, name, missing)
         return await self.calls.call(entry, ctx, arguments)
+
+    def _allowed(self, ctx: RequestContext) -> frozenset[str] | None:
+        """The tools the caller may call, when its token's scopes restrict them (None: every one)."""
+        return frozenset(t.name for t in self._visible(ctx).items) if self._access else None
+
+    def _program_calls(self, ctx: RequestContext) -> Invoke:
+        """How a program run for `ctx`'s request reaches the tools: each call found, refused or made exactly as the
+        caller's own call of the tool would be (its scopes, the plan's read-only mode), through the exposition's
+        call path (rate limits, audit and telemetry, recorded as made by execute_code)."""
+        code, via, access = self._code, self.calls.via(EXECUTE), self._access
+        assert code is not None
+
+        async def invoke(ref: ToolRef, arguments: Mapping[str, Any], depth: int) -> CallToolResult:
+            name = ref.tool
+            entry = self._entries.get(name) if ref.service is None else None
+            if entry is None:
+                raise invalid_params(f"Unknown tool: {name}", {"tool": name})
+            refused = code.refusal(name)
+            if refused is None and access:
+                refused = self._script_gate(ctx, name)
+            if refused is not None:
+                raise invalid_params(refused, {"tool": name})
+            return await self.calls.call(entry, ctx, arguments, depth, via)
+
+        return invoke
 
     def _script_gate(self, ctx: RequestContext, tool: str) -> str | None:
         missing = self._access.missing(ctx.caller, tool) if self._access else ()

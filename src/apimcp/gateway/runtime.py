@@ -33,6 +33,8 @@ from apimcp.backends.token_exchange import TokenExchanger
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Service
 from apimcp.catalog.selection import select, served
+from apimcp.codemode.limits import CodeModeLimits
+from apimcp.codemode.setting import parse_code_mode
 from apimcp.elicitation.broker import ElicitationBroker
 from apimcp.elicitation.secrets import KINDS as ELICITED_KINDS
 from apimcp.elicitation.secrets import ElicitedSecret, elicited_secret
@@ -132,6 +134,7 @@ class GatewayRuntime:
         key: GatewayKey | None = None,
         fetch_policy: AddressPolicy | None = None,
         script_limits: ScriptLimits | None = None,
+        code_limits: CodeModeLimits | None = None,
         filter_limits: FilterLimits | None = None,
         shaping_limits: ShapingLimits | None = None,
         public_url: str | None = None,
@@ -139,7 +142,8 @@ class GatewayRuntime:
         telemetry: Telemetry | None = None,
     ) -> None:
         """`fetch_policy`: which addresses OAuth token endpoints, key sets and remote resource contents may be at
-        (default: public ones only); `script_limits`: what one run of a scripted custom tool may cost;
+        (default: public ones only); `script_limits`: what one run of a scripted custom tool may cost, and
+        `code_limits` one code-mode program;
         `filter_limits`: what output filters may add, and from what size they run in a shaping process;
         `shaping_limits`: from what size answers and results are never parsed on the event loop, and the shaping
         processes that do what needs their value (started when first needed, stopped by `close`);
@@ -175,8 +179,9 @@ class GatewayRuntime:
         self._built: dict[str, tuple[bytes, Route]] = {}
         self._tool_sets: dict[tuple[Any, ...], ToolSet] = {}
         self._script_limits = script_limits or ScriptLimits()
+        self._code_limits = code_limits or CodeModeLimits()
         self._scripts: ScriptRunner | None = None
-        """Started with the first exposition that has scripted custom tools (it owns threads)."""
+        """Started with the first exposition that has scripted custom tools or code mode (it owns threads)."""
         self._filters = FilterRunner(filter_limits, self.shaping)
         self.routes = Routes()
         if self.telemetry.metrics is not None:
@@ -288,15 +293,18 @@ class GatewayRuntime:
             calls=CallPath(exposition["id"], name, limiter, call_observers),
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),
             tool_search=exposition.get("tool_search") is True,
+            code_mode=parse_code_mode(exposition.get("code_mode")),
             services=service_names(exposition["members"]),
         )
         bundle = merge(member.get("artifacts", ()) for member in exposition["members"])
-        if self._scripts is None and any("script" in spec for spec in bundle.custom_tools.values()):
+        scripted = any("script" in spec for spec in bundle.custom_tools.values())
+        if self._scripts is None and (scripted or settings.code_mode != "off"):
             self._scripts = ScriptRunner(self._script_limits, self._shaping_limits.large_from_bytes)
         cross_service = self._cross_service(exposition["organization"])
         extras = Extras(
             bundle=bundle,
             runner=self._scripts,
+            code_limits=self._code_limits,
             filters=self._filters,
             shaper=self.shaping,
             cross_service=cross_service,

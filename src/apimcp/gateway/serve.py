@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from apimcp.artifacts.filter_runner import FilterLimits
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.backends.rest import close_session, new_session
+from apimcp.codemode.limits import CodeModeLimits
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.declared import build_gateway
 from apimcp.gateway.failover import FailoverSource
@@ -87,6 +88,7 @@ async def serve_gateway(
     forwarded: ForwardedHeaders | None = None,
     options: EndpointOptions | None = None,
     script_limits: ScriptLimits | None = None,
+    code_limits: CodeModeLimits | None = None,
     state: GatewayState | None = None,
     filter_limits: FilterLimits | None = None,
     shaping_limits: ShapingLimits | None = None,
@@ -94,7 +96,7 @@ async def serve_gateway(
     """Serve a configuration's plan until interrupted (`options` default to its `server` section's)."""
     session = new_session()
     try:
-        app = build_gateway(plan, session, options, script_limits, state, filter_limits, shaping_limits)
+        app = build_gateway(plan, session, options, script_limits, state, filter_limits, shaping_limits, code_limits)
         try:
             await _listen(
                 app, on_ready, host=host, port=port, log_level=log_level, tls=tls, head_limits=head_limits,
@@ -135,6 +137,7 @@ async def serve_connected_gateway(
     head_limits: HeadLimits | None = None,
     forwarded: ForwardedHeaders | None = None,
     script_limits: ScriptLimits | None = None,
+    code_limits: CodeModeLimits | None = None,
     public_url: str | None = None,
     state: GatewayState | None = None,
     filter_limits: FilterLimits | None = None,
@@ -157,6 +160,7 @@ async def serve_connected_gateway(
         key=key,
         fetch_policy=fetch_policy,
         script_limits=script_limits,
+        code_limits=code_limits,
         filter_limits=filter_limits,
         shaping_limits=shaping_limits,
         public_url=public_url,

@@ -6,7 +6,7 @@ among the unknown ones, so that describing cannot tell which tools hide behind s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 import orjson
@@ -48,6 +48,17 @@ def describe_result(
 ) -> CallToolResult:
     """The definitions of the tools `arguments["names"]` names, among `tools` the caller may call (`allowed`;
     every one when None)."""
+    return definitions_result(described(tools, arguments, allowed))
+
+
+def definitions_result(tools: Sequence[Tool], **more: Any) -> CallToolResult:
+    """describe_tools' answer: `{"tools": [definitions], **more}`, as structured content and as its text."""
+    structured = {"tools": [definition(tool) for tool in tools], **more}
+    return CallToolResult(content=(TextContent(text=orjson.dumps(structured).decode()),), structured_content=structured)
+
+
+def described(tools: Mapping[str, Tool], arguments: Mapping[str, Any], allowed: Set[str] | None) -> list[Tool]:
+    """The tools `arguments["names"]` names, in that order, once each; raises ToolSearchError."""
     names = arguments.get("names")
     if (
         not isinstance(names, list)
@@ -61,8 +72,7 @@ def describe_result(
     unknown = [n for n in wanted if n not in tools or (allowed is not None and n not in allowed)]
     if unknown:
         raise ToolSearchError(f"Unknown tools: {', '.join(unknown)} (search_tools finds this server's tools)")
-    structured = {"tools": [definition(tools[n]) for n in wanted]}
-    return CallToolResult(content=(TextContent(text=orjson.dumps(structured).decode()),), structured_content=structured)
+    return [tools[n] for n in wanted]
 
 
 def definition(tool: Tool) -> dict[str, Any]:

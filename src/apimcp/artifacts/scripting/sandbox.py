@@ -190,7 +190,7 @@ def _ended(script: Script, limits: ScriptLimits, answer: object, large_from_byte
         line, message = detail
         if message == _STACK_MESSAGE:
             return _stack(script, limits)
-        if message == _MEMORY_MESSAGE:
+        if message == _MEMORY_MESSAGE or (message == "null" and line is None):  # QuickJS rejects with null then
             return _memory(script, limits)
         where = f" at line {line}" if isinstance(line, int) and line > 0 else ""
         return outcome.error(f"{name} failed{where}: {outcome.well_formed(str(message))[: outcome.MESSAGE_CHARS]}")

@@ -259,6 +259,12 @@ class PlanFields(Input):
         "full definitions of tools named; call_tool: any allowed tool by name) instead of every tool, for APIs with "
         "hundreds of operations",
     )
+    code_mode: str | bool | None = Field(
+        default=None,
+        description='"on" (or true): list search_tools, describe_tools (with TypeScript declarations) and '
+        "execute_code, which runs a JavaScript program calling the tools, each call governed as a direct one; "
+        '"read_only": programs call only tools that change nothing; "off" (or false, the default)',
+    )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
@@ -290,6 +296,7 @@ class PlanView(View):
     rate_limit: dict[str, Any] | None = None
     tasks: str | None = None
     tool_search: bool = False
+    code_mode: str = "off"
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

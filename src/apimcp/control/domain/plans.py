@@ -24,6 +24,7 @@ from apimcp.catalog.base_urls import backend_needed
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.selection import select as select_operations
 from apimcp.catalog.selection import served, unmatched
+from apimcp.codemode.setting import CodeModeSettingError, parse_code_mode
 from apimcp.control import changes
 from apimcp.control.domain import tokens
 from apimcp.control.domain.common import check_name, get_owned
@@ -42,7 +43,7 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
-     "rate_limit", "tasks", "tool_search", "cache", "artifacts", "tool_prefix", "output_schemas"}
+     "rate_limit", "tasks", "tool_search", "code_mode", "cache", "artifacts", "tool_prefix", "output_schemas"}
 )  # fmt: skip
 
 
@@ -126,6 +127,11 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         if not isinstance(values["tool_search"], bool):
             raise Invalid("tool_search is true or false", field="tool_search")
         plan.tool_search = values["tool_search"]
+    if "code_mode" in values:
+        try:
+            plan.code_mode = parse_code_mode(values["code_mode"])
+        except CodeModeSettingError as exc:
+            raise Invalid(str(exc), field="code_mode") from None
     if plan.backend_endpoint is None:
         catalog = decode_service(service.compiled)
         served_here = select_operations(served(catalog.operations, plan.tool_prefix or ""), plan.include or [],
@@ -361,6 +367,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "rate_limit": source.rate_limit,
         "tasks": source.tasks,
         "tool_search": source.tool_search,
+        "code_mode": source.code_mode,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]

@@ -4,6 +4,7 @@
 import { field, h, lines, replace, table, uid } from "../dom.js";
 
 const INBOUND = [["none", "none (anyone who reaches the gateway)"], ["api_key", "API key"], ["oauth", "OAuth"]];
+const CODE_MODE = [["off", "off"], ["on", "on: programs call the tools"], ["read_only", "read-only: programs call only tools that change nothing"]];
 const BACKEND_SECRET_KINDS = new Set(["bearer", "basic", "api_key", "oauth_client_credentials", "user_token",
   "user_oauth", "oauth_token_exchange"]);
 
@@ -96,6 +97,7 @@ function planForm(plan, secrets, artifacts) {
   const prefix = text("tool_prefix", plan.tool_prefix);
   const outputSchemas = check("output_schemas", plan.output_schemas ?? true);
   const toolSearch = check("tool_search", plan.tool_search);
+  const codeMode = choice(CODE_MODE, plan.code_mode || "off");
   const tasks = text("tasks", plan.tasks);
   const rateLimit = area("rate_limit", jsonText(plan.rate_limit));
   const audit = check("audit", plan.audit);
@@ -117,7 +119,8 @@ function planForm(plan, secrets, artifacts) {
       chosenArtifacts.node,
       h("div", { class: "check" }, outputSchemas, h("label", { for: (outputSchemas.id = uid("c")) }, "Output schemas")),
       h("div", { class: "check" }, toolSearch,
-        h("label", { for: (toolSearch.id = uid("c")) }, "Tool search (three tools instead of the whole list, for huge APIs)"))),
+        h("label", { for: (toolSearch.id = uid("c")) }, "Tool search (three tools instead of the whole list, for huge APIs)")),
+      field("Code mode", codeMode, "search_tools, describe_tools and execute_code: one JavaScript program makes many calls, each governed as a direct one").row),
     h("fieldset", {}, h("legend", {}, "Backend"),
       field("Backend URL", backend, "http(s) URL; gRPC host:port, grpc:// or grpcs://; empty: the description's server").row,
       field("Timeout (ms)", timeout).row,
@@ -149,6 +152,7 @@ function planForm(plan, secrets, artifacts) {
       tool_prefix: prefix.value.trim(),
       output_schemas: outputSchemas.checked,
       tool_search: toolSearch.checked,
+      code_mode: codeMode.value,
       tasks: tasks.value.trim() || null,
       rate_limit: parseJson("the rate limit", rateLimit.value),
       audit: audit.checked,

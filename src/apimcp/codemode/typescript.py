@@ -1,0 +1,224 @@
+"""TypeScript declarations of tools, made from their JSON Schemas, for a model writing a code-mode program.
+
+`declarations(tools)` writes `declare const tools: { ... };` with one method per tool: its arguments' type
+from the input schema (each top-level property with the first sentence of its description), its promise's
+type from the output schema (`unknown` without one). Types follow JSON Schema as far as TypeScript can say
+it: `type` (and lists of types), `enum`, `const`, `anyOf`/`oneOf` (unions), `allOf` (intersections), arrays,
+tuples (`prefixItems`), objects with optional and required properties and additional properties, local
+`$ref`s (`#/$defs/...`, `#/definitions/...`, `#/components/schemas/...`), OpenAPI 3.0's `nullable`.
+
+Schemas come from API descriptions, so they are bounded here: nesting beyond `MAX_DEPTH` (and any reference
+cycle) is `unknown`, long enums are their base type, and a declaration longer than `MAX_CHARS` is written again
+shallower until it fits (a huge output schema ends as `unknown`, its tool still declared).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+import orjson
+
+from apimcp.protocol.models import Tool
+
+MAX_DEPTH: Final = 6
+MAX_CHARS: Final = 6000
+"""A tool's declaration, at most (characters)."""
+MAX_ENUM: Final = 40
+MAX_DESCRIPTION_CHARS: Final = 160
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_REF_PREFIXES: Final = ("#/$defs/", "#/definitions/", "#/components/schemas/")
+_RESERVED: Final = frozenset({"then"})
+"""Names the program's `tools` object answers with nothing: declared, they would mislead."""
+
+
+def property_name(name: str) -> str:
+    """`name` as a TypeScript property key: bare when it is an identifier, quoted otherwise."""
+    return name if _IDENTIFIER.match(name) else orjson.dumps(name).decode()
+
+
+def access(name: str) -> str:
+    """How a program calls the tool `name`: `tools.name` or `tools["odd-name"]`."""
+    return f"tools.{name}" if _IDENTIFIER.match(name) else f"tools[{orjson.dumps(name).decode()}]"
+
+
+def summary(text: str | None) -> str:
+    """The first sentence of a description, on one line, cut at `MAX_DESCRIPTION_CHARS`; safe in a comment."""
+    if not text:
+        return ""
+    line = " ".join(text.split())
+    line = _SENTENCE_END.split(line, maxsplit=1)[0]
+    if len(line) > MAX_DESCRIPTION_CHARS:
+        line = line[: MAX_DESCRIPTION_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return line.replace("*/", "* /")
+
+
+class _Writer:
+    """Types of one tool's schemas, `depth` levels deep at most; references resolved in `root`."""
+
+    def __init__(self, root: Mapping[str, Any], depth: int) -> None:
+        self._root = root
+        self._depth = depth
+
+    def type_of(self, schema: Any, level: int = 0, seen: frozenset[str] = frozenset()) -> str:
+        if schema is False:
+            return "never"
+        if not isinstance(schema, Mapping) or level > self._depth:
+            return "unknown"
+        reference = schema.get("$ref")
+        if isinstance(reference, str):
+            target = self._resolve(reference)
+            if target is None or reference in seen:
+                return "unknown"
+            return self.type_of(target, level, seen | {reference})
+        written = self._written(schema, level, seen)
+        if schema.get("nullable") is True and written not in {"unknown", "null"}:
+            return f"{_grouped(written)} | null"
+        return written
+
+    def _written(self, schema: Mapping[str, Any], level: int, seen: frozenset[str]) -> str:
+        if "const" in schema:
+            return _literal(schema["const"])
+        choices = schema.get("enum")
+        if isinstance(choices, list) and 0 < len(choices) <= MAX_ENUM:
+            return " | ".join(dict.fromkeys(_literal(choice) for choice in choices))
+        for union in ("anyOf", "oneOf"):
+            options = schema.get(union)
+            if isinstance(options, list) and options:
+                return _union(self.type_of(option, level + 1, seen) for option in options)
+        parts = schema.get("allOf")
+        if isinstance(parts, list) and parts:
+            types = [t for t in dict.fromkeys(self.type_of(part, level + 1, seen) for part in parts) if t != "unknown"]
+            return " & ".join(_grouped(t) for t in types) if types else "unknown"
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return _union(self._of_type(schema, str(k), level, seen) for k in kind)
+        if isinstance(kind, str):
+            return self._of_type(schema, kind, level, seen)
+        if "properties" in schema:
+            return self._object(schema, level, seen)
+        if "items" in schema or "prefixItems" in schema:
+            return self._array(schema, level, seen)
+        return "unknown"
+
+    def _of_type(self, schema: Mapping[str, Any], kind: str, level: int, seen: frozenset[str]) -> str:
+        if kind == "object":
+            return self._object(schema, level, seen)
+        if kind == "array":
+            return self._array(schema, level, seen)
+        return {"string": "string", "integer": "number", "number": "number", "boolean": "boolean", "null": "null"}.get(
+            kind, "unknown"
+        )
+
+    def _array(self, schema: Mapping[str, Any], level: int, seen: frozenset[str]) -> str:
+        prefix = schema.get("prefixItems")
+        if isinstance(prefix, list) and prefix:
+            return "[" + ", ".join(self.type_of(item, level + 1, seen) for item in prefix) + "]"
+        items = schema.get("items")
+        if isinstance(items, list):  # draft 4 tuples
+            return "[" + ", ".join(self.type_of(item, level + 1, seen) for item in items) + "]"
+        return f"{_grouped(self.type_of(items, level + 1, seen) if items is not None else 'unknown')}[]"
+
+    def _object(self, schema: Mapping[str, Any], level: int, seen: frozenset[str]) -> str:
+        fields = self.fields(schema, level, seen)
+        return "{ " + " ".join(f"{name}: {kind};" for name, kind, _ in fields) + " }" if fields else "{}"
+
+    def fields(self, schema: Mapping[str, Any], level: int, seen: frozenset[str] = frozenset()) -> list[
+        tuple[str, str, str]
+    ]:  # fmt: skip
+        """(key, type, description) of each property of an object schema, and its index signature if any."""
+        properties = schema.get("properties")
+        required = schema.get("required")
+        needed = set(required) if isinstance(required, list) else set()
+        out = []
+        if isinstance(properties, Mapping):
+            for name, sub in properties.items():
+                key = property_name(str(name)) + ("" if name in needed else "?")
+                description = summary(sub.get("description")) if isinstance(sub, Mapping) else ""
+                out.append((key, self.type_of(sub, level + 1, seen), description))
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping) or (not out and extra is not False):
+            kind = self.type_of(extra, level + 1, seen) if isinstance(extra, Mapping) else "unknown"
+            out.append(("[key: string]", kind, ""))
+        return out
+
+    def _resolve(self, reference: str) -> Any:
+        for prefix in _REF_PREFIXES:
+            if reference.startswith(prefix):
+                node: Any = self._root
+                for part in prefix[2:-1].split("/"):
+                    node = node.get(part) if isinstance(node, Mapping) else None
+                name = reference[len(prefix) :].replace("~1", "/").replace("~0", "~")
+                return node.get(name) if isinstance(node, Mapping) else None
+        return None
+
+
+def _literal(value: Any) -> str:
+    try:
+        return (
+            orjson.dumps(value).decode() if isinstance(value, str | int | float | bool) or value is None else "unknown"
+        )
+    except TypeError:
+        return "unknown"
+
+
+def _grouped(kind: str) -> str:
+    """`kind` wrapped in parentheses when it is a union or intersection at its top level (not inside braces)."""
+    depth = 0
+    for index, char in enumerate(kind):
+        if char in "{[(<":
+            depth += 1
+        elif char in "}])>":
+            depth -= 1
+        elif depth == 0 and char in "|&" and kind[index - 1 : index + 2] in {" | ", " & "}:
+            return f"({kind})"
+    return kind
+
+
+def _union(types: Iterable[str]) -> str:
+    unique = list(dict.fromkeys(types))
+    if "unknown" in unique:
+        return "unknown"
+    return " | ".join(unique) if unique else "unknown"
+
+
+def declaration(tool: Tool) -> str:
+    """One method of `tools`: a comment with the tool's title or summary, its arguments, its result."""
+    for depth in range(MAX_DEPTH, -1, -1):
+        text = _declaration(tool, depth)
+        if len(text) <= MAX_CHARS:
+            return text
+    return _declaration(tool, -1)
+
+
+def _declaration(tool: Tool, depth: int) -> str:
+    about = summary(tool.title) or summary(tool.description)
+    lines = [f"  /** {about} */"] if about else []
+    inputs = _Writer(tool.input_schema, depth)
+    fields = inputs.fields(tool.input_schema, 0) if depth >= 0 else [("[key: string]", "unknown", "")]
+    arguments = "args"
+    if not fields:
+        arguments = "args?"
+    output = "unknown"
+    if tool.output_schema is not None and depth >= 0:
+        output = _Writer(tool.output_schema, depth).type_of(tool.output_schema)
+    head = f"  {property_name(tool.name)}({arguments}: "
+    if not fields:
+        lines.append(f"{head}{{}}): Promise<{output}>;")
+        return "\n".join(lines)
+    lines.append(head + "{")
+    for key, kind, description in fields:
+        if description:
+            lines.append(f"    /** {description} */")
+        lines.append(f"    {key}: {kind};")
+    lines.append(f"  }}): Promise<{output}>;")
+    return "\n".join(lines)
+
+
+def declarations(tools: Iterable[Tool]) -> str:
+    """`declare const tools: {...};` declaring each of `tools` (a program's `tools` object)."""
+    body = [declaration(tool) for tool in tools if tool.name not in _RESERVED]
+    return "declare const tools: {\n" + "\n".join(body) + "\n};"
