@@ -1,5 +1,5 @@
-"""A plan's task mode set through the REST API and the CLI reaches the gateway: the exposition advertises
-tasks while the mode is on, and stops when it is off; a bad mode is refused naming the field."""
+"""A plan's task mode, tool search and code mode set through the REST API and the CLI reach the gateway: the
+exposition advertises tasks while the mode is on, and stops when it is off; a bad mode is refused naming the field."""
 
 from __future__ import annotations
 
@@ -68,4 +68,27 @@ def test_tool_search_is_set_by_rest_and_cli_and_served(live: Deployment) -> None
     runner = CliRunner()
     assert runner.invoke(app, ["login", live.base, "--token", token]).exit_code == 0
     assert runner.invoke(app, ["plan", "update", "echo", "--no-tool-search"]).exit_code == 0
+    wait_until(lambda: "get_item" in _tool_names(url))
+
+
+def test_code_mode_is_set_by_rest_and_cli_and_served(live: Deployment) -> None:
+    service = live.api.import_echo()
+    plan, _ = live.api.expose(service["id"], live.backend, "echo", code_mode="read_only")
+    assert plan["code_mode"] == "read_only"
+    url = f"{live.base}/mcp/default/echo"
+    wait_until(lambda: _tool_names(url) == ["search_tools", "describe_tools", "execute_code"])
+    with McpHttp(url) as mcp:
+        program = {"code": "return (await tools.get_item({itemId: '3'})).path;"}
+        reply = mcp.modern("tools/call", {"name": "execute_code", "arguments": program})
+    assert reply.result["content"][0]["text"] == '"/v1/items/3"'
+    refused = live.api.call("PATCH", f"/plans/{plan['id']}", 422, json={"code_mode": "sometimes"})
+    assert "code_mode is one of off, on, read_only (or true/false), not 'sometimes'" in json.dumps(refused)
+    token = live.api.http.headers["Authorization"].removeprefix("Bearer ")
+    runner = CliRunner()
+    assert runner.invoke(app, ["login", live.base, "--token", token]).exit_code == 0
+    assert runner.invoke(app, ["plan", "update", "echo", "--code-mode", "on"]).exit_code == 0
+    assert json.loads(runner.invoke(app, ["plan", "show", "echo", "-o", "json"]).output)["code_mode"] == "on"
+    bad = runner.invoke(app, ["plan", "update", "echo", "--code-mode", "maybe"])
+    assert bad.exit_code == 2 and "--code-mode" in bad.output
+    assert runner.invoke(app, ["plan", "update", "echo", "--code-mode", "off"]).exit_code == 0
     wait_until(lambda: "get_item" in _tool_names(url))

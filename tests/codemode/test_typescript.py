@@ -1,0 +1,106 @@
+"""TypeScript declarations of tools from their JSON Schemas: what each construct becomes, and the bounds that keep
+a huge or cyclic schema from making a huge declaration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from apimcp.codemode.typescript import MAX_CHARS, access, declaration, declarations, summary
+from apimcp.protocol.models import Tool
+
+
+def _args(schema: dict[str, Any]) -> str:
+    """The type of the one argument `x` of a tool whose input schema has it with `schema`."""
+    tool = Tool(name="t", input_schema={"type": "object", "properties": {"x": schema}, "required": ["x"]})
+    (line,) = [line for line in declaration(tool).splitlines() if line.startswith("    x: ")]
+    return line.removeprefix("    x: ").removesuffix(";")
+
+
+@pytest.mark.parametrize(
+    ("schema", "written"),
+    [
+        ({"type": "string"}, "string"),
+        ({"type": "integer"}, "number"),
+        ({"type": "number"}, "number"),
+        ({"type": "boolean"}, "boolean"),
+        ({"type": "null"}, "null"),
+        ({"type": ["string", "null"]}, "string | null"),
+        ({"type": "string", "nullable": True}, "string | null"),
+        ({"enum": ["a", "b", 3]}, '"a" | "b" | 3'),
+        ({"const": "only"}, '"only"'),
+        ({"type": "array", "items": {"type": "string"}}, "string[]"),
+        ({"type": "array", "items": {"type": ["string", "integer"]}}, "(string | number)[]"),
+        ({"type": "array"}, "unknown[]"),
+        ({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}, "[string, number]"),
+        ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, "string | number"),
+        ({"oneOf": [{"type": "string"}, {}]}, "unknown"),
+        ({"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object"}]},
+         "{ a?: string; } & { [key: string]: unknown; }"),
+        ({"type": "object", "properties": {"a-b": {"type": "string"}}, "required": ["a-b"]}, '{ "a-b": string; }'),
+        ({"type": "object", "additionalProperties": {"type": "integer"}}, "{ [key: string]: number; }"),
+        ({"type": "object", "properties": {}, "additionalProperties": False}, "{}"),
+        ({"$ref": "#/$defs/nowhere"}, "unknown"),
+        ({}, "unknown"),
+        ({"enum": list(range(100))}, "unknown"),  # too long to be worth a union
+    ],
+)  # fmt: skip
+def test_each_schema_construct_becomes_its_typescript(schema: dict[str, Any], written: str) -> None:
+    assert _args(schema) == written
+
+
+def test_local_references_resolve_and_a_cycle_ends_as_unknown() -> None:
+    node = {"type": "object", "properties": {"name": {"type": "string"}, "next": {"$ref": "#/$defs/Node"}}}
+    tool = Tool(
+        name="walk",
+        input_schema={"type": "object", "properties": {"x": {"$ref": "#/$defs/Node"}}, "$defs": {"Node": node}},
+    )
+    assert "    x?: { name?: string; next?: unknown; };" in declaration(tool).splitlines()
+
+
+def test_a_declaration_names_the_tool_its_arguments_and_what_it_resolves_to() -> None:
+    tool = Tool(
+        name="pulls_merge",
+        title="Merge a pull request",
+        description="Merges. And more.",
+        input_schema={
+            "type": "object",
+            "properties": {"owner": {"type": "string", "description": "The owner. Case does not matter."},
+                           "method": {"type": "string", "enum": ["merge", "squash"]}},
+            "required": ["owner"],
+        },
+        output_schema={"type": "object", "properties": {"merged": {"type": "boolean"}}},
+    )  # fmt: skip
+    assert declarations([tool]) == (
+        "declare const tools: {\n"
+        "  /** Merge a pull request */\n"
+        "  pulls_merge(args: {\n"
+        "    /** The owner. */\n"
+        "    owner: string;\n"
+        '    method?: "merge" | "squash";\n'
+        "  }): Promise<{ merged?: boolean; }>;\n"
+        "};"
+    )
+
+
+def test_a_tool_without_arguments_or_with_an_odd_name_is_declared_so_that_a_program_can_call_it() -> None:
+    tool = Tool(name="get-me", input_schema={"type": "object", "properties": {}, "additionalProperties": False})
+    assert declaration(tool) == '  "get-me"(args?: {}): Promise<unknown>;'
+    assert access("get-me") == 'tools["get-me"]' and access("get_me") == "tools.get_me"
+
+
+def test_a_huge_schema_is_written_shallower_until_it_fits() -> None:
+    wide = {"type": "object", "properties": {f"field_{n}": {"type": "string"} for n in range(400)}}
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(30):
+        deep = {"type": "object", "properties": {"inner": deep, "wide": wide}}
+    tool = Tool(name="big", input_schema={"type": "object", "properties": {"x": deep}}, output_schema=deep)
+    text = declaration(tool)
+    assert len(text) <= MAX_CHARS
+    assert text.startswith("  big(args: {")
+
+
+def test_a_comment_cannot_be_closed_by_a_description() -> None:
+    assert summary("Ends the comment */ then code") == "Ends the comment * / then code"
+    assert summary("x" * 400).endswith("…") and len(summary("x " * 200)) <= 160
