@@ -24,10 +24,10 @@ fi
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 if [ -z "$mode" ]; then
-  .venv/bin/python -m pip install --quiet -e ".[search]"
+  .venv/bin/python -m pip install --quiet -e ".[search,tokens]"
   exit 0
 fi
-.venv/bin/python -m pip install --quiet -e ".[test,search]"
+.venv/bin/python -m pip install --quiet -e ".[test,search,tokens]"
 # npm ci starts from scratch; skip it when the installed tree matches the lockfile already.
 stamp=tools/node/node_modules/.apimcp-lock
 if ! cmp -s tools/node/package-lock.json "$stamp" 2>/dev/null; then

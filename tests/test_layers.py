@@ -113,3 +113,7 @@ def test_code_mode_knows_nothing_of_the_gateway_or_the_control_plane() -> None:
     """The exposition hands a program's runs an `Invoke`: how each call is found, checked and made is the gateway's."""
     assert _foreign("codemode", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
     assert _foreign("toolsearch", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "apimcp.codemode")) == {}
+
+
+def test_discovery_reports_know_nothing_of_the_gateway_or_the_control_plane() -> None:
+    assert _foreign("findability", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}

@@ -17,6 +17,7 @@ from apimcp.cli import (
     apply_command,
     audit_commands,
     catalog_commands,
+    discovery_commands,
     exposure_commands,
     gateway_key_commands,
     mcp_commands,
@@ -71,6 +72,7 @@ app.add_typer(access_commands.secret_app, name="secret")
 app.add_typer(access_commands.token_app, name="token")
 app.add_typer(gateway_key_commands.gateway_key_app, name="gateway-key")
 app.add_typer(access_commands.org_app, name="organization")
+app.add_typer(discovery_commands.discovery_app, name="discovery")
 app.command()(mcp_commands.tools)
 app.command()(mcp_commands.call)
 app.command()(stdio_command.stdio)

@@ -36,6 +36,18 @@ _DESCRIBE_DESCRIPTION = (
 )
 
 
+def code_mode_page(search_page: Page[Tool], limits: CodeModeLimits, read_only: bool) -> Page[Tool]:
+    """search mode's search_tools and describe_tools (`search_page`), told of execute_code, and execute_code."""
+    search, describe, _ = search_page.items
+    return Page(
+        items=(
+            replace(search, description=_SEARCH_DESCRIPTION),
+            replace(describe, description=_DESCRIBE_DESCRIPTION),
+            execute_tool(limits, read_only),
+        )
+    )
+
+
 class CodeMode:
     def __init__(
         self, discovery: Discovery, runner: ScriptRunner, limits: CodeModeLimits, *, read_only: bool = False
@@ -46,15 +58,7 @@ class CodeMode:
         self._limits = limits
         self._run_limits = limits.for_runs(runner.limits)
         self._declarations: dict[str, str] = {}
-        search, describe, _ = discovery.page.items
-        self.execute_tool = execute_tool(limits, read_only)
-        self.page: Page[Tool] = Page(
-            items=(
-                replace(search, description=_SEARCH_DESCRIPTION),
-                replace(describe, description=_DESCRIBE_DESCRIPTION),
-                self.execute_tool,
-            )
-        )
+        self.page = code_mode_page(discovery.page, limits, read_only)
         """What tools/list gives: search_tools, describe_tools and execute_code."""
 
     def definition(self, name: str) -> Tool | None:

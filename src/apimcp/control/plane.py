@@ -14,6 +14,7 @@ from apimcp.control.changes import ChangeSignal
 from apimcp.control.crypto import KeySet
 from apimcp.control.import_pool import ImportPool
 from apimcp.control.limits import ApiLimits
+from apimcp.control.reports import Reports
 from apimcp.control.store import Store
 from apimcp.importers.openapi import SchemaLimits
 from apimcp.safety.addresses import AddressPolicy
@@ -34,6 +35,8 @@ class ControlPlane:
     schema_limits: SchemaLimits = field(default_factory=SchemaLimits)
     imports: ImportPool = field(default_factory=ImportPool)
     """Imports run here, never in the thread pool the REST API's other routes share."""
+    reports: Reports = field(default_factory=Reports)
+    """Discovery reports, made one at a time on the import workers, and kept."""
 
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.

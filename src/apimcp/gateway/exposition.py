@@ -18,6 +18,7 @@ from apimcp.artifacts.scripting import Invoke, ToolRef
 from apimcp.auth.resource import ExpositionResource
 from apimcp.auth.tool_access import ToolAccess
 from apimcp.backends.base import Backend
+from apimcp.catalog.tools import tool_of
 from apimcp.codemode.mode import NAMES as CODE_MODE_NAMES
 from apimcp.codemode.mode import CodeMode
 from apimcp.codemode.program import EXECUTE, ProgramError
@@ -26,7 +27,7 @@ from apimcp.gateway.calls import CallPath
 from apimcp.gateway.composition import Composition, Extras, compose
 from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import ToolEntry
-from apimcp.gateway.toolset import ToolSet, tool_of
+from apimcp.gateway.toolset import ToolSet
 from apimcp.protocol import (
     CacheHint,
     CallToolResult,

@@ -77,6 +77,11 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self.tools)
 
+    def rarity(self, word: str) -> float:
+        """How rare `word` is among the tools (its inverse document frequency; 0 for a word no tool has)."""
+        found = words(word)
+        return self._idf.get(found[0], 0.0) if found else 0.0
+
     def search(self, query: str, limit: int = 5, allowed: Iterable[str] | None = None) -> list[Hit]:
         """The best `limit` tools for `query` (those in `allowed` only, when given), best first."""
         wanted = set(allowed) if allowed is not None else None

@@ -15,7 +15,15 @@ from starlette.exceptions import HTTPException
 
 from apimcp import __version__
 from apimcp.console.routes import console_router
-from apimcp.control.api import access_routes, audit_routes, catalog_routes, exposure_routes, key_routes, sync_routes
+from apimcp.control.api import (
+    access_routes,
+    audit_routes,
+    catalog_routes,
+    discovery_routes,
+    exposure_routes,
+    key_routes,
+    sync_routes,
+)
 from apimcp.control.api.no_store import NoStore
 from apimcp.control.api.request_limits import RequestLimits
 from apimcp.control.errors import DomainError
@@ -57,7 +65,15 @@ def create_api(
     telemetry = installed() if telemetry is None else telemetry
     if telemetry.metrics is not None:  # outermost: it counts what the limits refuse too
         app.add_middleware(ControlPlaneMetrics, telemetry=telemetry)
-    for module in (catalog_routes, exposure_routes, access_routes, key_routes, sync_routes, audit_routes):
+    for module in (
+        catalog_routes,
+        exposure_routes,
+        discovery_routes,
+        access_routes,
+        key_routes,
+        sync_routes,
+        audit_routes,
+    ):
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(console_router(console_gateways))
 

@@ -56,7 +56,7 @@ _ARTIFACT_UPLOAD = {
 T = TypeVar("T")
 
 
-async def _in_import_pool(plane: ControlPlane, work: Callable[[], T]) -> T:
+async def in_import_pool(plane: ControlPlane, work: Callable[[], T]) -> T:
     """Run blocking import work (fetching, parsing) on the import workers: never in the thread pool the other
     routes share, so that slow imports cannot starve them. 503 when the import capacity is used up."""
     try:
@@ -89,7 +89,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
         except ValidationError as exc:
             raise RequestValidationError(exc.errors(include_url=False)) from exc
         options = body.options()
-        imported = await _in_import_pool(
+        imported = await in_import_pool(
             plane,
             lambda: services.import_service(
                 session,
@@ -129,7 +129,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
                 may_move_secrets=caller.kind == tokens.ADMIN,
             )
 
-        imported = await _in_import_pool(plane, import_by_url)
+        imported = await in_import_pool(plane, import_by_url)
     return ImportedService.model_validate(
         {
             **ServiceView.model_validate(imported.service).model_dump(),
@@ -201,7 +201,7 @@ async def attach_artifact(
             raise Invalid(f"the file is larger than the {plane.fetcher.limits.max_bytes} bytes allowed", field="file")
         given = form.get("name")
         named = (given if isinstance(given, str) and given else None) or upload.filename or "artifact"
-    artifact = await _in_import_pool(
+    artifact = await in_import_pool(
         plane,
         lambda: services.attach(
             session, caller.organization_id, service_id, named, content, yaml_limits=plane.yaml_limits
@@ -232,7 +232,7 @@ async def attach_artifact_from_url(
             yaml_limits=plane.yaml_limits,
         )
 
-    return ArtifactView.model_validate(await _in_import_pool(plane, attach_by_url))
+    return ArtifactView.model_validate(await in_import_pool(plane, attach_by_url))
 
 
 @router.delete("/artifacts/{artifact_id}", response_model=ArtifactDeletionView)

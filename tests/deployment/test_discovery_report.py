@@ -1,0 +1,77 @@
+"""An exposition's discovery report through the REST API and the CLI: made of the tools its gateways serve (its
+plan's selection, with its prefix), kept until the plan changes, refused for an exposition of another organization
+or none; and the control plane makes one at a time."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from apimcp.cli.main import app
+from apimcp.control.reports import Reports, ReportsBusy
+from tests.deployment.harness import Deployment, deployment
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    with deployment(tmp_path_factory.mktemp("data")) as running:
+        yield running
+
+
+def test_a_report_covers_the_tools_the_plan_serves_and_is_kept_until_the_plan_changes(live: Deployment) -> None:
+    service = live.api.import_echo()
+    plan, exposition = live.api.expose(service["id"], live.backend, "reported", tool_prefix="echo_",
+                                       exclude=["delete_item"])  # fmt: skip
+    path = f"/expositions/{exposition['id']}/discovery"
+    report: dict[str, Any] = live.api.call("GET", path)
+    assert report["tools"] == service["operation_count"] - 1
+    assert report["ranking"] in {"lexical", "hybrid"}
+    assert set(report["by_kind"]) == {"title", "description", "name", "paraphrase", "keywords"}
+    assert all(entry["tool"].startswith("echo_") for entry in report["hardest"])
+    assert report["context"]["every_tool"]["listing"]["bytes"] > report["context"]["search"]["listing"]["bytes"]
+    assert live.api.call("GET", path) == report  # kept: the same report, not made again
+    live.api.call("PATCH", f"/plans/{plan['id']}", json={"exclude": []})
+    again = live.api.call("GET", path)
+    assert again["tools"] == report["tools"] + 1
+    live.api.call("GET", "/expositions/nope/discovery", 404)
+
+
+def test_the_cli_prints_the_report_or_its_json(live: Deployment) -> None:
+    service = live.api.import_echo(name="echo-cli")
+    live.api.expose(service["id"], live.backend, "cli-reported")
+    token = live.api.http.headers["Authorization"].removeprefix("Bearer ")
+    runner = CliRunner()
+    assert runner.invoke(app, ["login", live.base, "--token", token]).exit_code == 0
+    shown = runner.invoke(app, ["discovery", "report", "cli-reported"])
+    assert shown.exit_code == 0, shown.output
+    assert "Discovery report of cli-reported" in shown.output
+    assert "recall@5" in shown.output and "What a model reads" in shown.output
+    as_json = runner.invoke(app, ["discovery", "report", "cli-reported", "-o", "json"])
+    assert json.loads(as_json.output)["tools"] == service["operation_count"]
+    missing = runner.invoke(app, ["discovery", "report", "no-such-exposition"])
+    assert missing.exit_code != 0
+
+
+def test_reports_are_made_one_at_a_time_and_kept() -> None:
+    reports = Reports()
+    started, release = threading.Event(), threading.Event()
+
+    def slow() -> dict[str, Any]:
+        started.set()
+        release.wait(10)
+        return {"made": "first"}
+
+    making = threading.Thread(target=lambda: reports.get("a", slow))
+    making.start()
+    assert started.wait(10)
+    with pytest.raises(ReportsBusy, match="another discovery report is being made"):
+        reports.get("b", lambda: {"made": "second"})
+    release.set()
+    making.join(10)
+    assert reports.get("a", lambda: {"made": "again"}) == {"made": "first"}
+    assert reports.get("b", lambda: {"made": "second"}) == {"made": "second"}
