@@ -63,7 +63,7 @@ def test_figures_count_ranks_in_the_first_ten() -> None:
         "recall@1": 0.2,
         "recall@5": 0.6,
         "mrr": round((1 + 1 / 2 + 1 / 5 + 1 / 6) / 5, 3),
-    }  # noqa: E501
+    }
     assert figures([]) == {"queries": 0, "recall@1": 0.0, "recall@5": 0.0, "mrr": 0.0}
 
 
