@@ -84,6 +84,13 @@ async def test_a_code_mode_exposition_lists_discovery_and_execute_code(base: str
         assert "    itemId: string;\n    verbose?: boolean;\n" in declarations
         assert "}): Promise<{ method?: string; path?: string; }>;" in declarations
         assert [t["name"] for t in described.structured_content["tools"]] == ["get_item", "replace_item"]
+        assert "inputSchema" not in described.structured_content["tools"][0]  # the declarations say it, smaller
+        full = await client.call_tool("describe_tools", {"names": ["get_item"], "schemas": True})
+        assert full.structured_content is not None
+        (tool,) = full.structured_content["tools"]
+        assert tool["inputSchema"]["required"] == ["itemId"] and "outputSchema" in tool
+        wrong = await client.call_tool("describe_tools", {"names": ["get_item"], "schemas": "yes"})
+        assert wrong.is_error and wrong.content[0].text == '"schemas" must be true or false'  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -115,7 +115,7 @@ def test_a_report_finds_the_tools_that_share_a_title_and_says_what_reading_them_
     context = made["context"]
     every, search, code = context["every_tool"], context["search"], context["code_mode"]
     assert every["listing"]["bytes"] > 0 and search["listing"]["bytes"] > 0 and code["listing"]["bytes"] > 0
-    assert code["describe_one_tool"]["bytes"] > search["describe_one_tool"]["bytes"]  # TypeScript besides
+    assert code["describe_one_tool"]["bytes"] != search["describe_one_tool"]["bytes"]  # TypeScript, not JSON Schema
     if made["tokens"] is not None:  # with the tokens extra (scripts/setup.sh installs it)
         assert made["tokens"] == "o200k_base"
         assert 0 < every["listing"]["tokens"] < every["listing"]["bytes"]

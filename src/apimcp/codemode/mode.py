@@ -21,6 +21,7 @@ from apimcp.codemode.typescript import declaration
 from apimcp.protocol.models import CallToolResult, Page, Tool
 from apimcp.toolsearch.describe import DESCRIBE, definitions_result, described
 from apimcp.toolsearch.discovery import Discovery
+from apimcp.toolsearch.errors import ToolSearchError
 from apimcp.toolsearch.tools import SEARCH
 
 NAMES = frozenset({SEARCH, DESCRIBE, EXECUTE})
@@ -31,18 +32,22 @@ _SEARCH_DESCRIPTION = (
     "TypeScript declarations; call them from a program with execute_code."
 )
 _DESCRIBE_DESCRIPTION = (
-    "The full definitions of tools search_tools found (description, input and output schemas, annotations) and "
-    "the TypeScript declarations of their functions in execute_code's `tools`. Ask for the ones you mean to call."
+    "The definitions of tools search_tools found (description, annotations) and the TypeScript declarations of "
+    "their functions in execute_code's `tools`: their arguments and what they resolve to. Ask for the ones you "
+    "mean to call; schemas: true adds their JSON input and output schemas."
 )
+_SCHEMAS = {"type": "boolean", "description": "true: also each tool's JSON input and output schemas", "default": False}
 
 
 def code_mode_page(search_page: Page[Tool], limits: CodeModeLimits, read_only: bool) -> Page[Tool]:
     """search mode's search_tools and describe_tools (`search_page`), told of execute_code, and execute_code."""
     search, describe, _ = search_page.items
+    asked = dict(describe.input_schema)
+    asked["properties"] = {**asked["properties"], "schemas": _SCHEMAS}
     return Page(
         items=(
             replace(search, description=_SEARCH_DESCRIPTION),
-            replace(describe, description=_DESCRIBE_DESCRIPTION),
+            replace(describe, description=_DESCRIBE_DESCRIPTION, input_schema=asked),
             execute_tool(limits, read_only),
         )
     )
@@ -81,10 +86,14 @@ class CodeMode:
         return await self.discovery.search(arguments, self.reachable(allowed))
 
     def describe(self, arguments: Mapping[str, Any], allowed: Set[str] | None) -> CallToolResult:
-        """describe_tools: the tools' definitions, and `typescript`, the declaration of their functions."""
+        """describe_tools: the tools' definitions (their JSON schemas only when asked: the declarations say them in
+        a fraction of the tokens), and `typescript`, the declaration of their functions."""
+        schemas = arguments.get("schemas", False)
+        if not isinstance(schemas, bool):
+            raise ToolSearchError('"schemas" must be true or false')
         tools = described(self.discovery.tools, arguments, self.reachable(allowed))
         methods = "\n".join(self._declaration(tool) for tool in tools)
-        return definitions_result(tools, typescript=f"declare const tools: {{\n{methods}\n}};")
+        return definitions_result(tools, schemas=schemas, typescript=f"declare const tools: {{\n{methods}\n}};")
 
     def _declaration(self, tool: Tool) -> str:
         known = self._declarations.get(tool.name)

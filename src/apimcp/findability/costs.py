@@ -45,7 +45,9 @@ def costs(
 ) -> dict[str, Any]:
     """Each mode's listing, and the median answer of each step: `hits` are search_tools answers' texts."""
     described = [answer_text(definitions_result([tool])) for tool in tools]
-    declared = [answer_text(definitions_result([tool], typescript=declarations([tool]))) for tool in tools]
+    declared = [
+        answer_text(definitions_result([tool], schemas=False, typescript=declarations([tool]))) for tool in tools
+    ]
     return {
         "every_tool": {"listing": _measure([_listing(Page(items=tuple(tools)))], counter)},
         "search": {

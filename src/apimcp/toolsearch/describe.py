@@ -51,9 +51,10 @@ def describe_result(
     return definitions_result(described(tools, arguments, allowed))
 
 
-def definitions_result(tools: Sequence[Tool], **more: Any) -> CallToolResult:
-    """describe_tools' answer: `{"tools": [definitions], **more}`, as structured content and as its text."""
-    structured = {"tools": [definition(tool) for tool in tools], **more}
+def definitions_result(tools: Sequence[Tool], *, schemas: bool = True, **more: Any) -> CallToolResult:
+    """describe_tools' answer: `{"tools": [definitions], **more}`, as structured content and as its text; without
+    `schemas`, the definitions leave out the input and output schemas (`more` says them another way)."""
+    structured = {"tools": [definition(tool, schemas=schemas) for tool in tools], **more}
     return CallToolResult(content=(TextContent(text=orjson.dumps(structured).decode()),), structured_content=structured)
 
 
@@ -75,16 +76,18 @@ def described(tools: Mapping[str, Tool], arguments: Mapping[str, Any], allowed: 
     return [tools[n] for n in wanted]
 
 
-def definition(tool: Tool) -> dict[str, Any]:
-    """A tool as tools/list would give it (the newest revision's fields), without `_meta` and icons."""
+def definition(tool: Tool, *, schemas: bool = True) -> dict[str, Any]:
+    """A tool as tools/list would give it (the newest revision's fields), without `_meta` and icons (and without its
+    schemas unless `schemas`)."""
     out: dict[str, Any] = {"name": tool.name}
     if tool.title:
         out["title"] = tool.title
     if tool.description:
         out["description"] = tool.description
-    out["inputSchema"] = tool.input_schema
-    if tool.output_schema is not None:
-        out["outputSchema"] = tool.output_schema
+    if schemas:
+        out["inputSchema"] = tool.input_schema
+        if tool.output_schema is not None:
+            out["outputSchema"] = tool.output_schema
     hints = tool.annotations
     if hints is not None:
         annotations = {
