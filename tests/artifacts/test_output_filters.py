@@ -516,7 +516,10 @@ PAGE = st.fixed_dictionaries(
     {
         "data": st.fixed_dictionaries(
             {
-                "items": st.lists(ITEM, min_size=1, max_size=4, unique_by=orjson.dumps),
+                # unique as JSON sees it: {"name", "id"} and {"id", "name"} are one item (uniqueItems)
+                "items": st.lists(
+                    ITEM, min_size=1, max_size=4, unique_by=lambda item: orjson.dumps(item, option=orjson.OPT_SORT_KEYS)
+                ),
                 "debug": st.none() | st.fixed_dictionaries({}, optional={"trace": st.text(max_size=3)}),
             }
         ),
