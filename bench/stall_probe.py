@@ -67,6 +67,9 @@ class Attack:
     """Artifact files as YAML texts; `{service}` is replaced by the service's name."""
     service: str = ""
     """More of the service's configuration, as YAML flow-mapping entries (`credentials: {...}`)."""
+    exposition: str = ""
+    """The scenario's exposition's configuration, as YAML flow-mapping entries (`code_mode: on`); none: the
+    default exposition of its service."""
     method: str = "tools/call"
     params: dict[str, Any] = field(default_factory=lambda: {"name": "get_item", "arguments": {"itemId": 1}})
 
@@ -127,6 +130,13 @@ def hostile_templates(count: int) -> str:
 
 
 SPIN: dict[str, Any] = {"name": "spin", "arguments": {}}
+
+
+def program(code: str) -> dict[str, Any]:
+    """A code-mode program's `tools/call` (`execute_code`)."""
+    return {"name": "execute_code", "arguments": {"code": code}}
+
+
 LONGEST_URI = "file:///redos/" + "a" * (8192 - len("file:///redos/"))
 """As long a URI as `resources/read` takes (8,192 characters), matching no template."""
 
@@ -198,6 +208,24 @@ ATTACKS: tuple[Attack, ...] = (
         params=SPIN,
     ),
     Attack(
+        "program-loop",
+        "a code-mode program that loops until its 30 s deadline",
+        exposition="code_mode: on",
+        params=program("for (;;) {}"),
+    ),
+    Attack(
+        "program-memory",
+        "a code-mode program that fills its 64 MiB of memory",
+        exposition="code_mode: on",
+        params=program("const kept = [];\nfor (;;) kept.push('x'.repeat(1 << 16) + kept.length);"),
+    ),
+    Attack(
+        "program-calls",
+        "a code-mode program making its 100 calls at once",
+        exposition="code_mode: on",
+        params=program("await Promise.all(Array.from({length: 100}, (_, i) => tools.get_item({itemId: i})));"),
+    ),
+    Attack(
         "template",
         "an 8 KiB URI read against 1,000 templates its text overlaps everywhere",
         artifacts=(hostile_templates(1000),),
@@ -222,6 +250,12 @@ def write_config(directory: Path, backend: str, attack: Attack) -> Path:
         f'  plain: {{openapi: {ITEM_SPEC}, name: plain, version: "1", backend: "{backend}/small"}}\n'
         f'  {attack.name}: {{openapi: {ITEM_SPEC}, name: "{attack.name}", version: "1", '
         f'backend: "{backend}/{attack.answer}"{extra}}}\n'
+        + (
+            "expositions:\n  plain: {services: [plain]}\n"
+            f"  {attack.name}: {{services: [{attack.name}], {attack.exposition}}}\n"
+            if attack.exposition
+            else ""
+        )
     )
     return config
 
