@@ -224,6 +224,8 @@ class Host:
         except (orjson.JSONDecodeError, KeyError, TypeError):
             return _refusal("the program waits for calls it never started")
         futures = {future for _, future in calls.values()}
+        if not futures:  # the prelude never asks for nothing; anything else would wait for its deadline
+            return _refusal("the program waits for no call")
         done, _ = concurrent.futures.wait(
             futures, timeout=max(self.deadline - time.monotonic(), 0), return_when=concurrent.futures.FIRST_COMPLETED
         )
