@@ -9,6 +9,7 @@ from typing import Any
 
 from apimcp.backends.credentials import Placement
 from apimcp.catalog.model import Operation
+from apimcp.protocol.models import CallToolResult
 from apimcp.safety.masking import NO_MASK, SecretMask
 
 
@@ -73,7 +74,16 @@ class UnparsedJson:
     media_type: str = "application/json"
 
 
-BackendResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure | UnparsedJson
+@dataclass(frozen=True, slots=True)
+class ToolAnswer:
+    """What an upstream MCP server's tool answered: already a tool result (checked by `federation.results`),
+    which the gateway passes on as it is."""
+
+    result: CallToolResult
+    status: int = 200
+
+
+BackendResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure | UnparsedJson | ToolAnswer
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 """Reports progress of a long call to the client: (progress, total or None, message or None)."""

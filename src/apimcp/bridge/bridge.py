@@ -23,8 +23,8 @@ import aiohttp
 import orjson
 
 from apimcp.bridge.redirects import RedirectRefused, exchange
-from apimcp.bridge.sse import EventTooLarge, messages
-from apimcp.bridge.wire import ACCEPT, Negotiated, headers_for
+from apimcp.mcp_client.headers import ACCEPT, Negotiated, headers_for
+from apimcp.mcp_client.sse import EventTooLarge, messages
 
 log = logging.getLogger("apimcp.bridge")
 

@@ -19,6 +19,7 @@ from apimcp.catalog.model import (
     DescriptionWarning,
     GraphQLBinding,
     GrpcBinding,
+    McpBinding,
     Operation,
     ParameterBinding,
     RestBinding,
@@ -65,6 +66,8 @@ def _binding(b: Binding) -> dict[str, Any]:
         }
     if isinstance(b, GrpcBinding):
         return {"grpc": [b.service, b.method, b.input_type, b.output_type, b.client_streaming, b.server_streaming]}
+    if isinstance(b, McpBinding):
+        return {"mcp": [b.tool, b.digest]}
     body = b.body
     return {
         "rest": {
@@ -132,6 +135,9 @@ def _binding_back(raw: Mapping[str, Any]) -> Binding:
     if "grpc" in raw:
         service, method, input_type, output_type, client_streaming, server_streaming = raw["grpc"]
         return GrpcBinding(service, method, input_type, output_type, client_streaming, server_streaming)
+    if "mcp" in raw:
+        tool, digest = raw["mcp"]
+        return McpBinding(tool, digest)
     rest = raw["rest"]
     body = rest["body"]
     return RestBinding(

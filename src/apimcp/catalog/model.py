@@ -15,7 +15,7 @@ from typing import Any, Literal
 ParameterLocation = Literal["path", "query", "header", "cookie"]
 ParameterStyle = Literal["matrix", "label", "simple", "form", "spaceDelimited", "pipeDelimited", "deepObject"]
 BodyKind = Literal["json", "form", "multipart", "text", "binary"]
-ServiceKind = Literal["rest", "graphql", "grpc"]
+ServiceKind = Literal["rest", "graphql", "grpc", "mcp"]
 GraphQLOperationType = Literal["query", "mutation"]
 
 
@@ -122,7 +122,16 @@ class GrpcBinding:
         return f"/{self.service}/{self.method}"
 
 
-Binding = RestBinding | GraphQLBinding | GrpcBinding
+@dataclass(frozen=True, slots=True)
+class McpBinding:
+    """One tool of an upstream MCP server, called by its upstream name (the gateway may serve it renamed)."""
+
+    tool: str
+    digest: str = ""
+    """sha256 of the definition as the upstream listed it when imported (`federation.definitions`)."""
+
+
+Binding = RestBinding | GraphQLBinding | GrpcBinding | McpBinding
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,12 +160,15 @@ class Operation:
     @property
     def signature(self) -> str:
         """How users may refer to an operation besides its tool name: `METHOD /path` for REST,
-        `query field` or `mutation field` for GraphQL, `package.Service/Method` for gRPC."""
+        `query field` or `mutation field` for GraphQL, `package.Service/Method` for gRPC, `tool name` for an
+        upstream MCP server's tool."""
         binding = self.binding
         if isinstance(binding, RestBinding):
             return f"{binding.method} {binding.path}"
         if isinstance(binding, GraphQLBinding):
             return f"{binding.operation_type} {binding.root_field}"
+        if isinstance(binding, McpBinding):
+            return f"tool {binding.tool}"
         return f"{binding.service}/{binding.method}"
 
 

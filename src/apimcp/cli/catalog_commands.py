@@ -77,15 +77,18 @@ def import_command(
         str,
         typer.Argument(
             help="The API description: a file or http(s) URL (OpenAPI, GraphQL SDL or introspection JSON, "
-            ".proto or descriptor set), a live GraphQL endpoint (with --introspect) or grpc(s)://host:port "
-            "(server reflection)."
+            ".proto or descriptor set), a live GraphQL endpoint (with --introspect), grpc(s)://host:port "
+            "(server reflection) or an MCP server's URL (with --mcp)."
         ),
     ],
     name: Annotated[str | None, typer.Option(help="Service name (default: the description's title).")] = None,
     version: Annotated[str | None, typer.Option(help="Service version (default: the description's).")] = None,
     kind: Annotated[
-        str | None, typer.Option(help="openapi, graphql or grpc (default: detected from the description).")
+        str | None, typer.Option(help="openapi, graphql, grpc or mcp (default: detected from the description).")
     ] = None,
+    mcp: Annotated[
+        bool, typer.Option("--mcp", help="SOURCE is an MCP server's URL (Streamable HTTP): import its tools.")
+    ] = False,
     proto_path: Annotated[
         list[str], typer.Option("--proto-path", "-I", help="A folder where a .proto's imports are found.")
     ] = [],
@@ -115,6 +118,12 @@ def import_command(
     With --backend, --include, --exclude or --expose, the service is also exposed in one step:
     a plan named 'default' (created or updated) and an exposition of it on the default gateway group.
     """
+    if mcp:
+        if kind not in (None, "mcp"):
+            fail("--mcp imports an MCP server: leave out --kind", EXIT_USAGE)
+        if not re.match(r"^https?://", source):
+            fail("--mcp takes the MCP server's http(s) URL (a stdio server only in `apimcp serve CONFIG`)", EXIT_USAGE)
+        kind = "mcp"
     api = client()
     with reporting():
         options = {

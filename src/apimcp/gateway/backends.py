@@ -1,4 +1,4 @@
-"""From a snapshot member to the backend that calls its service: REST, GraphQL or gRPC.
+"""From a snapshot member to the backend that calls its service: REST, GraphQL, gRPC or an MCP server.
 
 This is the one place the gateway looks at a service's kind. The connections
 backends share live here too: the aiohttp session (REST, GraphQL) and the gRPC
@@ -11,6 +11,7 @@ session's resolver, `rest.new_session`, and the gRPC channels refuse those).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from apimcp.backends.secret_refs import reference_problem
 from apimcp.backends.tls import TlsSettings
 from apimcp.backends.token_exchange import ACCESS_TOKEN, TokenExchange
 from apimcp.catalog.model import Service
+from apimcp.federation.backend import McpBackend
 from apimcp.safety.addresses import AddressPolicy, Resolve, system_resolve
 from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
@@ -127,6 +129,9 @@ class BackendFactory:
         self._channels: GrpcChannels | None = None
         self._messages: dict[int, tuple[Service, Messages]] = {}
         """Message classes per gRPC service (by identity: the runtime decodes each service once)."""
+        self._upstreams: list[McpBackend] = []
+        """MCP servers' backends, which hold upstream sessions to end when they are no longer served."""
+        self._closing: set[asyncio.Task[None]] = set()
 
     @property
     def guarded_session(self) -> TokenSession:
@@ -154,6 +159,19 @@ class BackendFactory:
                 timeout_seconds=timeout,
                 max_response_bytes=max_bytes,
             )
+        if service.kind == "mcp":
+            upstream = McpBackend(
+                service,
+                self._session,
+                endpoint=endpoint,
+                credentials=credentials,
+                timeout_seconds=timeout,
+                max_response_bytes=max_bytes,
+                tls=tls,
+                oauth_session=self._token_session,
+            )
+            self._upstreams.append(upstream)
+            return upstream
         if service.kind == "graphql":
             return GraphQLBackend(
                 service,
@@ -185,17 +203,29 @@ class BackendFactory:
         return entry[1]
 
     def retain(self, backends: Iterable[Backend]) -> None:
-        """Let go of what none of `backends` (everything now served) uses: connections, message classes."""
+        """Let go of what none of `backends` (everything now served) uses: connections, message classes, upstream
+        MCP sessions."""
+        backends = list(backends)
         grpc_backends = [b for b in backends if isinstance(b, GrpcBackend)]
         if self._channels is not None:
             self._channels.retain({b.channel_key for b in grpc_backends})
         used = {id(b.messages) for b in grpc_backends}
         self._messages = {key: entry for key, entry in self._messages.items() if id(entry[1]) in used}
+        served = {id(b) for b in backends}
+        dropped = [b for b in self._upstreams if id(b) not in served]
+        self._upstreams = [b for b in self._upstreams if id(b) in served]
+        for upstream in dropped:  # their sessions ended in the background: retain is called between snapshots
+            task = asyncio.get_running_loop().create_task(upstream.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     async def close(self) -> None:
         """Close the gRPC channels and the token session (the backends' aiohttp session belongs to whoever
         created it)."""
         await self._token_session.close()
+        upstreams, self._upstreams = self._upstreams, []
+        for upstream in upstreams:
+            await upstream.close()
         if self._channels is not None:
             channels, self._channels = self._channels, None
             await channels.close()

@@ -20,6 +20,9 @@ services:
     include_paths: [./protos]
     backend: grpcs://shop.internal:443
     tls: {ca_file: ./ca.pem}
+  notes:
+    mcp: https://notes.internal/mcp   # an MCP server (Streamable HTTP, either era): its tools become the service's
+    credentials: {type: bearer, token: {env: NOTES_TOKEN}}
 expositions:
   pets:                               # served at /mcp/pets
     services: [petstore]
@@ -126,7 +129,7 @@ class TlsConfig(_Strict):
         return self
 
 
-ServiceKind = Literal["openapi", "graphql", "grpc"]
+ServiceKind = Literal["openapi", "graphql", "grpc", "mcp"]
 
 
 _KIND_ONLY: dict[str, tuple[str, ...]] = {
@@ -142,6 +145,7 @@ class ServiceConfig(_Strict):
     openapi: str | None = Field(default=None, min_length=1, description="path or http(s) URL of an OpenAPI description")
     graphql: str | None = Field(default=None, min_length=1, description="SDL or introspection JSON, or an endpoint")
     grpc: str | None = Field(default=None, min_length=1, description="a .proto, a descriptor set, or grpc(s)://")
+    mcp: str | None = Field(default=None, min_length=1, description="an MCP server's http(s) URL")
     name: str | None = None
     version: str | None = None
     backend: str | None = Field(default=None, description="the API's base URL (http or https); gRPC: host:port")
@@ -191,10 +195,14 @@ class ServiceConfig(_Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> ServiceConfig:
-        given = [kind for kind in ("openapi", "graphql", "grpc") if getattr(self, kind) is not None]
+        given = [kind for kind in ("openapi", "graphql", "grpc", "mcp") if getattr(self, kind) is not None]
         if len(given) != 1:
-            raise ValueError("give exactly one of openapi, graphql or grpc: where the service's description is")
+            raise ValueError(
+                "give exactly one of openapi, graphql, grpc or mcp: where the service's description (or server) is"
+            )
         kind = given[0]
+        if kind == "mcp" and not re.match(r"^https?://", self.mcp or ""):
+            raise ValueError("mcp is the http:// or https:// URL of an MCP server (Streamable HTTP)")
         static = self.static_credentials()
         for credentials in static:
             if isinstance(credentials, ApiKeyConfig):
@@ -213,12 +221,14 @@ class ServiceConfig(_Strict):
 
     @property
     def kind(self) -> ServiceKind:
+        if self.mcp is not None:
+            return "mcp"
         return "graphql" if self.graphql is not None else "grpc" if self.grpc is not None else "openapi"
 
     @property
     def source(self) -> str:
         """Where the description is, as written."""
-        source = self.openapi or self.graphql or self.grpc
+        source = self.openapi or self.graphql or self.grpc or self.mcp
         assert source is not None  # one of them is set (checked above)
         return source
 

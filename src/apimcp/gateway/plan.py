@@ -17,6 +17,7 @@ from apimcp.backends.credentials import Credentials, place_all
 from apimcp.catalog.base_urls import backend_needed
 from apimcp.catalog.model import Operation, Service
 from apimcp.catalog.selection import nothing_selected, select, unmatched
+from apimcp.federation.listing import import_upstream
 from apimcp.gateway.artifact_files import read_artifact_files
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
 from apimcp.gateway.config_positions import errors
@@ -82,6 +83,15 @@ def import_described(
             headers=_introspection_headers(credentials) if config.introspect else None,
             depth=config.depth,
             selections=config.selections,
+            tool_prefix=config.tool_prefix,
+            fetcher=fetcher,
+        )
+    if config.kind == "mcp":
+        return import_upstream(
+            location,
+            name=config.name,
+            version=config.version,
+            headers=_introspection_headers(credentials),
             tool_prefix=config.tool_prefix,
             fetcher=fetcher,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 
-from apimcp.backends.base import BinaryBody, EmptyBody, Failure, JsonBody, TextBody
+from apimcp.backends.base import BinaryBody, EmptyBody, Failure, JsonBody, TextBody, ToolAnswer
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.protocol import (
     AudioContent,
@@ -15,13 +15,14 @@ from apimcp.protocol import (
     ImageContent,
     TextContent,
 )
+from apimcp.protocol.models import NO_VALUE
 
 
 def error_result(message: str) -> CallToolResult:
     return CallToolResult(content=(TextContent(text=message),), is_error=True)
 
 
-ReadResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure
+ReadResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure | ToolAnswer
 """A backend's answer as read on the event loop (an `UnparsedJson` goes to `large_answers` instead)."""
 
 
@@ -33,6 +34,8 @@ def tool_result(result: ReadResult, output: ArgumentValidator | None = None) -> 
     bytes), that breaks the description's promise just as JSON of the wrong shape does, and is told
     the same way: an error result naming the status, with what the backend sent after it.
     """
+    if isinstance(result, ToolAnswer):
+        return upstream_result(result, output)
     if output is not None and not isinstance(result, JsonBody | Failure):
         plain = _plain_result(result)
         return CallToolResult(content=(TextContent(text=_not_json(result)), *plain.content), is_error=True)
@@ -41,6 +44,23 @@ def tool_result(result: ReadResult, output: ArgumentValidator | None = None) -> 
     if isinstance(result, Failure):
         return error_result(result.message)
     return _plain_result(result)
+
+
+def upstream_result(answer: ToolAnswer, output: ArgumentValidator | None) -> CallToolResult:
+    """An upstream MCP tool's result, passed on; a success is held to the output schema the tool was imported
+    with, as any tool's is (an upstream that changed its answers without changing its definition is told)."""
+    result = answer.result
+    if output is None or result.is_error:
+        return result
+    structured = result.structured_content
+    if structured is NO_VALUE:
+        return error_result("The MCP server's tool answered without the structured content its output schema promises")
+    problems = output.problems(structured)
+    if problems:
+        return error_result(
+            "The MCP server's tool answered, but not as its output schema says (" + "; ".join(problems) + ")"
+        )
+    return result
 
 
 def json_result(result: JsonBody, problems: Sequence[str]) -> CallToolResult:

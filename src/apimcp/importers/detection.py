@@ -13,8 +13,9 @@ from typing import Literal
 from apimcp.importers.graphql import looks_like_graphql
 from apimcp.importers.protobuf import looks_like_descriptor_set, looks_like_protobuf
 
-DescriptionKind = Literal["openapi", "graphql", "grpc"]
-KINDS: tuple[DescriptionKind, ...] = ("openapi", "graphql", "grpc")
+DescriptionKind = Literal["openapi", "graphql", "grpc", "mcp"]
+KINDS: tuple[DescriptionKind, ...] = ("openapi", "graphql", "grpc", "mcp")
+"""`mcp` is never detected: an MCP server is imported from its URL when asked for by name."""
 
 # A top-level `openapi:` / `swagger:` key (YAML) or `"openapi":` member (JSON) near the start.
 _OPENAPI = re.compile(rb"""(^|[\s{,])["']?(openapi|swagger)["']?\s*:""", re.MULTILINE)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
-from apimcp.catalog.model import GraphQLBinding, GrpcBinding, Operation, RestBinding
+from apimcp.catalog.model import GraphQLBinding, GrpcBinding, McpBinding, Operation, RestBinding
 from apimcp.forwarding.policy import with_trace_context
 from apimcp.telemetry.labels import resource_target
 from apimcp.telemetry.metrics import Metrics
@@ -44,6 +44,10 @@ def describe(kind: str, operation: Operation) -> tuple[str, Attributes]:
         attributes["rpc.service"] = binding.service
         attributes["rpc.method"] = binding.method
         return f"{binding.service}/{binding.method}", attributes
+    if isinstance(binding, McpBinding):
+        attributes["mcp.method.name"] = "tools/call"
+        attributes["gen_ai.tool.name"] = binding.tool
+        return f"tools/call {binding.tool}", attributes
     return operation.tool_name, attributes
 
 

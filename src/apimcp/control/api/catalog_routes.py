@@ -70,9 +70,10 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
     """Import an API description: multipart (`file`, optional `name`, `version`, `kind`, `grpc_service`,
     `graphql_depth`) or JSON `{url, ...the same, introspect}`.
 
-    The kind (openapi, graphql or grpc) is detected when not given: OpenAPI 2/3 in JSON or YAML,
+    The kind (openapi, graphql, grpc or mcp) is detected when not given: OpenAPI 2/3 in JSON or YAML,
     GraphQL SDL or introspection JSON, a .proto file or a binary FileDescriptorSet; a grpc:// or
-    grpcs:// URL asks the server by reflection, and `introspect` asks a live GraphQL endpoint.
+    grpcs:// URL asks the server by reflection, and `introspect` asks a live GraphQL endpoint; with kind
+    `mcp` the URL is an MCP server (Streamable HTTP, either era), whose tools are read.
     A service with the same name and version is updated in place.
     """
     content_type = request.headers.get("content-type", "")

@@ -111,8 +111,9 @@ class ImportOptionsForm(Input):
 
     name: str | None = Field(default=None, description="the service's name (default: the description's)")
     version: str | None = Field(default=None, description="the service's version (default: the description's)")
-    kind: Literal["openapi", "graphql", "grpc"] | None = Field(
-        default=None, description="the description's kind (default: detected from the content)"
+    kind: Literal["openapi", "graphql", "grpc", "mcp"] | None = Field(
+        default=None,
+        description="the description's kind (default: detected from the content); mcp: the URL is an MCP server",
     )
     grpc_service: str | None = Field(default=None, description="gRPC: the service to import when there are several")
     graphql_depth: int | None = Field(default=None, ge=1, le=10, description="GraphQL: selection set depth")

@@ -16,6 +16,7 @@ from apimcp.control import changes
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Conflict, Forbidden, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, Service
+from apimcp.federation.listing import import_upstream
 from apimcp.importers.detection import KINDS, DescriptionKind, detect_kind, kind_of_url
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import DEFAULT_DEPTH, import_graphql
@@ -43,7 +44,7 @@ class ImportOptions:
     """How to read a description, besides the description itself."""
 
     kind: DescriptionKind | None = None
-    """openapi, graphql or grpc; detected from the content (or a grpc:// URL) when None."""
+    """openapi, graphql, grpc or mcp (an MCP server's URL); detected from the content (or a grpc:// URL) when None."""
     name: str | None = None
     version: str | None = None
     introspect: bool = False
@@ -88,6 +89,8 @@ def import_service(
             if not content:
                 raise Invalid("the file is empty", field="file")
             source = filename or "upload"
+            if options.kind == "mcp":
+                raise Invalid("an MCP server is imported from its URL, not from a file", field="file")
             kind = options.kind or detect_kind(content)
         catalog = _catalog(kind, content, source, url is not None, options, fetcher, yaml_limits, schema_limits)
     except SpecError as exc:
@@ -146,11 +149,16 @@ def _read_url(url: str, options: ImportOptions, fetcher: Fetcher) -> tuple[bytes
     """The description at `url`, and its kind. A live GraphQL endpoint or a gRPC server (reflection)
     is asked by the importer itself: there is then no content to keep (the main artifact is empty)."""
     kind = options.kind or kind_of_url(url)
+    if kind == "mcp":
+        if not is_url(url):
+            raise Invalid("an MCP server's URL is an http:// or https:// URL", field="url")
+        return b"", url, "mcp"
     if kind == "grpc" and kind_of_url(url):
         return b"", url, "grpc"
     if not is_url(url):
-        raise Invalid("only http:// and https:// URLs (or grpc:// and grpcs:// for reflection) can be imported",
-                      field="url")  # fmt: skip
+        raise Invalid(
+            "only http:// and https:// URLs (or grpc:// and grpcs:// for reflection) can be imported", field="url"
+        )
     if options.introspect:
         if kind not in (None, "graphql"):
             raise Invalid("introspect applies to GraphQL endpoints", field="introspect")
@@ -182,6 +190,10 @@ def _catalog(
             headers=options.headers,
             fetcher=fetcher,
             depth=options.graphql_depth or DEFAULT_DEPTH,
+        )
+    if kind == "mcp":
+        return import_upstream(
+            source, name=options.name, version=options.version, headers=options.headers, fetcher=fetcher
         )
     if kind == "grpc":
         reflected = from_url and kind_of_url(source) is not None

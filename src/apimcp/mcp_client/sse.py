@@ -1,8 +1,8 @@
-"""Server-sent events of a response, as the JSON messages their `data` carries, within a size bound."""
+"""Server-sent events of a response, as the JSON messages their `data` carries, within size bounds."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 import orjson
@@ -12,14 +12,25 @@ class EventTooLarge(Exception):
     pass
 
 
-async def messages(response: aiohttp.ClientResponse, max_event_bytes: int) -> AsyncIterator[object]:
-    """Each event's data parsed as JSON (events without data, or with data that is not JSON, are skipped)."""
+async def messages(
+    response: aiohttp.ClientResponse,
+    max_event_bytes: int,
+    *,
+    max_total_bytes: int | None = None,
+    transform: Callable[[bytes], bytes] | None = None,
+) -> AsyncIterator[object]:
+    """Each event's data parsed as JSON (events without data, or with data that is not JSON, are skipped).
+    `max_total_bytes` bounds the whole stream; `transform` is applied to each data line before it is parsed
+    (masking credentials an upstream echoes)."""
     data: list[bytes] = []
-    size = 0
+    size = total = 0
     while True:
         line = await response.content.readline()
         if not line:
             break
+        total += len(line)
+        if max_total_bytes is not None and total > max_total_bytes:
+            raise EventTooLarge(f"the stream passed {max_total_bytes} bytes")
         line = line.rstrip(b"\r\n")
         if not line:
             parsed = _parsed(data)
@@ -32,7 +43,7 @@ async def messages(response: aiohttp.ClientResponse, max_event_bytes: int) -> As
             size += len(chunk)
             if size > max_event_bytes:
                 raise EventTooLarge(f"an event passed {max_event_bytes} bytes")
-            data.append(chunk)
+            data.append(transform(chunk) if transform is not None else chunk)
 
 
 def _parsed(data: list[bytes]) -> object | None:

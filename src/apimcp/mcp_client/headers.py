@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apimcp.protocol.modern import TASK_NAME_PARAMS
+from apimcp.protocol.tool_headers import header_params
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 NAME_PARAMS = TASK_NAME_PARAMS
@@ -53,4 +54,19 @@ def headers_for(message: Mapping[str, Any], negotiated: Negotiated, extra: Mappi
         headers["Mcp-Session-Id"] = negotiated.session_id
     if negotiated.version is not None:
         headers["MCP-Protocol-Version"] = negotiated.version
+    return headers
+
+
+def param_headers(input_schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, str]:
+    """The `Mcp-Param-{Name}` headers a 2026-07-28 call of a tool needs: the value of every argument its input
+    schema marks with `x-mcp-header`, as the server compares it with the body."""
+    headers = {}
+    for param in header_params(input_schema):
+        value: object = arguments
+        for key in param.path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is None:
+            continue
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        headers[f"Mcp-Param-{param.label}"] = header_value(text)
     return headers

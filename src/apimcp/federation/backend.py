@@ -1,0 +1,225 @@
+"""Calling an upstream MCP server's tools: `tools/call` in the era the upstream speaks.
+
+Credentials are those of any backend (`backends.access`: the plan's own, OAuth client credentials, a user's):
+they go in the upstream request's headers, and pick the upstream session the call uses (`sessions.py`). The
+client's own token is never among them: only what a plan configures reaches the upstream. The answer, a JSON
+body or an SSE stream, is bounded by the member's response size; in a stream, the upstream's progress is
+passed on to the client, a `ping` answered, and any other request of the upstream's (elicitation, sampling,
+roots) refused with an error it can read, so that it never waits for an answer that will not come. Values of
+the credentials an upstream echoes are masked before anything is read. A session the upstream forgot (404) is
+opened again once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import ssl
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+import orjson
+import yarl
+
+from apimcp.backends.access import Access, BackendAccess, GivenCredentials
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress, ToolAnswer
+from apimcp.backends.http_common import CALL_ERRORS, exception_failure, read_limited, status_failure, too_large
+from apimcp.backends.oauth_client import CredentialError, TokenClient
+from apimcp.backends.targets import url_address_problem
+from apimcp.backends.tls import TlsSettings, client_context
+from apimcp.catalog.model import McpBinding, Operation, Service
+from apimcp.federation import era as eras
+from apimcp.federation.results import BadResult, call_result
+from apimcp.federation.sessions import UpstreamRefused, UpstreamSessions
+from apimcp.mcp_client.answers import UpstreamError, response_to, result_of
+from apimcp.mcp_client.headers import param_headers
+from apimcp.mcp_client.sse import EventTooLarge, messages
+from apimcp.safety.masking import SecretMask
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+NOT_RELAYED = -32601
+
+
+class McpBackend(Backend):
+    """Calls the tools of one upstream MCP server (Streamable HTTP, either era)."""
+
+    def __init__(
+        self,
+        service: Service,
+        session: aiohttp.ClientSession,
+        *,
+        endpoint: str | None = None,
+        credentials: GivenCredentials = None,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        tls: TlsSettings | None = None,
+        oauth_session: TokenClient | None = None,
+    ) -> None:
+        if endpoint is None:
+            if not service.servers:
+                raise ValueError(f"service {service.name!r} has no URL: an MCP server's URL is needed")
+            endpoint = service.servers[0].resolve()
+        self._endpoint = endpoint
+        self._url = yarl.URL(endpoint)
+        self._refused = url_address_problem(endpoint)
+        self._session = session
+        self._access = BackendAccess(credentials, oauth_session or session)
+        self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+        self._timeout_seconds = timeout_seconds
+        self._max_bytes = max_response_bytes
+        self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
+        self.upstream = UpstreamSessions(session, endpoint, timeout=self._timeout, tls=self._ssl)
+        self._ids = itertools.count(100)
+
+    async def close(self) -> None:
+        await self.upstream.close()
+
+    async def call(
+        self,
+        operation: Operation,
+        arguments: Mapping[str, Any],
+        progress: Progress | None = None,
+        extras: CallExtras | None = None,
+    ) -> BackendResult:
+        binding = operation.binding
+        if not isinstance(binding, McpBinding):
+            return Failure(f"{operation.tool_name} is not a tool of an MCP server")
+        if self._refused is not None:
+            return Failure(f"The MCP server is refused: {self._refused}")
+        try:
+            access = self._access.fixed or await self._access.current()
+        except CredentialError as exc:
+            return Failure(f"Could not obtain the MCP server's credentials: {exc}")
+        # the upstream session is the credential's: headers passed on (trace context...) do not choose it
+        key = _credential_key(
+            self._access.with_extras(access, CallExtras(credentials=extras.credentials))
+            if extras and extras.credentials
+            else access
+        )
+        if extras:
+            access = self._access.with_extras(access, extras)
+        if access.problem is not None:
+            return Failure(f"The MCP server's credentials cannot be sent: {access.problem}")
+        url = self._url.extend_query(access.placement.query) if access.placement.query else self._url
+        headers = access.placement.headers_with_cookies()
+        params: dict[str, Any] = {"name": binding.tool, "arguments": dict(arguments)}
+        try:
+            for attempt in range(2):
+                era = await self.upstream.era(key, headers)
+                request_id = next(self._ids)
+                token = f"apimcp-{request_id}"
+                sent = {**params, "_meta": {"progressToken": token}} if progress is not None else params
+                extra = {**headers, **param_headers(operation.input_schema, arguments)} if era.stateless else headers
+                exchange = eras.call(era, request_id, "tools/call", sent, extra)
+                async with self._session.post(
+                    url,
+                    data=exchange.body,
+                    headers=exchange.headers,
+                    timeout=self._timeout,
+                    ssl=self._ssl,
+                    allow_redirects=False,
+                ) as response:
+                    if response.status == 404 and era.negotiated.session_id is not None and attempt == 0:
+                        self.upstream.forget(key, era)
+                        continue
+                    return await self._answer(response, request_id, token, progress, access.mask, era, url, headers)
+        except UpstreamRefused as exc:
+            return Failure(f"The MCP server refused the gateway: {exc.message}", exc.status)
+        except UpstreamError as exc:
+            return Failure(f"The MCP server answered an error: {access.mask.mask_text(exc.message)}")
+        except EventTooLarge:
+            return too_large(self._max_bytes)
+        except CALL_ERRORS as exc:
+            return exception_failure(exc, self._endpoint, self._timeout_seconds)
+        return Failure("The MCP server forgot the gateway's session twice in a row")
+
+    async def _answer(
+        self,
+        response: aiohttp.ClientResponse,
+        request_id: int,
+        token: str,
+        progress: Progress | None,
+        mask: SecretMask,
+        era: eras.Era,
+        url: yarl.URL,
+        headers: Mapping[str, str],
+    ) -> BackendResult:
+        if response.status != 200:
+            body = await read_limited(response, self._max_bytes) or b""
+            return status_failure(response.status, response.reason, mask.mask_bytes(body) if mask else body)
+        if response.content_type == "text/event-stream":
+            result = None
+            stream = messages(
+                response,
+                self._max_bytes,
+                max_total_bytes=self._max_bytes,
+                transform=mask.mask_bytes if mask else None,
+            )
+            async for message in stream:
+                result = response_to(message, request_id)
+                if result is not None:
+                    break
+                await self._heard(message, token, progress, era, url, headers)
+            if result is None:
+                return Failure("The MCP server's stream ended without the tool's result")
+        else:
+            read = await read_limited(response, self._max_bytes)
+            if read is None:
+                return too_large(self._max_bytes)
+            result = result_of(mask.mask_bytes(read) if mask else read, response.content_type, request_id)
+        if result.get("resultType") == "input_required":
+            return Failure("The MCP server asks the user for input during this call, which apimcp does not relay yet")
+        try:
+            return ToolAnswer(call_result(result))
+        except BadResult as exc:
+            return Failure(f"The MCP server's answer is not a tool result: {exc}")
+
+    async def _heard(
+        self,
+        message: object,
+        token: str,
+        progress: Progress | None,
+        era: eras.Era,
+        url: yarl.URL,
+        headers: Mapping[str, str],
+    ) -> None:
+        """A message of the upstream's before the tool's result: progress passed on, a request answered."""
+        if not isinstance(message, Mapping):
+            return
+        method = message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, Mapping) else {}
+        if method == "notifications/progress" and progress is not None and params.get("progressToken") == token:
+            done, total, note = params.get("progress"), params.get("total"), params.get("message")
+            if isinstance(done, int | float) and not isinstance(done, bool):
+                await progress(
+                    float(done),
+                    float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None,
+                    note if isinstance(note, str) else None,
+                )
+            return
+        if "id" not in message or not isinstance(method, str):
+            return
+        if method == "ping":
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+        else:
+            text = f"apimcp does not relay {method[:60]} to its clients yet"
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": NOT_RELAYED, "message": text}}
+        async with self._session.post(
+            url,
+            data=orjson.dumps(reply),
+            headers=era.headers(reply, headers),
+            timeout=self._timeout,
+            ssl=self._ssl,
+            allow_redirects=False,
+        ):
+            pass
+
+
+def _credential_key(access: Access) -> str:
+    """Which credential a call is made with, as a digest (the upstream session it uses is that credential's)."""
+    placement = access.placement
+    items = sorted((k.lower(), v) for k, v in placement.headers_with_cookies().items()) + sorted(placement.query)
+    return hashlib.sha256(orjson.dumps(items)).hexdigest()

@@ -1,0 +1,119 @@
+"""An upstream MCP server's tool definitions as catalog operations.
+
+A definition comes from a server the gateway does not control: every field is checked for its type and
+bounded before it is kept, a tool whose name clients could not use is left out with a warning, and each kept
+tool carries the sha256 of its definition as listed (canonical JSON), so that a changed definition is told
+apart from the one imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from apimcp.catalog.model import DescriptionWarning, McpBinding, Operation, ServerTemplate, Service, ToolHints
+from apimcp.catalog.naming import VALID_TOOL_NAME, fit
+from apimcp.importers.errors import SpecError
+
+MAX_TOOLS = 5_000
+MAX_DEFINITION_BYTES = 256 * 1024
+"""One tool's definition, as canonical JSON: larger ones are left out (a schema that large floods any model)."""
+MAX_TEXT = 16 * 1024
+"""A title or description is cut to this many characters."""
+
+_EMPTY_INPUT: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+def digest(definition: Mapping[str, Any]) -> str:
+    """sha256 of a definition as canonical JSON (keys sorted): the same definition always gives the same digest."""
+    return hashlib.sha256(orjson.dumps(definition, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def upstream_service(
+    name: str,
+    version: str,
+    url: str,
+    tools: Sequence[object],
+    *,
+    description: str | None = None,
+    tool_prefix: str = "",
+) -> Service:
+    """The service of an upstream MCP server at `url` whose `tools/list` gave `tools` (every page); the gateway
+    serves each tool as `tool_prefix` + its name (shortened with a hash past 64 characters)."""
+    if len(tools) > MAX_TOOLS:
+        raise SpecError(f"the server lists more than {MAX_TOOLS} tools", source=url)
+    operations: list[Operation] = []
+    warnings: list[DescriptionWarning] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(tools):
+        where = f"/tools/{index}"
+        try:
+            operation = operation_of(raw)
+            if tool_prefix:
+                operation = replace(operation, tool_name=fit(operation.tool_name, tool_prefix))
+        except ValueError as exc:
+            warnings.append(DescriptionWarning(where, f"left out: {exc}"))
+            continue
+        if operation.tool_name in seen:
+            warnings.append(DescriptionWarning(where, f"left out: a second tool named {operation.tool_name!r}"))
+            continue
+        seen.add(operation.tool_name)
+        operations.append(operation)
+    return Service(
+        name=name,
+        version=version,
+        operations=tuple(operations),
+        description=description,
+        servers=(ServerTemplate(url),),
+        kind="mcp",
+        warnings=tuple(warnings),
+    )
+
+
+def operation_of(raw: object) -> Operation:
+    """One listed tool as an operation; ValueError says what is wrong with it."""
+    if not isinstance(raw, Mapping):
+        raise ValueError("a tool is not an object")
+    name = raw.get("name")
+    if not isinstance(name, str) or not VALID_TOOL_NAME.match(name):
+        shown = name[:80] if isinstance(name, str) else type(name).__name__
+        raise ValueError(f"its name {shown!r} is not 1 to 64 letters, digits, '_', '.' or '-'")
+    size = len(orjson.dumps(raw))
+    if size > MAX_DEFINITION_BYTES:
+        raise ValueError(f"{name}: its definition is {size} bytes, more than the {MAX_DEFINITION_BYTES} allowed")
+    input_schema = raw.get("inputSchema", _EMPTY_INPUT)
+    if not isinstance(input_schema, Mapping) or input_schema.get("type", "object") != "object":
+        raise ValueError(f"{name}: its inputSchema is not a JSON Schema of an object")
+    output_schema = raw.get("outputSchema")
+    if output_schema is not None and (not isinstance(output_schema, Mapping) or output_schema.get("type") != "object"):
+        raise ValueError(f"{name}: its outputSchema is not a JSON Schema of an object")
+    annotations = raw.get("annotations")
+    annotations = annotations if isinstance(annotations, Mapping) else {}
+    title = _text(raw.get("title")) or _text(annotations.get("title"))
+    return Operation(
+        tool_name=name,
+        input_schema={"type": "object", **input_schema},
+        binding=McpBinding(name, digest(raw)),
+        title=title,
+        description=_text(raw.get("description")),
+        output_schema=output_schema,
+        hints=ToolHints(
+            read_only=_flag(annotations.get("readOnlyHint")),
+            destructive=_flag(annotations.get("destructiveHint")),
+            idempotent=_flag(annotations.get("idempotentHint")),
+            open_world=_flag(annotations.get("openWorldHint")),
+        ),
+        operation_id=name,
+    )
+
+
+def _text(value: object) -> str | None:
+    return value[:MAX_TEXT] if isinstance(value, str) and value.strip() else None
+
+
+def _flag(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None

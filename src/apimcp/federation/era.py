@@ -1,0 +1,101 @@
+"""Which era an upstream MCP server speaks, decided the same way at import and in the gateway.
+
+First a 2026-07-28 `server/discover`: a server that answers it with 2026-07-28 among its supported versions
+is called statelessly, every request on its own. Any other answer (an error, 400, 404, 405, a revision list
+without it) means a session-era server: initialize offers 2025-11-25, the server answers the revision it
+speaks (back to 2024-11-05), and its `Mcp-Session-Id`, if it gives one, goes with every later request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from apimcp.mcp_client import requests
+from apimcp.mcp_client.answers import UpstreamError, result_of
+from apimcp.mcp_client.headers import Negotiated, headers_for
+from apimcp.protocol.versions import find_revision
+
+DISCOVER_ID = 1
+INITIALIZE_ID = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Era:
+    """How to speak to one upstream: statelessly, or within the session `negotiated` names."""
+
+    stateless: bool
+    negotiated: Negotiated
+    server_info: Mapping[str, Any]
+
+    def headers(self, message: Mapping[str, Any], extra: Mapping[str, str]) -> dict[str, str]:
+        return headers_for(message, self.negotiated, extra)
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One request to send: its body and headers (the caller adds credentials)."""
+
+    message: dict[str, Any]
+    body: bytes
+    headers: dict[str, str]
+
+
+def _exchange(message: dict[str, Any], negotiated: Negotiated, extra: Mapping[str, str]) -> Exchange:
+    return Exchange(message, orjson.dumps(message), headers_for(message, negotiated, extra))
+
+
+def discover(extra: Mapping[str, str]) -> Exchange:
+    return _exchange(requests.request(DISCOVER_ID, "server/discover", None, stateless=True), Negotiated(), extra)
+
+
+def stateless_era(status: int, content_type: str, body: bytes) -> Era | None:
+    """The stateless era when `server/discover` was answered with 2026-07-28 supported; None otherwise."""
+    if status != 200:
+        return None
+    try:
+        result = result_of(body, content_type, DISCOVER_ID)
+    except UpstreamError:
+        return None
+    versions = result.get("supportedVersions")
+    if not isinstance(versions, list) or requests.STATELESS_REVISION not in versions:
+        return None
+    meta = result.get("_meta")
+    info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, Mapping) else None
+    return Era(True, Negotiated(), info if isinstance(info, Mapping) else {})
+
+
+def initialize(extra: Mapping[str, str]) -> Exchange:
+    return _exchange(requests.initialize(INITIALIZE_ID), Negotiated(), extra)
+
+
+def session_era(status: int, headers: Mapping[str, str], content_type: str, body: bytes) -> Era:
+    """The session an initialize answer opened; `UpstreamError` when it opened none."""
+    if status != 200:
+        raise UpstreamError(f"the server refused initialize (HTTP {status})")
+    result = result_of(body, content_type, INITIALIZE_ID)
+    version = result.get("protocolVersion")
+    revision = find_revision(version)
+    if revision is None or not isinstance(version, str):
+        raise UpstreamError(f"the server speaks MCP revision {str(version)[:40]!r}, which apimcp does not")
+    if revision.version == requests.STATELESS_REVISION:
+        raise UpstreamError("the server answered initialize with 2026-07-28, which has no initialize")
+    session_id = next((v for k, v in headers.items() if k.lower() == "mcp-session-id"), None)
+    info = result.get("serverInfo")
+    # 2024-11-05 and 2025-03-26 clients send no MCP-Protocol-Version header
+    header_version = version if version >= "2025-06-18" else None
+    return Era(False, Negotiated(session_id, header_version), info if isinstance(info, Mapping) else {})
+
+
+def initialized(era: Era, extra: Mapping[str, str]) -> tuple[bytes, dict[str, str]]:
+    """The `notifications/initialized` that completes a session's opening."""
+    return orjson.dumps(requests.INITIALIZED), era.headers(requests.INITIALIZED, extra)
+
+
+def call(era: Era, request_id: int, method: str, params: Mapping[str, Any], extra: Mapping[str, str]) -> Exchange:
+    """A request of `era`: with the `_meta` envelope when stateless, in the session otherwise."""
+    message = requests.request(request_id, method, params, stateless=era.stateless)
+    return _exchange(message, era.negotiated, extra)

@@ -1,0 +1,139 @@
+"""Reading an upstream MCP server's tools when it is imported: its era, then every page of `tools/list`.
+
+It is a fetch made on someone's behalf (`safety.fetch.Fetcher`): the fetch policy decides which addresses
+the server may have, every answer is bounded in size and the whole reading shares one deadline of the
+fetcher's timeout per request, and there are at most `MAX_PAGES` pages. Credentials (`headers`) go with every
+request and never into the service. A session opened to read is closed (DELETE) when done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from apimcp.catalog.model import Service
+from apimcp.federation import era as eras
+from apimcp.federation.definitions import MAX_TOOLS, upstream_service
+from apimcp.importers.errors import SpecError
+from apimcp.mcp_client.answers import UpstreamError, result_of
+from apimcp.safety.fetch import Fetcher, FetchError
+from apimcp.safety.shown_urls import shown_location
+
+MAX_PAGES = 100
+
+
+def import_upstream(
+    url: str,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    tool_prefix: str = "",
+    fetcher: Fetcher | None = None,
+) -> Service:
+    """The service of the MCP server at `url` (Streamable HTTP, either era): every tool it lists. Its name and
+    version default to the server's own (`serverInfo`)."""
+    fetcher = fetcher or Fetcher()
+    shown = shown_location(url)
+    reader = _Reader(url, fetcher, dict(headers or {}))
+    try:
+        era = reader.open()
+        try:
+            tools = reader.every_tool(era)
+        finally:
+            reader.close(era)
+    except UpstreamError as exc:
+        raise SpecError(f"the MCP server at {shown}: {exc.message}", source=shown) from None
+    except FetchError as exc:
+        raise SpecError(f"could not read the MCP server at {shown}: {exc}", source=shown) from None
+    info = era.server_info
+    server_name = info.get("name") if isinstance(info.get("name"), str) else None
+    server_version = info.get("version") if isinstance(info.get("version"), str) else None
+    chosen_name = name or server_name
+    if not chosen_name:
+        raise SpecError("the MCP server gives no name: give the service's name", source=shown)
+    description = info.get("description") or info.get("title")
+    return upstream_service(
+        chosen_name[:100],
+        (version or server_version or "1")[:50],
+        url,
+        tools,
+        description=description if isinstance(description, str) else None,
+        tool_prefix=tool_prefix,
+    )
+
+
+class _Reader:
+    def __init__(self, url: str, fetcher: Fetcher, credentials: dict[str, str]) -> None:
+        self._url = url
+        self._fetcher = fetcher
+        self._credentials = credentials
+        self._next_id = 10
+
+    def open(self) -> eras.Era:
+        probe = eras.discover({})
+        answer = self._fetcher.request(
+            "POST",
+            self._url,
+            headers=probe.headers,
+            credentials=self._credentials,
+            body=probe.body,
+            follow_redirects=False,
+        )
+        stateless = eras.stateless_era(answer.status, answer.headers.get("content-type", ""), answer.body)
+        if stateless is not None:
+            return stateless
+        opening = eras.initialize({})
+        answer = self._fetcher.request(
+            "POST",
+            self._url,
+            headers=opening.headers,
+            credentials=self._credentials,
+            body=opening.body,
+            follow_redirects=False,
+        )
+        era = eras.session_era(answer.status, answer.headers, answer.headers.get("content-type", ""), answer.body)
+        body, headers = eras.initialized(era, {})
+        self._fetcher.request(
+            "POST", self._url, headers=headers, credentials=self._credentials, body=body, follow_redirects=False
+        )
+        return era
+
+    def every_tool(self, era: eras.Era) -> list[object]:
+        tools: list[object] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            self._next_id += 1
+            exchange = eras.call(era, self._next_id, "tools/list", {"cursor": cursor} if cursor else {}, {})
+            answer = self._fetcher.request(
+                "POST",
+                self._url,
+                headers=exchange.headers,
+                credentials=self._credentials,
+                body=exchange.body,
+                follow_redirects=False,
+            )
+            if answer.status != 200:
+                raise UpstreamError(f"tools/list was answered HTTP {answer.status}")
+            result = result_of(answer.body, answer.headers.get("content-type", ""), self._next_id)
+            page = result.get("tools")
+            if not isinstance(page, list):
+                raise UpstreamError("tools/list answered no list of tools")
+            tools.extend(page)
+            if len(tools) > MAX_TOOLS:
+                raise UpstreamError(f"the server lists more than {MAX_TOOLS} tools")
+            following = result.get("nextCursor")
+            if not isinstance(following, str) or not following or following == cursor:
+                return tools
+            cursor = following
+        raise UpstreamError(f"tools/list has more than {MAX_PAGES} pages")
+
+    def close(self, era: eras.Era) -> None:
+        if era.stateless or era.negotiated.session_id is None:
+            return
+        try:
+            headers = era.headers({}, {})
+            self._fetcher.request(
+                "DELETE", self._url, headers=headers, credentials=self._credentials, follow_redirects=False
+            )
+        except FetchError:
+            pass  # the session expires on the server's side anyway

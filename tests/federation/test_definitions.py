@@ -1,0 +1,62 @@
+"""Tool definitions from a server the gateway does not control: checked, bounded, pinned by digest."""
+
+from __future__ import annotations
+
+from apimcp.catalog.codec import decode_service, encode_service
+from apimcp.catalog.model import McpBinding
+from apimcp.federation.definitions import MAX_DEFINITION_BYTES, digest, upstream_service
+
+URL = "https://notes.example/mcp"
+GOOD = {"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+
+
+def test_a_digest_is_the_same_whatever_the_order_of_keys() -> None:
+    reordered = {"inputSchema": {"properties": {"a": {"type": "integer"}}, "type": "object"}, "name": "add"}
+    assert digest(GOOD) == digest(reordered)
+    assert digest(GOOD) != digest({**GOOD, "description": "Adds."})
+
+
+def test_tools_that_clients_could_not_use_are_left_out_with_a_warning_each() -> None:
+    tools = [
+        GOOD,
+        {"name": "has space", "inputSchema": {"type": "object"}},
+        {"name": "x" * 65, "inputSchema": {"type": "object"}},
+        {"name": "array_input", "inputSchema": {"type": "array"}},
+        {"name": "odd_output", "inputSchema": {"type": "object"}, "outputSchema": {"type": "string"}},
+        {"name": "huge", "inputSchema": {"type": "object"}, "description": "d" * (MAX_DEFINITION_BYTES + 1)},
+        {**GOOD},  # the same name again
+        "not an object",
+    ]
+    service = upstream_service("notes", "1", URL, tools)
+    assert [op.tool_name for op in service.operations] == ["add"]
+    problems = [w.problem for w in service.warnings]
+    assert len(problems) == 7
+    assert "is not 1 to 64 letters" in problems[0] and "is not 1 to 64 letters" in problems[1]
+    assert "inputSchema is not a JSON Schema of an object" in problems[2]
+    assert "outputSchema is not a JSON Schema of an object" in problems[3]
+    assert f"more than the {MAX_DEFINITION_BYTES} allowed" in problems[4]
+    assert "a second tool named 'add'" in problems[5]
+    assert "not an object" in problems[6]
+    assert [w.location for w in service.warnings] == [f"/tools/{i}" for i in range(1, 8)]
+
+
+def test_fields_of_the_wrong_type_are_dropped_and_hints_kept_only_when_boolean() -> None:
+    raw = {
+        "name": "find",
+        "title": 3,
+        "description": "Find it.",
+        "annotations": {"title": "Finder", "readOnlyHint": True, "destructiveHint": "yes"},
+    }
+    (operation,) = upstream_service("notes", "1", URL, [raw]).operations
+    assert operation.title == "Finder" and operation.description == "Find it."
+    assert operation.input_schema == {"type": "object", "properties": {}}
+    assert operation.hints.read_only is True and operation.hints.destructive is None
+
+
+def test_a_prefixed_tool_keeps_its_upstream_name_and_survives_the_codec() -> None:
+    service = upstream_service("notes", "1", URL, [GOOD], tool_prefix="n_")
+    decoded = decode_service(encode_service(service))
+    (operation,) = decoded.operations
+    assert operation.tool_name == "n_add" and operation.signature == "tool add"
+    assert operation.binding == McpBinding("add", digest(GOOD))
+    assert decoded.kind == "mcp" and decoded.servers[0].url == URL

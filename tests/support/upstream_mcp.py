@@ -1,0 +1,90 @@
+"""MCP servers for the gateway to front (federation tests): the official SDK's server, which speaks 2026-07-28,
+and this project's engine serving one era only (a session-era server of any revision, or a stateless one)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from starlette.types import Receive, Scope, Send
+
+from apimcp.protocol import EndpointOptions, McpEndpoint
+from apimcp.protocol.sessions import MemorySessionStore
+from tests.protocol.showcase import Showcase
+from tests.support.live_server import live_app, live_server
+
+
+class SeenHeaders:
+    """What the last requests to an upstream carried in `Authorization` (credentials must arrive, and the
+    client's own token must not)."""
+
+    def __init__(self) -> None:
+        self.authorization: list[str | None] = []
+
+
+def sdk_server() -> MCPServer:
+    server = MCPServer("notes", instructions="Notes kept for the tests.")
+
+    @server.tool(title="Add two numbers")
+    def add(a: int, b: int) -> int:
+        """Add two integers and give their sum."""
+        return a + b
+
+    @server.tool(annotations={"readOnlyHint": True})  # type: ignore[arg-type]
+    def find_note(topic: str) -> dict[str, Any]:
+        """Find the note about a topic."""
+        return {"topic": topic, "text": f"all about {topic}"}
+
+    @server.tool()
+    async def count_slowly(upto: int, ctx: Context) -> str:
+        """Count to a number, telling progress."""
+        for step in range(1, upto + 1):
+            await ctx.report_progress(step, upto, f"at {step}")
+        return f"counted to {upto}"
+
+    @server.tool()
+    def broken() -> str:
+        """Always fails."""
+        raise ValueError("the notes are on fire")
+
+    return server
+
+
+class _Recording:
+    def __init__(self, app: Any, seen: SeenHeaders) -> None:
+        self._app = app
+        self._seen = seen
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            value = headers.get(b"authorization")
+            self._seen.authorization.append(value.decode() if value is not None else None)
+        await self._app(scope, receive, send)
+
+
+@contextlib.contextmanager
+def sdk_upstream(seen: SeenHeaders | None = None) -> Iterator[str]:
+    """The SDK's server on loopback: its MCP URL."""
+    server = sdk_server()
+
+    @contextlib.asynccontextmanager
+    async def make() -> AsyncIterator[Any]:
+        app = server.streamable_http_app()
+        async with server.session_manager.run():
+            yield _Recording(app, seen) if seen is not None else app
+
+    with live_app(make) as base:
+        yield f"{base.replace('//localhost:', '//127.0.0.1:')}/mcp"
+
+
+@contextlib.contextmanager
+def showcase_upstream(*, session_era: bool) -> Iterator[tuple[MemorySessionStore, str]]:
+    """The project's showcase handler served in one era only: its session store and its MCP URL."""
+    store = MemorySessionStore()
+    options = EndpointOptions(session_era=session_era, stateless_era=not session_era, sessions=store)
+    endpoint = McpEndpoint(Showcase(), options)
+    with live_server(endpoint, endpoint.shutdown) as base:
+        yield store, f"{base.replace('//localhost:', '//127.0.0.1:')}/mcp"
