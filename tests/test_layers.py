@@ -117,3 +117,13 @@ def test_code_mode_knows_nothing_of_the_gateway_or_the_control_plane() -> None:
 
 def test_discovery_reports_know_nothing_of_the_gateway_or_the_control_plane() -> None:
     assert _foreign("findability", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
+
+
+def test_federation_is_a_kind_of_service_and_its_client_knows_nothing_of_what_it_serves() -> None:
+    """An MCP server is imported (`listing.py`, `definitions.py`: importer errors) and called (`backend.py`) like
+    any service: nothing of it reaches into the gateway or the control plane, and what the gateway loads to call
+    it imports no importer. `mcp_client/` speaks MCP as a client for the bridge and federation alike."""
+    assert _foreign("federation", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
+    importing = _foreign("federation", ("apimcp.importers",))
+    assert set(importing) == {"federation/listing.py", "federation/definitions.py"}
+    assert _beyond("mcp_client", "apimcp", "apimcp.protocol.modern", "apimcp.protocol.tool_headers") == {}

@@ -62,6 +62,6 @@ async def _html_page(scope: Scope, receive: Receive, send: Send) -> None:
 def test_what_is_not_an_mcp_server_is_told() -> None:
     with (
         live_server(_html_page) as base,
-        pytest.raises(SpecError, match="MCP server .*: the server's answer is not JSON"),
+        pytest.raises(SpecError, match=r"MCP server .*: the server.s answer is not JSON"),
     ):
         import_upstream(base.replace("//localhost:", "//127.0.0.1:") + "/mcp", fetcher=LOOPBACK)

@@ -1,0 +1,95 @@
+"""MCP servers as services through the control plane: imported by the CLI and the REST API, planned with a
+secret, exposed, called with the official client in both eras."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mcp import Client
+from typer.testing import CliRunner, Result
+
+from apimcp.cli.main import app
+from tests.deployment.harness import Deployment, deployment, wait_until
+from tests.support.upstream_mcp import SeenHeaders, sdk_upstream
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "2026-07-28"]
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def seen() -> SeenHeaders:
+    return SeenHeaders()
+
+
+@pytest.fixture(scope="module")
+def upstream(seen: SeenHeaders) -> Iterator[str]:
+    with sdk_upstream(seen) as url:
+        yield url
+
+
+def run(*args: str, code: int = 0) -> Result:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == code, (args, result.output)
+    return result
+
+
+async def call(url: str, mode: str, tool: str, arguments: dict[str, Any]) -> Any:
+    async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+        result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_mcp_server_imported_and_exposed_with_the_cli(live: Deployment, upstream: str, mode: str) -> None:
+    run("login", live.base, "--token", live.api.http.headers["Authorization"].removeprefix("Bearer "))
+    imported = json.loads(run("import", upstream, "--mcp", "--name", "notes", "--expose", "notes", "-o", "json").output)
+    service = imported["service"]
+    assert (service["kind"], service["operation_count"]) == ("mcp", 4)
+    endpoint = imported["exposition"]["endpoints"][0]
+    wait_until(lambda: live.served(endpoint))
+    assert await call(live.base + endpoint, mode, "add", {"a": 2, "b": 40}) == {"result": 42}
+    detail = live.api.call("GET", f"/services/{service['id']}")
+    assert {op["signature"] for op in detail["operations"]} >= {"tool add", "tool find_note"}
+
+
+def test_the_cli_takes_only_an_http_url_for_an_mcp_server(live: Deployment) -> None:
+    run("login", live.base, "--token", live.api.http.headers["Authorization"].removeprefix("Bearer "))
+    refused = run("import", "./server.py", "--mcp", code=2).output
+    assert "--mcp takes the MCP server's http(s) URL" in refused
+
+
+def test_an_mcp_server_is_imported_from_its_url_only(live: Deployment) -> None:
+    files = {"file": ("server.json", b"{}", "application/json")}
+    refused = live.api.call("POST", "/services", 422, files=files, data={"kind": "mcp", "name": "x"})
+    assert "imported from its URL" in json.dumps(refused)
+
+
+async def test_a_plans_secret_reaches_the_upstream_and_the_clients_token_does_not(
+    live: Deployment, upstream: str, seen: SeenHeaders
+) -> None:
+    service = live.api.call("POST", "/services", 201, json={"url": upstream, "kind": "mcp", "name": "notes-secret"})
+    secret = live.api.call(
+        "POST", "/secrets", 201, json={"name": "notes-token", "kind": "bearer", "values": {"token": "n-7781"}}
+    )
+    created = live.api.call(
+        "POST", "/plans", 201, json={"name": "notes-secret", "service_id": service["id"], "secret_ids": [secret["id"]]}
+    )
+    exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": created["id"], "name": "notes-secret"})
+    endpoint = exposition["endpoints"][0]
+    wait_until(lambda: live.served(endpoint))
+    seen.authorization.clear()
+    assert await call(live.base + endpoint, "2026-07-28", "find_note", {"topic": "tea"}) == {
+        "topic": "tea",
+        "text": "all about tea",
+    }
+    assert seen.authorization and set(seen.authorization) == {"Bearer n-7781"}

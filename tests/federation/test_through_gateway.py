@@ -1,0 +1,176 @@
+"""MCP servers fronted by the gateway, called with the official client in both eras.
+
+The upstreams: the official SDK's server (it speaks 2026-07-28: the gateway calls it statelessly) and this
+project's showcase served in the session era only (the gateway holds a session with it). Each client era is
+served from each upstream era.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.gateway.conftest import gateway_of
+from tests.support.live_server import live_app
+from tests.support.upstream_mcp import SeenHeaders, sdk_upstream, showcase_upstream
+
+pytestmark = pytest.mark.anyio
+MODES = ["legacy", "2026-07-28"]
+TOKEN = "upstream-token-3f9a"
+
+
+@pytest.fixture(scope="module")
+def seen() -> SeenHeaders:
+    return SeenHeaders()
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory, seen: SeenHeaders) -> Iterator[tuple[str, object]]:
+    folder = tmp_path_factory.mktemp("federation")
+    with (
+        pytest.MonkeyPatch.context() as env,
+        sdk_upstream(seen) as notes_url,
+        showcase_upstream(session_era=True) as (store, showcase_url),
+    ):
+        env.setenv("NOTES_TOKEN", TOKEN)
+        config = f"""
+services:
+  notes:
+    mcp: {notes_url}
+    credentials: {{type: bearer, token: {{env: NOTES_TOKEN}}}}
+    timeout: 5
+  showcase:
+    mcp: {showcase_url}
+    tool_prefix: sc_
+    include: [sc_echo, sc_image, sc_audio, sc_link, sc_annotated_text, sc_progress, sc_elicit, sc_fail,
+              sc_structured_object, sc_regional]
+    timeout: 5
+expositions:
+  mixed:
+    services: [notes, showcase]
+server: {{fetch_allow: [127.0.0.1]}}
+"""
+        with live_app(lambda: gateway_of(config, folder)) as base:
+            yield f"{base}/mcp/mixed", store
+
+
+@pytest.fixture(params=MODES)
+async def client(gateway: tuple[str, object], request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    url, _ = gateway
+    async with Client(url, mode=request.param) as connected:
+        yield connected
+
+
+def text(result: types.CallToolResult, index: int = 0) -> str:
+    content = result.content[index]
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+async def test_one_exposition_lists_the_tools_of_both_servers(client: Client) -> None:
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert {"add", "find_note", "count_slowly", "broken", "sc_echo", "sc_regional"} <= set(tools)
+    assert "sc_sample" not in tools  # the plan's include chose
+    assert tools["add"].title == "Add two numbers"
+    assert tools["find_note"].annotations is not None and tools["find_note"].annotations.read_only_hint is True
+
+
+async def test_a_stateless_upstreams_tool_answers_with_its_structured_content(client: Client) -> None:
+    result = await client.call_tool("add", {"a": 3, "b": 5})
+    assert not result.is_error
+    assert result.structured_content == {"result": 8}
+    assert text(result) == "8"
+
+
+async def test_a_session_era_upstreams_tool_answers_every_kind_of_content(client: Client) -> None:
+    assert text(await client.call_tool("sc_echo", {"text": "héllo"})) == "héllo"
+    image = (await client.call_tool("sc_image", {})).content[0]
+    assert isinstance(image, types.ImageContent) and image.mime_type == "image/png"
+    annotated = (await client.call_tool("sc_annotated_text", {})).content[0]
+    assert isinstance(annotated, types.TextContent) and annotated.annotations is not None
+    assert annotated.annotations.audience == ["assistant"]
+    structured = await client.call_tool("sc_structured_object", {})
+    assert structured.structured_content == {"n": 1}
+
+
+async def test_audio_and_links_reach_each_client_in_its_own_revisions_shape(client: Client) -> None:
+    audio = (await client.call_tool("sc_audio", {})).content[0]
+    assert isinstance(audio, types.AudioContent) and audio.mime_type == "audio/wav"
+    link = (await client.call_tool("sc_link", {})).content[0]
+    assert isinstance(link, types.ResourceLink) and str(link.uri) == "test://text"
+
+
+async def test_progress_of_an_upstream_reaches_the_client(client: Client) -> None:
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    result = await client.call_tool("count_slowly", {"upto": 3}, progress_callback=on_progress)
+    assert text(result) == "counted to 3"
+    assert heard == [(1.0, 3.0, "at 1"), (2.0, 3.0, "at 2"), (3.0, 3.0, "at 3")]
+    heard.clear()
+    assert text(await client.call_tool("sc_progress", {}, progress_callback=on_progress)) == "done"
+    assert [h[0] for h in heard] == [0.0, 50.0, 100.0]
+
+
+async def test_an_upstreams_tool_error_stays_a_tool_error(client: Client) -> None:
+    result = await client.call_tool("broken", {})
+    assert result.is_error and text(result) == "Error executing tool broken"  # the SDK hides the exception
+    failed = await client.call_tool("sc_fail", {})
+    assert failed.is_error
+
+
+async def test_arguments_are_checked_against_the_imported_schema_before_the_upstream_is_called(
+    client: Client,
+) -> None:
+    result = await client.call_tool("add", {"a": "three"})
+    assert result.is_error and "Invalid arguments for add" in text(result)
+
+
+async def test_an_upstream_asking_for_input_gets_an_answer_and_the_client_a_clear_error(client: Client) -> None:
+    result = await client.call_tool("sc_elicit", {})
+    assert result.is_error  # the gateway refused the upstream's elicitation: nothing waits for its timeout
+
+
+async def test_only_the_plans_credential_reaches_the_upstream(gateway: tuple[str, object], seen: SeenHeaders) -> None:
+    url, _ = gateway
+    seen.authorization.clear()
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": "Bearer the-clients-own"}) as http,
+        Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as client,
+    ):
+        assert not (await client.call_tool("add", {"a": 1, "b": 1})).is_error
+    assert seen.authorization and set(seen.authorization) == {f"Bearer {TOKEN}"}
+
+
+async def test_a_session_the_upstream_forgot_is_opened_again(gateway: tuple[str, object]) -> None:
+    url, store = gateway
+    async with Client(url, mode="2026-07-28") as client:
+        assert text(await client.call_tool("sc_echo", {"text": "one"})) == "one"
+        for session_id in list(store._sessions):  # type: ignore[attr-defined]  # the upstream restarts, say
+            await store.delete(session_id)  # type: ignore[attr-defined]
+        assert text(await client.call_tool("sc_echo", {"text": "two"})) == "two"
+    assert len(store) == 1  # type: ignore[arg-type]
+
+
+async def test_a_stateless_only_upstream_gets_the_mirror_headers_its_tools_declare(tmp_path: Path) -> None:
+    with showcase_upstream(session_era=False) as (_, upstream_url):
+        config = f"""
+services:
+  showcase:
+    mcp: {upstream_url}
+    include: [regional]
+server: {{fetch_allow: [127.0.0.1]}}
+"""
+        with live_app(lambda: gateway_of(config, tmp_path)) as base:
+            for mode in MODES:
+                async with Client(f"{base}/mcp/showcase", mode=mode) as client:
+                    result = await client.call_tool("regional", {"region": "eu-west", "count": 3, "query": "x"})
+                    assert text(result) == "eu-west:3"
