@@ -4,6 +4,10 @@ and this project's engine serving one era only (a session-era server of any revi
 from __future__ import annotations
 
 import contextlib
+import os
+import socket
+import subprocess
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -13,6 +17,8 @@ from starlette.types import Receive, Scope, Send
 from apimcp.protocol import EndpointOptions, McpEndpoint
 from apimcp.protocol.sessions import MemorySessionStore
 from tests.protocol.showcase import Showcase
+from tests.support.idp import NODE, TOOLS
+from tests.support.processes import free_port
 from tests.support.live_server import live_app, live_server
 
 
@@ -88,3 +94,36 @@ def showcase_upstream(*, session_era: bool) -> Iterator[tuple[MemorySessionStore
     endpoint = McpEndpoint(Showcase(), options)
     with live_server(endpoint, endpoint.shutdown) as base:
         yield store, f"{base.replace('//localhost:', '//127.0.0.1:')}/mcp"
+
+
+@contextlib.contextmanager
+def everything_upstream() -> Iterator[str]:
+    """The official reference server, `@modelcontextprotocol/server-everything` (npm), over Streamable HTTP: its
+    MCP URL. It is started on a free port and stopped with the block."""
+    entry = TOOLS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    port = free_port()
+    process = subprocess.Popen(
+        [str(NODE), str(entry), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the reference MCP server did not start") from None
+                time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
