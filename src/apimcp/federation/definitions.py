@@ -18,6 +18,7 @@ import orjson
 from apimcp.catalog.model import DescriptionWarning, McpBinding, Operation, ServerTemplate, Service, ToolHints
 from apimcp.catalog.naming import VALID_TOOL_NAME, fit
 from apimcp.importers.errors import SpecError
+from apimcp.safety.model_instructions import markers
 
 MAX_TOOLS = 5_000
 MAX_DEFINITION_BYTES = 256 * 1024
@@ -63,6 +64,14 @@ def upstream_service(
             continue
         seen.add(operation.tool_name)
         operations.append(operation)
+        flagged = poisoning_markers(raw)
+        if flagged:
+            warnings.append(
+                DescriptionWarning(
+                    where,
+                    f"{operation.tool_name}: its definition holds {', '.join(flagged)}: read it before serving it",
+                )
+            )
     return Service(
         name=name,
         version=version,
@@ -72,6 +81,13 @@ def upstream_service(
         kind="mcp",
         warnings=tuple(warnings),
     )
+
+
+def poisoning_markers(raw: object) -> list[str]:
+    """What a tool's definition holds that is aimed at the model (`safety.model_instructions`): in its title,
+    description, and the descriptions and titles anywhere in its schemas (all its text, as the model reads it)."""
+    # orjson writes characters beyond ASCII as they are: hidden ones stay visible to the scan
+    return markers(orjson.dumps(raw).decode()) if isinstance(raw, Mapping) else []
 
 
 def operation_of(raw: object) -> Operation:
