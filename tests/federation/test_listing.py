@@ -38,9 +38,9 @@ def test_a_stateless_servers_tools_become_operations_with_their_definitions(sdk_
 
 
 def test_a_session_era_servers_every_page_is_read_and_its_session_ended() -> None:
-    with showcase_upstream(session_era=True) as (store, url):
-        service = import_upstream(url, name="showcase", version="2", fetcher=LOOPBACK, tool_prefix="sc_")
-        assert len(store) == 0  # the session opened to read was deleted
+    with showcase_upstream(session_era=True) as upstream:
+        service = import_upstream(upstream.url, name="showcase", version="2", fetcher=LOOPBACK, tool_prefix="sc_")
+        assert len(upstream.store) == 0  # the session opened to read was deleted
     names = [op.tool_name for op in service.operations]
     assert "sc_echo" in names and "sc_regional" in names
     echo = next(op for op in service.operations if op.tool_name == "sc_echo")

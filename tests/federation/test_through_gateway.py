@@ -7,9 +7,10 @@ served from each upstream era.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
@@ -18,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.gateway.conftest import gateway_of
 from tests.support.live_server import live_app
-from tests.support.upstream_mcp import SeenHeaders, sdk_upstream, showcase_upstream
+from tests.support.upstream_mcp import SeenHeaders, ShowcaseUpstream, sdk_upstream, showcase_upstream
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "2026-07-28"]
@@ -31,12 +32,12 @@ def seen() -> SeenHeaders:
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory, seen: SeenHeaders) -> Iterator[tuple[str, object]]:
+def gateway(tmp_path_factory: pytest.TempPathFactory, seen: SeenHeaders) -> Iterator[tuple[str, ShowcaseUpstream]]:
     folder = tmp_path_factory.mktemp("federation")
     with (
         pytest.MonkeyPatch.context() as env,
         sdk_upstream(seen) as notes_url,
-        showcase_upstream(session_era=True) as (store, showcase_url),
+        showcase_upstream(session_era=True) as showcase,
     ):
         env.setenv("NOTES_TOKEN", TOKEN)
         config = f"""
@@ -46,10 +47,10 @@ services:
     credentials: {{type: bearer, token: {{env: NOTES_TOKEN}}}}
     timeout: 5
   showcase:
-    mcp: {showcase_url}
+    mcp: {showcase.url}
     tool_prefix: sc_
     include: [sc_echo, sc_image, sc_audio, sc_link, sc_annotated_text, sc_progress, sc_elicit, sc_fail,
-              sc_structured_object, sc_regional]
+              sc_structured_object, sc_regional, sc_slow]
     timeout: 5
 expositions:
   mixed:
@@ -57,11 +58,11 @@ expositions:
 server: {{fetch_allow: [127.0.0.1]}}
 """
         with live_app(lambda: gateway_of(config, folder)) as base:
-            yield f"{base}/mcp/mixed", store
+            yield f"{base}/mcp/mixed", showcase
 
 
 @pytest.fixture(params=MODES)
-async def client(gateway: tuple[str, object], request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+async def client(gateway: tuple[str, ShowcaseUpstream], request: pytest.FixtureRequest) -> AsyncIterator[Client]:
     url, _ = gateway
     async with Client(url, mode=request.param) as connected:
         yield connected
@@ -139,7 +140,9 @@ async def test_an_upstream_asking_for_input_gets_an_answer_and_the_client_a_clea
     assert result.is_error  # the gateway refused the upstream's elicitation: nothing waits for its timeout
 
 
-async def test_only_the_plans_credential_reaches_the_upstream(gateway: tuple[str, object], seen: SeenHeaders) -> None:
+async def test_only_the_plans_credential_reaches_the_upstream(
+    gateway: tuple[str, ShowcaseUpstream], seen: SeenHeaders
+) -> None:
     url, _ = gateway
     seen.authorization.clear()
     async with (
@@ -150,22 +153,23 @@ async def test_only_the_plans_credential_reaches_the_upstream(gateway: tuple[str
     assert seen.authorization and set(seen.authorization) == {f"Bearer {TOKEN}"}
 
 
-async def test_a_session_the_upstream_forgot_is_opened_again(gateway: tuple[str, object]) -> None:
-    url, store = gateway
+async def test_a_session_the_upstream_forgot_is_opened_again(gateway: tuple[str, ShowcaseUpstream]) -> None:
+    url, showcase = gateway
+    store = showcase.store
     async with Client(url, mode="2026-07-28") as client:
         assert text(await client.call_tool("sc_echo", {"text": "one"})) == "one"
-        for session_id in list(store._sessions):  # type: ignore[attr-defined]  # the upstream restarts, say
-            await store.delete(session_id)  # type: ignore[attr-defined]
+        for session_id in list(store._sessions):  # the upstream restarts, say
+            await store.delete(session_id)
         assert text(await client.call_tool("sc_echo", {"text": "two"})) == "two"
-    assert len(store) == 1  # type: ignore[arg-type]
+    assert len(store) == 1
 
 
 async def test_a_stateless_only_upstream_gets_the_mirror_headers_its_tools_declare(tmp_path: Path) -> None:
-    with showcase_upstream(session_era=False) as (_, upstream_url):
+    with showcase_upstream(session_era=False) as upstream:
         config = f"""
 services:
   showcase:
-    mcp: {upstream_url}
+    mcp: {upstream.url}
     include: [regional]
 server: {{fetch_allow: [127.0.0.1]}}
 """
@@ -174,3 +178,25 @@ server: {{fetch_allow: [127.0.0.1]}}
                 async with Client(f"{base}/mcp/showcase", mode=mode) as client:
                     result = await client.call_tool("regional", {"region": "eu-west", "count": 3, "query": "x"})
                     assert text(result) == "eu-west:3"
+
+
+async def test_a_call_the_client_cancels_is_cancelled_upstream(gateway: tuple[str, ShowcaseUpstream]) -> None:
+    url, showcase = gateway
+    for mode in MODES:
+        showcase.handler.cancelled.clear()
+        async with Client(url, mode=mode) as client:
+            with anyio.CancelScope() as scope:
+
+                async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                    scope.cancel()  # the upstream has started: the client gives up
+
+                await client.call_tool("sc_slow", {}, progress_callback=on_progress)
+            assert scope.cancelled_caught
+            await wait_for(lambda: bool(showcase.handler.cancelled))
+
+
+async def wait_for(condition: Callable[[], bool], seconds: float = 15.0) -> None:
+    """Until `condition` holds; fails after `seconds`, a guard far above what it takes."""
+    with anyio.fail_after(seconds):
+        while not condition():  # noqa: ASYNC110 - set by the upstream's thread, not an event of this loop
+            await anyio.sleep(0.01)

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -18,8 +19,8 @@ from apimcp.protocol import EndpointOptions, McpEndpoint
 from apimcp.protocol.sessions import MemorySessionStore
 from tests.protocol.showcase import Showcase
 from tests.support.idp import NODE, TOOLS
-from tests.support.processes import free_port
 from tests.support.live_server import live_app, live_server
+from tests.support.processes import free_port
 
 
 class SeenHeaders:
@@ -86,14 +87,22 @@ def sdk_upstream(seen: SeenHeaders | None = None) -> Iterator[str]:
         yield f"{base.replace('//localhost:', '//127.0.0.1:')}/mcp"
 
 
+@dataclass
+class ShowcaseUpstream:
+    url: str
+    store: MemorySessionStore
+    handler: Showcase
+
+
 @contextlib.contextmanager
-def showcase_upstream(*, session_era: bool) -> Iterator[tuple[MemorySessionStore, str]]:
-    """The project's showcase handler served in one era only: its session store and its MCP URL."""
+def showcase_upstream(*, session_era: bool) -> Iterator[ShowcaseUpstream]:
+    """The project's showcase handler served in one era only: its MCP URL, session store and handler."""
     store = MemorySessionStore()
     options = EndpointOptions(session_era=session_era, stateless_era=not session_era, sessions=store)
-    endpoint = McpEndpoint(Showcase(), options)
+    handler = Showcase()
+    endpoint = McpEndpoint(handler, options)
     with live_server(endpoint, endpoint.shutdown) as base:
-        yield store, f"{base.replace('//localhost:', '//127.0.0.1:')}/mcp"
+        yield ShowcaseUpstream(f"{base.replace('//localhost:', '//127.0.0.1:')}/mcp", store, handler)
 
 
 @contextlib.contextmanager

@@ -7,11 +7,14 @@ body or an SSE stream, is bounded by the member's response size; in a stream, th
 passed on to the client, a `ping` answered, and any other request of the upstream's (elicitation, sampling,
 roots) refused with an error it can read, so that it never waits for an answer that will not come. Values of
 the credentials an upstream echoes are masked before anything is read. A session the upstream forgot (404) is
-opened again once.
+opened again once. A call the client cancels is cancelled upstream: a stateless upstream sees its stream
+closed, a session-era one receives `notifications/cancelled`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import itertools
 import ssl
@@ -72,6 +75,7 @@ class McpBackend(Backend):
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
         self.upstream = UpstreamSessions(session, endpoint, timeout=self._timeout, tls=self._ssl)
         self._ids = itertools.count(100)
+        self._telling: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
         await self.upstream.close()
@@ -113,18 +117,23 @@ class McpBackend(Backend):
                 sent = {**params, "_meta": {"progressToken": token}} if progress is not None else params
                 extra = {**headers, **param_headers(operation.input_schema, arguments)} if era.stateless else headers
                 exchange = eras.call(era, request_id, "tools/call", sent, extra)
-                async with self._session.post(
-                    url,
-                    data=exchange.body,
-                    headers=exchange.headers,
-                    timeout=self._timeout,
-                    ssl=self._ssl,
-                    allow_redirects=False,
-                ) as response:
-                    if response.status == 404 and era.negotiated.session_id is not None and attempt == 0:
-                        self.upstream.forget(key, era)
-                        continue
-                    return await self._answer(response, request_id, token, progress, access.mask, era, url, headers)
+                try:
+                    async with self._session.post(
+                        url,
+                        data=exchange.body,
+                        headers=exchange.headers,
+                        timeout=self._timeout,
+                        ssl=self._ssl,
+                        allow_redirects=False,
+                    ) as response:
+                        if response.status == 404 and era.negotiated.session_id is not None and attempt == 0:
+                            self.upstream.forget(key, era)
+                            continue
+                        return await self._answer(response, request_id, token, progress, access.mask, era, url, headers)
+                except asyncio.CancelledError:
+                    if not era.stateless:  # a stateless upstream stops when the stream closes; a session's is told
+                        self._tell_cancelled(era, request_id, url, headers)
+                    raise
         except UpstreamRefused as exc:
             return Failure(f"The MCP server refused the gateway: {exc.message}", exc.status)
         except UpstreamError as exc:
@@ -134,6 +143,28 @@ class McpBackend(Backend):
         except CALL_ERRORS as exc:
             return exception_failure(exc, self._endpoint, self._timeout_seconds)
         return Failure("The MCP server forgot the gateway's session twice in a row")
+
+    def _tell_cancelled(self, era: eras.Era, request_id: int, url: yarl.URL, headers: Mapping[str, str]) -> None:
+        """Tell a session-era upstream that the gateway gave up on `request_id` (its client cancelled), in the
+        background: the cancelled call does not wait for it."""
+        params = {"requestId": request_id, "reason": "the client cancelled the call"}
+        message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+        async def tell() -> None:
+            with contextlib.suppress(*CALL_ERRORS):
+                async with self._session.post(
+                    url,
+                    data=orjson.dumps(message),
+                    headers=era.headers(message, headers),
+                    timeout=self._timeout,
+                    ssl=self._ssl,
+                    allow_redirects=False,
+                ):
+                    pass
+
+        task = asyncio.get_running_loop().create_task(tell())
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
 
     async def _answer(
         self,
