@@ -13,13 +13,17 @@ from apimcp.cli.client import ApiError, ControlPlaneClient
 from apimcp.cli.common import EXIT_USAGE, client, fail, find, find_service, reporting
 from apimcp.cli.output import Format, OutputOption
 
-service_app = typer.Typer(help="Imported services: list, show, delete.", no_args_is_help=True)
+service_app = typer.Typer(
+    help="Imported services: list, show, delete; an MCP server's changes: refresh, changes, accept, reject.",
+    no_args_is_help=True,
+)
 SERVICE_COLUMNS: list[output.Column] = [
     ("ID", "id"),
     ("NAME", "name"),
     ("VERSION", "version"),
     ("KIND", "kind"),
     ("OPERATIONS", "operation_count"),
+    ("HELD", "held_changes"),
     ("UPDATED", "updated_at"),
 ]
 DEFAULT_PLAN = "default"
@@ -154,6 +158,13 @@ def import_command(
         typer.echo(f"{len(warnings)} warning{'s' if len(warnings) > 1 else ''} about the description:", err=True)
         for warning in warnings:
             typer.echo(f"  {warning}", err=True)
+    held = service.get("held") or []
+    if held:  # an MCP server imported again: what it changed is not served until accepted
+        typer.echo(
+            f"{len(held)} changes of the server's tools are held, not served, until an admin accepts them: "
+            f"apimcp service changes {service['name']}:{service['version']}",
+            err=True,
+        )
     if "exposition" in result:
         typer.echo(f"Plan {result['plan']['name']} ({result['plan']['id']}) exposed at:")
         for endpoint in result["exposition"]["endpoints"]:

@@ -24,6 +24,7 @@ from apimcp.cli import (
     mcp_listing,
     server_commands,
     stdio_command,
+    upstream_commands,
 )
 from apimcp.cli.readable_help import ReadableGroup
 
@@ -64,6 +65,13 @@ app.command("attach")(catalog_commands.attach_command)
 app.command("detach")(catalog_commands.detach_command)
 app.command()(apply_command.apply)
 app.command()(audit_commands.audit)
+for name, command in (
+    ("changes", upstream_commands.changes),
+    ("accept", upstream_commands.accept),
+    ("reject", upstream_commands.reject),
+    ("refresh", upstream_commands.refresh),
+):
+    catalog_commands.service_app.command(name)(command)
 app.add_typer(catalog_commands.service_app, name="service")
 app.add_typer(exposure_commands.plan_app, name="plan")
 app.add_typer(exposure_commands.expo_app, name="expo")

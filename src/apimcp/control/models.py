@@ -90,6 +90,16 @@ class Service(Base):
     compiled: Mapped[bytes] = mapped_column(LargeBinary)
     compiled_hash: Mapped[str] = mapped_column(String(64))
     operation_count: Mapped[int] = mapped_column(Integer)
+    pending_compiled: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
+    """An MCP server's catalog as it lists its tools now, when that differs from what is served: held until an
+    admin accepts it (`control.domain.upstream_changes`)."""
+    pending_changes: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
+    """What differs, tool by tool (change, diff, flags)."""
+
+    @property
+    def held_changes(self) -> int:
+        return len(self.pending_changes or [])
+
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

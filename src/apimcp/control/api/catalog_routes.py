@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import TypeVar
 
 from fastapi import APIRouter, Request, Response, status
@@ -20,6 +20,8 @@ from apimcp.control.api.views import (
     ArtifactByUrl,
     ArtifactDeletionView,
     ArtifactView,
+    DefinitionChangeView,
+    HeldChanges,
     ImportByUrl,
     ImportedService,
     ImportOptionsForm,
@@ -28,7 +30,7 @@ from apimcp.control.api.views import (
     ServiceView,
     view,
 )
-from apimcp.control.domain import secrets, services, tokens
+from apimcp.control.domain import secrets, services, tokens, upstream_changes
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Invalid, NotFound
 from apimcp.control.import_pool import ImportsBusy
@@ -136,6 +138,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
             **ServiceView.model_validate(imported.service).model_dump(),
             "created": imported.created,
             "warnings": [str(warning) for warning in imported.catalog.warnings],
+            "held": [asdict(change) for change in imported.held],
         }
     )
 
@@ -162,6 +165,28 @@ def get_service(service_id: str, caller: UserCaller, session: DbSession) -> Serv
         for op in decode_service(service.compiled).operations
     ]
     return view(ServiceDetail, service, operations=operations)
+
+
+@router.get("/services/{service_id}/changes", response_model=HeldChanges)
+def held_changes(service_id: str, caller: UserCaller, session: DbSession) -> HeldChanges:
+    """What an MCP server changed in its tools since it was imported, held (not served) until an admin accepts it:
+    each tool added, changed or removed, with a diff and what its new text holds that is aimed at the model."""
+    service, found = upstream_changes.held(session, caller.organization_id, service_id)
+    return HeldChanges(service_id=service.id, changes=[DefinitionChangeView.model_validate(c) for c in found])
+
+
+@router.post("/services/{service_id}/changes/accept", response_model=ServiceView)
+def accept_changes(service_id: str, caller: UserCaller, session: DbSession) -> ServiceView:
+    """Serve the MCP server's tools as it lists them now (admin): gateways resync."""
+    tokens.require_admin(caller, "accepting what an MCP server changed")
+    return ServiceView.model_validate(upstream_changes.accept(session, caller.organization_id, service_id))
+
+
+@router.delete("/services/{service_id}/changes", response_model=ServiceView)
+def reject_changes(service_id: str, caller: UserCaller, session: DbSession) -> ServiceView:
+    """Keep serving the tools as they were (admin): the held changes are dropped."""
+    tokens.require_admin(caller, "rejecting what an MCP server changed")
+    return ServiceView.model_validate(upstream_changes.reject(session, caller.organization_id, service_id))
 
 
 @router.delete("/services/{service_id}", status_code=status.HTTP_204_NO_CONTENT)

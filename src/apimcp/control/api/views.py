@@ -89,8 +89,23 @@ class ServiceView(View):
     kind: str
     description: str | None
     operation_count: int
+    held_changes: int = Field(
+        default=0, description="an MCP server's tools changed since they were imported, held until accepted"
+    )
     created_at: Timestamp
     updated_at: Timestamp
+
+
+class DefinitionChangeView(BaseModel):
+    tool: str = Field(description="the tool's name on the MCP server")
+    change: Literal["added", "changed", "removed"]
+    diff: str = Field(description="a unified diff of the definition as the model reads it")
+    flags: list[str] = Field(description="what the new definition holds that is aimed at the model")
+
+
+class HeldChanges(BaseModel):
+    service_id: str
+    changes: list[DefinitionChangeView]
 
 
 class ServiceDetail(ServiceView):
@@ -103,6 +118,10 @@ class ImportedService(ServiceView):
         default_factory=list,
         description="what the importer repaired or left out of the description, each with the operation and "
         "the JSON pointer concerned",
+    )
+    held: list[DefinitionChangeView] = Field(
+        default_factory=list,
+        description="an MCP server imported again: what it changed, held until an admin accepts it",
     )
 
 

@@ -13,6 +13,7 @@ from apimcp.artifacts.documents import ArtifactError, check_against, read_docume
 from apimcp.catalog.codec import decode_service, encode_service
 from apimcp.catalog.model import Service as CatalogService
 from apimcp.control import changes
+from apimcp.control.domain import upstream_changes
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Conflict, Forbidden, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, Service
@@ -33,6 +34,8 @@ class Imported:
     service: Service
     created: bool
     catalog: CatalogService
+    held: tuple[upstream_changes.DefinitionChange, ...] = ()
+    """What an MCP server changed since it was imported, held until an admin accepts it (nothing is served of it)."""
 
 
 def _sha(data: bytes) -> str:
@@ -121,11 +124,15 @@ def import_service(
     if service is None:
         service = Service(organization_id=organization_id, name=catalog.name, version=catalog.version)
         session.add(service)
+    held: list[upstream_changes.DefinitionChange] = []
+    if not created and kind == "mcp" and service.kind == "mcp":
+        held = upstream_changes.compare(decode_service(service.compiled), catalog)
     service.kind = kind
-    service.description = catalog.description
-    service.compiled = compiled
-    service.compiled_hash = _sha(compiled)
-    service.operation_count = len(catalog.operations)
+    if held:  # served as before until an admin accepts what the upstream changed
+        upstream_changes.hold(service, compiled, held)
+    else:
+        upstream_changes.serve(service, compiled, catalog)
+        upstream_changes.reject_held(service)
     session.flush()
     main = session.scalar(select(Artifact).where(Artifact.service_id == service.id, Artifact.role == "main"))
     if main is None:
@@ -136,7 +143,7 @@ def import_service(
     main.content_hash = _sha(content)
     main.source = recorded
     changes.record(session, organization_id, "service", service.id)
-    return Imported(service, created, catalog)
+    return Imported(service, created, catalog, tuple(held))
 
 
 def _sends_secrets_to_its_servers(session: Session, service: Service) -> bool:
