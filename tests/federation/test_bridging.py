@@ -95,7 +95,7 @@ async def test_a_client_of_each_era_is_served_from_an_upstream_of_each_revision(
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         heard.append(progress)
 
-    async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(url, mode=mode) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert names == {"echo", "progress", "structured_object", "image"}
         echoed = await client.call_tool("echo", {"text": f"from {revision}"})
