@@ -43,7 +43,7 @@ def run(*args: str, code: int = 0) -> Result:
 
 
 async def call(url: str, mode: str, tool: str, arguments: dict[str, Any]) -> Any:
-    async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(url, mode=mode) as client:
         result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
     return result.structured_content
