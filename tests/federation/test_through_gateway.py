@@ -195,6 +195,29 @@ async def test_a_call_the_client_cancels_is_cancelled_upstream(gateway: tuple[st
             await wait_for(lambda: bool(showcase.handler.cancelled))
 
 
+async def test_a_cancelled_call_closes_its_stream_to_a_stateless_upstream(tmp_path: Path) -> None:
+    with showcase_upstream(session_era=False) as upstream:
+        config = f"""
+services:
+  showcase:
+    mcp: {upstream.url}
+    include: [slow]
+server: {{fetch_allow: [127.0.0.1]}}
+"""
+        with live_app(lambda: gateway_of(config, tmp_path)) as base:
+            for mode in MODES:
+                upstream.handler.cancelled.clear()
+                async with Client(f"{base}/mcp/showcase", mode=mode) as client:
+                    with anyio.CancelScope() as scope:
+
+                        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                            scope.cancel()
+
+                        await client.call_tool("slow", {}, progress_callback=on_progress)
+                    assert scope.cancelled_caught
+                    await wait_for(lambda: bool(upstream.handler.cancelled))
+
+
 async def wait_for(condition: Callable[[], bool], seconds: float = 15.0) -> None:
     """Until `condition` holds; fails after `seconds`, a guard far above what it takes."""
     with anyio.fail_after(seconds):
