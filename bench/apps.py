@@ -107,3 +107,8 @@ def _sdk_app() -> Any:
 
 
 sdk = _sdk_app()
+
+
+engine_session_only = McpEndpoint(Greeter(), EndpointOptions(security=TransportSecurity(), stateless_era=False))
+"""The same server speaking the session era only (2024-11-05 ... 2025-11-25): an upstream the gateway holds a
+session with (bench/federation_bench.py)."""
