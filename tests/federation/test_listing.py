@@ -33,7 +33,7 @@ def test_a_stateless_servers_tools_become_operations_with_their_definitions(sdk_
     add = tools["add"]
     assert add.title == "Add two numbers" and add.description == "Add two integers and give their sum."
     assert add.input_schema["required"] == ["a", "b"]
-    assert isinstance(add.binding, McpBinding) and add.binding.tool == "add" and len(add.binding.digest) == 64
+    assert isinstance(add.binding, McpBinding) and add.binding.name == "add" and len(add.binding.digest) == 64
     assert tools["find_note"].hints.read_only is True
 
 
@@ -44,7 +44,7 @@ def test_a_session_era_servers_every_page_is_read_and_its_session_ended() -> Non
     names = [op.tool_name for op in service.operations]
     assert "sc_echo" in names and "sc_regional" in names
     echo = next(op for op in service.operations if op.tool_name == "sc_echo")
-    assert isinstance(echo.binding, McpBinding) and echo.binding.tool == "echo"
+    assert isinstance(echo.binding, McpBinding) and echo.binding.name == "echo"
     assert (service.name, service.version) == ("showcase", "2")
     assert len(names) == 24 and not service.warnings  # the showcase's tools, of every kind of result
 

@@ -104,6 +104,9 @@ class PromptCatalog:
     def has_prompts(self) -> bool:
         return bool(self._entries)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
     def _find(self, name: str, field: str) -> _Entry:
         entry = self._entries.get(name)
         if entry is None:

@@ -83,7 +83,16 @@ class ToolAnswer:
     status: int = 200
 
 
-BackendResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure | UnparsedJson | ToolAnswer
+@dataclass(frozen=True, slots=True)
+class McpResult:
+    """What an upstream MCP server answered to a request other than a tool call (`prompts/get`, `resources/read`):
+    its result object, which the gateway reads (`federation.offerings`)."""
+
+    value: Mapping[str, Any]
+    status: int = 200
+
+
+BackendResult = JsonBody | TextBody | BinaryBody | EmptyBody | Failure | UnparsedJson | ToolAnswer | McpResult
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 """Reports progress of a long call to the client: (progress, total or None, message or None)."""

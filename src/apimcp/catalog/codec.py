@@ -20,6 +20,7 @@ from apimcp.catalog.model import (
     GraphQLBinding,
     GrpcBinding,
     McpBinding,
+    McpOfferings,
     Operation,
     ParameterBinding,
     RestBinding,
@@ -67,7 +68,7 @@ def _binding(b: Binding) -> dict[str, Any]:
     if isinstance(b, GrpcBinding):
         return {"grpc": [b.service, b.method, b.input_type, b.output_type, b.client_streaming, b.server_streaming]}
     if isinstance(b, McpBinding):
-        return {"mcp": [b.tool, b.digest]}
+        return {"mcp": [b.name, b.digest]}
     body = b.body
     return {
         "rest": {
@@ -136,8 +137,8 @@ def _binding_back(raw: Mapping[str, Any]) -> Binding:
         service, method, input_type, output_type, client_streaming, server_streaming = raw["grpc"]
         return GrpcBinding(service, method, input_type, output_type, client_streaming, server_streaming)
     if "mcp" in raw:
-        tool, digest = raw["mcp"]
-        return McpBinding(tool, digest)
+        name, digest = raw["mcp"]
+        return McpBinding(name, digest)
     rest = raw["rest"]
     body = rest["body"]
     return RestBinding(
@@ -177,6 +178,20 @@ def _operation_back(raw: Mapping[str, Any], pool: dict[bytes, Any]) -> Operation
     )
 
 
+def _offerings(offerings: McpOfferings) -> dict[str, Any]:
+    return {
+        "prompts": list(offerings.prompts),
+        "resources": list(offerings.resources),
+        "templates": list(offerings.templates),
+    }
+
+
+def _offerings_back(raw: Mapping[str, Any] | None) -> McpOfferings:
+    if not raw:
+        return McpOfferings()
+    return McpOfferings(tuple(raw["prompts"]), tuple(raw["resources"]), tuple(raw["templates"]))
+
+
 def encode_service(service: Service) -> bytes:
     return orjson.dumps(
         {
@@ -195,6 +210,7 @@ def encode_service(service: Service) -> bytes:
                 if service.warnings
                 else {}
             ),
+            **({"offerings": _offerings(service.offerings)} if service.offerings else {}),
         }
     )
 
@@ -225,6 +241,7 @@ def decode_service(data: bytes | Mapping[str, Any]) -> Service:
             kind=raw.get("kind", "rest"),  # encodings written before GraphQL and gRPC were all REST
             descriptors=None if descriptors is None else base64.b64decode(descriptors, validate=True),
             warnings=tuple(DescriptionWarning(*w) for w in raw.get("warnings", ())),
+            offerings=_offerings_back(raw.get("offerings")),
         )
     except KeyError as exc:
         raise CodecError(f"a compiled service is malformed: {exc.args[0]!r} is missing") from exc

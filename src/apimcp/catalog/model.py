@@ -124,11 +124,27 @@ class GrpcBinding:
 
 @dataclass(frozen=True, slots=True)
 class McpBinding:
-    """One tool of an upstream MCP server, called by its upstream name (the gateway may serve it renamed)."""
+    """One request to an upstream MCP server: a tool called by its upstream name (the gateway may serve it
+    renamed); the gateway also reads the server's prompts (`prompts/get`) and resources (`resources/read`) so."""
 
-    tool: str
+    name: str
+    """The tool's or prompt's name upstream, or the resource's URI."""
     digest: str = ""
     """sha256 of the definition as the upstream listed it when imported (`federation.definitions`)."""
+    method: str = "tools/call"
+
+
+@dataclass(frozen=True, slots=True)
+class McpOfferings:
+    """What an MCP server offers besides tools, as it listed them when imported (each checked and bounded by
+    `federation.definitions`): served as they are, read through the server."""
+
+    prompts: tuple[Mapping[str, Any], ...] = ()
+    resources: tuple[Mapping[str, Any], ...] = ()
+    templates: tuple[Mapping[str, Any], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.prompts or self.resources or self.templates)
 
 
 Binding = RestBinding | GraphQLBinding | GrpcBinding | McpBinding
@@ -168,7 +184,7 @@ class Operation:
         if isinstance(binding, GraphQLBinding):
             return f"{binding.operation_type} {binding.root_field}"
         if isinstance(binding, McpBinding):
-            return f"tool {binding.tool}"
+            return f"tool {binding.name}" if binding.method == "tools/call" else f"{binding.method} {binding.name}"
         return f"{binding.service}/{binding.method}"
 
 
@@ -206,6 +222,8 @@ class Service:
     operations name, from which the gateway builds its message classes."""
     warnings: tuple[DescriptionWarning, ...] = ()
     """What the importer repaired or left out, for the person importing the description."""
+    offerings: McpOfferings = field(default_factory=McpOfferings)
+    """An MCP server's prompts, resources and resource templates (nothing for other kinds)."""
 
     def operation(self, tool_name: str) -> Operation | None:
         return next((op for op in self.operations if op.tool_name == tool_name), None)

@@ -28,7 +28,8 @@ def changes(service: ServiceArgument, out: OutputOption = Format.table) -> None:
         return
     typer.echo(f"{found['name']} {found['version']}: {len(held['changes'])} changes held (not served):")
     for change in held["changes"]:
-        typer.echo(f"\n{change['change'].upper()} {change['tool']}")
+        what = change["name"] if change["kind"] == "tool" else f"{change['kind']} {change['name']}"
+        typer.echo(f"\n{change['change'].upper()} {what}")
         for flag in change["flags"]:
             typer.echo(f"  flagged: it holds {flag}")
         typer.echo(change["diff"])

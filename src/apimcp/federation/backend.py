@@ -26,7 +26,7 @@ import orjson
 import yarl
 
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials
-from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress, ToolAnswer
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, McpResult, Progress, ToolAnswer
 from apimcp.backends.http_common import CALL_ERRORS, exception_failure, read_limited, status_failure, too_large
 from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.targets import url_address_problem
@@ -43,6 +43,7 @@ from apimcp.safety.masking import SecretMask
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 NOT_RELAYED = -32601
+RESOURCE_NOT_FOUND = -32002
 
 
 class McpBackend(Backend):
@@ -108,15 +109,21 @@ class McpBackend(Backend):
             return Failure(f"The MCP server's credentials cannot be sent: {access.problem}")
         url = self._url.extend_query(access.placement.query) if access.placement.query else self._url
         headers = access.placement.headers_with_cookies()
-        params: dict[str, Any] = {"name": binding.tool, "arguments": dict(arguments)}
+        method = binding.method
+        params: dict[str, Any] = (
+            {"uri": binding.name}
+            if method == "resources/read"
+            else {"name": binding.name, "arguments": dict(arguments)}
+        )
         try:
             for attempt in range(2):
                 era = await self.upstream.era(key, headers)
                 request_id = next(self._ids)
                 token = f"apimcp-{request_id}"
                 sent = {**params, "_meta": {"progressToken": token}} if progress is not None else params
-                extra = {**headers, **param_headers(operation.input_schema, arguments)} if era.stateless else headers
-                exchange = eras.call(era, request_id, "tools/call", sent, extra)
+                mirrored = era.stateless and method == "tools/call"
+                extra = {**headers, **param_headers(operation.input_schema, arguments)} if mirrored else headers
+                exchange = eras.call(era, request_id, method, sent, extra)
                 try:
                     async with self._session.post(
                         url,
@@ -129,7 +136,10 @@ class McpBackend(Backend):
                         if response.status == 404 and era.negotiated.session_id is not None and attempt == 0:
                             self.upstream.forget(key, era)
                             continue
-                        return await self._answer(response, request_id, token, progress, access.mask, era, url, headers)
+                        answer = await self._answer(
+                            response, request_id, token, progress, access.mask, era, url, headers
+                        )
+                    return _result_of(method, answer)
                 except asyncio.CancelledError:
                     if not era.stateless:  # a stateless upstream stops when the stream closes; a session's is told
                         self._tell_cancelled(era, request_id, url, headers)
@@ -137,7 +147,8 @@ class McpBackend(Backend):
         except UpstreamRefused as exc:
             return Failure(f"The MCP server refused the gateway: {exc.message}", exc.status)
         except UpstreamError as exc:
-            return Failure(f"The MCP server answered an error: {access.mask.mask_text(exc.message)}")
+            status = 404 if exc.code == RESOURCE_NOT_FOUND else None  # read by resource reads as "not found"
+            return Failure(f"The MCP server answered an error: {access.mask.mask_text(exc.message)}", status)
         except EventTooLarge:
             return too_large(self._max_bytes)
         except CALL_ERRORS as exc:
@@ -176,7 +187,8 @@ class McpBackend(Backend):
         era: eras.Era,
         url: yarl.URL,
         headers: Mapping[str, str],
-    ) -> BackendResult:
+    ) -> Mapping[str, Any] | Failure:
+        """The result object of `request_id`, or the Failure the answer makes."""
         if response.status != 200:
             body = await read_limited(response, self._max_bytes) or b""
             return status_failure(response.status, response.reason, mask.mask_bytes(body) if mask else body)
@@ -194,7 +206,7 @@ class McpBackend(Backend):
                     break
                 await self._heard(message, token, progress, era, url, headers)
             if result is None:
-                return Failure("The MCP server's stream ended without the tool's result")
+                return Failure("The MCP server's stream ended without the result")
         else:
             read = await read_limited(response, self._max_bytes)
             if read is None:
@@ -202,10 +214,7 @@ class McpBackend(Backend):
             result = result_of(mask.mask_bytes(read) if mask else read, response.content_type, request_id)
         if result.get("resultType") == "input_required":
             return Failure("The MCP server asks the user for input during this call, which apimcp does not relay yet")
-        try:
-            return ToolAnswer(call_result(result))
-        except BadResult as exc:
-            return Failure(f"The MCP server's answer is not a tool result: {exc}")
+        return result
 
     async def _heard(
         self,
@@ -247,6 +256,17 @@ class McpBackend(Backend):
             allow_redirects=False,
         ):
             pass
+
+
+def _result_of(method: str, answer: Mapping[str, Any] | Failure) -> BackendResult:
+    if isinstance(answer, Failure):
+        return answer
+    if method != "tools/call":
+        return McpResult(answer)
+    try:
+        return ToolAnswer(call_result(answer))
+    except BadResult as exc:
+        return Failure(f"The MCP server's answer is not a tool result: {exc}")
 
 
 def _credential_key(access: Access) -> str:

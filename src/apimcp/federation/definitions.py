@@ -15,7 +15,15 @@ from typing import Any
 
 import orjson
 
-from apimcp.catalog.model import DescriptionWarning, McpBinding, Operation, ServerTemplate, Service, ToolHints
+from apimcp.catalog.model import (
+    DescriptionWarning,
+    McpBinding,
+    McpOfferings,
+    Operation,
+    ServerTemplate,
+    Service,
+    ToolHints,
+)
 from apimcp.catalog.naming import VALID_TOOL_NAME, fit
 from apimcp.importers.errors import SpecError
 from apimcp.safety.model_instructions import markers
@@ -42,9 +50,11 @@ def upstream_service(
     *,
     description: str | None = None,
     tool_prefix: str = "",
+    offerings: tuple[Sequence[object], Sequence[object], Sequence[object]] = ((), (), ()),
 ) -> Service:
     """The service of an upstream MCP server at `url` whose `tools/list` gave `tools` (every page); the gateway
-    serves each tool as `tool_prefix` + its name (shortened with a hash past 64 characters)."""
+    serves each tool as `tool_prefix` + its name (shortened with a hash past 64 characters). `offerings`: what its
+    `prompts/list`, `resources/list` and `resources/templates/list` gave."""
     if len(tools) > MAX_TOOLS:
         raise SpecError(f"the server lists more than {MAX_TOOLS} tools", source=url)
     operations: list[Operation] = []
@@ -72,6 +82,7 @@ def upstream_service(
                     f"{operation.tool_name}: its definition holds {', '.join(flagged)}: read it before serving it",
                 )
             )
+    checked, offering_warnings = offerings_of(*offerings)
     return Service(
         name=name,
         version=version,
@@ -79,7 +90,8 @@ def upstream_service(
         description=description,
         servers=(ServerTemplate(url),),
         kind="mcp",
-        warnings=tuple(warnings),
+        warnings=(*warnings, *offering_warnings),
+        offerings=checked,
     )
 
 
@@ -133,3 +145,92 @@ def _text(value: object) -> str | None:
 
 def _flag(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
+
+
+MAX_OFFERINGS = 5_000
+"""Prompts, resources or templates of one server, each."""
+MAX_URI = 8 * 1024
+
+
+def offerings_of(
+    prompts: Sequence[object], resources: Sequence[object], templates: Sequence[object]
+) -> tuple[McpOfferings, list[DescriptionWarning]]:
+    """A server's prompts, resources and templates, each kept with its checked fields only (one whose required
+    fields are missing or of the wrong type is left out with a warning); text aimed at the model flagged."""
+    warnings: list[DescriptionWarning] = []
+    kept: list[tuple[Mapping[str, Any], ...]] = []
+    for kind, items, check, key in (
+        ("prompts", prompts, _prompt, "name"),
+        ("resources", resources, _resource, "uri"),
+        ("resourceTemplates", templates, _template, "uriTemplate"),
+    ):
+        if len(items) > MAX_OFFERINGS:
+            raise SpecError(f"the server lists more than {MAX_OFFERINGS} {kind}")
+        found: dict[str, Mapping[str, Any]] = {}
+        for index, raw in enumerate(items):
+            where = f"/{kind}/{index}"
+            try:
+                checked = check(raw)
+            except ValueError as exc:
+                warnings.append(DescriptionWarning(where, f"left out: {exc}"))
+                continue
+            if checked[key] in found:
+                warnings.append(DescriptionWarning(where, f"left out: a second one with {key} {checked[key]!r}"))
+                continue
+            found[checked[key]] = checked
+            flagged = markers(orjson.dumps(checked).decode())
+            if flagged:
+                warnings.append(DescriptionWarning(where, f"{checked[key]}: it holds {', '.join(flagged)}"))
+        kept.append(tuple(found.values()))
+    return McpOfferings(*kept), warnings
+
+
+def _prompt(raw: object) -> dict[str, Any]:
+    item = _object(raw, "prompt")
+    name = _required(item, "name", 256)
+    arguments = item.get("arguments") or []
+    if not isinstance(arguments, list):
+        raise ValueError(f"{name}: its arguments are not a list")
+    checked_arguments = []
+    for argument in arguments[:100]:
+        entry = _object(argument, "prompt argument")
+        checked_arguments.append(
+            {"name": _required(entry, "name", 256), **_texts(entry), "required": entry.get("required") is True}
+        )
+    return {"name": name, **_texts(item), "arguments": checked_arguments}
+
+
+def _resource(raw: object) -> dict[str, Any]:
+    item = _object(raw, "resource")
+    checked = {"uri": _required(item, "uri", MAX_URI), "name": _required(item, "name", 256), **_texts(item)}
+    if isinstance(item.get("mimeType"), str):
+        checked["mimeType"] = item["mimeType"][:256]
+    if type(item.get("size")) is int:
+        checked["size"] = item["size"]
+    return checked
+
+
+def _template(raw: object) -> dict[str, Any]:
+    item = _object(raw, "resource template")
+    checked = {"uriTemplate": _required(item, "uriTemplate", MAX_URI), "name": _required(item, "name", 256)}
+    checked.update(_texts(item))
+    if isinstance(item.get("mimeType"), str):
+        checked["mimeType"] = item["mimeType"][:256]
+    return checked
+
+
+def _object(raw: object, what: str) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"a {what} is not an object")
+    return raw
+
+
+def _required(item: Mapping[str, Any], key: str, longest: int) -> str:
+    value = item.get(key)
+    if not isinstance(value, str) or not value or len(value) > longest:
+        raise ValueError(f"its {key} is not a string of 1 to {longest} characters")
+    return value
+
+
+def _texts(item: Mapping[str, Any]) -> dict[str, str]:
+    return {key: text for key in ("title", "description") if (text := _text(item.get(key))) is not None}

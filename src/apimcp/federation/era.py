@@ -9,7 +9,7 @@ speaks (back to 2024-11-05), and its `Mcp-Session-Id`, if it gives one, goes wit
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -30,6 +30,11 @@ class Era:
     stateless: bool
     negotiated: Negotiated
     server_info: Mapping[str, Any]
+    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    """What the server said it offers (`prompts`, `resources`...)."""
+
+    def offers(self, feature: str) -> bool:
+        return isinstance(self.capabilities.get(feature), Mapping)
 
     def headers(self, message: Mapping[str, Any], extra: Mapping[str, str]) -> dict[str, str]:
         return headers_for(message, self.negotiated, extra)
@@ -65,7 +70,7 @@ def stateless_era(status: int, content_type: str, body: bytes) -> Era | None:
         return None
     meta = result.get("_meta")
     info = meta.get("io.modelcontextprotocol/serverInfo") if isinstance(meta, Mapping) else None
-    return Era(True, Negotiated(), info if isinstance(info, Mapping) else {})
+    return Era(True, Negotiated(), info if isinstance(info, Mapping) else {}, _capabilities(result))
 
 
 def initialize(extra: Mapping[str, str]) -> Exchange:
@@ -87,7 +92,13 @@ def session_era(status: int, headers: Mapping[str, str], content_type: str, body
     info = result.get("serverInfo")
     # 2024-11-05 and 2025-03-26 clients send no MCP-Protocol-Version header
     header_version = version if version >= "2025-06-18" else None
-    return Era(False, Negotiated(session_id, header_version), info if isinstance(info, Mapping) else {})
+    info = info if isinstance(info, Mapping) else {}
+    return Era(False, Negotiated(session_id, header_version), info, _capabilities(result))
+
+
+def _capabilities(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    capabilities = result.get("capabilities")
+    return capabilities if isinstance(capabilities, Mapping) else {}
 
 
 def initialized(era: Era, extra: Mapping[str, str]) -> tuple[bytes, dict[str, str]]:

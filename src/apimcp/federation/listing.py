@@ -1,4 +1,5 @@
-"""Reading an upstream MCP server's tools when it is imported: its era, then every page of `tools/list`.
+"""Reading an upstream MCP server when it is imported: its era, then every page of its tools, and of its prompts,
+resources and resource templates when it says it offers them.
 
 It is a fetch made on someone's behalf (`safety.fetch.Fetcher`): the fetch policy decides which addresses
 the server may have, every answer is bounded in size and the whole reading shares one deadline of the
@@ -38,7 +39,14 @@ def import_upstream(
     try:
         era = reader.open()
         try:
-            tools = reader.every_tool(era)
+            tools = reader.every_item(era, "tools/list", "tools")
+            prompts = reader.every_item(era, "prompts/list", "prompts") if era.offers("prompts") else []
+            resources = reader.every_item(era, "resources/list", "resources") if era.offers("resources") else []
+            templates = (
+                reader.every_item(era, "resources/templates/list", "resourceTemplates")
+                if era.offers("resources")
+                else []
+            )
         finally:
             reader.close(era)
     except UpstreamError as exc:
@@ -59,6 +67,7 @@ def import_upstream(
         tools,
         description=description if isinstance(description, str) else None,
         tool_prefix=tool_prefix,
+        offerings=(prompts, resources, templates),
     )
 
 
@@ -98,12 +107,13 @@ class _Reader:
         )
         return era
 
-    def every_tool(self, era: eras.Era) -> list[object]:
-        tools: list[object] = []
+    def every_item(self, era: eras.Era, method: str, key: str) -> list[object]:
+        """Every page of a list method's `key`."""
+        items: list[object] = []
         cursor: str | None = None
         for _ in range(MAX_PAGES):
             self._next_id += 1
-            exchange = eras.call(era, self._next_id, "tools/list", {"cursor": cursor} if cursor else {}, {})
+            exchange = eras.call(era, self._next_id, method, {"cursor": cursor} if cursor else {}, {})
             answer = self._fetcher.request(
                 "POST",
                 self._url,
@@ -113,19 +123,19 @@ class _Reader:
                 follow_redirects=False,
             )
             if answer.status != 200:
-                raise UpstreamError(f"tools/list was answered HTTP {answer.status}")
+                raise UpstreamError(f"{method} was answered HTTP {answer.status}")
             result = result_of(answer.body, answer.headers.get("content-type", ""), self._next_id)
-            page = result.get("tools")
+            page = result.get(key)
             if not isinstance(page, list):
-                raise UpstreamError("tools/list answered no list of tools")
-            tools.extend(page)
-            if len(tools) > MAX_TOOLS:
-                raise UpstreamError(f"the server lists more than {MAX_TOOLS} tools")
+                raise UpstreamError(f"{method} answered no list of {key}")
+            items.extend(page)
+            if len(items) > MAX_TOOLS:
+                raise UpstreamError(f"the server lists more than {MAX_TOOLS} {key}")
             following = result.get("nextCursor")
             if not isinstance(following, str) or not following or following == cursor:
-                return tools
+                return items
             cursor = following
-        raise UpstreamError(f"tools/list has more than {MAX_PAGES} pages")
+        raise UpstreamError(f"{method} has more than {MAX_PAGES} pages")
 
     def close(self, era: eras.Era) -> None:
         if era.stateless or era.negotiated.session_id is None:

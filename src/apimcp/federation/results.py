@@ -38,7 +38,7 @@ def call_result(raw: Mapping[str, Any]) -> CallToolResult:
     content = raw.get("content", [])
     if not isinstance(content, list):
         raise BadResult("its content is not a list")
-    blocks = tuple(_block(item) for item in content[:MAX_BLOCKS])
+    blocks = tuple(block(item) for item in content[:MAX_BLOCKS])
     if len(content) > MAX_BLOCKS:
         blocks += (TextContent(text=f"({len(content) - MAX_BLOCKS} more content blocks were left out)"),)
     structured = raw.get("structuredContent", NO_VALUE)
@@ -47,7 +47,7 @@ def call_result(raw: Mapping[str, Any]) -> CallToolResult:
     return CallToolResult(content=blocks, structured_content=structured, is_error=raw.get("isError") is True)
 
 
-def _block(item: object) -> ContentBlock:
+def block(item: object) -> ContentBlock:
     if not isinstance(item, Mapping):
         return TextContent(text="(a content block that is not an object was left out)")
     kind = item.get("type")
@@ -58,9 +58,9 @@ def _block(item: object) -> ContentBlock:
         model = ImageContent if kind == "image" else AudioContent
         return model(data=item["data"], mime_type=item["mimeType"], annotations=annotations)
     if kind == "resource":
-        contents = _contents(item.get("resource"))
-        if contents is not None:
-            return EmbeddedResource(resource=contents, annotations=annotations)
+        embedded = contents(item.get("resource"))
+        if embedded is not None:
+            return EmbeddedResource(resource=embedded, annotations=annotations)
     if kind == "resource_link" and _strings(item, "uri", "name"):
         return ResourceLink(
             uri=item["uri"],
@@ -75,7 +75,7 @@ def _block(item: object) -> ContentBlock:
     return TextContent(text=f"(a content block of type {shown!r} that apimcp does not read was left out)")
 
 
-def _contents(raw: object) -> ResourceContents | None:
+def contents(raw: object) -> ResourceContents | None:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("uri"), str):
         return None
     mime_type = _optional(raw.get("mimeType"))

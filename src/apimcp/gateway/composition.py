@@ -26,6 +26,7 @@ from apimcp.artifacts.resources import ResourceCatalog
 from apimcp.artifacts.scripting import ScriptRunner, ScriptSpecError, ToolRef
 from apimcp.artifacts.targets import signature_key
 from apimcp.backends.base import Backend
+from apimcp.catalog.model import McpOfferings
 from apimcp.codemode.limits import DEFAULT_LIMITS as DEFAULT_CODE_LIMITS
 from apimcp.codemode.limits import CodeModeLimits
 from apimcp.gateway.calls import CallPath, CallTarget
@@ -63,6 +64,9 @@ class Extras:
     add for the request, telemetry); by default the member's backend as given, with nothing added."""
     gate: Gate | None = None
     """Whether the caller may call a tool a script names (its scopes): None when it may, else why not."""
+    upstreams: Sequence[tuple[McpOfferings, MemberBackend]] = ()
+    """The prompts, resources and templates of the exposition's MCP servers, with the member each is read
+    through (`upstream_offerings`)."""
 
 
 @dataclass(frozen=True, slots=True)

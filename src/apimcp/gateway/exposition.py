@@ -8,9 +8,9 @@ validates the arguments and calls.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from apimcp import __version__
 from apimcp.artifacts.resources import Loaded, ResourceUnavailable
@@ -28,6 +28,7 @@ from apimcp.gateway.composition import Composition, Extras, compose
 from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.gateway.toolset import ToolSet
+from apimcp.gateway.upstream_offerings import UpstreamOfferings
 from apimcp.protocol import (
     CacheHint,
     CallToolResult,
@@ -103,6 +104,9 @@ def _discovery(
     return Discovery(composition.page.items, paths, service_of, tags_of)
 
 
+T = TypeVar("T")
+
+
 class _NoLoader:
     """For expositions built without a way to read contents: only inline resources are served."""
 
@@ -114,6 +118,26 @@ class _NoLoader:
 
 
 _NO_LOADER = _NoLoader()
+
+
+def _merged(first: Page[T] | None, then: Page[T], key: Callable[[T], str]) -> Page[T]:
+    """`first`'s items, then those of `then` whose key none of them has (artifacts win over MCP servers)."""
+    if first is None:
+        return then
+    taken = {key(item) for item in first.items}
+    return Page(items=(*first.items, *(item for item in then.items if key(item) not in taken)))
+
+
+def _prompt_key(prompt: Prompt) -> str:
+    return prompt.name
+
+
+def _resource_key(resource: Resource) -> str:
+    return resource.uri
+
+
+def _template_key(template: ResourceTemplate) -> str:
+    return template.uri_template
 
 
 class ExpositionHandler(McpHandler):
@@ -165,14 +189,27 @@ class ExpositionHandler(McpHandler):
                 read_only = settings.code_mode == "read_only"
                 self._code = CodeMode(discovery, extras.runner, extras.code_limits, read_only=read_only)
         prompts, resources = self.composition.prompts, self.composition.resources
+        self._upstream = UpstreamOfferings(extras.upstreams)
+        """The prompts, resources and templates of the exposition's MCP servers, after the artifacts' own."""
+        self._prompts_page = _merged(prompts.page if prompts else None, self._upstream.prompts_page, _prompt_key)
+        self._resources_page = _merged(
+            resources.resources_page if resources else None, self._upstream.resources_page, _resource_key
+        )
+        self._templates_page = _merged(
+            resources.templates_page if resources else None, self._upstream.templates_page, _template_key
+        )
+        offers_prompts = prompts is not None or bool(self._upstream.prompts_page.items)
+        offers_resources = resources is not None or bool(
+            self._upstream.resources_page.items or self._upstream.templates_page.items
+        )
         self.features = ServerFeatures(
             tools=True,
             tools_list_changed=True,
-            prompts=prompts is not None,
-            prompts_list_changed=prompts is not None,
-            resources=resources is not None,
-            resources_list_changed=resources is not None,
-            completions=prompts is not None or (resources is not None and resources.has_templates),
+            prompts=offers_prompts,
+            prompts_list_changed=offers_prompts,
+            resources=offers_resources,
+            resources_list_changed=offers_resources,
+            completions=offers_prompts or (resources is not None and resources.has_templates),
             logging=False,
             tasks=settings.task_policy is not None,
         )
@@ -282,29 +319,35 @@ class ExpositionHandler(McpHandler):
                            reason="insufficient_scope")  # fmt: skip
 
     async def list_prompts(self, ctx: RequestContext, cursor: str | None) -> Page[Prompt]:
-        prompts = self.composition.prompts
-        return prompts.page if prompts is not None else await super().list_prompts(ctx, cursor)
+        return self._prompts_page if self.features.prompts else await super().list_prompts(ctx, cursor)
 
     async def get_prompt(self, ctx: RequestContext, name: str, arguments: Mapping[str, str]) -> GetPromptResult:
         prompts = self.composition.prompts
+        if (prompts is None or name not in prompts) and self._upstream.has_prompt(name):
+            return await self._upstream.get_prompt(ctx, name, arguments)
         if prompts is None:
             return await super().get_prompt(ctx, name, arguments)
         return prompts.get(name, arguments)
 
     async def list_resources(self, ctx: RequestContext, cursor: str | None) -> Page[Resource]:
-        resources = self.composition.resources
-        return resources.resources_page if resources is not None else await super().list_resources(ctx, cursor)
+        return self._resources_page if self.features.resources else await super().list_resources(ctx, cursor)
 
     async def list_resource_templates(self, ctx: RequestContext, cursor: str | None) -> Page[ResourceTemplate]:
-        resources = self.composition.resources
-        return resources.templates_page if resources is not None else Page(items=())
+        return self._templates_page
 
     async def read_resource(self, ctx: RequestContext, uri: str) -> ReadResourceResult:
         resources = self.composition.resources
-        if resources is None:
+        if resources is not None:
+            loader = self._loader
+            try:
+                return await resources.read(uri, loader.for_request(ctx) if loader is not None else _NO_LOADER)
+            except ResourceNotFound:
+                if not self._upstream:
+                    raise
+        read = await self._upstream.read(ctx, uri) if self._upstream else None
+        if read is None:
             raise ResourceNotFound(uri)
-        loader = self._loader
-        return await resources.read(uri, loader.for_request(ctx) if loader is not None else _NO_LOADER)
+        return read
 
     async def complete(
         self,
@@ -316,6 +359,8 @@ class ExpositionHandler(McpHandler):
     ) -> Completion:
         if isinstance(ref, PromptRef):
             prompts = self.composition.prompts
+            if (prompts is None or ref.name not in prompts) and self._upstream.has_prompt(ref.name):
+                return Completion()  # an MCP server's prompt: its completions are not asked of it (yet)
             if prompts is None:
                 raise invalid_params(f"Unknown prompt: {ref.name}", {"field": "ref"})
             return prompts.complete(ref.name, argument, value)

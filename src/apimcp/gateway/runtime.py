@@ -257,9 +257,11 @@ class GatewayRuntime:
         raw_backends: list[Backend] = []
         telemetry = self.telemetry
         label = f"{exposition['organization']}/{exposition['name'] or exposition['id']}"
+        services: list[Service] = []
         for member in exposition["members"]:
             check_references(member.get("credentials"), exposition["organization"])
             service = self._services[member["service"]["hash"]]
+            services.append(service)
             backend = self._backends.build(service, member)
             raw_backends.append(backend)
             if telemetry.on:
@@ -309,6 +311,11 @@ class GatewayRuntime:
             shaper=self.shaping,
             cross_service=cross_service,
             backends=called,
+            upstreams=[
+                (service.offerings, member)
+                for service, member in zip(services, called, strict=True)
+                if service.offerings
+            ],
         )
         loader = BackendLoader(called, self._backends.guarded_session)  # reads files as its operations are called
         handler = ExpositionHandler(settings, members, extras, loader)

@@ -13,7 +13,7 @@ from typing import Any
 
 from apimcp.artifacts.filter_runner import FilterRunner
 from apimcp.artifacts.output_filters import OutputFilter
-from apimcp.backends.base import UnparsedJson
+from apimcp.backends.base import McpResult, UnparsedJson
 from apimcp.catalog.model import Operation
 from apimcp.elicitation.broker import CredentialRefused
 from apimcp.gateway.large_answers import large_answer_result
@@ -103,6 +103,8 @@ class OperationEntry(ToolEntry):
             return error_result(str(refused))
         if isinstance(result, UnparsedJson):
             return await large_answer_result(result, self.output, self.shaper)
+        if isinstance(result, McpResult):  # an MCP server's tool is called by tools/call: never this
+            return error_result(f"{self.tool.name}: the MCP server answered something other than a tool result")
         return tool_result(result, self.output)
 
 

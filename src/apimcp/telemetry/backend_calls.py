@@ -46,8 +46,8 @@ def describe(kind: str, operation: Operation) -> tuple[str, Attributes]:
         return f"{binding.service}/{binding.method}", attributes
     if isinstance(binding, McpBinding):
         attributes["mcp.method.name"] = "tools/call"
-        attributes["gen_ai.tool.name"] = binding.tool
-        return f"tools/call {binding.tool}", attributes
+        attributes["gen_ai.tool.name"] = binding.name
+        return f"tools/call {binding.name}", attributes
     return operation.tool_name, attributes
 
 

@@ -97,7 +97,8 @@ class ServiceView(View):
 
 
 class DefinitionChangeView(BaseModel):
-    tool: str = Field(description="the tool's name on the MCP server")
+    kind: Literal["tool", "prompt", "resource", "template"]
+    name: str = Field(description="its name on the MCP server (a resource's URI, a template's URI template)")
     change: Literal["added", "changed", "removed"]
     diff: str = Field(description="a unified diff of the definition as the model reads it")
     flags: list[str] = Field(description="what the new definition holds that is aimed at the model")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -32,12 +32,14 @@ MAX_DIFF_LINES = 400
 """Per tool: a larger diff is cut, saying how many lines were left out."""
 
 Change = Literal["added", "changed", "removed"]
+Kind = Literal["tool", "prompt", "resource", "template"]
 
 
 @dataclass(frozen=True, slots=True)
 class DefinitionChange:
-    tool: str
-    """The tool's name upstream."""
+    kind: Kind
+    name: str
+    """Its name upstream (a resource's URI, a template's URI template)."""
     change: Change
     diff: str
     """A unified diff of the definition as the model reads it (title, description, schemas, annotations)."""
@@ -63,36 +65,67 @@ def definition_of(operation: Operation) -> dict[str, Any]:
 
 
 def _by_upstream_name(service: CatalogService) -> dict[str, Operation]:
-    return {op.binding.tool: op for op in service.operations if isinstance(op.binding, McpBinding)}
+    return {op.binding.name: op for op in service.operations if isinstance(op.binding, McpBinding)}
 
 
-def _text(operation: Operation | None) -> list[str]:
-    if operation is None:
+def _text(definition: Mapping[str, Any] | None) -> list[str]:
+    if definition is None:
         return []
-    return json.dumps(definition_of(operation), indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    return json.dumps(definition, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
 
 
-def _diff(tool: str, before: Operation | None, after: Operation | None) -> str:
-    lines = list(difflib.unified_diff(_text(before), _text(after), f"{tool} (served)", f"{tool} (upstream now)",
-                                      lineterm=""))  # fmt: skip
+def _diff(name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+    lines = list(
+        difflib.unified_diff(_text(before), _text(after), f"{name} (served)", f"{name} (upstream now)", lineterm="")
+    )
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"... {len(lines) - MAX_DIFF_LINES} more lines"]
     return "\n".join(lines)
 
 
 def compare(served: CatalogService, fresh: CatalogService) -> list[DefinitionChange]:
-    """What differs between the tools served and those the upstream lists now, in the upstream's order (then
-    the removed ones)."""
-    before, after = _by_upstream_name(served), _by_upstream_name(fresh)
+    """What differs between what is served and what the upstream lists now: tools (by digest), then prompts,
+    resources and templates, each in the upstream's order, then the removed ones."""
+    tools_before, tools_after = _by_upstream_name(served), _by_upstream_name(fresh)
+    found = _changes(
+        "tool",
+        {name: definition_of(op) for name, op in tools_before.items()},
+        {name: definition_of(op) for name, op in tools_after.items()},
+        same=lambda name: _digest(tools_before[name]) == _digest(tools_after[name]),
+    )
+    offered: tuple[tuple[Kind, str, tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...]], ...] = (
+        ("prompt", "name", served.offerings.prompts, fresh.offerings.prompts),
+        ("resource", "uri", served.offerings.resources, fresh.offerings.resources),
+        ("template", "uriTemplate", served.offerings.templates, fresh.offerings.templates),
+    )
+    for kind, key, before, after in offered:
+        old = {item[key]: item for item in before}
+        new = {item[key]: item for item in after}
+        found += _changes(kind, old, new, same=_equal_in(old, new))
+    return found
+
+
+def _equal_in(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]]) -> Callable[[str], bool]:
+    return lambda name: old[name] == new[name]
+
+
+def _changes(
+    kind: Kind,
+    before: Mapping[str, Mapping[str, Any]],
+    after: Mapping[str, Mapping[str, Any]],
+    same: Callable[[str], bool],
+) -> list[DefinitionChange]:
     found: list[DefinitionChange] = []
-    for tool, operation in after.items():
-        old = before.get(tool)
-        if old is not None and _digest(old) == _digest(operation):
+    for name, definition in after.items():
+        if name in before and same(name):
             continue
-        flags = tuple(markers(json.dumps(definition_of(operation), ensure_ascii=False)))
-        found.append(DefinitionChange(tool, "added" if old is None else "changed", _diff(tool, old, operation), flags))
+        flags = tuple(markers(json.dumps(definition, ensure_ascii=False)))
+        change: Change = "added" if name not in before else "changed"
+        found.append(DefinitionChange(kind, name, change, _diff(name, before.get(name), definition), flags))
     found += [
-        DefinitionChange(tool, "removed", _diff(tool, op, None)) for tool, op in before.items() if tool not in after
+        DefinitionChange(kind, name, "removed", _diff(name, definition, None))
+        for name, definition in before.items()
+        if name not in after
     ]
     return found
 
