@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.context import ClientRequestContext
 
 from tests.gateway.conftest import gateway_of
 from tests.support.live_server import live_app
@@ -47,6 +48,42 @@ async def test_its_tools_are_listed_but_those_the_configuration_leaves_out(clien
     names = {tool.name for tool in (await client.list_tools()).tools}
     assert {"echo", "get-sum", "get-structured-content", "trigger-long-running-operation"} <= names
     assert "get-env" not in names
+    assert {"trigger-elicitation-request", "trigger-sampling-request", "get-roots-list"} <= names
+
+
+async def test_its_prompts_and_resources_are_served_and_read_through_the_gateway(client: Client) -> None:
+    prompts = {prompt.name for prompt in (await client.list_prompts()).prompts}
+    assert prompts
+    resources = (await client.list_resources()).resources
+    assert resources
+    first = (await client.read_resource(str(resources[0].uri))).contents[0]
+    assert str(first.uri) == str(resources[0].uri)
+    templates = (await client.list_resource_templates()).resource_templates
+    assert templates
+
+
+async def _elicit(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="decline")
+
+
+async def _sample(ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text="a sampled answer"), model="test-model"
+    )
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_what_it_asks_the_client_is_relayed(gateway_url: str, mode: str) -> None:
+    async with Client(
+        gateway_url,
+        mode=mode,
+        elicitation_callback=_elicit,
+        sampling_callback=_sample,  # type: ignore[arg-type]
+    ) as client:
+        sampled = await client.call_tool("trigger-sampling-request", {"prompt": "Say something"})
+        assert not sampled.is_error and "a sampled answer" in str(sampled.content)
+        elicited = await client.call_tool("trigger-elicitation-request", {})
+        assert not elicited.is_error and "decline" in str(elicited.content).lower()
 
 
 async def test_its_tools_answer_through_the_gateway(client: Client) -> None:

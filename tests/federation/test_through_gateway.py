@@ -15,6 +15,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.gateway.conftest import gateway_of
@@ -50,7 +51,7 @@ services:
     mcp: {showcase.url}
     tool_prefix: sc_
     include: [sc_echo, sc_image, sc_audio, sc_link, sc_annotated_text, sc_progress, sc_elicit, sc_fail,
-              sc_structured_object, sc_regional, sc_slow]
+              sc_structured_object, sc_regional, sc_slow, sc_sample, sc_roots, sc_elicit_twice]
     timeout: 5
 expositions:
   mixed:
@@ -77,7 +78,7 @@ def text(result: types.CallToolResult, index: int = 0) -> str:
 async def test_one_exposition_lists_the_tools_of_both_servers(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert {"add", "find_note", "count_slowly", "broken", "sc_echo", "sc_regional"} <= set(tools)
-    assert "sc_sample" not in tools  # the plan's include chose
+    assert "sc_crash" not in tools  # the plan's include chose
     assert tools["add"].title == "Add two numbers"
     assert tools["find_note"].annotations is not None and tools["find_note"].annotations.read_only_hint is True
 
@@ -135,9 +136,38 @@ async def test_arguments_are_checked_against_the_imported_schema_before_the_upst
     assert result.is_error and "Invalid arguments for add" in text(result)
 
 
-async def test_an_upstream_asking_for_input_gets_an_answer_and_the_client_a_clear_error(client: Client) -> None:
-    result = await client.call_tool("sc_elicit", {})
-    assert result.is_error  # the gateway refused the upstream's elicitation: nothing waits for its timeout
+async def _elicit(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    answers = {"First?": {"a": "first"}, "Second?": {"b": "second"}}
+    return types.ElicitResult(action="accept", content=answers.get(params.message, {"name": "octocat"}))
+
+
+async def _sample(ctx: ClientRequestContext, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text="four"), model="test-model"
+    )
+
+
+async def _roots(ctx: ClientRequestContext) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri="file:///workspace")])
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_what_an_upstream_asks_the_client_is_relayed_in_the_clients_dialect(
+    gateway: tuple[str, ShowcaseUpstream], mode: str
+) -> None:
+    url, _ = gateway
+    async with Client(
+        url, mode=mode, elicitation_callback=_elicit, sampling_callback=_sample, list_roots_callback=_roots
+    ) as client:
+        assert text(await client.call_tool("sc_elicit", {})) == "Hello, octocat!"
+        assert text(await client.call_tool("sc_sample", {})) == "model said: four"
+        assert text(await client.call_tool("sc_roots", {})) == "file:///workspace"
+        assert text(await client.call_tool("sc_elicit_twice", {})) == "first+second"
+
+
+async def test_a_client_that_cannot_answer_makes_the_upstreams_request_fail_at_once(client: Client) -> None:
+    result = await client.call_tool("sc_elicit", {})  # this client declared no elicitation capability
+    assert result.is_error
 
 
 async def test_only_the_plans_credential_reaches_the_upstream(
@@ -223,3 +253,27 @@ async def wait_for(condition: Callable[[], bool], seconds: float = 15.0) -> None
     with anyio.fail_after(seconds):
         while not condition():  # noqa: ASYNC110 - set by the upstream's thread, not an event of this loop
             await anyio.sleep(0.01)
+
+
+async def test_a_stateless_upstreams_input_required_is_relayed_to_each_client(tmp_path: Path) -> None:
+    with showcase_upstream(session_era=False) as upstream:
+        config = f"""
+services:
+  showcase:
+    mcp: {upstream.url}
+    include: [elicit, sample, roots, elicit_twice]
+server: {{fetch_allow: [127.0.0.1]}}
+"""
+        with live_app(lambda: gateway_of(config, tmp_path)) as base:
+            for mode in MODES:
+                async with Client(
+                    f"{base}/mcp/showcase",
+                    mode=mode,
+                    elicitation_callback=_elicit,
+                    sampling_callback=_sample,
+                    list_roots_callback=_roots,
+                ) as client:
+                    assert text(await client.call_tool("elicit", {})) == "Hello, octocat!"
+                    assert text(await client.call_tool("sample", {})) == "model said: four"
+                    assert text(await client.call_tool("roots", {})) == "file:///workspace"
+                    assert text(await client.call_tool("elicit_twice", {})) == "first+second"

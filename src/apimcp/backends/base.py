@@ -9,7 +9,7 @@ from typing import Any
 
 from apimcp.backends.credentials import Placement
 from apimcp.catalog.model import Operation
-from apimcp.protocol.models import CallToolResult
+from apimcp.protocol.models import CallToolResult, InputRequest
 from apimcp.safety.masking import NO_MASK, SecretMask
 
 
@@ -98,6 +98,11 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 """Reports progress of a long call to the client: (progress, total or None, message or None)."""
 
 
+AskClient = Callable[[Mapping[str, InputRequest]], Awaitable[dict[str, Any]]]
+"""Asks the client of the call's request (elicitation, sampling, roots) on an upstream MCP server's behalf, in the
+client's own dialect: each answer by key (a 2026-07-28 client's `InputRequired` propagates: the call runs again)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CallExtras:
     """What one call adds to what the backend always sends: headers passed on from the client (trace context,
@@ -107,6 +112,8 @@ class CallExtras:
     """Added first: the backend's own credentials and the user's win over them."""
     credentials: Placement | None = None
     mask: SecretMask = NO_MASK
+    ask: AskClient | None = None
+    """For an MCP server's calls: how to relay what it asks the client (None: it is answered an error)."""
 
     def __bool__(self) -> bool:
         return bool(self.headers) or self.credentials is not None

@@ -4,8 +4,9 @@ Credentials are those of any backend (`backends.access`: the plan's own, OAuth c
 they go in the upstream request's headers, and pick the upstream session the call uses (`sessions.py`). The
 client's own token is never among them: only what a plan configures reaches the upstream. The answer, a JSON
 body or an SSE stream, is bounded by the member's response size; in a stream, the upstream's progress is
-passed on to the client, a `ping` answered, and any other request of the upstream's (elicitation, sampling,
-roots) refused with an error it can read, so that it never waits for an answer that will not come. Values of
+passed on to the client, a `ping` answered, and what the upstream asks the client (elicitation, sampling, roots;
+`input_required` from a 2026-07-28 upstream) relayed to the client in its own dialect (`client_input.py`); any
+other request of the upstream's is refused with an error it can read, so that it never waits for nothing. Values of
 the credentials an upstream echoes are masked before anything is read. A session the upstream forgot (404) is
 opened again once. A call the client cancels is cancelled upstream: a stateless upstream sees its stream
 closed, a session-era one receives `notifications/cancelled`.
@@ -18,7 +19,8 @@ import contextlib
 import hashlib
 import itertools
 import ssl
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -26,18 +28,29 @@ import orjson
 import yarl
 
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials
-from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, McpResult, Progress, ToolAnswer
+from apimcp.backends.base import (
+    AskClient,
+    Backend,
+    BackendResult,
+    CallExtras,
+    Failure,
+    McpResult,
+    Progress,
+    ToolAnswer,
+)
 from apimcp.backends.http_common import CALL_ERRORS, exception_failure, read_limited, status_failure, too_large
 from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import McpBinding, Operation, Service
+from apimcp.federation import client_input
 from apimcp.federation import era as eras
 from apimcp.federation.results import BadResult, call_result
 from apimcp.federation.sessions import UpstreamRefused, UpstreamSessions
 from apimcp.mcp_client.answers import UpstreamError, response_to, result_of
 from apimcp.mcp_client.headers import param_headers
 from apimcp.mcp_client.sse import EventTooLarge, messages
+from apimcp.protocol.context import InputRequired
 from apimcp.safety.masking import SecretMask
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -115,15 +128,20 @@ class McpBackend(Backend):
             if method == "resources/read"
             else {"name": binding.name, "arguments": dict(arguments)}
         )
+        ask = extras.ask if extras is not None else None
+        asked = itertools.count(1)  # the rank of each request a session-era upstream sends during this call
+        sent = params
         try:
-            for attempt in range(2):
+            forgotten = rounds = 0
+            while True:
                 era = await self.upstream.era(key, headers)
                 request_id = next(self._ids)
                 token = f"apimcp-{request_id}"
-                sent = {**params, "_meta": {"progressToken": token}} if progress is not None else params
+                body = {**sent, "_meta": {"progressToken": token}} if progress is not None else sent
                 mirrored = era.stateless and method == "tools/call"
                 extra = {**headers, **param_headers(operation.input_schema, arguments)} if mirrored else headers
-                exchange = eras.call(era, request_id, method, sent, extra)
+                exchange = eras.call(era, request_id, method, body, extra)
+                call = _Call(request_id, token, progress, access.mask, era, url, headers, ask, asked)
                 try:
                     async with self._session.post(
                         url,
@@ -133,17 +151,24 @@ class McpBackend(Backend):
                         ssl=self._ssl,
                         allow_redirects=False,
                     ) as response:
-                        if response.status == 404 and era.negotiated.session_id is not None and attempt == 0:
+                        if response.status == 404 and era.negotiated.session_id is not None and not forgotten:
                             self.upstream.forget(key, era)
+                            forgotten += 1
                             continue
-                        answer = await self._answer(
-                            response, request_id, token, progress, access.mask, era, url, headers
-                        )
-                    return _result_of(method, answer)
-                except asyncio.CancelledError:
+                        answer = await self._answer(response, call)
+                except (asyncio.CancelledError, InputRequired):
                     if not era.stateless:  # a stateless upstream stops when the stream closes; a session's is told
                         self._tell_cancelled(era, request_id, url, headers)
                     raise
+                if isinstance(answer, Failure) or answer.get("resultType") != "input_required":
+                    return _result_of(method, answer)
+                rounds += 1
+                if ask is None or rounds > client_input.MAX_ROUNDS:
+                    return Failure("The MCP server keeps asking the user for input: the call was given up")
+                state = answer.get("requestState")
+                sent = {**params, "inputResponses": await client_input.responses(ask, answer)}
+                if isinstance(state, str):
+                    sent["requestState"] = state
         except UpstreamRefused as exc:
             return Failure(f"The MCP server refused the gateway: {exc.message}", exc.status)
         except UpstreamError as exc:
@@ -153,7 +178,6 @@ class McpBackend(Backend):
             return too_large(self._max_bytes)
         except CALL_ERRORS as exc:
             return exception_failure(exc, self._endpoint, self._timeout_seconds)
-        return Failure("The MCP server forgot the gateway's session twice in a row")
 
     def _tell_cancelled(self, era: eras.Era, request_id: int, url: yarl.URL, headers: Mapping[str, str]) -> None:
         """Tell a session-era upstream that the gateway gave up on `request_id` (its client cancelled), in the
@@ -177,18 +201,9 @@ class McpBackend(Backend):
         self._telling.add(task)
         task.add_done_callback(self._telling.discard)
 
-    async def _answer(
-        self,
-        response: aiohttp.ClientResponse,
-        request_id: int,
-        token: str,
-        progress: Progress | None,
-        mask: SecretMask,
-        era: eras.Era,
-        url: yarl.URL,
-        headers: Mapping[str, str],
-    ) -> Mapping[str, Any] | Failure:
-        """The result object of `request_id`, or the Failure the answer makes."""
+    async def _answer(self, response: aiohttp.ClientResponse, call: _Call) -> Mapping[str, Any] | Failure:
+        """The result object of the call's request, or the Failure the answer makes."""
+        mask = call.mask
         if response.status != 200:
             body = await read_limited(response, self._max_bytes) or b""
             return status_failure(response.status, response.reason, mask.mask_bytes(body) if mask else body)
@@ -201,37 +216,29 @@ class McpBackend(Backend):
                 transform=mask.mask_bytes if mask else None,
             )
             async for message in stream:
-                result = response_to(message, request_id)
+                result = response_to(message, call.request_id)
                 if result is not None:
                     break
-                await self._heard(message, token, progress, era, url, headers)
+                await self._heard(message, call)
             if result is None:
                 return Failure("The MCP server's stream ended without the result")
         else:
             read = await read_limited(response, self._max_bytes)
             if read is None:
                 return too_large(self._max_bytes)
-            result = result_of(mask.mask_bytes(read) if mask else read, response.content_type, request_id)
-        if result.get("resultType") == "input_required":
-            return Failure("The MCP server asks the user for input during this call, which apimcp does not relay yet")
+            result = result_of(mask.mask_bytes(read) if mask else read, response.content_type, call.request_id)
         return result
 
-    async def _heard(
-        self,
-        message: object,
-        token: str,
-        progress: Progress | None,
-        era: eras.Era,
-        url: yarl.URL,
-        headers: Mapping[str, str],
-    ) -> None:
-        """A message of the upstream's before the tool's result: progress passed on, a request answered."""
+    async def _heard(self, message: object, call: _Call) -> None:
+        """A message of the upstream's before the call's result: progress passed on, a request answered (what it
+        asks the client relayed to the client)."""
         if not isinstance(message, Mapping):
             return
         method = message.get("method")
         params = message.get("params")
         params = params if isinstance(params, Mapping) else {}
-        if method == "notifications/progress" and progress is not None and params.get("progressToken") == token:
+        progress = call.progress
+        if method == "notifications/progress" and progress is not None and params.get("progressToken") == call.token:
             done, total, note = params.get("progress"), params.get("total"), params.get("message")
             if isinstance(done, int | float) and not isinstance(done, bool):
                 await progress(
@@ -242,20 +249,38 @@ class McpBackend(Backend):
             return
         if "id" not in message or not isinstance(method, str):
             return
+        asked = client_input.method_of(method)
         if method == "ping":
-            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+            reply: dict[str, Any] = {"result": {}}
+        elif asked is not None and call.ask is not None:
+            reply = await client_input.answer(call.ask, f"{method}.{next(call.asked)}", asked, params)
         else:
-            text = f"apimcp does not relay {method[:60]} to its clients yet"
-            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": NOT_RELAYED, "message": text}}
+            reply = {"error": {"code": NOT_RELAYED, "message": f"apimcp does not relay {method[:60]} to this client"}}
+        reply = {"jsonrpc": "2.0", "id": message["id"], **reply}
         async with self._session.post(
-            url,
+            call.url,
             data=orjson.dumps(reply),
-            headers=era.headers(reply, headers),
+            headers=call.era.headers(reply, call.headers),
             timeout=self._timeout,
             ssl=self._ssl,
             allow_redirects=False,
         ):
             pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One request of a call to the upstream, as its answer is read."""
+
+    request_id: int
+    token: str
+    progress: Progress | None
+    mask: SecretMask
+    era: eras.Era
+    url: yarl.URL
+    headers: Mapping[str, str]
+    ask: AskClient | None
+    asked: Iterator[int]
 
 
 def _result_of(method: str, answer: Mapping[str, Any] | Failure) -> BackendResult:

@@ -9,10 +9,11 @@ Whatever needs adding to every backend call of a request belongs here, not in on
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from apimcp.backends.base import Backend, BackendResult, Failure, Progress
-from apimcp.catalog.model import Operation
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
+from apimcp.catalog.model import McpBinding, Operation
 from apimcp.gateway.call_preparation import CallPreparation
 from apimcp.protocol import RequestContext
 
@@ -33,11 +34,18 @@ class MemberBackend:
         """The backend's answer; raises `CredentialRefused` (or a URL elicitation, `InputRequired`) when the call
         needs a credential of the user's that they have not supplied."""
         preparation = self.preparation
+        relayed = isinstance(operation.binding, McpBinding)  # an MCP server may ask the client during the call
         if preparation is None:
-            return await self.backend.call(operation, arguments, progress)
-        result = await self.backend.call(operation, arguments, progress, await preparation.extras(ctx))
+            if not relayed:
+                return await self.backend.call(operation, arguments, progress)
+            return await self.backend.call(operation, arguments, progress, CallExtras(ask=ctx.request_inputs))
+        extras = await preparation.extras(ctx)
+        if relayed:
+            extras = replace(extras, ask=ctx.request_inputs)
+        result = await self.backend.call(operation, arguments, progress, extras)
         if preparation.has_user_credentials and isinstance(result, Failure) and result.status == 401:
             again = await preparation.after_rejection(ctx)
             if again is not None:
+                again = replace(again, ask=ctx.request_inputs) if relayed else again
                 result = await self.backend.call(operation, arguments, progress, again)
         return result

@@ -20,6 +20,9 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 CLIENT_INFO = {"name": "apimcp", "version": __version__}
 
 INITIALIZED: Mapping[str, Any] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+CAPABILITIES: Mapping[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+"""What the gateway declares to the servers it fronts: it relays these requests to its own clients (each client's
+own capabilities decide, when it is asked, whether it can answer)."""
 
 
 def request(request_id: int, method: str, params: Mapping[str, Any] | None, *, stateless: bool) -> dict[str, Any]:
@@ -30,14 +33,13 @@ def request(request_id: int, method: str, params: Mapping[str, Any] | None, *, s
         body["_meta"] = {
             **(meta if isinstance(meta, Mapping) else {}),
             PROTOCOL_VERSION_KEY: STATELESS_REVISION,
-            CLIENT_CAPABILITIES_KEY: {},
+            CLIENT_CAPABILITIES_KEY: dict(CAPABILITIES),
             CLIENT_INFO_KEY: CLIENT_INFO,
         }
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
 
 
 def initialize(request_id: int) -> dict[str, Any]:
-    """A session-era initialize offering `SESSION_REVISION` and no client capabilities (a gateway's own session
-    with a server it fronts: it answers no sampling, roots or elicitation requests there)."""
-    params = {"protocolVersion": SESSION_REVISION, "capabilities": {}, "clientInfo": CLIENT_INFO}
+    """A session-era initialize offering `SESSION_REVISION` and `CAPABILITIES`."""
+    params = {"protocolVersion": SESSION_REVISION, "capabilities": dict(CAPABILITIES), "clientInfo": CLIENT_INFO}
     return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
