@@ -6,7 +6,8 @@
 #                             official MCP conformance suite, Prism (an OpenAPI mock server) and
 #                             a Node 22 runtime for them; Debian's chromium for the browser tests
 #                             (Playwright drives it: Playwright's own browsers come from a CDN); and
-#                             .venv-mcp1/ with the last mcp 1.x, an old client for the HTTP+SSE tests
+#                             .venv-mcp1/ with the last mcp 1.x, an old client for the HTTP+SSE tests;
+#                             .venv-mcp-1.8.1/ and .venv-mcp-1.10.1/, old servers the federation tests front
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +42,15 @@ if [ "$(.venv-mcp1/bin/python -c 'import importlib.metadata as m; print(m.versio
   .venv-mcp1/bin/python -c '' 2>/dev/null || "$python" -m venv --clear .venv-mcp1
   .venv-mcp1/bin/python -m pip install --quiet --disable-pip-version-check "mcp==$mcp1"
 fi
+# Federation tests front MCP servers built with old SDK releases, each in a venv of its own: 1.8.1 speaks
+# 2024-11-05, 1.10.1 2025-06-18 (pydantic pinned to what they were released with: newer ones break them).
+for old in 1.8.1 1.10.1; do
+  venv=.venv-mcp-$old
+  if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null)" != "$old" ]; then
+    "$venv/bin/python" -c '' 2>/dev/null || "$python" -m venv --clear "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$old" "pydantic==2.11.7"
+  fi
+done
 # Browser tests (the console, a browser MCP client) drive Debian's Chromium through Playwright.
 # tests/support/browser.py takes `chromium` or `chromium-browser`, whichever is on PATH.
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then

@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -129,6 +130,41 @@ def everything_upstream() -> Iterator[str]:
                     raise RuntimeError("the reference MCP server did not start") from None
                 time.sleep(0.05)
         yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+OLD_SDK_SERVER = Path(__file__).with_name("sdk1_server.py")
+
+
+@contextlib.contextmanager
+def old_sdk_upstream(version: str, transport: str = "streamable-http") -> Iterator[str]:
+    """A server of the official Python SDK at `version` (1.8.1, 1.10.1, or "1" for the last 1.x), run by that
+    release's venv (scripts/setup.sh --test): its URL (`/mcp`, or `/sse` for the HTTP+SSE transport)."""
+    venv = ROOT / (".venv-mcp1" if version == "1" else f".venv-mcp-{version}")
+    port = free_port()
+    process = subprocess.Popen(
+        [str(venv / "bin" / "python"), str(OLD_SDK_SERVER), str(port), transport],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the mcp {version} server did not start") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}"
     finally:
         process.terminate()
         try:

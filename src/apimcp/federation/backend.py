@@ -143,19 +143,12 @@ class McpBackend(Backend):
                 exchange = eras.call(era, request_id, method, body, extra)
                 call = _Call(request_id, token, progress, access.mask, era, url, headers, ask, asked)
                 try:
-                    async with self._session.post(
-                        url,
-                        data=exchange.body,
-                        headers=exchange.headers,
-                        timeout=self._timeout,
-                        ssl=self._ssl,
-                        allow_redirects=False,
-                    ) as response:
-                        if response.status == 404 and era.negotiated.session_id is not None and not forgotten:
-                            self.upstream.forget(key, era)
-                            forgotten += 1
-                            continue
-                        answer = await self._answer(response, call)
+                    with self.upstream.routes.route(token, progress):  # older servers send it on the GET stream
+                        answer = await self._post(exchange, call, retry_forgotten=not forgotten)
+                    if answer is None:  # the upstream forgot the session: opened again, once
+                        self.upstream.forget(key, era)
+                        forgotten += 1
+                        continue
                 except (asyncio.CancelledError, InputRequired):
                     if not era.stateless:  # a stateless upstream stops when the stream closes; a session's is told
                         self._tell_cancelled(era, request_id, url, headers)
@@ -201,6 +194,23 @@ class McpBackend(Backend):
         self._telling.add(task)
         task.add_done_callback(self._telling.discard)
 
+    async def _post(
+        self, exchange: eras.Exchange, call: _Call, *, retry_forgotten: bool
+    ) -> Mapping[str, Any] | Failure | None:
+        """The answer to one request; None when the upstream no longer knows the session (and may be asked again
+        in another)."""
+        async with self._session.post(
+            call.url,
+            data=exchange.body,
+            headers=exchange.headers,
+            timeout=self._timeout,
+            ssl=self._ssl,
+            allow_redirects=False,
+        ) as response:
+            if response.status == 404 and call.era.negotiated.session_id is not None and retry_forgotten:
+                return None
+            return await self._answer(response, call)
+
     async def _answer(self, response: aiohttp.ClientResponse, call: _Call) -> Mapping[str, Any] | Failure:
         """The result object of the call's request, or the Failure the answer makes."""
         mask = call.mask
@@ -237,15 +247,8 @@ class McpBackend(Backend):
         method = message.get("method")
         params = message.get("params")
         params = params if isinstance(params, Mapping) else {}
-        progress = call.progress
-        if method == "notifications/progress" and progress is not None and params.get("progressToken") == call.token:
-            done, total, note = params.get("progress"), params.get("total"), params.get("message")
-            if isinstance(done, int | float) and not isinstance(done, bool):
-                await progress(
-                    float(done),
-                    float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None,
-                    note if isinstance(note, str) else None,
-                )
+        if method == "notifications/progress":
+            await self.upstream.routes.heard(params)  # the call's token is routed while it runs
             return
         if "id" not in message or not isinstance(method, str):
             return

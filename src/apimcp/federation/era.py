@@ -33,6 +33,13 @@ class Era:
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     """What the server said it offers (`prompts`, `resources`...)."""
 
+    @property
+    def ends_sessions(self) -> bool:
+        """Whether a session no longer needed is ended (DELETE): from 2025-06-18 on. Servers of the first
+        Streamable HTTP generation (the Python SDK 1.8, 2024-11-05 and 2025-03-26) fail as a whole on it, so
+        their sessions are left to expire."""
+        return self.negotiated.session_id is not None and self.negotiated.version is not None
+
     def offers(self, feature: str) -> bool:
         return isinstance(self.capabilities.get(feature), Mapping)
 

@@ -16,10 +16,11 @@ from apimcp.federation import era as eras
 from apimcp.federation.definitions import MAX_TOOLS, upstream_service
 from apimcp.importers.errors import SpecError
 from apimcp.mcp_client.answers import UpstreamError, result_of
-from apimcp.safety.fetch import Fetcher, FetchError
+from apimcp.safety.fetch import Fetcher, FetchError, FetchResponse, join_url, url_origin
 from apimcp.safety.shown_urls import shown_location
 
 MAX_PAGES = 100
+MAX_REDIRECTS = 3
 
 
 def import_upstream(
@@ -63,7 +64,7 @@ def import_upstream(
     return upstream_service(
         chosen_name[:100],
         (version or server_version or "1")[:50],
-        url,
+        reader.url,
         tools,
         description=description if isinstance(description, str) else None,
         tool_prefix=tool_prefix,
@@ -73,39 +74,43 @@ def import_upstream(
 
 class _Reader:
     def __init__(self, url: str, fetcher: Fetcher, credentials: dict[str, str]) -> None:
-        self._url = url
+        self.url = url
+        """The server's URL, once any redirect within its origin is followed."""
         self._fetcher = fetcher
         self._credentials = credentials
         self._next_id = 10
 
     def open(self) -> eras.Era:
         probe = eras.discover({})
-        answer = self._fetcher.request(
-            "POST",
-            self._url,
-            headers=probe.headers,
-            credentials=self._credentials,
-            body=probe.body,
-            follow_redirects=False,
-        )
+        answer = self._post(probe.headers, probe.body)
         stateless = eras.stateless_era(answer.status, answer.headers.get("content-type", ""), answer.body)
         if stateless is not None:
             return stateless
         opening = eras.initialize({})
-        answer = self._fetcher.request(
-            "POST",
-            self._url,
-            headers=opening.headers,
-            credentials=self._credentials,
-            body=opening.body,
-            follow_redirects=False,
-        )
+        answer = self._post(opening.headers, opening.body)
         era = eras.session_era(answer.status, answer.headers, answer.headers.get("content-type", ""), answer.body)
         body, headers = eras.initialized(era, {})
-        self._fetcher.request(
-            "POST", self._url, headers=headers, credentials=self._credentials, body=body, follow_redirects=False
-        )
+        self._post(headers, body)
         return era
+
+    def _post(self, headers: Mapping[str, str], body: bytes) -> FetchResponse:
+        """One POST to the server; a redirect within the server's origin (`/mcp` to `/mcp/`) is followed, and the
+        server's URL is then the one redirected to. Another origin is refused: the plan's credentials would go
+        there on every call."""
+        for _ in range(MAX_REDIRECTS + 1):
+            answer = self._fetcher.request(
+                "POST", self.url, headers=headers, credentials=self._credentials, body=body, follow_redirects=False
+            )
+            location = answer.headers.get("location")
+            if answer.status not in (307, 308) or not location:
+                return answer
+            target = join_url(self.url, location.strip())
+            if url_origin(target) != url_origin(self.url):
+                raise UpstreamError(
+                    f"the server redirects to another origin ({shown_location(target)}): import that URL if it is meant"
+                )
+            self.url = target
+        raise UpstreamError(f"more than {MAX_REDIRECTS} redirects")
 
     def every_item(self, era: eras.Era, method: str, key: str) -> list[object]:
         """Every page of a list method's `key`."""
@@ -114,14 +119,7 @@ class _Reader:
         for _ in range(MAX_PAGES):
             self._next_id += 1
             exchange = eras.call(era, self._next_id, method, {"cursor": cursor} if cursor else {}, {})
-            answer = self._fetcher.request(
-                "POST",
-                self._url,
-                headers=exchange.headers,
-                credentials=self._credentials,
-                body=exchange.body,
-                follow_redirects=False,
-            )
+            answer = self._post(exchange.headers, exchange.body)
             if answer.status != 200:
                 raise UpstreamError(f"{method} was answered HTTP {answer.status}")
             result = result_of(answer.body, answer.headers.get("content-type", ""), self._next_id)
@@ -138,12 +136,12 @@ class _Reader:
         raise UpstreamError(f"{method} has more than {MAX_PAGES} pages")
 
     def close(self, era: eras.Era) -> None:
-        if era.stateless or era.negotiated.session_id is None:
+        if not era.ends_sessions:
             return
         try:
             headers = era.headers({}, {})
             self._fetcher.request(
-                "DELETE", self._url, headers=headers, credentials=self._credentials, follow_redirects=False
+                "DELETE", self.url, headers=headers, credentials=self._credentials, follow_redirects=False
             )
         except FetchError:
             pass  # the session expires on the server's side anyway

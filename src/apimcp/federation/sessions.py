@@ -19,7 +19,9 @@ from collections.abc import Mapping
 import aiohttp
 
 from apimcp.backends.http_common import read_limited
+from apimcp.backends.rest import new_session
 from apimcp.federation import era as eras
+from apimcp.federation.listener import MAX_LISTENERS, ProgressRoutes, SessionListener
 from apimcp.mcp_client.answers import UpstreamError
 
 MAX_SESSIONS = 256
@@ -54,6 +56,11 @@ class UpstreamSessions:
         self._sessions: OrderedDict[str, tuple[eras.Era, Mapping[str, str]]] = OrderedDict()
         """Each credential's session, with the credential's headers (to end the session with)."""
         self._opening: dict[str, asyncio.Future[eras.Era]] = {}
+        self.routes = ProgressRoutes()
+        """The calls in flight that hear progress from the sessions' GET streams (`listener.py`)."""
+        self._listeners: dict[str, SessionListener] = {}
+        self._listening: aiohttp.ClientSession | None = None
+        """The small pool the GET streams use, apart from the calls' connections."""
 
     async def era(self, key: str, headers: Mapping[str, str]) -> eras.Era:
         """How to call the upstream with the credential `key` names (its `headers`)."""
@@ -81,8 +88,10 @@ class UpstreamSessions:
             self._stateless = opened
         else:
             self._sessions[key] = (opened, dict(headers))
+            self._listen(key, opened, headers)
             while len(self._sessions) > self._max:
-                self._sessions.popitem(last=False)
+                evicted, _ = self._sessions.popitem(last=False)
+                self._stop_listening(evicted)
         return opened
 
     def forget(self, key: str, era: eras.Era) -> None:
@@ -90,6 +99,19 @@ class UpstreamSessions:
         known = self._sessions.get(key)
         if known is not None and known[0] is era:
             del self._sessions[key]
+            self._stop_listening(key)
+
+    def _listen(self, key: str, era: eras.Era, headers: Mapping[str, str]) -> None:
+        if era.negotiated.session_id is None or len(self._listeners) >= MAX_LISTENERS:
+            return
+        if self._listening is None:
+            self._listening = new_session(limit=MAX_LISTENERS)
+        self._listeners[key] = SessionListener(self._listening, self._url, era, headers, self.routes, self._ssl)
+
+    def _stop_listening(self, key: str) -> None:
+        listener = self._listeners.pop(key, None)
+        if listener is not None:
+            listener.stop()
 
     async def _open(self, headers: Mapping[str, str]) -> eras.Era:
         probe = eras.discover(headers)
@@ -118,8 +140,15 @@ class UpstreamSessions:
 
     async def close(self) -> None:
         """End the sessions this gateway holds (best effort: an upstream forgets idle sessions anyway)."""
+        for key in list(self._listeners):
+            self._stop_listening(key)
+        if self._listening is not None:
+            listening, self._listening = self._listening, None
+            await listening.close()
         sessions, self._sessions = self._sessions, OrderedDict()
         for era, headers in sessions.values():
+            if not era.ends_sessions:
+                continue
             with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                 async with self._http.delete(
                     self._url, headers=era.headers({}, headers), timeout=self._timeout, ssl=self._ssl

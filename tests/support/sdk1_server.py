@@ -1,0 +1,46 @@
+"""An MCP server built with an old release of the official Python SDK (1.x, FastMCP), for federation tests.
+
+Run by that release's own venv (`.venv-mcp-1.8.1`, `.venv-mcp-1.10.1`, `.venv-mcp1`: scripts/setup.sh --test),
+never imported by the test suite: `python sdk1_server.py PORT streamable-http|sse`.
+"""
+
+import sys
+
+import anyio
+import uvicorn
+from mcp.server.fastmcp import Context, FastMCP
+
+server = FastMCP("old-sdk")
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return str(a + b)
+
+
+@server.tool()
+async def count_slowly(upto: int, ctx: Context) -> str:  # type: ignore[type-arg]
+    """Count to a number, telling progress (a step takes a moment, as real work does)."""
+    for step in range(1, upto + 1):
+        await ctx.report_progress(step, upto)
+        await anyio.sleep(0.1)
+    return f"counted to {upto}"
+
+
+@server.prompt()
+def greet(who: str) -> str:
+    """Greet someone."""
+    return f"Say hello to {who}"
+
+
+@server.resource("notes://first")
+def first_note() -> str:
+    """The first note."""
+    return "remember the milk"
+
+
+if __name__ == "__main__":
+    port, transport = int(sys.argv[1]), sys.argv[2]
+    app = server.streamable_http_app() if transport == "streamable-http" else server.sse_app()
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
