@@ -45,6 +45,7 @@ from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import McpBinding, Operation, Service
 from apimcp.federation import client_input
 from apimcp.federation import era as eras
+from apimcp.federation.health import UpstreamHealth
 from apimcp.federation.results import BadResult, call_result
 from apimcp.federation.sessions import UpstreamRefused, UpstreamSessions
 from apimcp.mcp_client.answers import UpstreamError, response_to, result_of
@@ -89,7 +90,14 @@ class McpBackend(Backend):
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
         self.upstream = UpstreamSessions(session, endpoint, timeout=self._timeout, tls=self._ssl)
         self._ids = itertools.count(100)
+        self.health = UpstreamHealth()
+        """Whether the server answers (`health.py`), as the gateway's /healthz counts it."""
         self._telling: set[asyncio.Task[None]] = set()
+
+    @property
+    def endpoint(self) -> str:
+        """The server's URL (as configured: never shown to clients)."""
+        return self._endpoint
 
     async def close(self) -> None:
         await self.upstream.close()
@@ -153,6 +161,10 @@ class McpBackend(Backend):
                     if not era.stateless:  # a stateless upstream stops when the stream closes; a session's is told
                         self._tell_cancelled(era, request_id, url, headers)
                     raise
+                if isinstance(answer, Failure) and (answer.status or 0) >= 500:
+                    self.health.failed()
+                else:
+                    self.health.answered()
                 if isinstance(answer, Failure) or answer.get("resultType") != "input_required":
                     return _result_of(method, answer)
                 rounds += 1
@@ -163,6 +175,8 @@ class McpBackend(Backend):
                 if isinstance(state, str):
                     sent["requestState"] = state
         except UpstreamRefused as exc:
+            if exc.status >= 500:
+                self.health.failed()
             return Failure(f"The MCP server refused the gateway: {exc.message}", exc.status)
         except UpstreamError as exc:
             status = 404 if exc.code == RESOURCE_NOT_FOUND else None  # read by resource reads as "not found"
@@ -170,6 +184,7 @@ class McpBackend(Backend):
         except EventTooLarge:
             return too_large(self._max_bytes)
         except CALL_ERRORS as exc:
+            self.health.failed()
             return exception_failure(exc, self._endpoint, self._timeout_seconds)
 
     def _tell_cancelled(self, era: eras.Era, request_id: int, url: yarl.URL, headers: Mapping[str, str]) -> None:

@@ -168,9 +168,11 @@ class GatewayApp:
         elif path in ("/healthz", "/"):
             # Counts only: a gateway serves several organizations, and none may learn the others' names.
             routes = self.runtime.routes
-            await json_response(
-                send, 200, {"status": "ok", "revision": routes.revision, "expositions": len(routes.by_id)}
-            )
+            health = {"status": "ok", "revision": routes.revision, "expositions": len(routes.by_id)}
+            upstreams = self.runtime.upstream_states()
+            if upstreams:  # the MCP servers fronted, counted by state (unknown: not called yet)
+                health["upstreams"] = upstreams
+            await json_response(send, 200, health)
         else:
             await json_response(send, 404, {"error": f"Nothing at {path}"})
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -38,6 +39,8 @@ from apimcp.codemode.setting import parse_code_mode
 from apimcp.elicitation.broker import ElicitationBroker
 from apimcp.elicitation.secrets import KINDS as ELICITED_KINDS
 from apimcp.elicitation.secrets import ElicitedSecret, elicited_secret
+from apimcp.federation.backend import McpBackend
+from apimcp.federation.health import UpstreamHealth
 from apimcp.forwarding.policy import parse_header_policy
 from apimcp.gateway.backends import BackendFactory, check_references, credential_list, token_exchange_of
 from apimcp.gateway.call_preparation import CallPreparation, ElicitedCredential, ExchangedCredential, UserCredential
@@ -248,6 +251,18 @@ class GatewayRuntime:
         self.elicitation.use(secret for _, route in built.values() for secret in route.elicited)
         exchanges = {key for _, route in built.values() for key in route.exchanges}
         self._exchangers = {key: e for key, e in self._exchangers.items() if key in exchanges}
+
+    def upstream_states(self) -> dict[str, int]:
+        """The MCP servers this gateway calls, counted by whether they answer (`federation.health`); each server
+        once, however many expositions front it."""
+        latest: dict[str, UpstreamHealth] = {}  # per server URL: the newest news of it, from any exposition
+        for route in self.routes.by_id.values():
+            for backend in route.backends:
+                if isinstance(backend, McpBackend):
+                    known = latest.get(backend.endpoint)
+                    if known is None or backend.health.since > known.since:
+                        latest[backend.endpoint] = backend.health
+        return dict(Counter(health.state for health in latest.values()))
 
     def _route(self, exposition: Mapping[str, Any], previous: Route | None) -> Route:
         members: list[tuple[ToolSet, Backend]] = []
