@@ -114,6 +114,8 @@ class CallExtras:
     mask: SecretMask = NO_MASK
     ask: AskClient | None = None
     """For an MCP server's calls: how to relay what it asks the client (None: it is answered an error)."""
+    client_capabilities: Mapping[str, Any] | None = None
+    """For an MCP server's calls: what the client declared, which a 2026-07-28 server is told."""
 
     def __bool__(self) -> bool:
         return bool(self.headers) or self.credentials is not None

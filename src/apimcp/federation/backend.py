@@ -48,10 +48,16 @@ from apimcp.federation import era as eras
 from apimcp.federation.health import UpstreamHealth
 from apimcp.federation.results import BadResult, call_result
 from apimcp.federation.sessions import UpstreamRefused, UpstreamSessions
-from apimcp.mcp_client.answers import UpstreamError, response_to, result_of
+from apimcp.mcp_client.answers import UpstreamError, messages_of, response_to, result_of
 from apimcp.mcp_client.headers import param_headers
 from apimcp.mcp_client.sse import EventTooLarge, messages
 from apimcp.protocol.context import InputRequired
+from apimcp.protocol.errors import (
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    SESSION_URL_ELICITATION_REQUIRED,
+    MissingClientCapability,
+    UrlElicitationRequired,
+)
 from apimcp.safety.masking import SecretMask
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -137,6 +143,7 @@ class McpBackend(Backend):
             else {"name": binding.name, "arguments": dict(arguments)}
         )
         ask = extras.ask if extras is not None else None
+        capabilities = extras.client_capabilities if extras is not None else None
         asked = itertools.count(1)  # the rank of each request a session-era upstream sends during this call
         sent = params
         try:
@@ -148,7 +155,7 @@ class McpBackend(Backend):
                 body = {**sent, "_meta": {"progressToken": token}} if progress is not None else sent
                 mirrored = era.stateless and method == "tools/call"
                 extra = {**headers, **param_headers(operation.input_schema, arguments)} if mirrored else headers
-                exchange = eras.call(era, request_id, method, body, extra)
+                exchange = eras.call(era, request_id, method, body, extra, capabilities)
                 call = _Call(request_id, token, progress, access.mask, era, url, headers, ask, asked)
                 try:
                     with self.upstream.routes.route(token, progress):  # older servers send it on the GET stream
@@ -231,7 +238,10 @@ class McpBackend(Backend):
         mask = call.mask
         if response.status != 200:
             body = await read_limited(response, self._max_bytes) or b""
-            return status_failure(response.status, response.reason, mask.mask_bytes(body) if mask else body)
+            body = mask.mask_bytes(body) if mask else body
+            if response.content_type == "application/json":
+                _raise_client_errors(body, call.request_id)
+            return status_failure(response.status, response.reason, body)
         if response.content_type == "text/event-stream":
             result = None
             stream = messages(
@@ -241,7 +251,7 @@ class McpBackend(Backend):
                 transform=mask.mask_bytes if mask else None,
             )
             async for message in stream:
-                result = response_to(message, call.request_id)
+                result = _response_to(message, call.request_id)
                 if result is not None:
                     break
                 await self._heard(message, call)
@@ -251,7 +261,9 @@ class McpBackend(Backend):
             read = await read_limited(response, self._max_bytes)
             if read is None:
                 return too_large(self._max_bytes)
-            result = result_of(mask.mask_bytes(read) if mask else read, response.content_type, call.request_id)
+            read = mask.mask_bytes(read) if mask else read
+            _raise_client_errors(read, call.request_id)
+            result = result_of(read, response.content_type, call.request_id)
         return result
 
     async def _heard(self, message: object, call: _Call) -> None:
@@ -299,6 +311,39 @@ class _Call:
     headers: Mapping[str, str]
     ask: AskClient | None
     asked: Iterator[int]
+
+
+def _response_to(message: object, request_id: int) -> Mapping[str, Any] | None:
+    try:
+        return response_to(message, request_id)
+    except UpstreamError as exc:
+        _raise_for_client(exc)
+        raise
+
+
+def _raise_client_errors(body: bytes, request_id: int) -> None:
+    """Raise, as the engine's own error, an upstream's answer that is about the client (a capability it did not
+    declare, a URL it must visit first): the client learns what to do, as if the gateway had said it."""
+    try:
+        for message in messages_of(body, "application/json"):
+            response_to(message, request_id)
+    except UpstreamError as exc:
+        _raise_for_client(exc)
+
+
+def _raise_for_client(exc: UpstreamError) -> None:
+    data = exc.data if isinstance(exc.data, Mapping) else {}
+    if exc.code == MISSING_REQUIRED_CLIENT_CAPABILITY and isinstance(data.get("requiredCapabilities"), Mapping):
+        raise MissingClientCapability(data["requiredCapabilities"], exc.message[:500])
+    elicitations = data.get("elicitations")
+    if exc.code == SESSION_URL_ELICITATION_REQUIRED and isinstance(elicitations, list):
+        urls = [
+            {key: e[key] for key in ("message", "url", "elicitationId") if isinstance(e.get(key), str)}
+            for e in elicitations[:16]
+            if isinstance(e, Mapping) and isinstance(e.get("url"), str)
+        ]
+        if urls:
+            raise UrlElicitationRequired(urls, exc.message[:500])
 
 
 def _result_of(method: str, answer: Mapping[str, Any] | Failure) -> BackendResult:

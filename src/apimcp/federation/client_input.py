@@ -6,8 +6,9 @@ a 2026-07-28 client by an `input_required` result, whose retry runs the call aga
 again and given the answer: a tool that asks for input runs up to that point once per round, as 2026-07-28
 servers do). A session-era upstream asks by a request on the call's stream and is answered on its session; a
 2026-07-28 upstream answers `input_required`, and is called again with the client's responses and its own
-`requestState`. The keys an upstream's requests get are stable from one round to the next (`upstream.` and the
-upstream's key, or the method and its rank in the call), so that a client's answer finds its request again.
+`requestState`. The keys an upstream's requests get are stable from one round to the next (a 2026-07-28
+upstream's own keys, which its client sees unchanged; for a session-era one, the method and its rank in the
+call), so that a client's answer finds its request again.
 A client that cannot answer (no such capability, an older revision) makes the upstream receive an error.
 """
 
@@ -65,9 +66,9 @@ async def responses(ask: AskClient, result: Mapping[str, Any]) -> dict[str, Any]
         method = method_of(request.get("method")) if isinstance(request, Mapping) else None
         if method is None or not isinstance(key, str) or len(key) > 200:
             raise UpstreamError("the server's input_required result asks something that is not a client request")
-        asked[f"upstream.{key}"] = input_request(method, request.get("params", {}))
+        asked[key] = input_request(method, request.get("params", {}))
     try:
         answers = await ask(asked)
     except McpError as exc:
         raise UpstreamError(f"the client cannot answer the server's request: {exc.message}") from None
-    return {key: answers[f"upstream.{key}"] for key in requests}
+    return {key: answers[key] for key in requests}

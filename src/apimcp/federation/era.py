@@ -113,7 +113,15 @@ def initialized(era: Era, extra: Mapping[str, str]) -> tuple[bytes, dict[str, st
     return orjson.dumps(requests.INITIALIZED), era.headers(requests.INITIALIZED, extra)
 
 
-def call(era: Era, request_id: int, method: str, params: Mapping[str, Any], extra: Mapping[str, str]) -> Exchange:
-    """A request of `era`: with the `_meta` envelope when stateless, in the session otherwise."""
-    message = requests.request(request_id, method, params, stateless=era.stateless)
+def call(
+    era: Era,
+    request_id: int,
+    method: str,
+    params: Mapping[str, Any],
+    extra: Mapping[str, str],
+    capabilities: Mapping[str, Any] | None = None,
+) -> Exchange:
+    """A request of `era`: with the `_meta` envelope when stateless (declaring `capabilities`, the client's own,
+    when given: a stateless upstream then asks only what the client can answer), in the session otherwise."""
+    message = requests.request(request_id, method, params, stateless=era.stateless, capabilities=capabilities)
     return _exchange(message, era.negotiated, extra)

@@ -38,14 +38,20 @@ class MemberBackend:
         if preparation is None:
             if not relayed:
                 return await self.backend.call(operation, arguments, progress)
-            return await self.backend.call(operation, arguments, progress, CallExtras(ask=ctx.request_inputs))
+            return await self.backend.call(operation, arguments, progress, _relaying(CallExtras(), ctx))
         extras = await preparation.extras(ctx)
         if relayed:
-            extras = replace(extras, ask=ctx.request_inputs)
+            extras = _relaying(extras, ctx)
         result = await self.backend.call(operation, arguments, progress, extras)
         if preparation.has_user_credentials and isinstance(result, Failure) and result.status == 401:
             again = await preparation.after_rejection(ctx)
             if again is not None:
-                again = replace(again, ask=ctx.request_inputs) if relayed else again
+                again = _relaying(again, ctx) if relayed else again
                 result = await self.backend.call(operation, arguments, progress, again)
         return result
+
+
+def _relaying(extras: CallExtras, ctx: RequestContext) -> CallExtras:
+    """`extras` for an MCP server's call: what it asks the client is relayed to `ctx`'s client, and a 2026-07-28
+    server is told what that client can answer."""
+    return replace(extras, ask=ctx.request_inputs, client_capabilities=ctx.client_capabilities)

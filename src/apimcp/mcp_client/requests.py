@@ -25,15 +25,23 @@ CAPABILITIES: Mapping[str, Any] = {"elicitation": {"form": {}, "url": {}}, "samp
 own capabilities decide, when it is asked, whether it can answer)."""
 
 
-def request(request_id: int, method: str, params: Mapping[str, Any] | None, *, stateless: bool) -> dict[str, Any]:
-    """A request; a stateless one carries the `_meta` envelope (beside any `_meta` the params already have)."""
+def request(
+    request_id: int,
+    method: str,
+    params: Mapping[str, Any] | None,
+    *,
+    stateless: bool,
+    capabilities: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A request; a stateless one carries the `_meta` envelope (beside any `_meta` the params already have),
+    declaring `capabilities` (default: `CAPABILITIES`)."""
     body = dict(params or {})
     if stateless:
         meta = body.get("_meta")
         body["_meta"] = {
             **(meta if isinstance(meta, Mapping) else {}),
             PROTOCOL_VERSION_KEY: STATELESS_REVISION,
-            CLIENT_CAPABILITIES_KEY: dict(CAPABILITIES),
+            CLIENT_CAPABILITIES_KEY: dict(CAPABILITIES if capabilities is None else capabilities),
             CLIENT_INFO_KEY: CLIENT_INFO,
         }
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
