@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.conformance.fixture_server import create_app
-from tests.support.live_server import live_server
+from tests.gateway.conftest import gateway_of
+from tests.support.live_server import live_app, live_server
 
 pytestmark = pytest.mark.conformance
 
@@ -59,8 +60,33 @@ def _checks_by_scenario(results: Path) -> dict[str, list[dict[str, object]]]:
     return found
 
 
+@pytest.fixture(scope="module")
+def federating_url(fixture_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A gateway exposition whose one service is the fixture server, fronted as an MCP server (federation)."""
+    upstream = fixture_url.replace("//localhost:", "//127.0.0.1:")
+    config = f"services:\n  fixture:\n    mcp: {upstream}\nserver: {{fetch_allow: [127.0.0.1]}}\n"
+    folder = tmp_path_factory.mktemp("federating")
+    with live_app(lambda: gateway_of(config, folder)) as base:
+        yield f"{base}/mcp/fixture"
+
+
 @pytest.mark.parametrize("requirements", ["2025-11-25", "2026-07-28"])
 def test_required_scenarios_pass(fixture_url: str, requirements: str, tmp_path: Path) -> None:
+    _assert_required_scenarios_pass(fixture_url, requirements, tmp_path)
+
+
+@pytest.mark.parametrize("requirements", ["2025-11-25", "2026-07-28"])
+def test_required_scenarios_pass_through_a_gateway_fronting_the_fixture(
+    federating_url: str, requirements: str, tmp_path: Path
+) -> None:
+    """The gateway in front of the fixture, the fixture being an MCP server of either era to it: every required
+    scenario still passes (tools, prompts, resources and subscriptions, logging, progress, elicitation and sampling
+    relayed, the 2026-07-28 ladder), as against the fixture itself."""
+    _assert_required_scenarios_pass(federating_url, requirements, tmp_path, tasks=False)
+
+
+def _assert_required_scenarios_pass(url: str, requirements: str, tmp_path: Path, *, tasks: bool = True) -> None:
+    fixture_url = url
     required = _required_server_scenarios(requirements)
     assert len(required) >= 30, f"could not read the required scenarios of {requirements}"
     run = _suite("server", "--url", fixture_url, "--requirements", requirements, "-o", str(tmp_path))
@@ -75,7 +101,7 @@ def test_required_scenarios_pass(fixture_url: str, requirements: str, tmp_path: 
     assert required <= results.keys(), f"scenarios that did not run: {sorted(required - results.keys())}"
     assert all(any(c["status"] == "SUCCESS" for c in results[s]) for s in required)
     assert run.returncode == 0, f"{run.stdout[-4000:]}\n{run.stderr[-2000:]}"
-    if requirements == "2026-07-28":
+    if requirements == "2026-07-28" and tasks:
         _assert_tasks_scenarios_pass(results)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from apimcp.backends.credentials import Placement
 from apimcp.catalog.model import Operation
-from apimcp.protocol.models import CallToolResult, InputRequest
+from apimcp.protocol.models import CallToolResult, InputRequest, LogLevel
 from apimcp.safety.masking import NO_MASK, SecretMask
 
 
@@ -101,6 +101,18 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 AskClient = Callable[[Mapping[str, InputRequest]], Awaitable[dict[str, Any]]]
 """Asks the client of the call's request (elicitation, sampling, roots) on an upstream MCP server's behalf, in the
 client's own dialect: each answer by key (a 2026-07-28 client's `InputRequired` propagates: the call runs again)."""
+LogToClient = Callable[[LogLevel, Any, "str | None"], Awaitable[None]]
+"""Sends a log message to the client of the call's request, when its log level lets it through."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallClient:
+    """The client of the request a call is made for, as an upstream MCP server talks to it during the call."""
+
+    ask: AskClient
+    capabilities: Mapping[str, Any]
+    """What the client declared (a 2026-07-28 server is told, so that it asks only what the client can answer)."""
+    log: LogToClient
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +124,8 @@ class CallExtras:
     """Added first: the backend's own credentials and the user's win over them."""
     credentials: Placement | None = None
     mask: SecretMask = NO_MASK
-    ask: AskClient | None = None
-    """For an MCP server's calls: how to relay what it asks the client (None: it is answered an error)."""
-    client_capabilities: Mapping[str, Any] | None = None
-    """For an MCP server's calls: what the client declared, which a 2026-07-28 server is told."""
+    client: CallClient | None = None
+    """For an MCP server's calls: the client it may talk to (None: what it asks is answered an error)."""
 
     def __bool__(self) -> bool:
         return bool(self.headers) or self.credentials is not None

@@ -29,9 +29,9 @@ import yarl
 
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials
 from apimcp.backends.base import (
-    AskClient,
     Backend,
     BackendResult,
+    CallClient,
     CallExtras,
     Failure,
     McpResult,
@@ -58,6 +58,7 @@ from apimcp.protocol.errors import (
     MissingClientCapability,
     UrlElicitationRequired,
 )
+from apimcp.protocol.models import LOG_LEVELS
 from apimcp.safety.masking import SecretMask
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -139,24 +140,27 @@ class McpBackend(Backend):
         method = binding.method
         params: dict[str, Any] = (
             {"uri": binding.name}
-            if method == "resources/read"
+            if method.startswith("resources/")
             else {"name": binding.name, "arguments": dict(arguments)}
         )
-        ask = extras.ask if extras is not None else None
-        capabilities = extras.client_capabilities if extras is not None else None
+        client = extras.client if extras is not None else None
+        ask = client.ask if client is not None else None
+        capabilities = client.capabilities if client is not None else None
         asked = itertools.count(1)  # the rank of each request a session-era upstream sends during this call
         sent = params
         try:
             forgotten = rounds = 0
             while True:
                 era = await self.upstream.era(key, headers)
+                if method == "resources/subscribe" and era.stateless:
+                    return McpResult({})  # 2026-07-28 has no resources/subscribe: its servers tell listen streams
                 request_id = next(self._ids)
                 token = f"apimcp-{request_id}"
                 body = {**sent, "_meta": {"progressToken": token}} if progress is not None else sent
                 mirrored = era.stateless and method == "tools/call"
                 extra = {**headers, **param_headers(operation.input_schema, arguments)} if mirrored else headers
                 exchange = eras.call(era, request_id, method, body, extra, capabilities)
-                call = _Call(request_id, token, progress, access.mask, era, url, headers, ask, asked)
+                call = _Call(request_id, token, progress, access.mask, era, url, headers, client, asked)
                 try:
                     with self.upstream.routes.route(token, progress):  # older servers send it on the GET stream
                         answer = await self._post(exchange, call, retry_forgotten=not forgotten)
@@ -277,13 +281,18 @@ class McpBackend(Backend):
         if method == "notifications/progress":
             await self.upstream.routes.heard(params)  # the call's token is routed while it runs
             return
+        if method == "notifications/message" and call.client is not None:
+            level, logger = params.get("level"), params.get("logger")
+            if level in LOG_LEVELS:
+                await call.client.log(level, params.get("data"), logger if isinstance(logger, str) else None)
+            return
         if "id" not in message or not isinstance(method, str):
             return
         asked = client_input.method_of(method)
         if method == "ping":
             reply: dict[str, Any] = {"result": {}}
-        elif asked is not None and call.ask is not None:
-            reply = await client_input.answer(call.ask, f"{method}.{next(call.asked)}", asked, params)
+        elif asked is not None and call.client is not None:
+            reply = await client_input.answer(call.client.ask, f"{method}.{next(call.asked)}", asked, params)
         else:
             reply = {"error": {"code": NOT_RELAYED, "message": f"apimcp does not relay {method[:60]} to this client"}}
         reply = {"jsonrpc": "2.0", "id": message["id"], **reply}
@@ -309,7 +318,7 @@ class _Call:
     era: eras.Era
     url: yarl.URL
     headers: Mapping[str, str]
-    ask: AskClient | None
+    client: CallClient | None
     asked: Iterator[int]
 
 

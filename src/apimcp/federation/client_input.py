@@ -1,7 +1,7 @@
 """What an upstream MCP server asks the client during a call (elicitation, sampling, roots), relayed to the client.
 
 The gateway asks through the request's own context (`RequestContext.request_inputs`, given to the backend as
-`CallExtras.ask`), so each client is asked in its own dialect: a session-era client by a request on its stream,
+`CallExtras.client`), so each client is asked in its own dialect: a session-era client by a request on its stream,
 a 2026-07-28 client by an `input_required` result, whose retry runs the call again (the upstream is then asked
 again and given the answer: a tool that asks for input runs up to that point once per round, as 2026-07-28
 servers do). A session-era upstream asks by a request on the call's stream and is answered on its session; a

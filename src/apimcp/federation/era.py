@@ -123,5 +123,9 @@ def call(
 ) -> Exchange:
     """A request of `era`: with the `_meta` envelope when stateless (declaring `capabilities`, the client's own,
     when given: a stateless upstream then asks only what the client can answer), in the session otherwise."""
-    message = requests.request(request_id, method, params, stateless=era.stateless, capabilities=capabilities)
+    # every log message is asked for: each client's own level filters what it receives (`RequestContext.log`)
+    log_level = "debug" if era.stateless and era.offers("logging") else None
+    message = requests.request(
+        request_id, method, params, stateless=era.stateless, capabilities=capabilities, log_level=log_level
+    )
     return _exchange(message, era.negotiated, extra)

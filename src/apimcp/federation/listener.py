@@ -4,7 +4,8 @@ Servers of the first Streamable HTTP generation (the Python SDK before 1.11) sen
 than on the call's own stream, and servers of any revision ask there what is not tied to a request (roots, a
 ping). The gateway holds one GET stream per upstream session it holds (at most `MAX_LISTENERS` per server, over a
 small connection pool of their own, so that streams never take the connections calls need), passes on each
-progress notification to the call whose token it names (`ProgressRoutes`), answers a ping, and answers any other
+progress notification to the call whose token it names (`ProgressRoutes`), tells the endpoints that serve the
+server's resources which one changed (to the clients subscribed to it), answers a ping, and answers any other
 request with an error (it belongs to no call, so no client to ask). A server without such a stream (405) is not
 asked again; one that ends it is listened to again, a few times.
 """
@@ -15,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import aiohttp
@@ -30,14 +31,21 @@ log = logging.getLogger("apimcp.federation")
 MAX_LISTENERS = 16
 MAX_EVENT_BYTES = 1024 * 1024
 MAX_RESTARTS = 3
+MAX_URI = 8 * 1024
 NOT_IN_A_CALL = -32601
 
 
 class ProgressRoutes:
-    """Which call hears the progress a token names, while it runs."""
+    """Which call hears the progress a token names, while it runs; who hears that a subscribed resource changed."""
 
     def __init__(self) -> None:
         self._routes: dict[str, Progress] = {}
+        self.updated: list[Callable[[str], None]] = []
+        """Told each URI the server says changed (the endpoints serving the server's resources)."""
+
+    def resource_updated(self, uri: str) -> None:
+        for tell in self.updated:
+            tell(uri)
 
     @contextlib.contextmanager
     def route(self, token: str, progress: Progress | None) -> Iterator[None]:
@@ -104,6 +112,11 @@ class SessionListener:
         params = message.get("params")
         if method == "notifications/progress" and isinstance(params, Mapping):
             await self._routes.heard(params)
+            return
+        if method == "notifications/resources/updated" and isinstance(params, Mapping):
+            uri = params.get("uri")
+            if isinstance(uri, str) and len(uri) <= MAX_URI:
+                self._routes.resource_updated(uri)
             return
         if "id" not in message or not isinstance(method, str):
             return

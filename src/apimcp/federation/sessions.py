@@ -127,6 +127,9 @@ class UpstreamSessions:
         era = eras.session_era(status, answer_headers, answer_headers.get("content-type", ""), body)
         notification, notification_headers = eras.initialized(era, headers)
         await self._post(notification, notification_headers)
+        if era.offers("logging"):  # every message: each client's own level filters what it receives
+            level = eras.call(era, eras.INITIALIZE_ID + 1, "logging/setLevel", {"level": "debug"}, headers)
+            await self._post(level.body, level.headers)
         return era
 
     async def _post(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:

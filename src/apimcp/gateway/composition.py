@@ -67,6 +67,8 @@ class Extras:
     upstreams: Sequence[tuple[McpOfferings, MemberBackend]] = ()
     """The prompts, resources and templates of the exposition's MCP servers, with the member each is read
     through (`upstream_offerings`)."""
+    relays_logs: bool = False
+    """Some member is an MCP server, whose log messages during a call reach the client (which sets its level)."""
 
 
 @dataclass(frozen=True, slots=True)

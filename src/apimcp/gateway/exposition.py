@@ -209,8 +209,9 @@ class ExpositionHandler(McpHandler):
             prompts_list_changed=offers_prompts,
             resources=offers_resources,
             resources_list_changed=offers_resources,
+            resources_subscribe=self._upstream.offers_resources(),
             completions=offers_prompts or (resources is not None and resources.has_templates),
-            logging=False,
+            logging=extras.relays_logs,
             tasks=settings.task_policy is not None,
         )
 
@@ -334,6 +335,12 @@ class ExpositionHandler(McpHandler):
 
     async def list_resource_templates(self, ctx: RequestContext, cursor: str | None) -> Page[ResourceTemplate]:
         return self._templates_page
+
+    async def subscribe_resource(self, ctx: RequestContext, uri: str) -> None:
+        if not await self._upstream.subscribe(ctx, uri):
+            resources = self.composition.resources
+            if resources is None:
+                raise ResourceNotFound(uri)  # an artifact's resource may be subscribed to: it is never updated
 
     async def read_resource(self, ctx: RequestContext, uri: str) -> ReadResourceResult:
         resources = self.composition.resources

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
+from apimcp.backends.base import Backend, BackendResult, CallClient, CallExtras, Failure, Progress
 from apimcp.catalog.model import McpBinding, Operation
 from apimcp.gateway.call_preparation import CallPreparation
 from apimcp.protocol import RequestContext
@@ -54,4 +54,4 @@ class MemberBackend:
 def _relaying(extras: CallExtras, ctx: RequestContext) -> CallExtras:
     """`extras` for an MCP server's call: what it asks the client is relayed to `ctx`'s client, and a 2026-07-28
     server is told what that client can answer."""
-    return replace(extras, ask=ctx.request_inputs, client_capabilities=ctx.client_capabilities)
+    return replace(extras, client=CallClient(ctx.request_inputs, ctx.client_capabilities, ctx.log))

@@ -331,6 +331,7 @@ class GatewayRuntime:
                 for service, member in zip(services, called, strict=True)
                 if service.offerings
             ],
+            relays_logs=any(service.kind == "mcp" for service in services),
         )
         loader = BackendLoader(called, self._backends.guarded_session)  # reads files as its operations are called
         handler = ExpositionHandler(settings, members, extras, loader)
@@ -339,6 +340,9 @@ class GatewayRuntime:
             endpoint = previous.endpoint
         else:
             endpoint = McpEndpoint(handler, self._options, endpoint_id=exposition["id"])
+        for backend in raw_backends:  # what an MCP server says changed reaches the clients subscribed to it
+            if isinstance(backend, McpBackend):
+                backend.upstream.routes.updated.append(endpoint.changes.resource_updated)
         return Route(
             exposition_id=exposition["id"],
             organization=exposition["organization"],

@@ -66,6 +66,22 @@ class UpstreamOfferings:
         except (_Unavailable, BadResult) as exc:
             raise McpError(INTERNAL_ERROR, f"The MCP server could not give the prompt {name}: {exc}") from None
 
+    def offers_resources(self) -> bool:
+        return bool(self._resources or self._templates)
+
+    async def subscribe(self, ctx: RequestContext, uri: str) -> bool:
+        """Ask the server offering `uri` to tell of its changes (False: no server offers it). The gateway's
+        session with the server stays subscribed: clients of the exposition share it."""
+        listed = self._resources.get(uri)
+        member = listed[1] if listed is not None else self._template_member(uri)
+        if member is None:
+            return False
+        try:
+            await _request(ctx, member, McpBinding(uri, method="resources/subscribe"), {})
+        except _Unavailable as exc:
+            raise McpError(INTERNAL_ERROR, f"The MCP server could not subscribe to {uri}: {exc}") from None
+        return True
+
     async def read(self, ctx: RequestContext, uri: str) -> ReadResourceResult | None:
         """The contents of `uri` from the server that lists it (or whose template matches it); None when no
         server of the exposition offers it."""

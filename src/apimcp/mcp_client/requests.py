@@ -17,6 +17,7 @@ SESSION_REVISION = "2025-11-25"
 """What a session-era initialize offers: the newest session revision; the server answers the one it speaks."""
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 CLIENT_INFO = {"name": "apimcp", "version": __version__}
 
 INITIALIZED: Mapping[str, Any] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -32,9 +33,10 @@ def request(
     *,
     stateless: bool,
     capabilities: Mapping[str, Any] | None = None,
+    log_level: str | None = None,
 ) -> dict[str, Any]:
     """A request; a stateless one carries the `_meta` envelope (beside any `_meta` the params already have),
-    declaring `capabilities` (default: `CAPABILITIES`)."""
+    declaring `capabilities` (default: `CAPABILITIES`) and asking for log messages from `log_level` up."""
     body = dict(params or {})
     if stateless:
         meta = body.get("_meta")
@@ -43,6 +45,7 @@ def request(
             PROTOCOL_VERSION_KEY: STATELESS_REVISION,
             CLIENT_CAPABILITIES_KEY: dict(CAPABILITIES if capabilities is None else capabilities),
             CLIENT_INFO_KEY: CLIENT_INFO,
+            **({LOG_LEVEL_KEY: log_level} if log_level is not None else {}),
         }
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body}
 
