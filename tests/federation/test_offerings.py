@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx2
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -13,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.gateway.conftest import gateway_of
 from tests.support.live_server import live_app
+from tests.support.mcp_http import McpHttp, sse_messages
 from tests.support.upstream_mcp import showcase_upstream
 
 pytestmark = pytest.mark.anyio
@@ -105,3 +107,28 @@ async def test_an_expositions_own_prompts_win_and_the_servers_complete_them(gate
         assert isinstance(got, types.TextContent) and got.text == "Hello from the artifact"
         # two members front the same server: its resources are listed once
         assert len((await client.list_resources()).resources) == 2
+
+
+def test_an_update_of_a_subscribed_resource_reaches_the_subscribed_client(tmp_path: Path) -> None:
+    with showcase_upstream(session_era=True) as upstream:
+        config = f"""
+services:
+  showcase:
+    mcp: {upstream.url}
+    include: [notify_changes]
+server: {{fetch_allow: [127.0.0.1]}}
+"""
+        with live_app(lambda: gateway_of(config, tmp_path)) as base, McpHttp(f"{base}/mcp/showcase") as mcp:
+            session = mcp.initialize()
+            assert session.request("resources/subscribe", {"uri": "test://text"}).result == {}
+            headers = {"accept": "text/event-stream", **session.headers()}
+            with httpx2.Client(timeout=10) as listener, listener.stream("GET", mcp.url, headers=headers) as stream:
+                assert stream.status_code == 200
+                # the server says its resource changed (to the gateway's session with it, which subscribed)
+                assert session.request("tools/call", {"name": "notify_changes"}).status == 200
+                updates = (m for m in sse_messages(stream.iter_lines()) if m["method"].endswith("/updated"))
+                assert next(updates) == {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/resources/updated",
+                    "params": {"uri": "test://text"},
+                }
