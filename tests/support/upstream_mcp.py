@@ -112,13 +112,14 @@ def everything_upstream() -> Iterator[str]:
     MCP URL. It is started on a free port and stopped with the block."""
     entry = TOOLS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
     port = free_port()
-    process = subprocess.Popen(
-        [str(NODE), str(entry), "streamableHttp"],
-        env={**os.environ, "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
+    with _serving([str(NODE), str(entry), "streamableHttp"], port, {"PORT": str(port)}, "the reference server"):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@contextlib.contextmanager
+def _serving(command: list[str], port: int, env: dict[str, str], what: str) -> Iterator[None]:
+    """`command` running until the block ends, once it accepts connections on `port` (30 s at most)."""
+    process = subprocess.Popen(command, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -127,9 +128,9 @@ def everything_upstream() -> Iterator[str]:
                     break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the reference MCP server did not start") from None
+                    raise RuntimeError(f"{what} did not start") from None
                 time.sleep(0.05)
-        yield url
+        yield
     finally:
         process.terminate()
         try:
@@ -149,26 +150,6 @@ def old_sdk_upstream(version: str, transport: str = "streamable-http") -> Iterat
     release's venv (scripts/setup.sh --test): its URL (`/mcp`, or `/sse` for the HTTP+SSE transport)."""
     venv = ROOT / (".venv-mcp1" if version == "1" else f".venv-mcp-{version}")
     port = free_port()
-    process = subprocess.Popen(
-        [str(venv / "bin" / "python"), str(OLD_SDK_SERVER), str(port), transport],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the mcp {version} server did not start") from None
-                time.sleep(0.05)
+    command = [str(venv / "bin" / "python"), str(OLD_SDK_SERVER), str(port), transport]
+    with _serving(command, port, {}, f"the mcp {version} server"):
         yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)

@@ -19,9 +19,9 @@ the binding declares one.
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from apimcp.artifacts.file_paths import file_path, file_path_problem
 from apimcp.artifacts.prompts import complete_values
@@ -264,6 +264,31 @@ async def _load(pending: Awaitable[Loaded], uri: str) -> Loaded:
         raise ResourceUnavailable(exc.reason, uri) from exc
 
 
+T = TypeVar("T")
+
+
+def first_match(templates: Iterable[tuple[UriTemplate, T]], uri: str, count: int) -> T | None:
+    """What goes with the first of `count` templates that matches `uri`, within the bounds every read keeps: the
+    URI's length (`MAX_MATCHED_URI_LENGTH`) and the steps of all matches together (`MATCH_STEPS_PER_READ`)."""
+    if not count:
+        return None
+    if len(uri) > MAX_MATCHED_URI_LENGTH:
+        raise invalid_params(
+            f"The resource URI is {len(uri)} characters long: resource templates match at most "
+            f"{MAX_MATCHED_URI_LENGTH}",
+            {"field": "uri", "limit": MAX_MATCHED_URI_LENGTH},
+        )
+    budget = MatchBudget(MATCH_STEPS_PER_READ)
+    try:
+        return next((found for compiled, found in templates if compiled.match(uri, budget) is not None), None)
+    except MatchBudgetSpent:
+        raise invalid_params(
+            f"Matching {uri} against this exposition's {count} resource templates takes more than the "
+            f"{MATCH_STEPS_PER_READ} steps a read may spend",
+            {"uri": uri, "limit": MATCH_STEPS_PER_READ},
+        ) from None
+
+
 class ResourceCatalog:
     """The `resources` and `resourceTemplates` sections of an exposition's artifacts; `resource_members` and
     `template_members` say which member declared each (`ArtifactBundle`; member 0 when absent).
@@ -316,23 +341,7 @@ class ResourceCatalog:
 
     def _template_for(self, uri: str) -> _Template | None:
         """The first template that matches `uri`, within the bounds on its length and on the work."""
-        if not self._templates:
-            return None
-        if len(uri) > MAX_MATCHED_URI_LENGTH:
-            raise invalid_params(
-                f"The resource URI is {len(uri)} characters long: resource templates match at most "
-                f"{MAX_MATCHED_URI_LENGTH}",
-                {"field": "uri", "limit": MAX_MATCHED_URI_LENGTH},
-            )
-        budget = MatchBudget(MATCH_STEPS_PER_READ)
-        try:
-            return next((t for t in self._templates.values() if t.compiled.match(uri, budget) is not None), None)
-        except MatchBudgetSpent:
-            raise invalid_params(
-                f"Matching {uri} against this exposition's {len(self._templates)} resource templates takes more than "
-                f"the {MATCH_STEPS_PER_READ} steps a read may spend",
-                {"uri": uri, "limit": MATCH_STEPS_PER_READ},
-            ) from None
+        return first_match(((t.compiled, t) for t in self._templates.values()), uri, len(self._templates))
 
     async def _read_static(self, static: _Static, loader: ContentLoader) -> ResourceContents:
         resource = static.resource

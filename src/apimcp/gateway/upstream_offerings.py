@@ -12,8 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from apimcp.artifacts.resources import MATCH_STEPS_PER_READ, MAX_MATCHED_URI_LENGTH, ResourceUnavailable
-from apimcp.artifacts.uri_matching import MatchBudget, MatchBudgetSpent
+from apimcp.artifacts.resources import ResourceUnavailable, first_match
 from apimcp.artifacts.uri_templates import UriTemplate
 from apimcp.backends.base import Failure, McpResult
 from apimcp.catalog.model import McpBinding, McpOfferings, Operation, ToolHints
@@ -22,7 +21,7 @@ from apimcp.federation.offerings import prompt_of, prompt_result, read_result, r
 from apimcp.federation.results import BadResult
 from apimcp.gateway.member_backends import MemberBackend
 from apimcp.protocol import RequestContext
-from apimcp.protocol.errors import INTERNAL_ERROR, McpError, ResourceNotFound, invalid_params
+from apimcp.protocol.errors import INTERNAL_ERROR, McpError, ResourceNotFound
 from apimcp.protocol.models import GetPromptResult, Page, Prompt, ReadResourceResult, Resource, ResourceTemplate
 
 log = logging.getLogger("apimcp.gateway")
@@ -99,26 +98,7 @@ class UpstreamOfferings:
             raise ResourceUnavailable(f"the MCP server's answer is not a resource's contents: {exc}") from None
 
     def _template_member(self, uri: str) -> MemberBackend | None:
-        if not self._templates:
-            return None
-        if len(uri) > MAX_MATCHED_URI_LENGTH:
-            raise invalid_params(
-                f"The resource URI is {len(uri)} characters long: resource templates match at most "
-                f"{MAX_MATCHED_URI_LENGTH}",
-                {"field": "uri", "limit": MAX_MATCHED_URI_LENGTH},
-            )
-        budget = MatchBudget(MATCH_STEPS_PER_READ)
-        try:
-            for _, compiled, member in self._templates.values():
-                if compiled.match(uri, budget) is not None:
-                    return member
-        except MatchBudgetSpent:
-            raise invalid_params(
-                f"Matching {uri} against the MCP servers' resource templates takes more than the "
-                f"{MATCH_STEPS_PER_READ} steps a read may spend",
-                {"uri": uri, "limit": MATCH_STEPS_PER_READ},
-            ) from None
-        return None
+        return first_match(((c, m) for _, c, m in self._templates.values()), uri, len(self._templates))
 
 
 class _Unavailable(Exception):

@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from apimcp.mcp_client.sse import parsed_event
+
 
 class UpstreamError(Exception):
     """An MCP server refused or failed a request; `code` is its JSON-RPC error code, when it sent one."""
@@ -72,20 +74,9 @@ def _events(lines: Iterable[bytes]) -> Iterator[object]:
     data: list[bytes] = []
     for line in (*lines, b""):
         if not line:
-            parsed = _parsed(data)
+            parsed = parsed_event(data)
             if parsed is not None:
                 yield parsed
             data = []
         elif line.startswith(b"data:"):
             data.append(line[5:].removeprefix(b" "))
-
-
-def _parsed(data: list[bytes]) -> object | None:
-    """An event's data as JSON; None for no data, or data that is not JSON (skipped, as a client skips it)."""
-    if not data:
-        return None
-    try:
-        parsed: object = orjson.loads(b"\n".join(data))
-    except orjson.JSONDecodeError:
-        return None
-    return parsed

@@ -33,7 +33,7 @@ async def messages(
             raise EventTooLarge(f"the stream passed {max_total_bytes} bytes")
         line = line.rstrip(b"\r\n")
         if not line:
-            parsed = _parsed(data)
+            parsed = parsed_event(data)
             if parsed is not None:
                 yield parsed
             data, size = [], 0
@@ -46,7 +46,8 @@ async def messages(
             data.append(transform(chunk) if transform is not None else chunk)
 
 
-def _parsed(data: list[bytes]) -> object | None:
+def parsed_event(data: list[bytes]) -> object | None:
+    """An event's data lines as JSON; None for no data, or data that is not JSON (skipped, as a client does)."""
     if not data:
         return None
     try:
