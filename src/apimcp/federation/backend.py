@@ -292,7 +292,12 @@ class McpBackend(Backend):
         if method == "ping":
             reply: dict[str, Any] = {"result": {}}
         elif asked is not None and call.client is not None:
-            reply = await client_input.answer(call.client.ask, f"{method}.{next(call.asked)}", asked, params)
+            rank = next(call.asked)
+            if rank > client_input.MAX_REQUESTS:  # a server asking without end is not relayed without end
+                text = f"apimcp relays at most {client_input.MAX_REQUESTS} requests of one call to its client"
+                reply = {"error": {"code": NOT_RELAYED, "message": text}}
+            else:
+                reply = await client_input.answer(call.client.ask, f"{method}.{rank}", asked, params)
         else:
             reply = {"error": {"code": NOT_RELAYED, "message": f"apimcp does not relay {method[:60]} to this client"}}
         reply = {"jsonrpc": "2.0", "id": message["id"], **reply}

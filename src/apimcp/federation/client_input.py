@@ -27,7 +27,7 @@ INPUT_METHODS: tuple[InputMethod, ...] = ("elicitation/create", "sampling/create
 MAX_ROUNDS = 8
 """input_required rounds of one call with a 2026-07-28 upstream."""
 MAX_REQUESTS = 16
-"""Requests in one input_required result."""
+"""Requests in one input_required result, or asked by a session-era server during one call."""
 
 
 def input_request(method: InputMethod, params: object) -> InputRequest:
