@@ -209,7 +209,9 @@ async def test_an_endless_or_memory_hungry_program_is_stopped_while_other_reques
         while not hungry.done() and len(others) < 5:
             others.append(await client.call_tool("execute_code", quick))
         assert [_text(result) for result in others] == ['"/v1/items/7"'] * len(others)
-        assert len(others) == 5  # answered while the other program still ran
+        # answered while the other program still ran: how many depends on how fast it fills its memory and on the
+        # machine's load (5 on a quiet one; CI, loaded, saw 4), not on the sandbox
+        assert others
         result = await hungry
     assert result.is_error
     assert _text(result).startswith(told)
