@@ -59,6 +59,7 @@ from apimcp.protocol.errors import (
     UrlElicitationRequired,
 )
 from apimcp.protocol.models import LOG_LEVELS
+from apimcp.protocol.tool_headers import HeaderParam, header_params
 from apimcp.safety.masking import SecretMask
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -100,6 +101,16 @@ class McpBackend(Backend):
         self.health = UpstreamHealth()
         """Whether the server answers (`health.py`), as the gateway's /healthz counts it."""
         self._telling: set[asyncio.Task[None]] = set()
+        fixed = self._access.fixed
+        self._fixed_key = _credential_key(fixed) if fixed is not None else ""
+        self._header_params: dict[str, tuple[HeaderParam, ...]] = {}
+
+    def _mirrored(self, operation: Operation, arguments: Mapping[str, Any]) -> dict[str, str]:
+        """The `Mcp-Param-*` headers of a call (the tool's `x-mcp-header` arguments, found once per tool)."""
+        found = self._header_params.get(operation.tool_name)
+        if found is None:
+            found = self._header_params[operation.tool_name] = header_params(operation.input_schema)
+        return param_headers(found, arguments) if found else {}
 
     @property
     def endpoint(self) -> str:
@@ -126,11 +137,12 @@ class McpBackend(Backend):
         except CredentialError as exc:
             return Failure(f"Could not obtain the MCP server's credentials: {exc}")
         # the upstream session is the credential's: headers passed on (trace context...) do not choose it
-        key = _credential_key(
-            self._access.with_extras(access, CallExtras(credentials=extras.credentials))
-            if extras and extras.credentials
-            else access
-        )
+        if extras is not None and extras.credentials is not None:
+            key = _credential_key(self._access.with_extras(access, CallExtras(credentials=extras.credentials)))
+        elif access is self._access.fixed:
+            key = self._fixed_key  # the plan's own, unchanged from call to call: its digest made once
+        else:
+            key = _credential_key(access)
         if extras:
             access = self._access.with_extras(access, extras)
         if access.problem is not None:
@@ -158,7 +170,7 @@ class McpBackend(Backend):
                 token = f"apimcp-{request_id}"
                 body = {**sent, "_meta": {"progressToken": token}} if progress is not None else sent
                 mirrored = era.stateless and method == "tools/call"
-                extra = {**headers, **param_headers(operation.input_schema, arguments)} if mirrored else headers
+                extra = {**headers, **self._mirrored(operation, arguments)} if mirrored else headers
                 exchange = eras.call(era, request_id, method, body, extra, capabilities)
                 call = _Call(request_id, token, progress, access.mask, era, url, headers, client, asked)
                 try:

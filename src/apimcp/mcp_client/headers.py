@@ -8,12 +8,12 @@ each request names its own version in `_meta`, and the endpoint wants it mirrore
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from apimcp.protocol.modern import TASK_NAME_PARAMS
-from apimcp.protocol.tool_headers import header_params
+from apimcp.protocol.tool_headers import HeaderParam
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 NAME_PARAMS = TASK_NAME_PARAMS
@@ -57,11 +57,12 @@ def headers_for(message: Mapping[str, Any], negotiated: Negotiated, extra: Mappi
     return headers
 
 
-def param_headers(input_schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, str]:
+def param_headers(params: Sequence[HeaderParam], arguments: Mapping[str, Any]) -> dict[str, str]:
     """The `Mcp-Param-{Name}` headers a 2026-07-28 call of a tool needs: the value of every argument its input
-    schema marks with `x-mcp-header`, as the server compares it with the body."""
+    schema marks with `x-mcp-header` (`params`, from `protocol.tool_headers.header_params`), as the server compares
+    it with the body."""
     headers = {}
-    for param in header_params(input_schema):
+    for param in params:
         value: object = arguments
         for key in param.path:
             value = value.get(key) if isinstance(value, Mapping) else None
