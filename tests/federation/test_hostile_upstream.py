@@ -1,0 +1,151 @@
+"""An MCP server that misbehaves: every answer is bounded and read by its fields' types, and each way of failing
+is a clear tool error (never a gateway error, never a wait without end)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import aiohttp
+import pytest
+from starlette.types import Receive, Scope, Send
+
+from apimcp.backends.base import Failure, McpResult, ToolAnswer
+from apimcp.backends.rest import close_session, new_session
+from apimcp.catalog.model import McpBinding, Operation, ServerTemplate, Service
+from apimcp.federation.backend import McpBackend
+from apimcp.protocol.errors import MissingClientCapability
+from apimcp.protocol.models import NO_VALUE, ResourceLink, TextContent
+from tests.support.live_server import live_server
+
+pytestmark = pytest.mark.anyio
+Answer = Callable[[Mapping[str, Any]], tuple[int, str, bytes]]
+"""A tools/call request → (status, content type, body)."""
+
+
+def hostile(answer: Answer) -> Any:
+    """A stateless upstream (it answers server/discover) whose tools/call answer is `answer`'s."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body)
+        if request["method"] == "server/discover":
+            result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+            status, kind, payload = (
+                200,
+                "application/json",
+                json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode(),
+            )
+        else:
+            status, kind, payload = answer(request)
+        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", kind.encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+    return app
+
+
+def result(request: Mapping[str, Any], value: Any) -> tuple[int, str, bytes]:
+    return 200, "application/json", json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": value}).encode()
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[aiohttp.ClientSession]:
+    session = new_session()
+    yield session
+    await close_session(session)
+
+
+async def call(http: aiohttp.ClientSession, answer: Answer, max_bytes: int = 64 * 1024) -> Any:
+    with live_server(hostile(answer)) as base:
+        url = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+        operation = Operation("echo", {"type": "object"}, McpBinding("echo"))
+        service = Service("hostile", "1", (operation,), servers=(ServerTemplate(url),), kind="mcp")
+        backend = McpBackend(service, http, timeout_seconds=5, max_response_bytes=max_bytes)
+        try:
+            return await backend.call(operation, {})
+        finally:
+            await backend.close()
+
+
+async def test_an_answer_larger_than_the_plans_limit_is_refused(http: aiohttp.ClientSession) -> None:
+    answered = await call(http, lambda r: result(r, {"content": [{"type": "text", "text": "x" * 100_000}]}))
+    assert isinstance(answered, Failure) and "larger than the 65536 bytes allowed" in answered.message
+
+
+async def test_a_stream_larger_than_the_plans_limit_is_cut(http: aiohttp.ClientSession) -> None:
+    event = (
+        b"event: message\ndata: "
+        + json.dumps(
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "y" * 1000}}
+        ).encode()
+        + b"\n\n"
+    )
+    answered = await call(http, lambda r: (200, "text/event-stream", event * 200))
+    assert isinstance(answered, Failure) and "larger than" in answered.message
+
+
+async def test_a_stream_that_ends_without_the_result_is_a_failure(http: aiohttp.ClientSession) -> None:
+    answered = await call(http, lambda r: (200, "text/event-stream", b"event: message\ndata: {}\n\n"))
+    assert isinstance(answered, Failure) and "ended without the result" in answered.message
+
+
+async def test_what_is_not_json_rpc_is_a_failure_naming_it(http: aiohttp.ClientSession) -> None:
+    answered = await call(http, lambda r: (200, "text/html", b"<html>hello</html>"))
+    assert isinstance(answered, Failure) and "not JSON" in answered.message
+
+
+async def test_content_is_read_block_by_block(http: aiohttp.ClientSession) -> None:
+    blocks = [
+        {"type": "text", "text": "kept"},
+        {"type": "text", "text": 42},
+        {"type": "hologram", "data": "?"},
+        "not an object",
+        {"type": "resource_link", "uri": "notes://1", "name": "first", "size": "big"},
+    ]
+    answered = await call(http, lambda r: result(r, {"content": blocks, "structuredContent": [1, 2], "isError": "yes"}))
+    assert isinstance(answered, ToolAnswer)
+    content = answered.result.content
+    assert isinstance(content[0], TextContent) and content[0].text == "kept"
+    assert isinstance(content[1], TextContent) and "left out" in content[1].text  # text of the wrong type
+    assert isinstance(content[2], TextContent) and "'hologram'" in content[2].text
+    assert isinstance(content[3], TextContent) and "not an object" in content[3].text
+    assert isinstance(content[4], ResourceLink) and content[4].size is None
+    assert answered.result.is_error is False  # only `true` is true
+    assert answered.result.structured_content is NO_VALUE  # structured content is an object, or none
+
+
+async def test_a_result_that_is_no_tool_result_is_a_failure(http: aiohttp.ClientSession) -> None:
+    answered = await call(http, lambda r: result(r, {"content": "everything"}))
+    assert isinstance(answered, Failure) and "not a tool result" in answered.message
+
+
+async def test_an_input_required_without_a_client_to_ask_is_given_up(http: aiohttp.ClientSession) -> None:
+    asks = {"resultType": "input_required", "inputRequests": {"q": {"method": "elicitation/create", "params": {}}}}
+    answered = await call(http, lambda r: result(r, asks))
+    assert isinstance(answered, Failure) and "keeps asking the user for input" in answered.message
+
+
+async def test_an_error_about_the_client_reaches_it_as_the_engines_own(http: aiohttp.ClientSession) -> None:
+    error = {"code": -32021, "message": "needs sampling", "data": {"requiredCapabilities": {"sampling": {}}}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 0, "error": error})
+    with pytest.raises(MissingClientCapability) as raised:
+        await call(http, lambda r: (400, "application/json", body.replace('"id": 0', f'"id": {r["id"]}').encode()))
+    assert raised.value.capabilities == {"sampling": {}}
+
+
+async def test_a_read_of_something_else_than_a_tool_is_a_plain_result(http: aiohttp.ClientSession) -> None:
+    with live_server(hostile(lambda r: result(r, {"contents": []}))) as base:
+        url = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+        operation = Operation("resources_read", {"type": "object"}, McpBinding("notes://1", method="resources/read"))
+        service = Service("hostile", "1", (), servers=(ServerTemplate(url),), kind="mcp")
+        backend = McpBackend(service, http, timeout_seconds=5)
+        try:
+            assert await backend.call(operation, {}) == McpResult({"contents": []})
+        finally:
+            await backend.close()
