@@ -27,6 +27,7 @@ from apimcp.control.domain import audit, gateways
 from apimcp.control.models import Organization
 from apimcp.control.plane import ControlPlane
 from apimcp.control.setup import bootstrap, open_plane
+from apimcp.control.upstream_refresh import keep_refreshing
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import SnapshotSource, following
@@ -146,6 +147,7 @@ async def embedded(
     first = await asyncio.to_thread(bootstrap, plane, data_dir)
     if prepare is not None:
         await asyncio.to_thread(prepare, plane)
+    refreshing = asyncio.get_running_loop().create_task(keep_refreshing(plane, limits.upstreams))
     session = new_session()
     key = GatewayKey.generate()  # in memory only: this process's gateway is the only one that reads its snapshots
     runtime = GatewayRuntime(
@@ -166,6 +168,7 @@ async def embedded(
             token, file = first if first is not None else (None, None)
             yield Started(EmbeddedApp(create_api(plane), GatewayApp(runtime)), plane, data_dir, token, file)
     finally:
+        refreshing.cancel()
         await close_session(session)
         plane.imports.shutdown()
         plane.store.dispose()

@@ -20,7 +20,7 @@ from apimcp.artifacts.filter_runner import FilterLimits
 from apimcp.artifacts.scripting import ScriptLimits
 from apimcp.codemode.limits import CodeModeLimits
 from apimcp.control.import_pool import ImportCapacity
-from apimcp.control.limits import ApiLimits
+from apimcp.control.limits import ApiLimits, UpstreamRefresh
 from apimcp.importers.openapi.schemas import SchemaLimits
 from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.sessions import SessionLimits
@@ -56,6 +56,7 @@ class Settings:
     code_mode: CodeModeLimits = field(default_factory=CodeModeLimits)
     filters: FilterLimits = field(default_factory=FilterLimits)
     shaping: ShapingLimits = field(default_factory=ShapingLimits)
+    upstreams: UpstreamRefresh = field(default_factory=UpstreamRefresh)
 
 
 def variables() -> Iterator[tuple[str, str, str, Any]]:

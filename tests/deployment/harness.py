@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2
 
+from apimcp.control.plane import ControlPlane
 from apimcp.embedded import EmbeddedApp, embedded
 from apimcp.protocol import EndpointOptions
 from tests.gateway.echo_backend import create_app as echo_app
@@ -51,6 +52,7 @@ class Deployment:
     api: Api
     backend: str
     app: EmbeddedApp
+    plane: ControlPlane
 
     def served(self, path: str) -> bool:
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
@@ -72,6 +74,7 @@ def wait_until(condition: Callable[[], bool], seconds: float = 15.0) -> float:
 def deployment(data_dir: Path, database_url: str | None = None) -> Iterator[Deployment]:
     """Served until the block ends (SQLite in `data_dir` unless `database_url` names another database)."""
     apps: list[EmbeddedApp] = []
+    planes: list[ControlPlane] = []
 
     @asynccontextmanager
     async def make() -> AsyncIterator[EmbeddedApp]:
@@ -80,12 +83,13 @@ def deployment(data_dir: Path, database_url: str | None = None) -> Iterator[Depl
             data_dir, database_url=database_url, options=EndpointOptions(), fetch_policy=LOOPBACK_ALLOWED
         ) as started:
             apps.append(started.app)
+            planes.append(started.plane)
             yield started.app
 
     with live_aiohttp(echo_app) as backend, live_app(make) as base:
         token = (data_dir / "bootstrap-token").read_text().strip()
         api = Api(base, token)
         try:
-            yield Deployment(base, api, f"{backend}/v1", apps[0])
+            yield Deployment(base, api, f"{backend}/v1", apps[0], planes[0])
         finally:
             api.http.close()

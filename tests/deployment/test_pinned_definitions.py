@@ -3,16 +3,20 @@ was until an admin accepts the change, which the CLI and the REST API show as a 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
 from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
+from apimcp.control.limits import UpstreamRefresh
+from apimcp.control.upstream_refresh import keep_refreshing, refresh_all
 from apimcp.protocol import (
     CallToolResult,
     McpEndpoint,
@@ -150,3 +154,35 @@ def _tool_names(url: str) -> set[str]:
     headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", "Accept": "application/json"}
     answer = httpx2.post(url, json=body, headers=headers).json()
     return {tool["name"] for tool in answer["result"]["tools"]}
+
+
+def test_the_control_plane_reads_servers_again_and_holds_what_changed(live: Deployment) -> None:
+    upstream = ChangingTools()
+    endpoint = McpEndpoint(upstream)
+    with live_server(endpoint, endpoint.shutdown) as base:
+        server = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+        service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "watched"})
+        upstream.tools = [*upstream.tools, Tool(name="extra", description="New.", input_schema=OBJECT)]
+        done = refresh_all(live.plane)  # what the periodic task runs, every APIMCP_UPSTREAMS_EVERY_SECONDS
+        assert done.read >= 1 and done.holding >= 1
+        held = live.api.call("GET", f"/services/{service['id']}/changes")["changes"]
+        assert [(c["name"], c["change"]) for c in held] == [("extra", "added")]
+    failed = refresh_all(live.plane)  # the server is gone now: logged and skipped, the held changes kept
+    assert failed.failed >= 1
+    assert live.api.call("GET", f"/services/{service['id']}")["held_changes"] == 1
+
+
+async def test_the_periodic_round_runs_on_its_own(live: Deployment) -> None:
+    upstream = ChangingTools()
+    endpoint = McpEndpoint(upstream)
+    with live_server(endpoint, endpoint.shutdown) as base:
+        server = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+        service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "ticking"})
+        upstream.tools = upstream.tools[:1]
+        rounds = asyncio.create_task(keep_refreshing(live.plane, UpstreamRefresh(every_seconds=0.05)))
+        try:
+            with anyio.fail_after(15):  # a guard far above the rounds it takes
+                while live.api.call("GET", f"/services/{service['id']}")["held_changes"] != 1:  # noqa: ASYNC110 - polled over HTTP
+                    await asyncio.sleep(0.05)
+        finally:
+            rounds.cancel()

@@ -561,6 +561,7 @@ def control_plane(
             forwarded=limits.forwarded,
             console_gateways=console_gateways,
             on_listening=ready,
+            refresh=limits.upstreams,
         )
     )
 

@@ -37,3 +37,15 @@ class ApiLimits:
             value = getattr(self, item.name)
             if not value > 0:
                 raise ValueError(f"{item.name} must be positive, not {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamRefresh:
+    """How often the control plane reads each MCP service's server again (`control.upstream_refresh`)."""
+
+    every_seconds: float = 3600.0
+    """0: never (an admin refreshes with `apimcp service refresh`)."""
+
+    def __post_init__(self) -> None:
+        if self.every_seconds < 0:
+            raise ValueError("every_seconds must be 0 (never) or more")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from apimcp.control.api.app import create_api
+from apimcp.control.limits import UpstreamRefresh
 from apimcp.control.plane import ControlPlane
+from apimcp.control.upstream_refresh import keep_refreshing
 from apimcp.servers.factory import server_for
 from apimcp.servers.forwarded_headers import ForwardedHeaders
 from apimcp.servers.head_limits import HeadLimits
@@ -24,9 +27,11 @@ async def serve_control_plane(
     forwarded: ForwardedHeaders | None = None,
     console_gateways: Sequence[str] = (),
     on_listening: OnListening | None = None,
+    refresh: UpstreamRefresh | None = None,
 ) -> None:
     """Serve `plane` until stopped; `console_gateways` are the gateway origins the web console may call;
-    `on_listening` once it accepts connections."""
+    `on_listening` once it accepts connections; `refresh`: how often MCP servers are read again."""
+    refreshing = asyncio.get_running_loop().create_task(keep_refreshing(plane, refresh or UpstreamRefresh()))
     try:
         # Stopping ends the gateways' long polls at once; they retry until the control plane is back.
         app = create_api(plane, console_gateways=console_gateways)
@@ -43,5 +48,6 @@ async def serve_control_plane(
         )
         await server.serve()
     finally:
+        refreshing.cancel()
         plane.imports.shutdown()
         plane.store.dispose()
