@@ -13,7 +13,7 @@ from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
 from tests.deployment.harness import Deployment, deployment, wait_until
-from tests.support.upstream_mcp import SeenHeaders, sdk_upstream
+from tests.support.upstream_mcp import SeenHeaders, old_sdk_upstream, sdk_upstream
 
 pytestmark = pytest.mark.anyio
 MODES = ["legacy", "2026-07-28"]
@@ -93,3 +93,16 @@ async def test_a_plans_secret_reaches_the_upstream_and_the_clients_token_does_no
         "text": "all about tea",
     }
     assert seen.authorization and set(seen.authorization) == {"Bearer n-7781"}
+
+
+async def test_an_http_sse_server_is_imported_by_the_rest_api_and_called(live: Deployment) -> None:
+    with old_sdk_upstream("1.8.1", "sse") as upstream:  # the 2024-11-05 HTTP+SSE transport
+        service = live.api.call("POST", "/services", 201, json={"url": upstream, "kind": "mcp", "name": "old-sse"})
+        assert service["operation_count"] == 2
+        plan = live.api.call("POST", "/plans", 201, json={"name": "old-sse", "service_id": service["id"]})
+        exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "old-sse"})
+        endpoint = exposition["endpoints"][0]
+        wait_until(lambda: live.served(endpoint))
+        async with Client(live.base + endpoint, mode="2026-07-28") as client:
+            added = (await client.call_tool("add", {"a": 20, "b": 22})).content[0]
+        assert getattr(added, "text", None) == "42"

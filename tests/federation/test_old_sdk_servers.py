@@ -1,5 +1,6 @@
 """MCP servers built with old releases of the official Python SDK (1.8.1 speaks 2024-11-05, 1.10.1 2025-06-18,
-the last 1.x 2025-11-25), which this project did not write, fronted by the gateway for clients of both eras."""
+the last 1.x 2025-11-25), which this project did not write, fronted by the gateway for clients of both eras,
+over Streamable HTTP and the 2024-11-05 HTTP+SSE transport."""
 
 from __future__ import annotations
 
@@ -17,9 +18,19 @@ from tests.support.upstream_mcp import old_sdk_upstream
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module", params=["1.8.1", "1.10.1", "1"])
+@pytest.fixture(
+    scope="module",
+    params=[
+        ("1.8.1", "streamable-http"),
+        ("1.10.1", "streamable-http"),
+        ("1", "streamable-http"),
+        ("1.8.1", "sse"),  # the 2024-11-05 HTTP+SSE transport
+        ("1", "sse"),
+    ],
+    ids="-".join,
+)
 def gateway_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with old_sdk_upstream(request.param) as upstream:
+    with old_sdk_upstream(*request.param) as upstream:
         config = f"""
 services:
   old:

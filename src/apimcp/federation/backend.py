@@ -48,6 +48,7 @@ from apimcp.federation import era as eras
 from apimcp.federation.health import UpstreamHealth
 from apimcp.federation.results import BadResult, call_result
 from apimcp.federation.sessions import UpstreamRefused, UpstreamSessions
+from apimcp.federation.sse_channel import ChannelClosed, SseChannel
 from apimcp.mcp_client.answers import UpstreamError, messages_of, response_to, result_of
 from apimcp.mcp_client.headers import param_headers
 from apimcp.mcp_client.sse import EventTooLarge, messages
@@ -163,7 +164,7 @@ class McpBackend(Backend):
         try:
             forgotten = rounds = 0
             while True:
-                era = await self.upstream.era(key, headers)
+                era = await self.upstream.era(key, headers, access.mask)
                 if method == "resources/subscribe" and era.stateless:
                     return McpResult({})  # 2026-07-28 has no resources/subscribe: its servers tell listen streams
                 request_id = next(self._ids)
@@ -173,15 +174,20 @@ class McpBackend(Backend):
                 extra = {**headers, **self._mirrored(operation, arguments)} if mirrored else headers
                 exchange = eras.call(era, request_id, method, body, extra, capabilities)
                 call = _Call(request_id, token, progress, access.mask, era, url, headers, client, asked)
+                answer: Mapping[str, Any] | Failure | None
                 try:
                     with self.upstream.routes.route(token, progress):  # older servers send it on the GET stream
-                        answer = await self._post(exchange, call, retry_forgotten=not forgotten)
+                        if era.channel is not None:  # 2024-11-05 HTTP+SSE: asked on the session's stream
+                            answer = await self._over_channel(era.channel, method, body, retry_closed=not forgotten)
+                        else:
+                            answer = await self._post(exchange, call, retry_forgotten=not forgotten)
                     if answer is None:  # the upstream forgot the session: opened again, once
                         self.upstream.forget(key, era)
                         forgotten += 1
                         continue
                 except (asyncio.CancelledError, InputRequired):
-                    if not era.stateless:  # a stateless upstream stops when the stream closes; a session's is told
+                    if not era.stateless and era.channel is None:  # a stateless upstream stops when the stream
+                        # closes; a Streamable HTTP session's is told (an HTTP+SSE one is not, yet)
                         self._tell_cancelled(era, request_id, url, headers)
                     raise
                 if isinstance(answer, Failure) and (answer.status or 0) >= 500:
@@ -231,6 +237,17 @@ class McpBackend(Backend):
         task = asyncio.get_running_loop().create_task(tell())
         self._telling.add(task)
         task.add_done_callback(self._telling.discard)
+
+    async def _over_channel(
+        self, channel: SseChannel, method: str, params: Mapping[str, Any], *, retry_closed: bool
+    ) -> Mapping[str, Any] | None:
+        """The result on an HTTP+SSE session's stream; None when the stream ended (another may be opened)."""
+        try:
+            return await channel.request(method, params, self._timeout_seconds)
+        except ChannelClosed:
+            if retry_closed:
+                return None
+            raise
 
     async def _post(
         self, exchange: eras.Exchange, call: _Call, *, retry_forgotten: bool

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from apimcp.federation.sse_channel import SseChannel
 from apimcp.mcp_client import requests
 from apimcp.mcp_client.answers import UpstreamError, result_of
 from apimcp.mcp_client.headers import Negotiated, headers_for
@@ -32,6 +33,8 @@ class Era:
     server_info: Mapping[str, Any]
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     """What the server said it offers (`prompts`, `resources`...)."""
+    channel: SseChannel | None = None
+    """The session's stream, for a server of the 2024-11-05 HTTP+SSE transport (None: Streamable HTTP)."""
 
     @property
     def ends_sessions(self) -> bool:
@@ -88,7 +91,11 @@ def session_era(status: int, headers: Mapping[str, str], content_type: str, body
     """The session an initialize answer opened; `UpstreamError` when it opened none."""
     if status != 200:
         raise UpstreamError(f"the server refused initialize (HTTP {status})")
-    result = result_of(body, content_type, INITIALIZE_ID)
+    return opened_era(result_of(body, content_type, INITIALIZE_ID), headers)
+
+
+def opened_era(result: Mapping[str, Any], headers: Mapping[str, str], channel: SseChannel | None = None) -> Era:
+    """The era an initialize result opened (its session id in `headers`, or on `channel` for HTTP+SSE)."""
     version = result.get("protocolVersion")
     revision = find_revision(version)
     if revision is None or not isinstance(version, str):
@@ -100,6 +107,8 @@ def session_era(status: int, headers: Mapping[str, str], content_type: str, body
     # 2024-11-05 and 2025-03-26 clients send no MCP-Protocol-Version header
     header_version = version if version >= "2025-06-18" else None
     info = info if isinstance(info, Mapping) else {}
+    if channel is not None:  # the endpoint URL names the session; no header carries the version
+        return Era(False, Negotiated(), info, _capabilities(result), channel)
     return Era(False, Negotiated(session_id, header_version), info, _capabilities(result))
 
 
@@ -129,3 +138,12 @@ def call(
         request_id, method, params, stateless=era.stateless, capabilities=capabilities, log_level=log_level
     )
     return _exchange(message, era.negotiated, extra)
+
+
+SSE_STATUSES = (404, 405)
+"""What a server of the 2024-11-05 HTTP+SSE transport answers a POST to its stream's URL."""
+
+
+def initialize_params() -> dict[str, Any]:
+    params: dict[str, Any] = requests.initialize(INITIALIZE_ID)["params"]
+    return params

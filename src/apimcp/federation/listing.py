@@ -9,18 +9,29 @@ request and never into the service. A session opened to read is closed (DELETE) 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import aiohttp
+import yarl
 
 from apimcp.catalog.model import Service
 from apimcp.federation import era as eras
 from apimcp.federation.definitions import MAX_TOOLS, upstream_service
+from apimcp.federation.listener import ProgressRoutes
+from apimcp.federation.sse_channel import SseChannel
 from apimcp.importers.errors import SpecError
 from apimcp.mcp_client.answers import UpstreamError, result_of
+from apimcp.safety.addresses import AddressRefused
 from apimcp.safety.fetch import Fetcher, FetchError, FetchResponse, join_url, url_origin
+from apimcp.safety.resolver import PolicyResolver, check_literal_host
 from apimcp.safety.shown_urls import shown_location
 
 MAX_PAGES = 100
 MAX_REDIRECTS = 3
+T = TypeVar("T")
 
 
 def import_upstream(
@@ -38,21 +49,18 @@ def import_upstream(
     shown = shown_location(url)
     reader = _Reader(url, fetcher, dict(headers or {}))
     try:
-        era = reader.open()
         try:
-            tools = reader.every_item(era, "tools/list", "tools")
-            prompts = reader.every_item(era, "prompts/list", "prompts") if era.offers("prompts") else []
-            resources = reader.every_item(era, "resources/list", "resources") if era.offers("resources") else []
-            templates = (
-                reader.every_item(era, "resources/templates/list", "resourceTemplates")
-                if era.offers("resources")
-                else []
-            )
-        finally:
-            reader.close(era)
+            era = reader.open()
+        except _SseTransport:  # the 2024-11-05 HTTP+SSE transport: read on an event loop of its own
+            era, (tools, prompts, resources, templates) = _in_own_loop(_read_channel(reader.url, fetcher, headers))
+        else:
+            try:
+                tools, prompts, resources, templates = _listings(era, reader.every_item)
+            finally:
+                reader.close(era)
     except UpstreamError as exc:
         raise SpecError(f"the MCP server at {shown}: {exc.message}", source=shown) from None
-    except FetchError as exc:
+    except (FetchError, aiohttp.ClientError, TimeoutError, AddressRefused) as exc:
         raise SpecError(f"could not read the MCP server at {shown}: {exc}", source=shown) from None
     info = era.server_info
     server_name = info.get("name") if isinstance(info.get("name"), str) else None
@@ -72,6 +80,81 @@ def import_upstream(
     )
 
 
+Listings = tuple[list[object], list[object], list[object], list[object]]
+
+
+def _listings(era: eras.Era, every_item: Callable[[eras.Era, str, str], list[object]]) -> Listings:
+    """Every page of the tools, and of the prompts, resources and templates when the server offers them."""
+    offers_resources = era.offers("resources")
+    return (
+        every_item(era, "tools/list", "tools"),
+        every_item(era, "prompts/list", "prompts") if era.offers("prompts") else [],
+        every_item(era, "resources/list", "resources") if offers_resources else [],
+        every_item(era, "resources/templates/list", "resourceTemplates") if offers_resources else [],
+    )
+
+
+class _SseTransport(Exception):
+    """The server takes no POST at its URL: it may speak the 2024-11-05 HTTP+SSE transport."""
+
+
+def _in_own_loop(work: Coroutine[Any, Any, T]) -> T:
+    """`work` run to its end on an event loop of its own thread (an import may be asked from a running loop)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="apimcp-sse-import") as pool:
+        return pool.submit(asyncio.run, work).result()
+
+
+async def _read_channel(url: str, fetcher: Fetcher, headers: Mapping[str, str] | None) -> tuple[eras.Era, Listings]:
+    """Read an HTTP+SSE server through the fetch policy: its addresses checked, each event within the fetch size
+    limit, every request within the fetch timeout."""
+    check_literal_host(fetcher.policy, yarl.URL(url).host)
+    connector = aiohttp.TCPConnector(resolver=PolicyResolver(fetcher.policy, fetcher.resolve), limit=4)
+    within = fetcher.limits.timeout_seconds
+    async with aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar()) as http:
+        channel = SseChannel(
+            http,
+            url,
+            dict(headers or {}),
+            ProgressRoutes(),
+            tls=fetcher.tls or True,
+            max_event_bytes=fetcher.limits.max_bytes,
+        )
+        try:
+            await channel.open()
+            era = eras.opened_era(await channel.request("initialize", eras.initialize_params(), within), {}, channel)
+            await channel.notify("notifications/initialized")
+            found: dict[tuple[str, str], list[object]] = {}
+            for method, key in (
+                ("tools/list", "tools"),
+                ("prompts/list", "prompts"),
+                ("resources/list", "resources"),
+                ("resources/templates/list", "resourceTemplates"),
+            ):
+                if method == "tools/list" or era.offers(method.split("/")[0]):
+                    found[method, key] = await _channel_pages(channel, method, key, within)
+            return era, _listings(era, lambda _, method, key: found.get((method, key), []))
+        finally:
+            await channel.close()
+
+
+async def _channel_pages(channel: SseChannel, method: str, key: str, within: float) -> list[object]:
+    items: list[object] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        result = await channel.request(method, {"cursor": cursor} if cursor else {}, within)
+        page = result.get(key)
+        if not isinstance(page, list):
+            raise UpstreamError(f"{method} answered no list of {key}")
+        items.extend(page)
+        if len(items) > MAX_TOOLS:
+            raise UpstreamError(f"the server lists more than {MAX_TOOLS} {key}")
+        following = result.get("nextCursor")
+        if not isinstance(following, str) or not following or following == cursor:
+            return items
+        cursor = following
+    raise UpstreamError(f"{method} has more than {MAX_PAGES} pages")
+
+
 class _Reader:
     def __init__(self, url: str, fetcher: Fetcher, credentials: dict[str, str]) -> None:
         self.url = url
@@ -88,6 +171,8 @@ class _Reader:
             return stateless
         opening = eras.initialize({})
         answer = self._post(opening.headers, opening.body)
+        if answer.status in eras.SSE_STATUSES:
+            raise _SseTransport
         era = eras.session_era(answer.status, answer.headers, answer.headers.get("content-type", ""), answer.body)
         body, headers = eras.initialized(era, {})
         self._post(headers, body)

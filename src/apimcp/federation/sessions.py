@@ -22,7 +22,9 @@ from apimcp.backends.http_common import read_limited
 from apimcp.backends.rest import new_session
 from apimcp.federation import era as eras
 from apimcp.federation.listener import MAX_LISTENERS, ProgressRoutes, SessionListener
+from apimcp.federation.sse_channel import SseChannel
 from apimcp.mcp_client.answers import UpstreamError
+from apimcp.safety.masking import NO_MASK, SecretMask
 
 MAX_SESSIONS = 256
 MAX_OPENING_BYTES = 1024 * 1024
@@ -61,9 +63,11 @@ class UpstreamSessions:
         self._listeners: dict[str, SessionListener] = {}
         self._listening: aiohttp.ClientSession | None = None
         """The small pool the GET streams use, apart from the calls' connections."""
+        self._closing: set[asyncio.Task[None]] = set()
 
-    async def era(self, key: str, headers: Mapping[str, str]) -> eras.Era:
-        """How to call the upstream with the credential `key` names (its `headers`)."""
+    async def era(self, key: str, headers: Mapping[str, str], mask: SecretMask = NO_MASK) -> eras.Era:
+        """How to call the upstream with the credential `key` names (its `headers`; `mask` hides their values in
+        what an HTTP+SSE session's stream carries)."""
         if self._stateless is not None:
             return self._stateless
         known = self._sessions.get(key)
@@ -76,7 +80,7 @@ class UpstreamSessions:
         future: asyncio.Future[eras.Era] = asyncio.get_running_loop().create_future()
         self._opening[key] = future
         try:
-            opened = await self._open(headers)
+            opened = await self._open(headers, mask)
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: callers waiting on it get it, nobody else must
@@ -90,8 +94,9 @@ class UpstreamSessions:
             self._sessions[key] = (opened, dict(headers))
             self._listen(key, opened, headers)
             while len(self._sessions) > self._max:
-                evicted, _ = self._sessions.popitem(last=False)
+                evicted, (era, _) = self._sessions.popitem(last=False)
                 self._stop_listening(evicted)
+                self._close_channel(era)
         return opened
 
     def forget(self, key: str, era: eras.Era) -> None:
@@ -100,6 +105,7 @@ class UpstreamSessions:
         if known is not None and known[0] is era:
             del self._sessions[key]
             self._stop_listening(key)
+            self._close_channel(era)
 
     def _listen(self, key: str, era: eras.Era, headers: Mapping[str, str]) -> None:
         if era.negotiated.session_id is None or len(self._listeners) >= MAX_LISTENERS:
@@ -108,12 +114,18 @@ class UpstreamSessions:
             self._listening = new_session(limit=MAX_LISTENERS)
         self._listeners[key] = SessionListener(self._listening, self._url, era, headers, self.routes, self._ssl)
 
+    def _close_channel(self, era: eras.Era) -> None:
+        if era.channel is not None:
+            task = asyncio.get_running_loop().create_task(era.channel.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
     def _stop_listening(self, key: str) -> None:
         listener = self._listeners.pop(key, None)
         if listener is not None:
             listener.stop()
 
-    async def _open(self, headers: Mapping[str, str]) -> eras.Era:
+    async def _open(self, headers: Mapping[str, str], mask: SecretMask = NO_MASK) -> eras.Era:
         probe = eras.discover(headers)
         status, answer_headers, body = await self._post(probe.body, probe.headers)
         content_type = answer_headers.get("content-type", "")
@@ -122,6 +134,8 @@ class UpstreamSessions:
             return stateless
         opening = eras.initialize(headers)
         status, answer_headers, body = await self._post(opening.body, opening.headers)
+        if status in eras.SSE_STATUSES:  # no POST here: a server of the 2024-11-05 HTTP+SSE transport, maybe
+            return await self._open_channel(headers, mask)
         if status != 200:
             raise UpstreamRefused(f"the MCP server refused initialize (HTTP {status})", status)
         era = eras.session_era(status, answer_headers, answer_headers.get("content-type", ""), body)
@@ -130,6 +144,32 @@ class UpstreamSessions:
         if era.offers("logging"):  # every message: each client's own level filters what it receives
             level = eras.call(era, eras.INITIALIZE_ID + 1, "logging/setLevel", {"level": "debug"}, headers)
             await self._post(level.body, level.headers)
+        return era
+
+    async def _open_channel(self, headers: Mapping[str, str], mask: SecretMask) -> eras.Era:
+        """A session of the 2024-11-05 HTTP+SSE transport: its stream held (over the GET streams' own pool, at
+        most `MAX_LISTENERS` of them), then initialize on it."""
+        if sum(1 for era, _ in self._sessions.values() if era.channel is not None) >= MAX_LISTENERS:
+            raise UpstreamError(f"the gateway holds {MAX_LISTENERS} streams with this HTTP+SSE server already")
+        if self._listening is None:
+            self._listening = new_session(limit=MAX_LISTENERS)
+        channel = SseChannel(
+            self._listening,
+            self._url,
+            headers,
+            self.routes,
+            posts=self._http,
+            tls=self._ssl,
+            transform=mask.mask_bytes if mask else None,
+        )
+        try:
+            await channel.open()
+            result = await channel.request("initialize", eras.initialize_params(), self._timeout.total or 30)
+            era = eras.opened_era(result, {}, channel)
+            await channel.notify("notifications/initialized")
+        except BaseException:
+            await channel.close()
+            raise
         return era
 
     async def _post(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
@@ -148,6 +188,9 @@ class UpstreamSessions:
         if self._listening is not None:
             listening, self._listening = self._listening, None
             await listening.close()
+        for era, _ in self._sessions.values():
+            if era.channel is not None:
+                await era.channel.close()
         sessions, self._sessions = self._sessions, OrderedDict()
         for era, headers in sessions.values():
             if not era.ends_sessions:

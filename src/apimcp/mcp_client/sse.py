@@ -12,17 +12,18 @@ class EventTooLarge(Exception):
     pass
 
 
-async def messages(
+async def events(
     response: aiohttp.ClientResponse,
     max_event_bytes: int,
     *,
     max_total_bytes: int | None = None,
     transform: Callable[[bytes], bytes] | None = None,
-) -> AsyncIterator[object]:
-    """Each event's data parsed as JSON (events without data, or with data that is not JSON, are skipped).
-    `max_total_bytes` bounds the whole stream; `transform` is applied to each data line before it is parsed
-    (masking credentials an upstream echoes)."""
+) -> AsyncIterator[tuple[str, list[bytes]]]:
+    """Each event as its name (`message` when it has none) and its data lines, within size bounds.
+    `max_total_bytes` bounds the whole stream; `transform` is applied to each data line (masking credentials
+    an upstream echoes)."""
     data: list[bytes] = []
+    name = "message"
     size = total = 0
     while True:
         line = await response.content.readline()
@@ -33,17 +34,32 @@ async def messages(
             raise EventTooLarge(f"the stream passed {max_total_bytes} bytes")
         line = line.rstrip(b"\r\n")
         if not line:
-            parsed = parsed_event(data)
-            if parsed is not None:
-                yield parsed
-            data, size = [], 0
+            if data:
+                yield name, data
+            data, name, size = [], "message", 0
             continue
-        if line.startswith(b"data:"):
+        if line.startswith(b"event:"):
+            name = line[6:].strip().decode("utf-8", "replace")[:64]
+        elif line.startswith(b"data:"):
             chunk = line[5:].removeprefix(b" ")
             size += len(chunk)
             if size > max_event_bytes:
                 raise EventTooLarge(f"an event passed {max_event_bytes} bytes")
             data.append(transform(chunk) if transform is not None else chunk)
+
+
+async def messages(
+    response: aiohttp.ClientResponse,
+    max_event_bytes: int,
+    *,
+    max_total_bytes: int | None = None,
+    transform: Callable[[bytes], bytes] | None = None,
+) -> AsyncIterator[object]:
+    """Each event's data parsed as JSON (events with data that is not JSON are skipped)."""
+    async for _, data in events(response, max_event_bytes, max_total_bytes=max_total_bytes, transform=transform):
+        parsed = parsed_event(data)
+        if parsed is not None:
+            yield parsed
 
 
 def parsed_event(data: list[bytes]) -> object | None:
