@@ -4,6 +4,7 @@ Run by that release's own venv (`.venv-mcp-1.8.1`, `.venv-mcp-1.10.1`, `.venv-mc
 never imported by the test suite: `python sdk1_server.py PORT streamable-http|sse`.
 """
 
+import os
 import sys
 
 import anyio
@@ -26,6 +27,19 @@ async def count_slowly(upto: int, ctx: Context) -> str:  # type: ignore[type-arg
         await ctx.report_progress(step, upto)
         await anyio.sleep(0.1)
     return f"counted to {upto}"
+
+
+@server.tool()
+async def wait(ctx: Context) -> str:  # type: ignore[type-arg]
+    """Wait long, telling it has started; a cancellation is written to the file APIMCP_TEST_MARK names."""
+    await ctx.report_progress(1, 2)
+    try:
+        await anyio.sleep(30)
+    except anyio.get_cancelled_exc_class():
+        with open(os.environ["APIMCP_TEST_MARK"], "w") as mark:  # noqa: ASYNC230 - no await may run: it is cancelled
+            mark.write("cancelled")
+        raise
+    return "waited"
 
 
 @server.prompt()

@@ -145,11 +145,13 @@ OLD_SDK_SERVER = Path(__file__).with_name("sdk1_server.py")
 
 
 @contextlib.contextmanager
-def old_sdk_upstream(version: str, transport: str = "streamable-http") -> Iterator[str]:
+def old_sdk_upstream(version: str, transport: str = "streamable-http", mark: Path | None = None) -> Iterator[str]:
     """A server of the official Python SDK at `version` (1.8.1, 1.10.1, or "1" for the last 1.x), run by that
-    release's venv (scripts/setup.sh --test): its URL (`/mcp`, or `/sse` for the HTTP+SSE transport)."""
+    release's venv (scripts/setup.sh --test): its URL (`/mcp`, or `/sse` for the HTTP+SSE transport). Its `wait`
+    tool writes to `mark` when it is cancelled."""
     venv = ROOT / (".venv-mcp1" if version == "1" else f".venv-mcp-{version}")
     port = free_port()
     command = [str(venv / "bin" / "python"), str(OLD_SDK_SERVER), str(port), transport]
-    with _serving(command, port, {}, f"the mcp {version} server"):
+    env = {"APIMCP_TEST_MARK": str(mark)} if mark is not None else {}
+    with _serving(command, port, env, f"the mcp {version} server"):
         yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'streamable-http' else 'sse'}"

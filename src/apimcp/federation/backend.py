@@ -187,7 +187,7 @@ class McpBackend(Backend):
                         continue
                 except (asyncio.CancelledError, InputRequired):
                     if not era.stateless and era.channel is None:  # a stateless upstream stops when the stream
-                        # closes; a Streamable HTTP session's is told (an HTTP+SSE one is not, yet)
+                        # closes; a Streamable HTTP session's is told (an HTTP+SSE one by its channel)
                         self._tell_cancelled(era, request_id, url, headers)
                     raise
                 if isinstance(answer, Failure) and (answer.status or 0) >= 500:

@@ -62,6 +62,7 @@ class SseChannel:
         self._waiting: dict[int, asyncio.Future[Mapping[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._reader: asyncio.Task[None] | None = None
+        self._telling: set[asyncio.Task[None]] = set()
         self._response: aiohttp.ClientResponse | None = None
         self.closed = False
 
@@ -99,8 +100,24 @@ class SseChannel:
             await self._post({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
             async with asyncio.timeout(within):
                 return await waiting
+        except (asyncio.CancelledError, TimeoutError):
+            self._tell_cancelled(request_id)  # the server stops working for nobody
+            raise
         finally:
             self._waiting.pop(request_id, None)
+
+    def _tell_cancelled(self, request_id: int) -> None:
+        if self.closed:
+            return
+        params = {"requestId": request_id, "reason": "the gateway's client cancelled the call, or it timed out"}
+
+        async def tell() -> None:
+            with contextlib.suppress(UpstreamError, aiohttp.ClientError, TimeoutError):
+                await self.notify("notifications/cancelled", params)
+
+        task = asyncio.get_running_loop().create_task(tell())
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         await self._post({"jsonrpc": "2.0", "method": method, **({"params": dict(params)} if params else {})})
