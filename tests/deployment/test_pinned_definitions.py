@@ -186,3 +186,33 @@ async def test_the_periodic_round_runs_on_its_own(live: Deployment) -> None:
                     await asyncio.sleep(0.05)
         finally:
             rounds.cancel()
+
+
+async def test_a_plan_that_trusts_its_server_serves_what_it_changed_at_once(live: Deployment) -> None:
+    upstream = ChangingTools()
+    endpoint = McpEndpoint(upstream)
+    with live_server(endpoint, endpoint.shutdown) as base:
+        server = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+        service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "trusted"})
+        served: dict[str, str] = {}
+        for name in ("strict", "trusting"):
+            plan = live.api.call("POST", "/plans", 201, json={"name": name, "service_id": service["id"]})
+            exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": name})
+            served[name] = exposition["endpoints"][0]
+        member = live.api.call("POST", "/tokens", 201, json={"name": "trusting-member", "kind": "user"})["token"]
+        listed = live.api.call("GET", "/plans")  # the trusting plan, made to trust by an admin only
+        trusting = next(p for p in listed if p["name"] == "trusting")
+        refused = httpx2.patch(
+            f"{live.base}/api/v1/plans/{trusting['id']}",
+            json={"trust_changes": True},
+            headers={"Authorization": f"Bearer {member}"},
+        )
+        assert refused.status_code == 403
+        run("login", live.base, "--token", live.api.http.headers["Authorization"].removeprefix("Bearer "))
+        run("plan", "update", "trusting", "--trust-changes")
+        assert live.api.call("GET", f"/plans/{trusting['id']}")["trust_changes"] is True
+
+        upstream.tools = [*upstream.tools, Tool(name="fresh", description="New.", input_schema=OBJECT)]
+        run("service", "refresh", "trusted")
+        wait_until(lambda: "fresh" in _tool_names(live.base + served["trusting"]))
+        assert "fresh" not in _tool_names(live.base + served["strict"])  # held for the plan that does not trust

@@ -24,7 +24,7 @@ from apimcp.cli.identity_options import (
 )
 from apimcp.cli.output import Format, OutputOption
 from apimcp.cli.rate_limit_options import CallerRateLimitOption, RateLimitOption, rate_limit_values
-from apimcp.cli.task_options import CodeModeOption, TasksOption, ToolSearchOption, task_values
+from apimcp.cli.task_options import CodeModeOption, TasksOption, ToolSearchOption, TrustChangesOption, task_values
 
 plan_app = typer.Typer(
     help="Plans: which operations of a service, which backend, which security.", no_args_is_help=True
@@ -173,6 +173,7 @@ def create_plan(
     tasks: TasksOption = None,
     tool_search: ToolSearchOption = None,
     code_mode: CodeModeOption = None,
+    trust_changes: TrustChangesOption = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Create a plan for a service."""
@@ -241,6 +242,7 @@ def update_plan(
     tasks: TasksOption = None,
     tool_search: ToolSearchOption = None,
     code_mode: CodeModeOption = None,
+    trust_changes: TrustChangesOption = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Change a plan; gateways serve the change within a second. Give '' to clear a list (--include '')."""

@@ -1,5 +1,5 @@
 """The options of `plan create` and `plan update` that shape how tools are offered: `--tasks slow:5s`,
-`--tool-search`, `--code-mode on`."""
+`--tool-search`, `--code-mode on`, `--trust-changes`."""
 
 from __future__ import annotations
 
@@ -43,10 +43,22 @@ CodeModeOption = Annotated[
 ]
 
 
+TrustChangesOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--trust-changes/--no-trust-changes",
+        help="An MCP server's plan: serve what the server lists now, without waiting for an admin to accept what it "
+        "changed (admin token).",
+    ),
+]
+
+
 def task_values(given: Mapping[str, Any]) -> dict[str, Any]:
     """The plan's `tasks`, `tool_search` and `code_mode` for the options in `given` (a command's locals), checked
     here to name the option."""
     values: dict[str, Any] = {}
+    if given.get("trust_changes") is not None:
+        values["trust_changes"] = given["trust_changes"]
     if given["tool_search"] is not None:
         values["tool_search"] = given["tool_search"]
     if given["code_mode"] is not None:

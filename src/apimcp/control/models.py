@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -95,6 +96,7 @@ class Service(Base):
     admin accepts it (`control.domain.upstream_changes`)."""
     pending_changes: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
     """What differs, tool by tool (change, diff, flags)."""
+    pending_hash: Mapped[str | None] = mapped_column(String(64), default=None)
 
     @property
     def held_changes(self) -> int:
@@ -179,6 +181,8 @@ class Plan(Base):
     tool_search: Mapped[bool] = mapped_column(Boolean, default=False)
     """List three tools (search_tools, describe_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
     code_mode: Mapped[str] = mapped_column(String(16), default="off", server_default="off")
+    trust_changes: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Serve what its MCP server lists now, without waiting for an admin to accept what changed."""
     """"off", "on" or "read_only": list search_tools, describe_tools and execute_code (`apimcp.codemode`)."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from apimcp.control import changes
 from apimcp.control.crypto import KeySet
-from apimcp.control.domain import groups, secrets
+from apimcp.control.domain import groups, secrets, upstream_changes
 from apimcp.control.models import Artifact, Exposition, GatewayGroup, Organization, Plan, Secret, Service, as_utc
 from apimcp.control.secret_kinds import PER_USER
 from apimcp.sealing.keys import GatewayPublicKey
@@ -61,8 +61,9 @@ def build(
     for exposition, plan, service, group, organization in session.execute(query):
         if not groups.matches(group.labels, labels):
             continue
-        if service.compiled_hash not in known_services and service.compiled_hash not in services:
-            services[service.compiled_hash] = service.compiled  # JSON bytes: sent as is, decoded by the gateway
+        digest, compiled = upstream_changes.served_to(plan.trust_changes, service)
+        if digest not in known_services and digest not in services:
+            services[digest] = compiled  # JSON bytes: sent as is, decoded by the gateway
         entry = {
             "id": exposition.id,
             "name": exposition.name,
@@ -116,7 +117,12 @@ def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dic
         if secret is not None:
             tls = {**secret.fields, **secrets.reveal(keys, secret)}  # ca, certificate, private_key (PEM)
     return {
-        "service": {"id": service.id, "name": service.name, "version": service.version, "hash": service.compiled_hash},
+        "service": {
+            "id": service.id,
+            "name": service.name,
+            "version": service.version,
+            "hash": upstream_changes.served_to(plan.trust_changes, service)[0],
+        },
         "plan": plan.id,
         "backend_endpoint": plan.backend_endpoint,
         "backend_timeout_ms": plan.backend_timeout_ms,

@@ -53,6 +53,7 @@ def _plan_values(fields: PlanFields) -> dict[str, Any]:
 def create_plan(body: PlanInput, caller: UserCaller, session: DbSession) -> PlanResult:
     values = _plan_values(body)
     plans.check_secret_use(caller, values)
+    plans.check_trust(caller, values)
     plan, key = plans.create(session, caller.organization_id, body.service_id, body.name, values)
     return plan_view(plan, key)
 
@@ -71,6 +72,7 @@ def get_plan(plan_id: str, caller: UserCaller, session: DbSession) -> PlanResult
 def update_plan(plan_id: str, body: PlanFields, caller: UserCaller, session: DbSession) -> PlanResult:
     values = _plan_values(body)
     plans.check_secret_use(caller, values, get_owned(session, Plan, caller.organization_id, plan_id, "plan"))
+    plans.check_trust(caller, values)
     plan, key = plans.update(session, caller.organization_id, plan_id, values)
     return plan_view(plan, key)
 
@@ -79,6 +81,7 @@ def update_plan(plan_id: str, body: PlanFields, caller: UserCaller, session: DbS
 def renew_plan_api_key(plan_id: str, caller: UserCaller, session: DbSession) -> PlanResult:
     values = {"inbound_mode": "api_key"}
     plans.check_secret_use(caller, values, get_owned(session, Plan, caller.organization_id, plan_id, "plan"))
+    plans.check_trust(caller, values)
     plan, key = plans.update(session, caller.organization_id, plan_id, values)
     return plan_view(plan, key)
 

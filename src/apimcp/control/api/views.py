@@ -286,6 +286,11 @@ class PlanFields(Input):
         "execute_code, which runs a JavaScript program calling the tools, each call governed as a direct one; "
         '"read_only": programs call only tools that change nothing; "off" (or false, the default)',
     )
+    trust_changes: bool | None = Field(
+        default=None,
+        description="an MCP server's plan: serve what the server lists now, without waiting for an admin to accept "
+        "what it changed (admin token)",
+    )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
@@ -318,6 +323,7 @@ class PlanView(View):
     tasks: str | None = None
     tool_search: bool = False
     code_mode: str = "off"
+    trust_changes: bool = False
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

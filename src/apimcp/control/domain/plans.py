@@ -43,7 +43,8 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
-     "rate_limit", "tasks", "tool_search", "code_mode", "cache", "artifacts", "tool_prefix", "output_schemas"}
+     "rate_limit", "tasks", "tool_search", "code_mode", "cache", "artifacts", "tool_prefix", "output_schemas",
+     "trust_changes"}
 )  # fmt: skip
 
 
@@ -132,6 +133,10 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             plan.code_mode = parse_code_mode(values["code_mode"])
         except CodeModeSettingError as exc:
             raise Invalid(str(exc), field="code_mode") from None
+    if "trust_changes" in values:
+        if not isinstance(values["trust_changes"], bool):
+            raise Invalid("trust_changes is true or false", field="trust_changes")
+        plan.trust_changes = values["trust_changes"]
     if plan.backend_endpoint is None:
         catalog = decode_service(service.compiled)
         served_here = select_operations(served(catalog.operations, plan.tool_prefix or ""), plan.include or [],
@@ -340,6 +345,13 @@ def check_secret_use(caller: Caller, values: Mapping[str, Any], plan: Plan | Non
         tokens.require_admin(caller, "changing who may call a plan that carries secrets")
 
 
+def check_trust(caller: Caller, values: Mapping[str, Any]) -> None:
+    """Only an admin makes a plan trust its MCP server: it then serves what the server changes without anyone
+    reading it first (pinned definitions are the defence against a server that turns hostile)."""
+    if values.get("trust_changes") is True:
+        tokens.require_admin(caller, "making a plan trust its MCP server's changes")
+
+
 def check_duplication(caller: Caller, plan: Plan) -> None:
     """A duplicate keeps the plan's secrets and gets an API key of its own: only an admin makes one of a plan that
     carries secrets."""
@@ -368,6 +380,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "tasks": source.tasks,
         "tool_search": source.tool_search,
         "code_mode": source.code_mode,
+        "trust_changes": source.trust_changes,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]

@@ -138,6 +138,7 @@ def _digest(operation: Operation) -> str:
 def hold(service: Service, compiled: bytes, found: list[DefinitionChange]) -> None:
     """Keep `compiled` (the upstream's catalog now) beside what is served, with what changed."""
     service.pending_compiled = compiled
+    service.pending_hash = hashlib.sha256(compiled).hexdigest()
     service.pending_changes = [asdict(change) for change in found]
 
 
@@ -169,7 +170,16 @@ def reject(session: Session, organization_id: str, service_id: str) -> Service:
 
 def reject_held(service: Service) -> None:
     service.pending_compiled = None
+    service.pending_hash = None
     service.pending_changes = None
+
+
+def served_to(plan_trusts: bool, service: Service) -> tuple[str, bytes]:
+    """The catalog (its hash and encoding) a plan serves: what its MCP server lists now, held or not, when the plan
+    trusts it; else what an admin accepted."""
+    if plan_trusts and service.pending_compiled is not None and service.pending_hash is not None:
+        return service.pending_hash, service.pending_compiled
+    return service.compiled_hash, service.compiled
 
 
 def serve(service: Service, compiled: bytes, catalog: CatalogService) -> None:
