@@ -4,7 +4,8 @@ resources and resource templates when it says it offers them.
 It is a fetch made on someone's behalf (`safety.fetch.Fetcher`): the fetch policy decides which addresses
 the server may have, every answer is bounded in size and the whole reading shares one deadline of the
 fetcher's timeout per request, and there are at most `MAX_PAGES` pages. Credentials (`headers`) go with every
-request and never into the service. A session opened to read is closed (DELETE) when done.
+request and never into the service. A session opened to read is ended (DELETE) when done, from 2025-06-18 on
+(`Era.ends_sessions`). A server that takes no POST at its URL is read over the 2024-11-05 HTTP+SSE transport.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def import_upstream(
     tool_prefix: str = "",
     fetcher: Fetcher | None = None,
 ) -> Service:
-    """The service of the MCP server at `url` (Streamable HTTP, either era): every tool it lists. Its name and
-    version default to the server's own (`serverInfo`)."""
+    """The service of the MCP server at `url` (Streamable HTTP in either era, or HTTP+SSE): every tool, prompt,
+    resource and template it lists. Its name and version default to the server's own (`serverInfo`)."""
     fetcher = fetcher or Fetcher()
     shown = shown_location(url)
     reader = _Reader(url, fetcher, dict(headers or {}))
