@@ -1,8 +1,9 @@
-"""MCP servers as services: an upstream server's tools imported into the catalog and called through a gateway.
+"""MCP servers as services: an upstream server's tools, prompts and resources imported into the catalog and served
+through a gateway (docs/federation.md).
 
-`definitions.py`: an upstream's tool definitions checked and turned into catalog operations, each with the
-digest of its definition; `listing.py`: reading them from the server at import time (either era, every page,
-bounded, through the fetch policy); `sessions.py`: the gateway's connections to an upstream (the era it speaks,
-its sessions per credential, opened again when they expire); `backend.py`: the `Backend` that calls an upstream
-tool; `results.py`: an upstream's tool result, checked, as the neutral `ToolAnswer`.
+`definitions.py`: what an upstream lists, checked, bounded and pinned by digest; `era.py`: which era it speaks;
+`listing.py`: reading it at import (every page, through the fetch policy); `sessions.py`: the gateway's sessions
+with it, per credential; `listener.py`: a session's GET stream; `sse_channel.py`: the 2024-11-05 HTTP+SSE
+transport; `backend.py`: the `Backend` calling it; `client_input.py`: what it asks the client, relayed;
+`results.py` and `offerings.py`: its answers read into the engine's models; `health.py`: whether it answers.
 """

@@ -4,8 +4,9 @@ The era is learnt once, by the first call (`era.py`). A stateless upstream needs
 one gets a session per credential the gateway calls it with (the plan's own, or each user's), opened on first
 use, reused by every call with that credential, and opened again when the upstream forgets it (a 404 on the
 session: `forget`). One opening at a time per credential; at most `MAX_SESSIONS` sessions are kept, the least
-recently used let go first. Each replica holds its own sessions: an upstream session carries nothing a client
-needs to find again on another replica, so none is shared through the state store.
+recently used let go first. A session of the 2024-11-05 HTTP+SSE transport is a stream held open
+(`sse_channel.py`). Each replica holds its own sessions: an upstream session carries nothing a client needs to
+find again on another replica, so none is shared through the state store.
 """
 
 from __future__ import annotations
