@@ -98,7 +98,7 @@ async def test_a_plans_secret_reaches_the_upstream_and_the_clients_token_does_no
 async def test_an_http_sse_server_is_imported_by_the_rest_api_and_called(live: Deployment) -> None:
     with old_sdk_upstream("1.8.1", "sse") as upstream:  # the 2024-11-05 HTTP+SSE transport
         service = live.api.call("POST", "/services", 201, json={"url": upstream, "kind": "mcp", "name": "old-sse"})
-        assert service["operation_count"] == 2
+        assert service["operation_count"] == 3  # add, count_slowly, wait
         plan = live.api.call("POST", "/plans", 201, json={"name": "old-sse", "service_id": service["id"]})
         exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "old-sse"})
         endpoint = exposition["endpoints"][0]
