@@ -19,9 +19,9 @@ import contextlib
 import hashlib
 import itertools
 import ssl
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import orjson
@@ -49,7 +49,7 @@ from apimcp.federation.health import UpstreamHealth
 from apimcp.federation.results import BadResult, call_result
 from apimcp.federation.sessions import UpstreamRefused, UpstreamSessions
 from apimcp.federation.sse_channel import ChannelClosed, SseChannel
-from apimcp.mcp_client.answers import UpstreamError, messages_of, response_to, result_of
+from apimcp.mcp_client.answers import UpstreamError, response_to, result_of
 from apimcp.mcp_client.headers import param_headers
 from apimcp.mcp_client.sse import EventTooLarge, messages
 from apimcp.protocol.context import InputRequired
@@ -66,6 +66,7 @@ from apimcp.safety.masking import SecretMask
 DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 NOT_RELAYED = -32601
+R = TypeVar("R")
 RESOURCE_NOT_FOUND = -32002
 
 
@@ -173,7 +174,7 @@ class McpBackend(Backend):
                 mirrored = era.stateless and method == "tools/call"
                 extra = {**headers, **self._mirrored(operation, arguments)} if mirrored else headers
                 exchange = eras.call(era, request_id, method, body, extra, capabilities)
-                call = _Call(request_id, token, progress, access.mask, era, url, headers, client, asked)
+                call = _Call(request_id, access.mask, era, url, headers, client, asked)
                 answer: Mapping[str, Any] | Failure | None
                 try:
                     with self.upstream.routes.route(token, progress):  # older servers send it on the GET stream
@@ -273,7 +274,8 @@ class McpBackend(Backend):
             body = await read_limited(response, self._max_bytes) or b""
             body = mask.mask_bytes(body) if mask else body
             if response.content_type == "application/json":
-                _raise_client_errors(body, call.request_id)
+                with contextlib.suppress(UpstreamError):  # an error about the client is raised; others fail below
+                    _client_errors_raised(lambda: result_of(body, "application/json", call.request_id))
             return status_failure(response.status, response.reason, body)
         if response.content_type == "text/event-stream":
             result = None
@@ -295,8 +297,7 @@ class McpBackend(Backend):
             if read is None:
                 return too_large(self._max_bytes)
             read = mask.mask_bytes(read) if mask else read
-            _raise_client_errors(read, call.request_id)
-            result = result_of(read, response.content_type, call.request_id)
+            result = _client_errors_raised(lambda: result_of(read, response.content_type, call.request_id))
         return result
 
     async def _heard(self, message: object, call: _Call) -> None:
@@ -346,8 +347,6 @@ class _Call:
     """One request of a call to the upstream, as its answer is read."""
 
     request_id: int
-    token: str
-    progress: Progress | None
     mask: SecretMask
     era: eras.Era
     url: yarl.URL
@@ -357,21 +356,17 @@ class _Call:
 
 
 def _response_to(message: object, request_id: int) -> Mapping[str, Any] | None:
+    return _client_errors_raised(lambda: response_to(message, request_id))
+
+
+def _client_errors_raised(read: Callable[[], R]) -> R:
+    """`read()`, whose error about the client (a capability it did not declare, a URL it must visit first) is
+    raised as the engine's own: the client learns what to do, as if the gateway had said it."""
     try:
-        return response_to(message, request_id)
+        return read()
     except UpstreamError as exc:
         _raise_for_client(exc)
         raise
-
-
-def _raise_client_errors(body: bytes, request_id: int) -> None:
-    """Raise, as the engine's own error, an upstream's answer that is about the client (a capability it did not
-    declare, a URL it must visit first): the client learns what to do, as if the gateway had said it."""
-    try:
-        for message in messages_of(body, "application/json"):
-            response_to(message, request_id)
-    except UpstreamError as exc:
-        _raise_for_client(exc)
 
 
 def _raise_for_client(exc: UpstreamError) -> None:
