@@ -22,8 +22,8 @@ from pathlib import Path
 from bench import harness
 from bench.gateway_bench import apimcp_serve
 from bench.harness import Scenario
+from bench.protocol_bench import prepare
 
-CALL: dict[str, object] = {"name": "greet", "arguments": {"name": "wrk"}}
 UPSTREAMS = {
     "both eras (called statelessly)": "bench.apps:engine",
     "session era only": "bench.apps:engine_session_only",
@@ -31,22 +31,8 @@ UPSTREAMS = {
 CLIENTS = ("modern", "session")
 
 
-def request(url: str, era: str) -> tuple[dict[str, object], dict[str, str]]:
-    """The request wrk repeats, checked once to answer the tool's result."""
-    if era == "modern":
-        body, headers = harness.modern_request("tools/call", CALL, name="greet")
-    else:
-        headers = harness.open_session(url)
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": CALL}
-    _, answer = harness.post(url, body, headers)
-    result = answer.get("result")
-    if not isinstance(result, dict) or result.get("content", [{}])[0].get("text") != "Hello, wrk!":
-        raise SystemExit(f"unexpected answer {answer}")
-    return body, headers
-
-
 def measure(url: str, era: str, scenario: Scenario, tmp: Path, args: argparse.Namespace, connections: int) -> None:
-    script = harness.lua_script(*request(url, era), tmp)
+    script = harness.lua_script(*prepare(url, era), tmp)  # the same call and check as the engine bench
     if args.warmup:
         harness.run_wrk(url, script, args.warmup, connections)
     scenario.record(*harness.run_wrk(url, script, args.duration, connections))

@@ -143,17 +143,23 @@ async def _channel_pages(channel: SseChannel, method: str, key: str, within: flo
     cursor: str | None = None
     for _ in range(MAX_PAGES):
         result = await channel.request(method, {"cursor": cursor} if cursor else {}, within)
-        page = result.get(key)
-        if not isinstance(page, list):
-            raise UpstreamError(f"{method} answered no list of {key}")
-        items.extend(page)
-        if len(items) > MAX_TOOLS:
-            raise UpstreamError(f"the server lists more than {MAX_TOOLS} {key}")
-        following = result.get("nextCursor")
-        if not isinstance(following, str) or not following or following == cursor:
+        cursor = _add_page(items, result, method, key, cursor)
+        if cursor is None:
             return items
-        cursor = following
     raise UpstreamError(f"{method} has more than {MAX_PAGES} pages")
+
+
+def _add_page(items: list[object], result: Mapping[str, Any], method: str, key: str, cursor: str | None) -> str | None:
+    """Add a page's `key` to `items` (at most `MAX_TOOLS` in all); the cursor of the next page, None after the
+    last (a cursor the server gives again ends the listing too)."""
+    page = result.get(key)
+    if not isinstance(page, list):
+        raise UpstreamError(f"{method} answered no list of {key}")
+    items.extend(page)
+    if len(items) > MAX_TOOLS:
+        raise UpstreamError(f"the server lists more than {MAX_TOOLS} {key}")
+    following = result.get("nextCursor")
+    return following if isinstance(following, str) and following and following != cursor else None
 
 
 class _Reader:
@@ -209,16 +215,9 @@ class _Reader:
             if answer.status != 200:
                 raise UpstreamError(f"{method} was answered HTTP {answer.status}")
             result = result_of(answer.body, answer.headers.get("content-type", ""), self._next_id)
-            page = result.get(key)
-            if not isinstance(page, list):
-                raise UpstreamError(f"{method} answered no list of {key}")
-            items.extend(page)
-            if len(items) > MAX_TOOLS:
-                raise UpstreamError(f"the server lists more than {MAX_TOOLS} {key}")
-            following = result.get("nextCursor")
-            if not isinstance(following, str) or not following or following == cursor:
+            cursor = _add_page(items, result, method, key, cursor)
+            if cursor is None:
                 return items
-            cursor = following
         raise UpstreamError(f"{method} has more than {MAX_PAGES} pages")
 
     def close(self, era: eras.Era) -> None:
