@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -52,6 +53,15 @@ class ChangingTools(McpHandler):
         return CallToolResult(content=(TextContent(text=f"{name} called"),))
 
 
+@contextmanager
+def changing_upstream() -> Iterator[tuple[ChangingTools, str]]:
+    """A `ChangingTools` server on loopback, and its MCP URL."""
+    upstream = ChangingTools()
+    endpoint = McpEndpoint(upstream)
+    with live_server(endpoint, endpoint.shutdown) as base:
+        yield upstream, base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
@@ -70,10 +80,7 @@ async def listed(url: str) -> dict[str, str | None]:
 
 
 async def test_a_changed_upstream_is_held_until_an_admin_accepts_it(live: Deployment) -> None:
-    upstream = ChangingTools()
-    endpoint = McpEndpoint(upstream)
-    with live_server(endpoint, endpoint.shutdown) as base:
-        server = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+    with changing_upstream() as (upstream, server):
         service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "changing"})
         plan = live.api.call("POST", "/plans", 201, json={"name": "changing", "service_id": service["id"]})
         exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "changing"})
@@ -122,10 +129,7 @@ async def test_a_changed_upstream_is_held_until_an_admin_accepts_it(live: Deploy
 
 
 async def test_rejected_changes_are_dropped_and_what_is_served_stays(live: Deployment) -> None:
-    upstream = ChangingTools()
-    endpoint = McpEndpoint(upstream)
-    with live_server(endpoint, endpoint.shutdown) as base:
-        server = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+    with changing_upstream() as (upstream, server):
         service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "steady"})
         upstream.tools = upstream.tools[:1]
         again = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "steady"})
@@ -157,10 +161,7 @@ def _tool_names(url: str) -> set[str]:
 
 
 def test_the_control_plane_reads_servers_again_and_holds_what_changed(live: Deployment) -> None:
-    upstream = ChangingTools()
-    endpoint = McpEndpoint(upstream)
-    with live_server(endpoint, endpoint.shutdown) as base:
-        server = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+    with changing_upstream() as (upstream, server):
         service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "watched"})
         upstream.tools = [*upstream.tools, Tool(name="extra", description="New.", input_schema=OBJECT)]
         done = refresh_all(live.plane)  # what the periodic task runs, every APIMCP_UPSTREAMS_EVERY_SECONDS
@@ -173,10 +174,7 @@ def test_the_control_plane_reads_servers_again_and_holds_what_changed(live: Depl
 
 
 async def test_the_periodic_round_runs_on_its_own(live: Deployment) -> None:
-    upstream = ChangingTools()
-    endpoint = McpEndpoint(upstream)
-    with live_server(endpoint, endpoint.shutdown) as base:
-        server = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+    with changing_upstream() as (upstream, server):
         service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "ticking"})
         upstream.tools = upstream.tools[:1]
         rounds = asyncio.create_task(keep_refreshing(live.plane, UpstreamRefresh(every_seconds=0.05)))
@@ -189,10 +187,7 @@ async def test_the_periodic_round_runs_on_its_own(live: Deployment) -> None:
 
 
 async def test_a_plan_that_trusts_its_server_serves_what_it_changed_at_once(live: Deployment) -> None:
-    upstream = ChangingTools()
-    endpoint = McpEndpoint(upstream)
-    with live_server(endpoint, endpoint.shutdown) as base:
-        server = base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+    with changing_upstream() as (upstream, server):
         service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "trusted"})
         served: dict[str, str] = {}
         for name in ("strict", "trusting"):

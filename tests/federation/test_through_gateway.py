@@ -215,13 +215,7 @@ async def test_a_call_the_client_cancels_is_cancelled_upstream(gateway: tuple[st
     for mode in MODES:
         showcase.handler.cancelled.clear()
         async with Client(url, mode=mode) as client:
-            with anyio.CancelScope() as scope:
-
-                async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                    scope.cancel()  # the upstream has started: the client gives up
-
-                await client.call_tool("sc_slow", {}, progress_callback=on_progress)
-            assert scope.cancelled_caught
+            await given_up_once_started(client, "sc_slow")
             await wait_for(lambda: bool(showcase.handler.cancelled))
 
 
@@ -238,14 +232,19 @@ server: {{fetch_allow: [127.0.0.1]}}
             for mode in MODES:
                 upstream.handler.cancelled.clear()
                 async with Client(f"{base}/mcp/showcase", mode=mode) as client:
-                    with anyio.CancelScope() as scope:
-
-                        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                            scope.cancel()
-
-                        await client.call_tool("slow", {}, progress_callback=on_progress)
-                    assert scope.cancelled_caught
+                    await given_up_once_started(client, "slow")
                     await wait_for(lambda: bool(upstream.handler.cancelled))
+
+
+async def given_up_once_started(client: Client, tool: str) -> None:
+    """Call `tool` and cancel the call once its first progress arrives (the upstream has started)."""
+    with anyio.CancelScope() as scope:
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            scope.cancel()
+
+        await client.call_tool(tool, {}, progress_callback=on_progress)
+    assert scope.cancelled_caught
 
 
 async def wait_for(condition: Callable[[], bool], seconds: float = 15.0) -> None:
