@@ -164,7 +164,9 @@ async def test_what_the_program_returns_is_the_result(runner: ScriptRunner, tool
 
 
 async def test_calls_never_awaited_are_cancelled_when_the_program_ends(runner: ScriptRunner, tools: Tools) -> None:
-    result = await runner.run(program("tools.sleep({s: 30});\nreturn 'done';"), {}, tools)
+    # the echo awaited after it lets the un-awaited call start first (ending at once, the program could end before
+    # the host started it, and a call never started is never cancelled: CI under load saw that)
+    result = await runner.run(program("tools.sleep({s: 30});\nawait tools.echo({});\nreturn 'done';"), {}, tools)
     assert text(result) == '"done"'
     for _ in range(200):
         if tools.cancelled:
