@@ -315,6 +315,7 @@ class SessionEra:
         if self._missed is not None:
             await self._missed.forget(session.id)
         self._relay.send(self, self._endpoint_id, "ended", session.id, b"null")
+        await self._relay.sent()
         await exchange.empty(200)
 
     def notify(self, session_id: str, method: str, params: JsonObject) -> bool:

@@ -42,6 +42,10 @@ class SessionRelay(ABC):
     def send(self, sender: RelayMember, endpoint: str, kind: RelayKind, session_id: str, body: bytes) -> None:
         """Hand `body` to every other member of `endpoint`; never blocks, never raises."""
 
+    async def sent(self) -> None:  # noqa: B027 - relays that deliver as they send have nothing to wait for
+        """Return once what was sent so far has left this process (bounded; never raises): a DELETE is answered
+        only when the other replicas can already know the session is gone."""
+
     @property
     def shared(self) -> bool:
         """Whether other members may exist (so a missing local listener is not the end of the story)."""

@@ -29,6 +29,8 @@ log = logging.getLogger("apimcp.state")
 OUTBOX_LIMIT = 10_000
 _RETRY_SECONDS = (0.1, 0.2, 0.5, 1.0, 2.0)
 _POLL_SECONDS = 1.0
+_SENT_WAIT_SECONDS = 1.0
+"""How long `sent()` waits for the outbox: a session copy kept elsewhere lives a second at most anyway."""
 
 
 class RedisRelay(SessionRelay):
@@ -45,6 +47,10 @@ class RedisRelay(SessionRelay):
         self._outbox: deque[bytes] = deque(maxlen=OUTBOX_LIMIT)
         self._dropped = 0
         self._wakeup: asyncio.Event | None = None
+        self._queued = 0
+        """Messages ever put in the outbox; `_published` of them have left (or were dropped)."""
+        self._published = 0
+        self._progress: asyncio.Condition | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
     # --- SessionRelay ------------------------------------------------------------------------------
@@ -58,9 +64,20 @@ class RedisRelay(SessionRelay):
         self._start()
         if len(self._outbox) == self._outbox.maxlen:
             self._dropped += 1
+            self._published += 1  # the oldest falls out of the outbox: nobody waits for it any more
+        self._queued += 1
         self._outbox.append(orjson.dumps([self._replica, endpoint, kind, session_id, orjson.Fragment(body)]))
         if self._wakeup is not None:
             self._wakeup.set()
+
+    async def sent(self) -> None:
+        if self._progress is None or not self._outbox:
+            return
+        target = self._queued
+        progress = self._progress
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_SENT_WAIT_SECONDS), progress:
+                await progress.wait_for(lambda: self._published >= target)
 
     # --- running -----------------------------------------------------------------------------------
 
@@ -75,6 +92,7 @@ class RedisRelay(SessionRelay):
         # Named here, in the serving process: workers forked from one process must not share a name.
         self._replica = secrets.token_hex(8)
         self._wakeup = asyncio.Event()
+        self._progress = asyncio.Condition()
         if self._outbox:
             self._wakeup.set()
         self._tasks = [loop.create_task(self._listen()), loop.create_task(self._publish())]
@@ -130,6 +148,7 @@ class RedisRelay(SessionRelay):
 
     async def _publish(self) -> None:
         assert self._wakeup is not None
+        assert self._progress is not None
         failures = 0
         while True:
             await self._wakeup.wait()
@@ -148,6 +167,9 @@ class RedisRelay(SessionRelay):
                     continue
                 failures = 0
                 self._outbox.popleft()
+                self._published += 1
+                async with self._progress:
+                    self._progress.notify_all()
 
     def _received(self, data: Any) -> None:
         try:
