@@ -65,6 +65,6 @@ async def test_sent_gives_up_after_a_second_while_redis_refuses(redis_prefix: st
         await relay.sent()  # bounded: returns though nothing could be published
         assert loop.time() - started < 5
     finally:
-        client.publish = publish  # type: ignore[method-assign,assignment]
+        client.publish = publish  # type: ignore[method-assign]
         await relay.close()
         await client.aclose()
