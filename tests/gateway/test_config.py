@@ -61,7 +61,7 @@ services:
         ("services: {}\n", "gw.yaml:1:11: services: "),
         (
             "services:\n  echo:\n    backend: http://x\n",
-            "gw.yaml:3:5: services.echo: give exactly one of openapi, graphql, grpc or mcp",
+            "gw.yaml:3:5: services.echo: give exactly one of openapi, graphql, grpc, mcp or stdio",
         ),
         (
             f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    timout: 3\n",

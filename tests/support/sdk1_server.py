@@ -1,7 +1,8 @@
 """An MCP server built with an old release of the official Python SDK (1.x, FastMCP), for federation tests.
 
 Run by that release's own venv (`.venv-mcp-1.8.1`, `.venv-mcp-1.10.1`, `.venv-mcp1`: scripts/setup.sh --test),
-never imported by the test suite: `python sdk1_server.py PORT streamable-http|sse`.
+never imported by the test suite: `python sdk1_server.py PORT streamable-http|sse`, or `python sdk1_server.py 0
+stdio` (then two more tools: `about`, what the process is and sees, and `crash`, which ends it).
 """
 
 import os
@@ -54,7 +55,22 @@ def first_note() -> str:
     return "remember the milk"
 
 
+def about(variable: str) -> str:
+    """The process id, the working folder, and the value of an environment variable ("" when unset)."""
+    return f"{os.getpid()} {os.getcwd()} {os.environ.get(variable, '')}"
+
+
+def crash() -> str:
+    """End the server's process at once."""
+    os._exit(3)
+
+
 if __name__ == "__main__":
     port, transport = int(sys.argv[1]), sys.argv[2]
+    if transport == "stdio":
+        server.tool()(about)
+        server.tool()(crash)
+        server.run("stdio")
+        sys.exit(0)
     app = server.streamable_http_app() if transport == "streamable-http" else server.sse_app()
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

@@ -46,9 +46,10 @@ from apimcp.catalog.model import McpBinding, Operation, Service
 from apimcp.federation import client_input
 from apimcp.federation import era as eras
 from apimcp.federation.health import UpstreamHealth
+from apimcp.federation.message_channel import ChannelClosed, MessageChannel
 from apimcp.federation.results import BadResult, call_result
 from apimcp.federation.sessions import UpstreamRefused, UpstreamSessions
-from apimcp.federation.sse_channel import ChannelClosed, SseChannel
+from apimcp.federation.stdio_channel import StdioCommand
 from apimcp.mcp_client.answers import UpstreamError, response_to, result_of
 from apimcp.mcp_client.headers import param_headers
 from apimcp.mcp_client.sse import EventTooLarge, messages
@@ -84,21 +85,23 @@ class McpBackend(Backend):
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         tls: TlsSettings | None = None,
         oauth_session: TokenClient | None = None,
+        command: StdioCommand | None = None,
     ) -> None:
+        """`command`: the server is a stdio one, started so (from an operator's configuration file only)."""
         if endpoint is None:
             if not service.servers:
                 raise ValueError(f"service {service.name!r} has no URL: an MCP server's URL is needed")
             endpoint = service.servers[0].resolve()
         self._endpoint = endpoint
         self._url = yarl.URL(endpoint)
-        self._refused = url_address_problem(endpoint)
+        self._refused = url_address_problem(endpoint) if command is None else None
         self._session = session
         self._access = BackendAccess(credentials, oauth_session or session)
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
-        self.upstream = UpstreamSessions(session, endpoint, timeout=self._timeout, tls=self._ssl)
+        self.upstream = UpstreamSessions(session, endpoint, timeout=self._timeout, tls=self._ssl, command=command)
         self._ids = itertools.count(100)
         self.health = UpstreamHealth()
         """Whether the server answers (`health.py`), as the gateway's /healthz counts it."""
@@ -208,6 +211,9 @@ class McpBackend(Backend):
             if exc.status >= 500:
                 self.health.failed()
             return Failure(f"The MCP server refused the gateway: {exc.message}", exc.status)
+        except ChannelClosed as exc:  # it ended again at once (an HTTP+SSE stream, a stdio server's process)
+            self.health.failed()
+            return Failure(f"The MCP server is unavailable: {access.mask.mask_text(exc.message)}")
         except UpstreamError as exc:
             status = 404 if exc.code == RESOURCE_NOT_FOUND else None  # read by resource reads as "not found"
             return Failure(f"The MCP server answered an error: {access.mask.mask_text(exc.message)}", status)
@@ -240,7 +246,7 @@ class McpBackend(Backend):
         task.add_done_callback(self._telling.discard)
 
     async def _over_channel(
-        self, channel: SseChannel, method: str, params: Mapping[str, Any], *, retry_closed: bool
+        self, channel: MessageChannel, method: str, params: Mapping[str, Any], *, retry_closed: bool
     ) -> Mapping[str, Any] | None:
         """The result on an HTTP+SSE session's stream; None when the stream ended (another may be opened)."""
         try:

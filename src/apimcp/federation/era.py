@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from apimcp.federation.sse_channel import SseChannel
+from apimcp.federation.message_channel import MessageChannel
 from apimcp.mcp_client import requests
 from apimcp.mcp_client.answers import UpstreamError, result_of
 from apimcp.mcp_client.headers import Negotiated, headers_for
@@ -33,7 +33,7 @@ class Era:
     server_info: Mapping[str, Any]
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     """What the server said it offers (`prompts`, `resources`...)."""
-    channel: SseChannel | None = None
+    channel: MessageChannel | None = None
     """The session's stream, for a server of the 2024-11-05 HTTP+SSE transport (None: Streamable HTTP)."""
 
     @property
@@ -94,7 +94,7 @@ def session_era(status: int, headers: Mapping[str, str], content_type: str, body
     return opened_era(result_of(body, content_type, INITIALIZE_ID), headers)
 
 
-def opened_era(result: Mapping[str, Any], headers: Mapping[str, str], channel: SseChannel | None = None) -> Era:
+def opened_era(result: Mapping[str, Any], headers: Mapping[str, str], channel: MessageChannel | None = None) -> Era:
     """The era an initialize result opened (its session id in `headers`, or on `channel` for HTTP+SSE)."""
     version = result.get("protocolVersion")
     revision = find_revision(version)

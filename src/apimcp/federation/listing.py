@@ -22,7 +22,9 @@ from apimcp.catalog.model import Service
 from apimcp.federation import era as eras
 from apimcp.federation.definitions import MAX_TOOLS, upstream_service
 from apimcp.federation.listener import ProgressRoutes
+from apimcp.federation.message_channel import MessageChannel
 from apimcp.federation.sse_channel import SseChannel
+from apimcp.federation.stdio_channel import StdioChannel, StdioCommand
 from apimcp.importers.errors import SpecError
 from apimcp.mcp_client.answers import UpstreamError, result_of
 from apimcp.safety.addresses import AddressRefused
@@ -63,6 +65,47 @@ def import_upstream(
         raise SpecError(f"the MCP server at {shown}: {exc.message}", source=shown) from None
     except (FetchError, aiohttp.ClientError, TimeoutError, AddressRefused) as exc:
         raise SpecError(f"could not read the MCP server at {shown}: {exc}", source=shown) from None
+    return _service_of(era, (tools, prompts, resources, templates), reader.url, shown, name, version, tool_prefix)
+
+
+def import_stdio(
+    command: StdioCommand,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    tool_prefix: str = "",
+    timeout_seconds: float = 30.0,
+    max_message_bytes: int = 10 * 1024 * 1024,
+) -> Service:
+    """The service of the stdio MCP server `command` starts (stopped once read): every tool, prompt, resource
+    and template it lists. Its URL is `stdio:` and the program's name (it names the server; nothing is fetched
+    from it)."""
+    program = command.argv[0].rsplit("/", 1)[-1]
+    url = f"stdio:{program}"
+    channel = StdioChannel(command, ProgressRoutes(), max_line_bytes=max_message_bytes)
+    try:
+        era, listings = _in_own_loop(_read_over(channel, timeout_seconds))
+    except UpstreamError as exc:
+        said = f"; it wrote: {' | '.join(channel.last_words)}" if channel.last_words else ""
+        raise SpecError(f"{exc.message}{said}", source=url) from None
+    except TimeoutError:
+        raise SpecError(
+            f"the stdio MCP server {program} did not answer within {timeout_seconds:g} s", source=url
+        ) from None
+    return _service_of(era, listings, url, url, name, version, tool_prefix)
+
+
+def _service_of(
+    era: eras.Era,
+    listings: Listings,
+    url: str,
+    shown: str,
+    name: str | None,
+    version: str | None,
+    tool_prefix: str,
+) -> Service:
+    """The service of a server that answered `listings`; its name and version default to its `serverInfo`."""
+    tools, prompts, resources, templates = listings
     info = era.server_info
     server_name = info.get("name") if isinstance(info.get("name"), str) else None
     server_version = info.get("version") if isinstance(info.get("version"), str) else None
@@ -73,7 +116,7 @@ def import_upstream(
     return upstream_service(
         chosen_name[:100],
         (version or server_version or "1")[:50],
-        reader.url,
+        url,
         tools,
         description=description if isinstance(description, str) else None,
         tool_prefix=tool_prefix,
@@ -120,25 +163,30 @@ async def _read_channel(url: str, fetcher: Fetcher, headers: Mapping[str, str] |
             tls=fetcher.tls or True,
             max_event_bytes=fetcher.limits.max_bytes,
         )
-        try:
-            await channel.open()
-            era = eras.opened_era(await channel.request("initialize", eras.initialize_params(), within), {}, channel)
-            await channel.notify("notifications/initialized")
-            found: dict[tuple[str, str], list[object]] = {}
-            for method, key in (
-                ("tools/list", "tools"),
-                ("prompts/list", "prompts"),
-                ("resources/list", "resources"),
-                ("resources/templates/list", "resourceTemplates"),
-            ):
-                if method == "tools/list" or era.offers(method.split("/")[0]):
-                    found[method, key] = await _channel_pages(channel, method, key, within)
-            return era, _listings(era, lambda _, method, key: found.get((method, key), []))
-        finally:
-            await channel.close()
+        return await _read_over(channel, within)
 
 
-async def _channel_pages(channel: SseChannel, method: str, key: str, within: float) -> list[object]:
+async def _read_over(channel: MessageChannel, within: float) -> tuple[eras.Era, Listings]:
+    """Open `channel`, initialize, and read every listing the server offers; the channel is closed after."""
+    try:
+        await channel.open()
+        era = eras.opened_era(await channel.request("initialize", eras.initialize_params(), within), {}, channel)
+        await channel.notify("notifications/initialized")
+        found: dict[tuple[str, str], list[object]] = {}
+        for method, key in (
+            ("tools/list", "tools"),
+            ("prompts/list", "prompts"),
+            ("resources/list", "resources"),
+            ("resources/templates/list", "resourceTemplates"),
+        ):
+            if method == "tools/list" or era.offers(method.split("/")[0]):
+                found[method, key] = await _channel_pages(channel, method, key, within)
+        return era, _listings(era, lambda _, method, key: found.get((method, key), []))
+    finally:
+        await channel.close()
+
+
+async def _channel_pages(channel: MessageChannel, method: str, key: str, within: float) -> list[object]:
     items: list[object] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):

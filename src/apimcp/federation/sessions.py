@@ -5,8 +5,9 @@ one gets a session per credential the gateway calls it with (the plan's own, or 
 use, reused by every call with that credential, and opened again when the upstream forgets it (a 404 on the
 session: `forget`). One opening at a time per credential; at most `MAX_SESSIONS` sessions are kept, the least
 recently used let go first. A session of the 2024-11-05 HTTP+SSE transport is a stream held open
-(`sse_channel.py`). Each replica holds its own sessions: an upstream session carries nothing a client needs to
-find again on another replica, so none is shared through the state store.
+(`sse_channel.py`); a stdio server is one child process for every caller, started on first use and again
+when it exits (`stdio_channel.py`). Each replica holds its own sessions: an upstream session carries nothing a
+client needs to find again on another replica, so none is shared through the state store.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from apimcp.backends.http_common import read_limited
 from apimcp.backends.rest import new_session
 from apimcp.federation import era as eras
 from apimcp.federation.listener import MAX_LISTENERS, ProgressRoutes, SessionListener
+from apimcp.federation.message_channel import MessageChannel
 from apimcp.federation.sse_channel import SseChannel
+from apimcp.federation.stdio_channel import StdioChannel, StdioCommand
 from apimcp.mcp_client.answers import UpstreamError
 from apimcp.safety.masking import NO_MASK, SecretMask
 
@@ -49,8 +52,11 @@ class UpstreamSessions:
         timeout: aiohttp.ClientTimeout,
         tls: ssl.SSLContext | bool = True,
         max_sessions: int = MAX_SESSIONS,
+        command: StdioCommand | None = None,
     ) -> None:
+        """`command`: the upstream is a stdio server, started so (`url` only names it)."""
         self._http = http
+        self._command = command
         self._url = url
         self._timeout = timeout
         self._ssl = tls
@@ -71,6 +77,8 @@ class UpstreamSessions:
         what an HTTP+SSE session's stream carries)."""
         if self._stateless is not None:
             return self._stateless
+        if self._command is not None:
+            key = ""  # one process serves every caller: a stdio server has no credentials of the caller's
         known = self._sessions.get(key)
         if known is not None:
             self._sessions.move_to_end(key)
@@ -102,6 +110,8 @@ class UpstreamSessions:
 
     def forget(self, key: str, era: eras.Era) -> None:
         """The upstream no longer knows `era`'s session: the next call opens another."""
+        if self._command is not None:
+            key = ""
         known = self._sessions.get(key)
         if known is not None and known[0] is era:
             del self._sessions[key]
@@ -127,6 +137,8 @@ class UpstreamSessions:
             listener.stop()
 
     async def _open(self, headers: Mapping[str, str], mask: SecretMask = NO_MASK) -> eras.Era:
+        if self._command is not None:
+            return await self._initialized(StdioChannel(self._command, self.routes))
         probe = eras.discover(headers)
         status, answer_headers, body = await self._post(probe.body, probe.headers)
         content_type = answer_headers.get("content-type", "")
@@ -163,6 +175,10 @@ class UpstreamSessions:
             tls=self._ssl,
             transform=mask.mask_bytes if mask else None,
         )
+        return await self._initialized(channel)
+
+    async def _initialized(self, channel: MessageChannel) -> eras.Era:
+        """The session `channel` carries, opened and initialized (or closed again)."""
         try:
             await channel.open()
             result = await channel.request("initialize", eras.initialize_params(), self._timeout.total or 30)

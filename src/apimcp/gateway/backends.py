@@ -31,6 +31,7 @@ from apimcp.backends.tls import TlsSettings
 from apimcp.backends.token_exchange import ACCESS_TOKEN, TokenExchange
 from apimcp.catalog.model import Service
 from apimcp.federation.backend import McpBackend
+from apimcp.federation.stdio_channel import StdioCommand
 from apimcp.safety.addresses import AddressPolicy, Resolve, system_resolve
 from apimcp.shaping.limits import DEFAULT_LARGE_FROM_BYTES
 
@@ -119,9 +120,13 @@ class BackendFactory:
         resolve: Resolve = system_resolve,
         shared_tokens: SharedValues | None = None,
         large_from_bytes: int = DEFAULT_LARGE_FROM_BYTES,
+        commands: Mapping[str, StdioCommand] | None = None,
     ) -> None:
         """`shared_tokens`: where backend access tokens are kept for every replica (the state's user values);
-        `large_from_bytes`: REST and GraphQL answers at least this large are given back unparsed."""
+        `large_from_bytes`: REST and GraphQL answers at least this large are given back unparsed; `commands`:
+        how to start the stdio MCP servers of an operator's configuration file, by service id (a snapshot never
+        carries a command: it may come from elsewhere)."""
+        self._commands = dict(commands or {})
         self._session = session
         self._large_from_bytes = large_from_bytes
         self._token_session = TokenSession(fetch_policy, resolve, shared_tokens)
@@ -160,6 +165,9 @@ class BackendFactory:
                 max_response_bytes=max_bytes,
             )
         if service.kind == "mcp":
+            command = self._commands.get(member["service"]["id"])
+            if command is None and service.servers and service.servers[0].url.startswith("stdio:"):
+                raise ValueError(f"service {service.name!r} is a stdio server, started only from a configuration file")
             upstream = McpBackend(
                 service,
                 self._session,
@@ -169,6 +177,7 @@ class BackendFactory:
                 max_response_bytes=max_bytes,
                 tls=tls,
                 oauth_session=self._token_session,
+                command=command,
             )
             self._upstreams.append(upstream)
             return upstream

@@ -23,6 +23,11 @@ services:
   notes:
     mcp: https://notes.internal/mcp   # an MCP server (Streamable HTTP, either era): its tools become the service's
     credentials: {type: bearer, token: {env: NOTES_TOKEN}}
+  files:
+    stdio:                            # a local MCP server this gateway starts (configuration files only)
+      command: npx
+      args: ["-y", "@modelcontextprotocol/server-filesystem", "./shared"]
+      env: {GITHUB_TOKEN: {env: GITHUB_TOKEN}}   # the child's only environment, besides PATH, HOME, LANG...
 expositions:
   pets:                               # served at /mcp/pets
     services: [petstore]
@@ -115,6 +120,24 @@ CredentialsConfig = Annotated[
 ]
 
 
+class StdioConfig(_Strict):
+    """A stdio MCP server the gateway starts: `command` with `args`, in `cwd` (relative to the file), with `env`
+    as its environment (values written, or `{env: NAME}` for secrets)."""
+
+    command: str = Field(min_length=1, max_length=4096)
+    args: tuple[Annotated[str, Field(max_length=4096)], ...] = Field(default=(), max_length=256)
+    env: dict[str, str | EnvRef] = Field(default_factory=dict, max_length=256)
+    cwd: str | None = None
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str | EnvRef]) -> dict[str, str | EnvRef]:
+        for name in value:
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$", name):
+                raise ValueError(f"{name[:60]!r} is not an environment variable's name")
+        return value
+
+
 class TlsConfig(_Strict):
     """TLS towards the backend: a CA to trust instead of the system's, and a client certificate."""
 
@@ -146,6 +169,8 @@ class ServiceConfig(_Strict):
     graphql: str | None = Field(default=None, min_length=1, description="SDL or introspection JSON, or an endpoint")
     grpc: str | None = Field(default=None, min_length=1, description="a .proto, a descriptor set, or grpc(s)://")
     mcp: str | None = Field(default=None, min_length=1, description="an MCP server's http(s) URL")
+    stdio: StdioConfig | None = None
+    """A local MCP server this gateway starts and speaks to over its standard input and output."""
     name: str | None = None
     version: str | None = None
     backend: str | None = Field(default=None, description="the API's base URL (http or https); gRPC: host:port")
@@ -195,13 +220,18 @@ class ServiceConfig(_Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> ServiceConfig:
-        given = [kind for kind in ("openapi", "graphql", "grpc", "mcp") if getattr(self, kind) is not None]
+        given = [kind for kind in ("openapi", "graphql", "grpc", "mcp", "stdio") if getattr(self, kind) is not None]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one of openapi, graphql, grpc or mcp: where the service's description (or server) is"
+                "give exactly one of openapi, graphql, grpc, mcp or stdio: where the service's description (or "
+                "server) is"
             )
-        kind = given[0]
-        if kind == "mcp" and not re.match(r"^https?://", self.mcp or ""):
+        if self.stdio is not None:
+            for key in ("credentials", "backend", "tls", "header_policy"):
+                if key in self.model_fields_set:
+                    raise ValueError(f"{key} does not apply to a stdio server: give it what it needs in stdio.env")
+        kind = "mcp" if given[0] == "stdio" else given[0]
+        if kind == "mcp" and self.mcp is not None and not re.match(r"^https?://", self.mcp):
             raise ValueError("mcp is the http:// or https:// URL of an MCP server (Streamable HTTP)")
         static = self.static_credentials()
         for credentials in static:
@@ -221,14 +251,15 @@ class ServiceConfig(_Strict):
 
     @property
     def kind(self) -> ServiceKind:
-        if self.mcp is not None:
+        if self.mcp is not None or self.stdio is not None:
             return "mcp"
         return "graphql" if self.graphql is not None else "grpc" if self.grpc is not None else "openapi"
 
     @property
     def source(self) -> str:
         """Where the description is, as written."""
-        source = self.openapi or self.graphql or self.grpc or self.mcp
+        stdio = self.stdio.command if self.stdio is not None else None
+        source = self.openapi or self.graphql or self.grpc or self.mcp or stdio
         assert source is not None  # one of them is set (checked above)
         return source
 

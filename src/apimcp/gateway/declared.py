@@ -149,6 +149,7 @@ def build_gateway(
         shaping_limits=shaping_limits,
         public_url=server.public_url,
         state=state,
+        commands=plan.commands,
     )
     runtime.apply(snapshot_of(plan), strict=True)
     return GatewayApp(runtime)

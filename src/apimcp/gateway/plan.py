@@ -8,8 +8,9 @@ credentials are read from the environment.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,10 @@ from apimcp.backends.credentials import Credentials, place_all
 from apimcp.catalog.base_urls import backend_needed
 from apimcp.catalog.model import Operation, Service
 from apimcp.catalog.selection import nothing_selected, select, unmatched
-from apimcp.federation.listing import import_upstream
+from apimcp.federation.listing import import_stdio, import_upstream
+from apimcp.federation.stdio_channel import StdioCommand
 from apimcp.gateway.artifact_files import read_artifact_files
-from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig
+from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig, StdioConfig
 from apimcp.gateway.config_positions import errors
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import import_graphql
@@ -59,6 +61,8 @@ class GatewayPlan:
     expositions: tuple[PlannedExposition, ...]
     request_state_keys: tuple[bytes, ...] = ()
     """`server.request_state_keys`, read from the environment (none: a key of this process's own)."""
+    commands: Mapping[str, StdioCommand] = field(default_factory=dict)
+    """How to start the stdio MCP servers, by service key (never part of a snapshot)."""
 
 
 def import_described(
@@ -153,11 +157,23 @@ def plan_service(
     except ConfigError as exc:  # a variable unset since `check_environment`
         raise gateway.error((*at, "credentials"), str(exc)) from exc
     include_paths = tuple(gateway.path(p) for p in config.include_paths)
-    location = gateway.description_location(config)
     try:
-        service = import_described(config, location, include_paths, credentials, fetcher, yaml_limits, schema_limits)
+        if config.stdio is not None:
+            service = import_stdio(
+                stdio_command(config.stdio, gateway),
+                name=config.name,
+                version=config.version,
+                tool_prefix=config.tool_prefix,
+                timeout_seconds=config.timeout,
+                max_message_bytes=config.max_response_bytes,
+            )
+        else:
+            location = gateway.description_location(config)
+            service = import_described(
+                config, location, include_paths, credentials, fetcher, yaml_limits, schema_limits
+            )
     except SpecError as exc:
-        raise gateway.error((*at, config.kind), str(exc)) from exc
+        raise gateway.error((*at, "stdio" if config.stdio is not None else config.kind), str(exc)) from exc
     prefix = config.tool_prefix  # the importer gave it to the tool names: patterns match them with or without it
     typos = [
         gateway.error((*at, field, index), f"{pattern!r} selects no operation")
@@ -175,6 +191,16 @@ def plan_service(
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
         raise gateway.error(at, f"the description {needed}; set 'backend' to {where}")
     return PlannedService(key, config, service, operations, credentials, per_user=per_user)
+
+
+def stdio_command(config: StdioConfig, gateway: GatewayConfig) -> StdioCommand:
+    """How to start a configured stdio server: a program named by a path is found from the file's folder (one
+    named alone, on `PATH`), which is also where it runs unless `cwd` says otherwise; secrets read now."""
+    # made absolute, symlinks kept: a venv's python is a symlink whose target would leave the venv behind
+    program = os.path.normpath(gateway.base_dir / config.command) if "/" in config.command else config.command
+    env = {name: value if isinstance(value, str) else value.value() for name, value in config.env.items()}
+    cwd = gateway.path(config.cwd) if config.cwd is not None else str(gateway.base_dir)
+    return StdioCommand((program, *config.args), env, cwd)
 
 
 def plan_gateway(
@@ -209,7 +235,8 @@ def plan_gateway(
                         "give one of them a tool_prefix",
                     )
         expositions.append(PlannedExposition(name, exposition, members))
-    return GatewayPlan(config, services, tuple(expositions), keys)
+    commands = {key: stdio_command(service.stdio, config) for key, service in config.services.items() if service.stdio}
+    return GatewayPlan(config, services, tuple(expositions), keys, commands)
 
 
 def _request_state_keys(config: GatewayConfig) -> tuple[bytes, ...]:

@@ -41,6 +41,7 @@ from apimcp.elicitation.secrets import KINDS as ELICITED_KINDS
 from apimcp.elicitation.secrets import ElicitedSecret, elicited_secret
 from apimcp.federation.backend import McpBackend
 from apimcp.federation.health import UpstreamHealth
+from apimcp.federation.stdio_channel import StdioCommand
 from apimcp.forwarding.policy import parse_header_policy
 from apimcp.gateway.backends import BackendFactory, check_references, credential_list, token_exchange_of
 from apimcp.gateway.call_preparation import CallPreparation, ElicitedCredential, ExchangedCredential, UserCredential
@@ -143,6 +144,7 @@ class GatewayRuntime:
         public_url: str | None = None,
         state: GatewayState | None = None,
         telemetry: Telemetry | None = None,
+        commands: Mapping[str, StdioCommand] | None = None,
     ) -> None:
         """`fetch_policy`: which addresses OAuth token endpoints, key sets and remote resource contents may be at
         (default: public ones only); `script_limits`: what one run of a scripted custom tool may cost, and
@@ -152,7 +154,8 @@ class GatewayRuntime:
         processes that do what needs their value (started when first needed, stopped by `close`);
         `public_url`: the origin clients reach this gateway at (OAuth resource identifiers and elicitation links
         are built on it; default: the request's); `state`: where users' credentials are kept (default: memory);
-        `telemetry`: spans and metrics (default: what the process installed, off unless configured)."""
+        `telemetry`: spans and metrics (default: what the process installed, off unless configured); `commands`:
+        how to start the stdio MCP servers of a configuration file, by service id (never from a snapshot)."""
         self.telemetry = telemetry if telemetry is not None else installed()
         self.follower: Following | None = None
         """The sync loop that follows a control plane, when there is one (`gateway.sync.following` sets it)."""
@@ -165,6 +168,7 @@ class GatewayRuntime:
             fetch_policy=fetch_policy,
             shared_tokens=stores.user_values,
             large_from_bytes=self._shaping_limits.large_from_bytes,
+            commands=commands,
         )
         self._inbound = InboundBuilder(self._backends.guarded_session, public_url)
         self._buckets = stores.buckets
