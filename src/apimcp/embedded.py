@@ -27,7 +27,7 @@ from apimcp.control.domain import audit, gateways
 from apimcp.control.models import Organization
 from apimcp.control.plane import ControlPlane
 from apimcp.control.setup import bootstrap, open_plane
-from apimcp.control.upstream_refresh import keep_refreshing
+from apimcp.control.upstream_refresh import keep_refreshing, reread_soon
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import SnapshotSource, following
@@ -80,6 +80,9 @@ class LocalSource(SnapshotSource):
 
     async def report_audit(self, events: list[dict[str, Any]]) -> None:
         await asyncio.to_thread(self._record, events)
+
+    async def report_upstream_changed(self, service_id: str) -> None:
+        reread_soon(self._plane, None, service_id)
 
     def _record(self, events: list[dict[str, Any]]) -> None:
         with self._plane.session() as session:

@@ -17,9 +17,10 @@ from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
 from apimcp.control.limits import UpstreamRefresh
-from apimcp.control.upstream_refresh import keep_refreshing, refresh_all
+from apimcp.control.upstream_refresh import REREAD_QUIET_SECONDS, keep_refreshing, refresh_all, reread_soon
 from apimcp.protocol import (
     CallToolResult,
+    EndpointOptions,
     McpEndpoint,
     McpHandler,
     Page,
@@ -56,10 +57,17 @@ class ChangingTools(McpHandler):
 @contextmanager
 def changing_upstream() -> Iterator[tuple[ChangingTools, str]]:
     """A `ChangingTools` server on loopback, and its MCP URL."""
+    with changing_endpoint() as (upstream, _, url):
+        yield upstream, url
+
+
+@contextmanager
+def changing_endpoint(options: EndpointOptions | None = None) -> Iterator[tuple[ChangingTools, McpEndpoint, str]]:
+    """A `ChangingTools` server on loopback, its endpoint (to tell its sessions what changed), and its MCP URL."""
     upstream = ChangingTools()
-    endpoint = McpEndpoint(upstream)
+    endpoint = McpEndpoint(upstream, options)
     with live_server(endpoint, endpoint.shutdown) as base:
-        yield upstream, base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
+        yield upstream, endpoint, base.replace("//localhost:", "//127.0.0.1:") + "/mcp"
 
 
 @pytest.fixture(scope="module")
@@ -211,3 +219,49 @@ async def test_a_plan_that_trusts_its_server_serves_what_it_changed_at_once(live
         run("service", "refresh", "trusted")
         wait_until(lambda: "fresh" in _tool_names(live.base + served["trusting"]))
         assert "fresh" not in _tool_names(live.base + served["strict"])  # held for the plan that does not trust
+
+
+async def test_a_server_that_says_its_tools_changed_is_read_again_at_once(live: Deployment) -> None:
+    """A session-era server tells the gateway's session (on its GET stream) that its tools changed: the gateway asks
+    the control plane, which reads the server again and holds the change, with no refresh and no periodic round."""
+    only_sessions = EndpointOptions(session_era=True, stateless_era=False)
+    with changing_endpoint(only_sessions) as (upstream, endpoint, server):
+        service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "telling"})
+        plan = live.api.call("POST", "/plans", 201, json={"name": "telling", "service_id": service["id"]})
+        exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "telling"})
+        url = live.base + exposition["endpoints"][0]
+        wait_until(lambda: live.served(exposition["endpoints"][0]))
+        async with Client(url, mode="2026-07-28") as client:  # the gateway's session with the server opens
+            assert not (await client.call_tool("weather", {})).is_error
+        wait_until(lambda: len(endpoint.changes) > 0)  # the gateway listens on its session's GET stream
+        upstream.tools = [*upstream.tools, Tool(name="late", description="Added later.", input_schema=OBJECT)]
+        endpoint.changes.tools_changed()
+        wait_until(lambda: live.api.call("GET", f"/services/{service['id']}")["held_changes"] == 1)
+        held = live.api.call("GET", f"/services/{service['id']}/changes")["changes"]
+        assert [(c["name"], c["change"]) for c in held] == [("late", "added")]
+        assert "late" not in _tool_names(url)  # held, not served
+
+
+async def test_a_server_read_again_on_a_gateway_s_word_is_read_at_most_once_a_minute(live: Deployment) -> None:
+    assert REREAD_QUIET_SECONDS == 60
+    assert reread_soon(live.plane, None, "no-such-service")  # nothing to read: nothing happens, quietly
+    assert not reread_soon(live.plane, None, "no-such-service")
+    gateway_token = live.api.call("POST", "/tokens", 201, json={"name": "telling-gw", "kind": "gateway"})["token"]
+    said = httpx2.post(
+        f"{live.base}/api/v1/gateway/upstream-changed",
+        json={"service": "another-service"},
+        headers={"Authorization": f"Bearer {gateway_token}"},
+    )
+    assert (said.status_code, said.json()) == (202, {"rereading": True})
+    again = httpx2.post(
+        f"{live.base}/api/v1/gateway/upstream-changed",
+        json={"service": "another-service"},
+        headers={"Authorization": f"Bearer {gateway_token}"},
+    )
+    assert again.json() == {"rereading": False}
+    as_user = httpx2.post(
+        f"{live.base}/api/v1/gateway/upstream-changed",
+        json={"service": "another-service"},
+        headers=dict(live.api.http.headers),
+    )
+    assert as_user.status_code in (401, 403)  # only gateways say so

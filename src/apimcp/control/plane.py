@@ -15,6 +15,7 @@ from apimcp.control.crypto import KeySet
 from apimcp.control.import_pool import ImportPool
 from apimcp.control.limits import ApiLimits
 from apimcp.control.reports import Reports
+from apimcp.control.rereads import Rereads
 from apimcp.control.store import Store
 from apimcp.importers.openapi import SchemaLimits
 from apimcp.safety.addresses import AddressPolicy
@@ -37,6 +38,8 @@ class ControlPlane:
     """Imports run here, never in the thread pool the REST API's other routes share."""
     reports: Reports = field(default_factory=Reports)
     """Discovery reports, made one at a time on the import workers, and kept."""
+    rereads: Rereads = field(default_factory=Rereads)
+    """MCP servers gateways said changed, read again at most once a minute each (`upstream_refresh.reread_soon`)."""
 
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.

@@ -5,6 +5,9 @@ it was imported from, on its import workers (a round is skipped when they are al
 is held, not served (`domain/upstream_changes.py`). A server that cannot be read (down, or asking credentials the
 stored URL does not carry: a secret given at import is not kept) is logged and skipped; the next round tries
 again. Several control-plane replicas may each refresh: holding the same changes twice holds them once.
+
+A gateway that hears a server say its list changed asks for that service to be read again at once
+(`reread_soon`): at most once a minute per service and control plane, on the import workers too.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 
 from apimcp.control.domain import services
 from apimcp.control.errors import DomainError
@@ -35,11 +38,23 @@ class Refreshed:
 
 def refresh_all(plane: ControlPlane) -> Refreshed:
     """Read every MCP service of every organization again."""
+    return _refresh(plane, Service.kind == "mcp")
+
+
+def refresh_one(plane: ControlPlane, organization_id: str | None, service_id: str) -> Refreshed:
+    """Read one MCP service's server again (of `organization_id`; None: any organization's)."""
+    chosen = (Service.kind == "mcp") & (Service.id == service_id)
+    if organization_id is not None:
+        chosen &= Service.organization_id == organization_id
+    return _refresh(plane, chosen)
+
+
+def _refresh(plane: ControlPlane, chosen: ColumnElement[bool]) -> Refreshed:
     with plane.session() as session:
         found = session.execute(
             select(Service.organization_id, Service.name, Service.version, Artifact.source)
             .join(Artifact, Artifact.service_id == Service.id)
-            .where(Service.kind == "mcp", Artifact.role == "main")
+            .where(chosen, Artifact.role == "main")
         ).all()
     read = holding = failed = 0
     for organization, name, version, source in found:
@@ -86,3 +101,29 @@ async def keep_refreshing(plane: ControlPlane, refresh: UpstreamRefresh) -> None
 
 def _figures(done: Refreshed) -> tuple[int, int, int]:
     return done.read, done.holding, done.failed
+
+
+REREAD_QUIET_SECONDS = 60.0
+
+
+def reread_soon(plane: ControlPlane, organization_id: str | None, service_id: str) -> bool:
+    """Read the service's server again in the background, unless it was asked less than a minute ago (False)."""
+    rereads = plane.rereads
+    if not rereads.due(service_id, REREAD_QUIET_SECONDS):
+        return False
+
+    async def reread() -> None:
+        try:
+            done = await plane.imports.run(lambda: refresh_one(plane, organization_id, service_id))
+        except ImportsBusy:
+            rereads.forget(service_id)  # asked again by the next gateway that hears it
+            return
+        except Exception:
+            log.exception("MCP service %s could not be read again", service_id)
+            return
+        if done.read:
+            log.info("MCP service %s read again, as a gateway heard it changed: %d holding changes", service_id,
+                     done.holding)  # fmt: skip
+
+    rereads.track(asyncio.get_running_loop().create_task(reread()))
+    return True

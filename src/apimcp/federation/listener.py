@@ -5,7 +5,8 @@ than on the call's own stream, and servers of any revision ask there what is not
 ping). The gateway holds one GET stream per upstream session it holds (at most `MAX_LISTENERS` per server, over a
 small connection pool of their own, so that streams never take the connections calls need), passes on each
 progress notification to the call whose token it names (`ProgressRoutes`), tells the endpoints that serve the
-server's resources which one changed (to the clients subscribed to it), answers a ping, and answers any other
+server's resources which one changed (to the clients subscribed to it) and the gateway that a list changed,
+answers a ping, and answers any other
 request with an error (it belongs to no call, so no client to ask). A server without such a stream (405) is not
 asked again; one that ends it is listened to again, a few times.
 """
@@ -35,17 +36,42 @@ MAX_URI = 8 * 1024
 NOT_IN_A_CALL = -32601
 
 
+LIST_CHANGES = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+
+
 class ProgressRoutes:
-    """Which call hears the progress a token names, while it runs; who hears that a subscribed resource changed."""
+    """Which call hears the progress a token names, while it runs; who hears that a subscribed resource changed,
+    and that the server's lists changed."""
 
     def __init__(self) -> None:
         self._routes: dict[str, Progress] = {}
         self.updated: list[Callable[[str], None]] = []
         """Told each URI the server says changed (the endpoints serving the server's resources)."""
+        self.lists_changed: list[Callable[[str], None]] = []
+        """Told which list (`tools`, `prompts`, `resources`) the server says changed (the gateway's runtime)."""
 
     def resource_updated(self, uri: str) -> None:
         for tell in self.updated:
             tell(uri)
+
+    async def notified(self, method: object, params: object) -> bool:
+        """Act on a notification of the server's that concerns no request; False when it is none of those."""
+        if method == "notifications/progress" and isinstance(params, Mapping):
+            await self.heard(params)
+        elif method == "notifications/resources/updated" and isinstance(params, Mapping):
+            uri = params.get("uri")
+            if isinstance(uri, str) and len(uri) <= MAX_URI:
+                self.resource_updated(uri)
+        elif isinstance(method, str) and method in LIST_CHANGES:
+            for tell in self.lists_changed:
+                tell(LIST_CHANGES[method])
+        else:
+            return False
+        return True
 
     @contextlib.contextmanager
     def route(self, token: str, progress: Progress | None) -> Iterator[None]:
@@ -109,14 +135,7 @@ class SessionListener:
         if not isinstance(message, Mapping):
             return
         method = message.get("method")
-        params = message.get("params")
-        if method == "notifications/progress" and isinstance(params, Mapping):
-            await self._routes.heard(params)
-            return
-        if method == "notifications/resources/updated" and isinstance(params, Mapping):
-            uri = params.get("uri")
-            if isinstance(uri, str) and len(uri) <= MAX_URI:
-                self._routes.resource_updated(uri)
+        if "id" not in message and await self._routes.notified(method, message.get("params")):
             return
         if "id" not in message or not isinstance(method, str):
             return

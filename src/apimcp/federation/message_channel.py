@@ -2,10 +2,11 @@
 2024-11-05 HTTP+SSE transport (`sse_channel.py`) and a stdio server's pipes (`stdio_channel.py`).
 
 Requests are numbered by the channel and matched to their answers by id. What the server sends besides answers
-is handled the same way whatever carries it: progress reaches the call whose token it names (`ProgressRoutes`),
-a ping is answered, and any other request of the server's is answered with an error (nothing on such a channel
-ties a request to a call, so none to a client). When the channel ends, what waits on it is failed with
-`ChannelClosed` and the channel is not used again (the next call opens another).
+is handled the same way whatever carries it: progress reaches the call whose token it names, resource updates
+and list changes whoever listens (`ProgressRoutes`), a ping is answered, and any other request of the server's
+is answered with an error (nothing on such a channel ties a request to a call, so none to a client). When the
+channel ends, what waits on it is failed with `ChannelClosed` and the channel is not used again (the next call
+opens another).
 """
 
 from __future__ import annotations
@@ -106,10 +107,10 @@ class MessageChannel(ABC):
                     if result is not None:
                         waiting.set_result(result)
             return
-        method, params = message.get("method"), message.get("params")
-        if method == "notifications/progress" and isinstance(params, Mapping):
-            await self._routes.heard(params)
-        elif "id" in message and isinstance(method, str):
+        method = message.get("method")
+        if "id" not in message:
+            await self._routes.notified(method, message.get("params"))
+        elif isinstance(method, str):
             if method == "ping":
                 reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": {}}
             else:

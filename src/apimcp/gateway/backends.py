@@ -12,7 +12,7 @@ session's resolver, `rest.new_session`, and the gRPC channels refuse those).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -127,6 +127,8 @@ class BackendFactory:
         how to start the stdio MCP servers of an operator's configuration file, by service id (a snapshot never
         carries a command: it may come from elsewhere)."""
         self._commands = dict(commands or {})
+        self.on_list_changed: Callable[[str, str], None] | None = None
+        """Told `(service id, list)` when an MCP server says one of its lists changed (the runtime listens)."""
         self._session = session
         self._large_from_bytes = large_from_bytes
         self._token_session = TokenSession(fetch_policy, resolve, shared_tokens)
@@ -179,6 +181,8 @@ class BackendFactory:
                 oauth_session=self._token_session,
                 command=command,
             )
+            service_id = member["service"]["id"]
+            upstream.upstream.routes.lists_changed.append(lambda kind: self._list_changed(service_id, kind))
             self._upstreams.append(upstream)
             return upstream
         if service.kind == "graphql":
@@ -204,6 +208,10 @@ class BackendFactory:
             oauth_session=self._token_session,
             large_from_bytes=self._large_from_bytes,
         )
+
+    def _list_changed(self, service_id: str, kind: str) -> None:
+        if self.on_list_changed is not None:
+            self.on_list_changed(service_id, kind)
 
     def _messages_of(self, service: Service) -> Messages:
         entry = self._messages.get(id(service))

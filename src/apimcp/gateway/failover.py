@@ -61,3 +61,6 @@ class FailoverSource(SnapshotSource):
 
     async def report_audit(self, events: list[dict[str, Any]]) -> None:
         await self._each(lambda source: source.report_audit(events))
+
+    async def report_upstream_changed(self, service_id: str) -> None:
+        await self._each(lambda source: source.report_upstream_changed(service_id))

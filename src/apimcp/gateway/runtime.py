@@ -54,6 +54,7 @@ from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.routing import Routes, canonical_path, index
 from apimcp.gateway.tool_entries import RefusedEntry
+from apimcp.gateway.upstream_lists import UpstreamLists
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import Caller, request_host
 from apimcp.protocol.cors import CorsPolicy
@@ -170,6 +171,9 @@ class GatewayRuntime:
             large_from_bytes=self._shaping_limits.large_from_bytes,
             commands=commands,
         )
+        self.upstream_lists = UpstreamLists()
+        """What MCP servers say changed, passed on to the control plane followed (if any)."""
+        self._backends.on_list_changed = self.upstream_lists.heard
         self._inbound = InboundBuilder(self._backends.guarded_session, public_url)
         self._buckets = stores.buckets
         self.elicitation = ElicitationBroker(

@@ -47,6 +47,9 @@ class SnapshotSource(ABC):
     async def report_audit(self, events: list[dict[str, Any]]) -> None:  # noqa: B027 - optional: sources may keep none
         """Hand audit events to the control plane (the default keeps none); raises when they did not arrive."""
 
+    async def report_upstream_changed(self, service_id: str) -> None:  # noqa: B027 - optional, as audit
+        """Ask the control plane to read the MCP server of `service_id` again: the server says a list changed."""
+
 
 class AuditRefused(Exception):
     """The control plane refused a batch of audit events for what it holds: sending it again cannot help."""
@@ -123,6 +126,17 @@ class HttpSource(SnapshotSource):
                 raise AuditRefused(detail)
             raise ConnectionError(detail)
 
+    async def report_upstream_changed(self, service_id: str) -> None:
+        async with self._session.post(
+            f"{self._url}/api/v1/gateway/upstream-changed",
+            data=orjson.dumps({"service": service_id}),
+            headers={**self._headers, "Content-Type": "application/json"},
+            timeout=aiohttp.ClientTimeout(total=30),
+            ssl=self._tls,
+        ) as response:
+            if response.status != 202:
+                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")
+
     async def wait_for_change(self, revision: int) -> None:
         async with self._session.get(
             f"{self._url}/api/v1/gateway/changes",
@@ -157,6 +171,20 @@ class GatewaySync:
         self.refusal: str | None = None
         self.in_step_at = time.monotonic()
         """When the gateway last knew it served the latest revision (the sync lag `/metrics` shows counts from it)."""
+        self._reporting: set[asyncio.Task[None]] = set()
+
+    def upstream_changed(self, service_id: str) -> None:
+        """Tell the control plane, in the background, that the MCP server of `service_id` says a list changed."""
+
+        async def report() -> None:
+            try:
+                await self._source.report_upstream_changed(service_id)
+            except Exception as exc:  # the periodic reading catches up: worth a line, not more
+                log.info("could not tell the control plane that service %s's server changed: %s", service_id, exc)
+
+        task = asyncio.get_running_loop().create_task(report())
+        self._reporting.add(task)
+        task.add_done_callback(self._reporting.discard)
 
     async def run(self) -> None:
         backoff = 0.1
@@ -221,10 +249,12 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
     runtime ends its streams and closes its backend connections."""
     sync = GatewaySync(runtime, source)
     runtime.follower = sync
+    runtime.upstream_lists.report = sync.upstream_changed
     tasks = [asyncio.create_task(sync.run()), asyncio.create_task(report_audit(runtime, source))]
     try:
         yield sync
     finally:
+        runtime.upstream_lists.report = None
         for task in tasks:
             task.cancel()
         for task in tasks:

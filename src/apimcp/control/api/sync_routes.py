@@ -1,4 +1,5 @@
-"""What gateways call: a snapshot of their expositions, and a long poll for the next revision."""
+"""What gateways call: a snapshot of their expositions, a long poll for the next revision, audit events, and word
+that an MCP server they front says it changed."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from fastapi import APIRouter, Response, status
 
 from apimcp.control import changes, snapshot
 from apimcp.control.api.auth import GatewayCaller, Plane
-from apimcp.control.api.views import AuditBatch, AuditKept, GatewayRegistration, Revision
+from apimcp.control.api.views import AuditBatch, AuditKept, GatewayRegistration, Rereading, Revision, UpstreamChanged
 from apimcp.control.domain import audit, gateway_keys, gateways
+from apimcp.control.upstream_refresh import reread_soon
 
 router = APIRouter(prefix="/gateway", tags=["gateway sync"])
 LONG_POLL_SECONDS = 25.0
@@ -61,3 +63,11 @@ def report_audit(body: AuditBatch, caller: GatewayCaller, plane: Plane) -> Audit
     with plane.session() as session:
         kept, dropped = audit.record(session, caller.organization_id, body.events)
     return AuditKept(kept=kept, dropped=dropped)
+
+
+@router.post("/upstream-changed", status_code=status.HTTP_202_ACCEPTED, response_model=Rereading)
+async def upstream_changed(body: UpstreamChanged, caller: GatewayCaller, plane: Plane) -> Rereading:
+    """The gateway heard an MCP server of the organization say its tools, prompts or resources changed: read it
+    again soon (at most once a minute per service); what changed is held for an admin as after any reading."""
+    soon = reread_soon(plane, caller.organization_id, body.service)
+    return Rereading(rereading=soon)

@@ -411,6 +411,15 @@ class AuditKept(View):
     dropped: int
 
 
+class UpstreamChanged(Input):
+    service: str = Field(min_length=1, max_length=64, description="the id of the MCP service whose server changed")
+
+
+class Rereading(View):
+    rereading: bool
+    """False when the service was asked less than a minute ago (or is none of the organization's, unsaid)."""
+
+
 class GatewayKeyInput(Input):
     name: str
     public_key: str = Field(description="the public half of an X25519 key pair: 32 bytes in unpadded base64url")
