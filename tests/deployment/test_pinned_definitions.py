@@ -15,9 +15,11 @@ import pytest
 from mcp import Client
 from typer.testing import CliRunner, Result
 
+from apimcp.backends.rest import close_session, new_session
 from apimcp.cli.main import app
 from apimcp.control.limits import UpstreamRefresh
 from apimcp.control.upstream_refresh import REREAD_QUIET_SECONDS, keep_refreshing, refresh_all, reread_soon
+from apimcp.gateway.sync import HttpSource
 from apimcp.protocol import (
     CallToolResult,
     EndpointOptions,
@@ -29,6 +31,7 @@ from apimcp.protocol import (
     TextContent,
     Tool,
 )
+from apimcp.sealing.keys import GatewayKey
 from tests.deployment.harness import Deployment, deployment, wait_until
 from tests.support.live_server import live_server
 
@@ -259,6 +262,12 @@ async def test_a_server_read_again_on_a_gateway_s_word_is_read_at_most_once_a_mi
         headers={"Authorization": f"Bearer {gateway_token}"},
     )
     assert again.json() == {"rereading": False}
+    source = HttpSource(new_session(), live.base, gateway_token, "telling-gw", GatewayKey.generate().public)
+    try:  # what a gateway following this control plane over HTTP sends (`GatewaySync.upstream_changed`)
+        await source.report_upstream_changed("a-third-service")
+    finally:
+        await close_session(source._session)
+    assert not live.plane.rereads.due("a-third-service", REREAD_QUIET_SECONDS)  # asked by the gateway just now
     as_user = httpx2.post(
         f"{live.base}/api/v1/gateway/upstream-changed",
         json={"service": "another-service"},
