@@ -101,7 +101,14 @@ class McpBackend(Backend):
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
-        self.upstream = UpstreamSessions(session, endpoint, timeout=self._timeout, tls=self._ssl, command=command)
+        self.upstream = UpstreamSessions(
+            session,
+            endpoint,
+            timeout=self._timeout,
+            tls=self._ssl,
+            command=command,
+            max_message_bytes=max_response_bytes,
+        )
         self._ids = itertools.count(100)
         self.health = UpstreamHealth()
         """Whether the server answers (`health.py`), as the gateway's /healthz counts it."""

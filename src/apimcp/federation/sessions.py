@@ -53,10 +53,13 @@ class UpstreamSessions:
         tls: ssl.SSLContext | bool = True,
         max_sessions: int = MAX_SESSIONS,
         command: StdioCommand | None = None,
+        max_message_bytes: int = 10 * 1024 * 1024,
     ) -> None:
-        """`command`: the upstream is a stdio server, started so (`url` only names it)."""
+        """`command`: the upstream is a stdio server, started so (`url` only names it), each line it writes at
+        most `max_message_bytes`."""
         self._http = http
         self._command = command
+        self._max_message_bytes = max_message_bytes
         self._url = url
         self._timeout = timeout
         self._ssl = tls
@@ -138,7 +141,8 @@ class UpstreamSessions:
 
     async def _open(self, headers: Mapping[str, str], mask: SecretMask = NO_MASK) -> eras.Era:
         if self._command is not None:
-            return await self._initialized(StdioChannel(self._command, self.routes))
+            stdio = StdioChannel(self._command, self.routes, max_line_bytes=self._max_message_bytes)
+            return await self._initialized(stdio)
         probe = eras.discover(headers)
         status, answer_headers, body = await self._post(probe.body, probe.headers)
         content_type = answer_headers.get("content-type", "")
