@@ -222,3 +222,20 @@ def test_a_secret_value_above_its_size_limit_is_refused_naming_the_field(api: Ap
     fits = created(acme.user.post("/secrets", json={**big_token, "values": {"token": "t" * 16 * 1024}}))
     rotation = {"values": {"token": "t" * (16 * 1024 + 1)}}
     problem(acme.user.put(f"/secrets/{fits['id']}/values", json=rotation), 422, "values.token")
+
+
+def test_a_user_oauth_secret_either_names_its_endpoints_or_discovers_an_mcp_server_s(api: Api) -> None:
+    acme = api.org("acme")
+    discovering = {"name": "notes-account", "kind": "user_oauth", "fields": {"discover": True, "scopes": "mcp:read"}}
+    made = created(acme.user.post("/secrets", json=discovering))
+    assert made["fields"] == {"discover": True, "scopes": ["mcp:read"]}
+    half = {"name": "half", "kind": "user_oauth", "fields": {"authorization_url": "https://as/auth"}}
+    assert (
+        "user_oauth secrets need token_url, or discover: true"
+        in problem(acme.user.post("/secrets", json=half), 422, "fields.token_url")["detail"]
+    )
+    both = {"name": "both", "kind": "user_oauth", "fields": {"discover": True, "token_url": "https://as/token"}}
+    problem(acme.user.post("/secrets", json=both), 422, "fields.token_url")
+    not_a_bool = {"name": "nab", "kind": "user_oauth", "fields": {"discover": "yes"}}
+    problem(acme.user.post("/secrets", json=not_a_bool), 422, "fields.discover")
+    assert acme.user.delete(f"/secrets/{made['id']}").status_code == 204

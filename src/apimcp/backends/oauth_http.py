@@ -92,15 +92,24 @@ def host_of(url: str) -> str:
 
 
 async def _exchange(
-    client: TokenClient, method: str, url: str, what: str, *, headers: Mapping[str, str], form: Mapping[str, str] | None
+    client: TokenClient,
+    method: str,
+    url: str,
+    what: str,
+    *,
+    headers: Mapping[str, str],
+    form: Mapping[str, str] | None,
+    document: Mapping[str, Any] | None = None,
 ) -> tuple[int, Any, bool]:
     host = host_of(url)
+    if document is not None:
+        headers = {**headers, "Content-Type": "application/json"}
     try:
         session = client.for_url(url) if isinstance(client, TokenSession) else client
         async with session.request(
             method,
             url,
-            data=dict(form) if form is not None else None,
+            data=dict(form) if form is not None else orjson.dumps(document) if document is not None else None,
             headers={"Accept": "application/json", **headers},
             timeout=aiohttp.ClientTimeout(total=TIMEOUT_SECONDS),
             allow_redirects=False,
@@ -139,6 +148,17 @@ async def post_form(
     if not is_json:
         raise CredentialError(f"the {what} at {host} answered with something other than JSON")
     return body if isinstance(body, dict) else {}  # what it lacks is named by the caller
+
+
+async def post_json(client: TokenClient, url: str, document: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """POST a JSON object (a client registration, RFC 7591); its JSON object answer (200 or 201)."""
+    status, body, is_json = await _exchange(client, "POST", url, what, headers={}, form=None, document=document)
+    host = host_of(url)
+    if status not in (200, 201):
+        raise CredentialError(f"the {what} at {host} answered HTTP {status}" + oauth_error_code(body))
+    if not is_json or not isinstance(body, dict):
+        raise CredentialError(f"the {what} at {host} answered with something other than a JSON object")
+    return body
 
 
 async def get_json(client: TokenClient, url: str, what: str) -> dict[str, Any]:

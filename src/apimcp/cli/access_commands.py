@@ -154,7 +154,8 @@ def create_secret(
     --field-file ca=ca.pem --value-file certificate=client.pem --value-file private_key=client-key.pem);
     user_token, each user pastes their own (fields: header, scheme, message; no values);
     user_oauth, each user connects their account (fields: authorization_url, token_url, client_id, scopes,
-    resource; values: client_secret, optional);
+    resource; values: client_secret, optional; or, for MCP services, --field discover=true and nothing else
+    needed: the server's own authorization server is found and the gateway registers itself);
     oauth_token_exchange, RFC 8693 on the caller's behalf (fields: token_url, client_id, audience, resource,
     scopes; values: client_secret);
     oauth_introspection, for a plan's opaque tokens (fields: url, client_id; values: client_secret).
@@ -164,6 +165,8 @@ def create_secret(
     kind = _secret_kind(kind)
     api = client()
     fields: dict[str, Any] = {**pairs(field, "--field"), **_files(field_file, "--field-file")}
+    if fields.get("discover") in ("true", "false"):  # the one boolean field
+        fields["discover"] = fields["discover"] == "true"
     body = {
         "name": name,
         "kind": kind,

@@ -18,11 +18,13 @@ KINDS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
     # Each user's own value, asked for by URL elicitation: a token pasted in a form (sent as `scheme value` in
     # `header`), or an OAuth 2.0 connection (authorization code with PKCE) to the API's authorization server.
     "user_token": ({"header": False, "scheme": False, "message": False}, {}),
+    # With `discover` (MCP services), the server's own authorization server and a registered client instead.
     "user_oauth": (
         {
-            "authorization_url": True,
-            "token_url": True,
-            "client_id": True,
+            "authorization_url": False,
+            "token_url": False,
+            "client_id": False,
+            "discover": False,
             "scopes": False,
             "resource": False,
             "header": False,

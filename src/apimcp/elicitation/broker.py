@@ -27,6 +27,7 @@ from apimcp.auth.resource import request_origin
 from apimcp.backends.credentials import Placement
 from apimcp.backends.oauth_http import CredentialError, TokenClient
 from apimcp.elicitation import connect
+from apimcp.elicitation.discovery import OAuthDiscovery
 from apimcp.elicitation.secrets import ElicitedSecret
 from apimcp.protocol import RequestContext, UrlElicitationRequired
 from apimcp.protocol.versions import Era
@@ -66,6 +67,8 @@ class ElicitationBroker:
         self.secrets: dict[str, ElicitedSecret] = {}
         """Every elicited secret some exposition uses, by key (the pages look them up)."""
         self._refreshing: dict[tuple[str, str], asyncio.Lock] = {}
+        self.discovery = OAuthDiscovery(client)
+        """Finds an MCP server's authorization server and client, for connections that name a server."""
 
     def use(self, secrets: Iterable[ElicitedSecret]) -> None:
         """Serve these secrets from now on (the runtime calls it with every snapshot)."""
@@ -129,7 +132,10 @@ class ElicitationBroker:
                 await self.values.delete(owner, secret.key)
                 return None
             try:
-                renewed = await connect.refresh(self.client, secret.oauth, refresh_token)
+                oauth = await self.discovery.client_for(secret.oauth, str(current.get("redirect_uri") or ""))
+                renewed = await connect.refresh(self.client, oauth, refresh_token)
+                if "redirect_uri" in current:
+                    renewed["redirect_uri"] = current["redirect_uri"]
             except CredentialError as exc:
                 log.info("the connection for %s could not be refreshed: %s", secret.name, exc)
                 await self.values.delete(owner, secret.key)
@@ -182,13 +188,17 @@ class ElicitationBroker:
         assert started.state is not None
         assert started.verifier is not None
         assert started.nonce is not None
-        return connect.authorization_url(secret.oauth, redirect_uri, started.state, started.verifier), started.nonce
+        oauth = await self.discovery.client_for(secret.oauth, redirect_uri)
+        return connect.authorization_url(oauth, redirect_uri, started.state, started.verifier), started.nonce
 
     async def finish_connection(self, pending: Pending, code: str, redirect_uri: str) -> None:
         """Exchange the authorization code of `pending` (already taken) and keep what it gives."""
         secret = self.secrets.get(pending.key)
         if secret is None or secret.oauth is None or pending.verifier is None:
             raise CredentialError("this connection is no longer offered")
-        value = await connect.exchange_code(self.client, secret.oauth, code, pending.verifier, redirect_uri)
+        oauth = await self.discovery.client_for(secret.oauth, redirect_uri)
+        value = await connect.exchange_code(self.client, oauth, code, pending.verifier, redirect_uri)
+        if secret.oauth.discover_from is not None:
+            value["redirect_uri"] = redirect_uri  # which registered client refreshes it
         ttl = CONNECTED_TTL_SECONDS if "refresh_token" in value else max(5.0, value["expires_at"] - time.time())
         await self.complete(pending, value, ttl)

@@ -207,7 +207,12 @@ class ElicitationPages:
             await _send(send, 410, GONE)
             return
         origin = self._origin(scope)
-        location, nonce = await self._broker.start_connection(pending, f"{origin}{PAGES}/callback")
+        try:
+            location, nonce = await self._broker.start_connection(pending, f"{origin}{PAGES}/callback")
+        except CredentialError as exc:  # an MCP server's authorization server could not be found or joined
+            log.info("a connection could not be started: %s", exc)
+            await _send(send, 502, _page("Not connected", f"<p>{html.escape(str(exc))}.</p>"))
+            return
         secure = "; Secure" if origin.startswith("https://") else ""
         cookie = f"{COOKIE}={nonce}; Path={PAGES}; HttpOnly; SameSite=Lax; Max-Age=600{secure}"
         await _redirect(send, location, [(b"set-cookie", cookie.encode())])

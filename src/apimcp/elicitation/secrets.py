@@ -26,6 +26,9 @@ class OAuthClient:
     scopes: tuple[str, ...] = ()
     resource: str | None = None
     """An RFC 8707 resource indicator for the backend, when its authorization server wants one."""
+    discover_from: str | None = None
+    """An MCP server whose authorization server, resource and (unless `client_id` is given) client are found
+    when a user first connects (`discovery.py`); the endpoints above are empty until then."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,20 +57,25 @@ class ElicitedSecret:
         return f"Provide your own credential for this API ({self.name}); it is kept for you alone."
 
 
-def elicited_secret(organization: str, raw: Mapping[str, Any]) -> ElicitedSecret:
-    """From a snapshot credential of kind user_token or user_oauth."""
+def elicited_secret(organization: str, raw: Mapping[str, Any], server: str | None = None) -> ElicitedSecret:
+    """From a snapshot credential of kind user_token or user_oauth; `server`: the MCP server of the member, whose
+    authorization server a `user_oauth` credential with `discover` connects to."""
     fields, values = raw.get("fields") or {}, raw.get("values") or {}
     key = f"{organization}/{raw.get('id') or raw.get('name')}"
     name = str(raw.get("name") or raw.get("id") or "credential")
     oauth = None
     if raw["kind"] == "user_oauth":
+        discover = bool(fields.get("discover"))
+        if discover and server is None:
+            raise ValueError(f"{name}: only an MCP server's authorization server is discovered")
         oauth = OAuthClient(
-            authorization_url=fields["authorization_url"],
-            token_url=fields["token_url"],
-            client_id=fields["client_id"],
+            authorization_url="" if discover else fields["authorization_url"],
+            token_url="" if discover else fields["token_url"],
+            client_id=fields.get("client_id") or "" if discover else fields["client_id"],
             client_secret=values.get("client_secret") or None,
             scopes=tuple(fields.get("scopes") or ()),
             resource=fields.get("resource"),
+            discover_from=server if discover else None,
         )
     return ElicitedSecret(
         key=key,

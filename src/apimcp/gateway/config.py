@@ -242,6 +242,11 @@ class ServiceConfig(_Strict):
         clash = clash_problem([(f"[{i}]", *_slot_of(c)) for i, c in enumerate(static)])
         if clash is not None:
             raise ValueError(f"credentials: {clash}")
+        if kind != "mcp" and any(isinstance(c, UserOAuthConfig) and c.discovers for c in self.credentials):
+            raise ValueError(
+                "credentials: user_oauth needs authorization_url, token_url and client_id (only an MCP server's "
+                "authorization server is discovered)"
+            )
         if kind == "graphql" and (not self.name or not self.version):
             raise ValueError("a GraphQL schema names no service: give name and version")
         for key, kinds in _KIND_ONLY.items():

@@ -42,16 +42,34 @@ class UserTokenConfig(_Strict):
 
 
 class UserOAuthConfig(_Strict):
+    """Each user connects their account. Without `authorization_url` and `token_url` (MCP services only), the
+    server's own authorization server is discovered, and without `client_id` the gateway registers itself
+    (`apimcp.elicitation.discovery`)."""
+
     type: Literal["user_oauth"]
     name: str = Field(min_length=1, max_length=64)
-    authorization_url: str = Field(pattern=r"^https?://")
-    token_url: str = Field(pattern=r"^https?://")
-    client_id: str = Field(min_length=1)
+    authorization_url: str | None = Field(default=None, pattern=r"^https?://")
+    token_url: str | None = Field(default=None, pattern=r"^https?://")
+    client_id: str | None = Field(default=None, min_length=1)
     client_secret: EnvRef | None = None
     scopes: tuple[str, ...] = ()
     resource: str | None = None
     header: str = "Authorization"
     message: str | None = None
+
+    @model_validator(mode="after")
+    def _endpoints(self) -> UserOAuthConfig:
+        if (self.authorization_url is None) != (self.token_url is None):
+            raise ValueError("give both authorization_url and token_url, or neither (to discover an MCP server's)")
+        if self.authorization_url is not None and self.client_id is None:
+            raise ValueError("client_id is needed with authorization_url (only a discovered server registers one)")
+        if self.discovers and self.resource is not None:
+            raise ValueError("resource is the MCP server's own when its authorization server is discovered")
+        return self
+
+    @property
+    def discovers(self) -> bool:
+        return self.authorization_url is None
 
 
 class TokenExchangeConfig(_Strict):
@@ -78,9 +96,10 @@ def per_user_snapshot(service: str, config: UserTokenConfig | UserOAuthConfig | 
         return {"kind": "user_token", "id": f"{service}.{config.name}", "name": config.name, "fields": fields,
                 "values": {}}  # fmt: skip
     if isinstance(config, UserOAuthConfig):
-        fields = {"authorization_url": config.authorization_url, "token_url": config.token_url,
-                  "client_id": config.client_id, "scopes": list(config.scopes), "header": config.header}  # fmt: skip
-        for key in ("resource", "message"):
+        fields = {"scopes": list(config.scopes), "header": config.header}
+        if config.discovers:
+            fields["discover"] = True
+        for key in ("authorization_url", "token_url", "client_id", "resource", "message"):
             if getattr(config, key):
                 fields[key] = getattr(config, key)
         values = {"client_secret": config.client_secret.value()} if config.client_secret else {}

@@ -290,7 +290,9 @@ class GatewayRuntime:
             if telemetry.on:
                 backend = InstrumentedBackend(backend, service.kind, label, telemetry.tracing, telemetry.metrics)
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
-            called.append(MemberBackend(backend, self._preparation(exposition, member, elicited, exchanges)))
+            server = raw_backends[-1].endpoint if isinstance(raw_backends[-1], McpBackend) else None
+            preparation = self._preparation(exposition, member, elicited, exchanges, server)
+            called.append(MemberBackend(backend, preparation))
         name = exposition["name"] or exposition["id"]
         guard, resource = self._inbound.build(exposition["inbound"], name)
         first = exposition["members"][0]["service"]
@@ -373,14 +375,15 @@ class GatewayRuntime:
 
     def _preparation(
         self, exposition: Mapping[str, Any], member: Mapping[str, Any], elicited: list[ElicitedSecret],
-        exchanges: list[str],
+        exchanges: list[str], server: str | None = None,
     ) -> CallPreparation:  # fmt: skip
-        """What the member's calls add for their request: passed-on headers, the caller's own credentials."""
+        """What the member's calls add for their request: passed-on headers, the caller's own credentials
+        (`server`: the member's MCP server, whose authorization server `user_oauth` may discover)."""
         organization = exposition["organization"]
         credentials: list[UserCredential] = []
         for raw in credential_list(member.get("credentials")):
             if raw["kind"] in ELICITED_KINDS:
-                secret = elicited_secret(organization, raw)
+                secret = elicited_secret(organization, raw, server)
                 elicited.append(secret)
                 credentials.append(ElicitedCredential(self.elicitation, secret, exposition["id"]))
             elif raw["kind"] == "oauth_token_exchange":

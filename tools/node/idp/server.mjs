@@ -130,6 +130,8 @@ provider.registerGrantType(TOKEN_EXCHANGE, async (ctx) => {
   };
 }, ['subject_token', 'subject_token_type', 'audience', 'scope', 'resource', 'requested_token_type']);
 let exchanges = 0;
+let registrations = 0;
+provider.on('registration_create.success', () => { registrations += 1; });
 
 const callback = provider.callback();
 server.on('request', async (req, res) => {
@@ -137,7 +139,7 @@ server.on('request', async (req, res) => {
   try {
     if (url.pathname === '/test/stats') {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ exchanges }));
+      res.end(JSON.stringify({ exchanges, registrations }));
       return;
     }
     if (url.pathname.startsWith('/interaction/')) {

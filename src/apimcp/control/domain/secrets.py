@@ -64,6 +64,8 @@ def _check(
             if required and not given.get(name):
                 raise Invalid(f"{kind} secrets need {name}", field=f"{where}.{name}")
     clean_fields = dict(fields)
+    if kind == "user_oauth":
+        _check_user_oauth(clean_fields)
     if kind == "api_key":
         clean_fields.setdefault("location", "header")
         if clean_fields["location"] not in LOCATIONS:
@@ -104,6 +106,20 @@ def _check(
 _SCHEME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{0,40}")
 _SENT_AS_IS = ("bearer", "api_key")
 """Kinds whose values travel verbatim in a header (basic and OAuth client credentials are encoded first)."""
+
+
+def _check_user_oauth(fields: Mapping[str, Any]) -> None:
+    discover = fields.get("discover", False)
+    if not isinstance(discover, bool):
+        raise Invalid("discover is true or false", field="fields.discover")
+    if discover:
+        for name in ("authorization_url", "token_url", "resource"):
+            if fields.get(name):
+                raise Invalid(f"{name} is the MCP server's own when discover is true", field=f"fields.{name}")
+        return
+    for name in ("authorization_url", "token_url", "client_id"):
+        if not fields.get(name):
+            raise Invalid(f"user_oauth secrets need {name}, or discover: true (MCP services)", field=f"fields.{name}")
 
 
 def _check_api_key_name(fields: Mapping[str, Any]) -> None:

@@ -1,0 +1,216 @@
+"""Per-user OAuth to an MCP server's own authorization server, found by the gateway: the server (protected by the
+real authorization server, oidc-provider) answers 401 with its protected-resource metadata; the gateway finds
+the authorization server from it, registers itself dynamically, and each user connects once through URL
+elicitation; calls then carry that user's token, for that server's resource."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import orjson
+import pytest
+
+from apimcp.protocol import CallToolResult, McpEndpoint, McpHandler, Page, RequestContext, ServerFeatures, Tool
+from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.protocol.models import TextContent
+from tests.auth.conftest import live_gateway_of
+from tests.auth.test_user_credentials import elicitation_of, open_session
+from tests.auth.user_backend import Accounts
+from tests.support.idp import Browser, Idp, running_idp
+from tests.support.live_server import live_server
+from tests.support.processes import free_port
+
+CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="")
+PUBLIC = ("server/discover", "initialize", "notifications/initialized", "tools/list")
+"""What the server answers without a token: enough to be imported; every call needs a user's."""
+WHO = {"name": "whoami", "arguments": {}}
+
+
+class WhoAmI(McpHandler):
+    features = ServerFeatures(tools=True)
+
+    async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
+        tool = Tool(name="whoami", description="Says whose token called.", input_schema={"type": "object"})
+        return Page(items=(tool,))
+
+    async def call_tool(self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        return CallToolResult(content=(TextContent(text=CALLER.get()),), structured_content={"user": CALLER.get()})
+
+
+@dataclass
+class Protected:
+    """The MCP server behind a bearer check, with its protected-resource metadata (RFC 9728)."""
+
+    accounts: Accounts
+    endpoint: McpEndpoint = field(default_factory=lambda: McpEndpoint(WhoAmI()))
+    base: str = ""
+    refused: int = 0
+
+    @property
+    def metadata_url(self) -> str:
+        return f"{self.base}/.well-known/oauth-protected-resource/mcp"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.endpoint(scope, receive, send)
+            return
+        if scope["path"] == "/.well-known/oauth-protected-resource/mcp":
+            document = {"resource": f"{self.base}/mcp", "authorization_servers": [self.accounts.issuer],
+                        "scopes_supported": ["mcp:read"]}  # fmt: skip
+            await _answer(send, 200, orjson.dumps(document), [(b"content-type", b"application/json")])
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        try:
+            method = orjson.loads(body).get("method") if body else None
+        except (orjson.JSONDecodeError, AttributeError):
+            method = None
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        user = await asyncio.to_thread(self.accounts.user_of, headers.get("authorization"))
+        if user is None and method not in PUBLIC:
+            self.refused += 1
+            challenge = f'Bearer resource_metadata="{self.metadata_url}"'.encode()
+            await _answer(send, 401, b"", [(b"www-authenticate", challenge)])
+            return
+        CALLER.set(user or "")
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.endpoint(scope, replay, send)
+
+
+async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+@contextmanager
+def protected_upstream(idp: Idp) -> Iterator[Protected]:
+    protected = Protected(Accounts(issuer=idp.issuer))
+    with live_server(protected, protected.endpoint.shutdown) as base:
+        protected.base = base.replace("//localhost:", "//127.0.0.1:")
+        protected.accounts.audience = f"{protected.base}/mcp"  # tokens for this server's resource only
+        yield protected
+
+
+@pytest.fixture(scope="module")
+def idp() -> Iterator[Idp]:
+    with running_idp() as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def gateway(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Protected]]:
+    with protected_upstream(idp) as upstream:
+        config = f"""
+services:
+  notes:
+    mcp: {upstream.base}/mcp
+    credentials: {{type: user_oauth, name: notes-account}}
+server:
+  fetch_allow: [127.0.0.1]
+"""
+        with live_gateway_of(config, tmp_path_factory.mktemp("oauth-gw"), port=free_port()) as base:
+            yield base, upstream
+
+
+def test_a_user_connects_to_the_server_s_own_authorization_server_and_calls_as_themselves(
+    gateway: tuple[str, Protected], idp: Idp
+) -> None:
+    base, upstream = gateway
+    mcp, session = open_session(f"{base}/mcp/notes")
+    browser = Browser("alice")
+    try:
+        link = elicitation_of(session.request("tools/call", WHO).error)["url"]
+        to_provider = browser.http.get(f"{link}/connect")
+        assert to_provider.status_code == 302, to_provider.text
+        authorize = str(to_provider.headers["location"])
+        assert authorize.startswith(f"{idp.issuer}/auth?")  # found from the server's metadata, not configured
+        query = parse_qs(urlsplit(authorize).query)
+        assert query["resource"] == [f"{upstream.base}/mcp"]  # RFC 8707: the server's own resource
+        assert query["scope"] == ["mcp:read"]  # the metadata's scopes_supported
+        done = browser.go(authorize)
+        assert isinstance(done, httpx2.Response)
+        assert done.status_code == 200 and "Connected" in done.text, done.text
+        answered = session.request("tools/call", WHO).result
+        assert answered["structuredContent"] == {"user": "alice"}
+        assert upstream.refused == 1  # the discovery's probe only: the call carried alice's token
+
+        audience, upstream.accounts.audience = upstream.accounts.audience, "another-resource"
+        try:  # the server no longer takes alice's token: it is forgotten and she is asked again
+            assert elicitation_of(session.request("tools/call", WHO).error)["url"]
+        finally:
+            upstream.accounts.audience = audience
+    finally:
+        browser.close()
+        mcp.close()
+
+
+def test_each_user_connects_their_own_account_and_one_registration_serves_all(
+    gateway: tuple[str, Protected], idp: Idp
+) -> None:
+    base, _ = gateway
+    mcp, session = open_session(f"{base}/mcp/notes")
+    browser = Browser("bob")
+    try:
+        link = elicitation_of(session.request("tools/call", WHO).error)["url"]
+        to_provider = browser.http.get(f"{link}/connect")
+        done = browser.go(f"{to_provider.headers['location']}&login_hint=bob")  # bob logs in at the provider
+        assert isinstance(done, httpx2.Response) and done.status_code == 200, done
+        assert session.request("tools/call", WHO).result["structuredContent"] == {"user": "bob"}
+    finally:
+        browser.close()
+        mcp.close()
+    assert idp.stats()["registrations"] == 1  # the gateway's client, registered once for every user
+
+
+def test_a_server_without_metadata_is_a_clear_error_on_the_connection_page(idp: Idp, tmp_path: Path) -> None:
+    with protected_upstream(idp) as upstream:
+        config = f"""
+services:
+  bare:
+    mcp: {upstream.base}/mcp
+    credentials: {{type: user_oauth, name: bare-account}}
+server:
+  fetch_allow: [127.0.0.1]
+"""
+        with live_gateway_of(config, tmp_path) as base:
+            upstream.base = "http://127.0.0.1:9"  # the metadata now claims another resource
+            mcp, session = open_session(f"{base}/mcp/bare")
+            try:
+                link = elicitation_of(session.request("tools/call", WHO).error)["url"]
+                page = httpx2.get(f"{link}/connect", timeout=30)
+            finally:
+                mcp.close()
+    assert page.status_code == 502
+    assert "protected-resource metadata names another resource" in page.text
+
+
+def test_discovery_is_only_for_mcp_servers(tmp_path: Path) -> None:
+    from apimcp.gateway.config import ConfigError, parse_config
+
+    text = "services:\n  s:\n    openapi: x.yaml\n    credentials: {type: user_oauth, name: n}\n"
+    with pytest.raises(ConfigError, match="only an MCP server's authorization server is discovered"):
+        parse_config(text, "gateway.yaml", tmp_path)
+    both = "services:\n  s:\n    mcp: http://h/mcp\n    credentials: {type: user_oauth, name: n, token_url: http://a}\n"
+    with pytest.raises(ConfigError, match="give both authorization_url and token_url, or neither"):
+        parse_config(both, "gateway.yaml", tmp_path)
