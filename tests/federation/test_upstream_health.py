@@ -11,9 +11,12 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from apimcp.telemetry import OFF, Telemetry, install
+from apimcp.telemetry.metrics import Metrics
 from tests.gateway.conftest import gateway_of
 from tests.support.live_server import live_app
 from tests.support.upstream_mcp import old_sdk_upstream, showcase_upstream
+from tests.telemetry.test_metrics import scrape, value
 
 pytestmark = pytest.mark.anyio
 
@@ -36,6 +39,8 @@ expositions:
     services: [steady, fragile]
 server: {{fetch_allow: [127.0.0.1]}}
 """
+        install(Telemetry(metrics=Metrics()))
+        stack.callback(install, OFF)
         base = stack.enter_context(live_app(lambda: gateway_of(config, tmp_path)))
         assert httpx2.get(f"{base}/healthz").json()["upstreams"] == {"unknown": 2}
         async with Client(f"{base}/mcp/both", mode="2026-07-28") as client:
@@ -49,3 +54,5 @@ server: {{fetch_allow: [127.0.0.1]}}
             echoed = (await client.call_tool("echo", {"text": "still here"})).content[0]
             assert isinstance(echoed, types.TextContent) and echoed.text == "still here"
         assert httpx2.get(f"{base}/healthz").json()["upstreams"] == {"up": 1, "failing": 1}
+        samples, _ = scrape(base)
+        assert [value(samples, "apimcp_upstreams", state=state) for state in ("up", "failing", "unknown")] == [1, 1, 0]

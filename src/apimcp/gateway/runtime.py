@@ -209,7 +209,9 @@ class GatewayRuntime:
         if follower is not None:
             connected = follower.connected
             lag = 0.0 if connected else time.monotonic() - follower.in_step_at
-        return GatewayFigures(routes.revision, len(routes.by_id), streams, counted, connected, lag)
+        return GatewayFigures(
+            routes.revision, len(routes.by_id), streams, counted, connected, lag, self.upstream_states()
+        )
 
     def known_services(self) -> list[str]:
         return list(self._services)

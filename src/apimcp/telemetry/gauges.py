@@ -1,5 +1,5 @@
 """Figures read when `/metrics` is scraped, not counted on the request path: open sessions and streams, the
-snapshot revision served, how far behind the control plane the gateway may be."""
+snapshot revision served, how far behind the control plane the gateway may be, the MCP servers' health."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ class GatewayFigures:
     """Whether the gateway follows a control plane right now (None: it follows none, e.g. a configuration file)."""
     sync_lag_seconds: float | None = None
     """0 while following; else the seconds since the gateway last knew it served the latest revision."""
+    upstreams: Mapping[str, int] = field(default_factory=dict)
+    """The MCP servers the gateway fronts, counted by state (`up`, `failing`, `unknown`): counts only, as in
+    /healthz (a gateway serves several organizations, and a scrape must not name their servers)."""
 
 
 class GaugeCollector(Collector):
@@ -42,6 +45,12 @@ class GaugeCollector(Collector):
         for exposition, count in sorted(figures.open_streams.items()):
             streams.add_metric([exposition], count)
         yield streams
+        upstreams = GaugeMetricFamily(
+            "apimcp_upstreams", "MCP servers the gateway fronts, by whether they answer", labels=["state"]
+        )
+        for state in ("up", "failing", "unknown"):
+            upstreams.add_metric([state], figures.upstreams.get(state, 0))
+        yield upstreams
         if figures.open_sessions is not None:
             yield _gauge("apimcp_open_sessions", "Sessions held by this gateway's store", figures.open_sessions)
         if figures.sync_connected is not None:
