@@ -24,7 +24,7 @@ from apimcp.backends.rest import close_session, new_session
 from apimcp.control import changes, snapshot
 from apimcp.control.api.app import create_api
 from apimcp.control.domain import audit, gateways
-from apimcp.control.models import Organization
+from apimcp.control.models import Organization, Service
 from apimcp.control.plane import ControlPlane
 from apimcp.control.setup import bootstrap, open_plane
 from apimcp.control.upstream_refresh import keep_refreshing, reread_soon
@@ -80,6 +80,17 @@ class LocalSource(SnapshotSource):
 
     async def report_audit(self, events: list[dict[str, Any]]) -> None:
         await asyncio.to_thread(self._record, events)
+
+    async def report_upstreams(self, states: Mapping[str, str]) -> None:
+        await asyncio.to_thread(self._report_upstreams, states)
+
+    def _report_upstreams(self, states: Mapping[str, str]) -> None:
+        with self._plane.session() as session:  # this gateway serves every organization: each keeps its own
+            found = session.execute(select(Service.id, Service.organization_id).where(Service.id.in_(list(states))))
+            owners: dict[str, str] = dict(found.all())
+            for organization in session.scalars(select(Organization)):
+                own = {service: state for service, state in states.items() if owners.get(service) == organization.id}
+                gateways.report_upstreams(session, organization.id, EMBEDDED_GATEWAY, own)
 
     async def report_upstream_changed(self, service_id: str) -> None:
         reread_soon(self._plane, None, service_id)

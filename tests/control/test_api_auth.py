@@ -37,6 +37,9 @@ RESOURCE_PATHS = {
     "/api/v1/organizations": {"post"},
     "/api/v1/gateway/snapshot": {"post"},
     "/api/v1/gateway/changes": {"get"},
+    "/api/v1/gateway/audit": {"post"},
+    "/api/v1/gateway/upstream-changed": {"post"},
+    "/api/v1/gateway/upstreams": {"post"},
 }
 
 
@@ -158,6 +161,9 @@ def test_a_user_token_is_refused_on_gateway_routes(api: Api) -> None:
         assert problem(response, 401)["detail"] == f"{kind} token cannot be used here"
         response = client.get("/gateway/changes", params={"since": 0})
         assert problem(response, 401)["detail"] == f"{kind} token cannot be used here"
+        for path, body in (("/gateway/upstreams", {"name": "sneaky", "upstreams": {}}),
+                           ("/gateway/upstream-changed", {"service": "s"})):  # fmt: skip
+            assert problem(client.post(path, json=body), 401)["detail"] == f"{kind} token cannot be used here"
     assert ok(acme.user.get("/gateways")) == []  # the refused snapshot registered nothing
     assert acme.snapshot("real")["expositions"] == []
 

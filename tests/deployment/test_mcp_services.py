@@ -3,6 +3,7 @@ secret, exposed, called with the official client in both eras."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -106,3 +107,27 @@ async def test_an_http_sse_server_is_imported_by_the_rest_api_and_called(live: D
         async with Client(live.base + endpoint, mode="2026-07-28") as client:
             added = (await client.call_tool("add", {"a": 20, "b": 22})).content[0]
         assert getattr(added, "text", None) == "42"
+
+
+async def test_each_gateway_s_word_on_a_server_s_health_reaches_the_service_view(live: Deployment) -> None:
+    """The gateway says whether each MCP service's server answers; `GET /services/{id}` shows it by gateway."""
+    with contextlib.ExitStack() as stack:
+        upstream = stack.enter_context(old_sdk_upstream("1"))
+        service = live.api.call("POST", "/services", 201, json={"url": upstream, "kind": "mcp", "name": "mortal"})
+        plan = live.api.call(
+            "POST", "/plans", 201, json={"name": "mortal", "service_id": service["id"], "backend_timeout_ms": 3000}
+        )
+        exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "mortal"})
+        endpoint = exposition["endpoints"][0]
+        wait_until(lambda: live.served(endpoint))
+
+        def states() -> list[tuple[str, str]]:
+            shown = live.api.call("GET", f"/services/{service['id']}")["upstream_health"]
+            return [(h["gateway"], h["state"]) for h in shown]
+
+        async with Client(live.base + endpoint, mode="2026-07-28") as client:
+            assert not (await client.call_tool("add", {"a": 1, "b": 1})).is_error
+            wait_until(lambda: states() == [("embedded", "up")])
+            stack.close()  # the server dies
+            assert (await client.call_tool("add", {"a": 1, "b": 1})).is_error
+            wait_until(lambda: states() == [("embedded", "failing")])

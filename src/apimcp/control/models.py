@@ -243,6 +243,8 @@ class Gateway(Base):
     started_at: Mapped[datetime] = _created()
     last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     revision: Mapped[int] = mapped_column(Integer, default=0)
+    upstreams: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    """What the gateway last said of the MCP servers it fronts: service id -> up, failing or unknown."""
 
 
 class GatewayKey(Base):

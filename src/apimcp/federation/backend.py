@@ -112,6 +112,8 @@ class McpBackend(Backend):
         self._ids = itertools.count(100)
         self.health = UpstreamHealth()
         """Whether the server answers (`health.py`), as the gateway's /healthz counts it."""
+        self.service_id: str | None = None
+        """The catalog service this backend calls the server of (set by whoever builds it from a snapshot)."""
         self._telling: set[asyncio.Task[None]] = set()
         fixed = self._access.fixed
         self._fixed_key = _credential_key(fixed) if fixed is not None else ""

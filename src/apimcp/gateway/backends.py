@@ -181,7 +181,7 @@ class BackendFactory:
                 oauth_session=self._token_session,
                 command=command,
             )
-            service_id = member["service"]["id"]
+            service_id = upstream.service_id = member["service"]["id"]
             upstream.upstream.routes.lists_changed.append(lambda kind: self._list_changed(service_id, kind))
             self._upstreams.append(upstream)
             return upstream

@@ -64,3 +64,6 @@ class FailoverSource(SnapshotSource):
 
     async def report_upstream_changed(self, service_id: str) -> None:
         await self._each(lambda source: source.report_upstream_changed(service_id))
+
+    async def report_upstreams(self, states: Mapping[str, str]) -> None:
+        await self._each(lambda source: source.report_upstreams(states))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence, Sized
+from collections.abc import Callable, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -265,14 +265,23 @@ class GatewayRuntime:
     def upstream_states(self) -> dict[str, int]:
         """The MCP servers this gateway calls, counted by whether they answer (`federation.health`); each server
         once, however many expositions front it."""
-        latest: dict[str, UpstreamHealth] = {}  # per server URL: the newest news of it, from any exposition
+        return dict(Counter(health.state for health in self._latest_health(lambda b: b.endpoint).values()))
+
+    def upstream_health(self) -> dict[str, str]:
+        """Whether each MCP service's server answers, by service id (what the gateway reports to its control
+        plane)."""
+        latest = self._latest_health(lambda b: b.service_id)
+        return {service: health.state for service, health in latest.items() if service is not None}
+
+    def _latest_health(self, key: Callable[[McpBackend], str | None]) -> dict[str | None, UpstreamHealth]:
+        latest: dict[str | None, UpstreamHealth] = {}  # the newest news of each server, from any exposition
         for route in self.routes.by_id.values():
             for backend in route.backends:
                 if isinstance(backend, McpBackend):
-                    known = latest.get(backend.endpoint)
+                    known = latest.get(key(backend))
                     if known is None or backend.health.since > known.since:
-                        latest[backend.endpoint] = backend.health
-        return dict(Counter(health.state for health in latest.values()))
+                        latest[key(backend)] = backend.health
+        return latest
 
     def _route(self, exposition: Mapping[str, Any], previous: Route | None) -> Route:
         members: list[tuple[ToolSet, Backend]] = []

@@ -33,6 +33,8 @@ LONG_POLL_SECONDS = 25.0
 MAX_BACKOFF_SECONDS = 5.0
 AUDIT_INTERVAL_SECONDS = 1.0
 AUDIT_BATCH = 1000
+UPSTREAMS_CHECK_SECONDS = 2.0
+UPSTREAMS_REPEAT_SECONDS = 60.0
 
 
 class SnapshotSource(ABC):
@@ -49,6 +51,9 @@ class SnapshotSource(ABC):
 
     async def report_upstream_changed(self, service_id: str) -> None:  # noqa: B027 - optional, as audit
         """Ask the control plane to read the MCP server of `service_id` again: the server says a list changed."""
+
+    async def report_upstreams(self, states: Mapping[str, str]) -> None:  # noqa: B027 - optional, as audit
+        """Tell the control plane whether each MCP service's server answers (service id -> state)."""
 
 
 class AuditRefused(Exception):
@@ -130,6 +135,17 @@ class HttpSource(SnapshotSource):
         async with self._session.post(
             f"{self._url}/api/v1/gateway/upstream-changed",
             data=orjson.dumps({"service": service_id}),
+            headers={**self._headers, "Content-Type": "application/json"},
+            timeout=aiohttp.ClientTimeout(total=30),
+            ssl=self._tls,
+        ) as response:
+            if response.status != 202:
+                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")
+
+    async def report_upstreams(self, states: Mapping[str, str]) -> None:
+        async with self._session.post(
+            f"{self._url}/api/v1/gateway/upstreams",
+            data=orjson.dumps({"name": self._name, "upstreams": dict(states)}),
             headers={**self._headers, "Content-Type": "application/json"},
             timeout=aiohttp.ClientTimeout(total=30),
             ssl=self._tls,
@@ -242,6 +258,29 @@ async def report_audit(runtime: GatewayRuntime, source: SnapshotSource) -> None:
                 break
 
 
+async def report_upstreams(runtime: GatewayRuntime, source: SnapshotSource) -> None:
+    """Tell the source whether each MCP service's server answers: when that changes (looked at every
+    `UPSTREAMS_CHECK_SECONDS`) and every `UPSTREAMS_REPEAT_SECONDS` anyway, so that the control plane knows the
+    gateway still says so; nothing while the gateway fronts no MCP server."""
+    said: dict[str, str] | None = None
+    said_at = 0.0
+    while True:
+        await asyncio.sleep(UPSTREAMS_CHECK_SECONDS)
+        states = runtime.upstream_health()
+        if not states and not said:
+            continue
+        if states == said and time.monotonic() - said_at < UPSTREAMS_REPEAT_SECONDS:
+            continue
+        try:
+            await source.report_upstreams(states)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # said again at the next look
+            log.info("could not tell the control plane how MCP servers answer: %s", exc)
+            continue
+        said, said_at = states, time.monotonic()
+
+
 @asynccontextmanager
 async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIterator[GatewaySync]:
     """`runtime` kept in step with `source` while the block runs, its audit events reported; afterwards the
@@ -250,7 +289,11 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
     sync = GatewaySync(runtime, source)
     runtime.follower = sync
     runtime.upstream_lists.report = sync.upstream_changed
-    tasks = [asyncio.create_task(sync.run()), asyncio.create_task(report_audit(runtime, source))]
+    tasks = [
+        asyncio.create_task(sync.run()),
+        asyncio.create_task(report_audit(runtime, source)),
+        asyncio.create_task(report_upstreams(runtime, source)),
+    ]
     try:
         yield sync
     finally:

@@ -28,9 +28,10 @@ from apimcp.control.api.views import (
     OperationView,
     ServiceDetail,
     ServiceView,
+    UpstreamHealthView,
     view,
 )
-from apimcp.control.domain import secrets, services, tokens, upstream_changes
+from apimcp.control.domain import gateways, secrets, services, tokens, upstream_changes
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Invalid, NotFound
 from apimcp.control.import_pool import ImportsBusy
@@ -164,7 +165,11 @@ def get_service(service_id: str, caller: UserCaller, session: DbSession) -> Serv
         )
         for op in decode_service(service.compiled).operations
     ]
-    return view(ServiceDetail, service, operations=operations)
+    health = [
+        UpstreamHealthView.model_validate({"gateway": gateway.name, "state": state, "last_seen": gateway.last_seen})
+        for gateway, state in gateways.upstream_health(session, caller.organization_id, service.id)
+    ]
+    return view(ServiceDetail, service, operations=operations, upstream_health=health)
 
 
 @router.get("/services/{service_id}/changes", response_model=HeldChanges)

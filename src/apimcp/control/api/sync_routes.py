@@ -10,7 +10,15 @@ from fastapi import APIRouter, Response, status
 
 from apimcp.control import changes, snapshot
 from apimcp.control.api.auth import GatewayCaller, Plane
-from apimcp.control.api.views import AuditBatch, AuditKept, GatewayRegistration, Rereading, Revision, UpstreamChanged
+from apimcp.control.api.views import (
+    AuditBatch,
+    AuditKept,
+    GatewayRegistration,
+    Rereading,
+    Revision,
+    UpstreamChanged,
+    UpstreamStates,
+)
 from apimcp.control.domain import audit, gateway_keys, gateways
 from apimcp.control.upstream_refresh import reread_soon
 
@@ -71,3 +79,12 @@ async def upstream_changed(body: UpstreamChanged, caller: GatewayCaller, plane: 
     again soon (at most once a minute per service); what changed is held for an admin as after any reading."""
     soon = reread_soon(plane, caller.organization_id, body.service)
     return Rereading(rereading=soon)
+
+
+@router.post("/upstreams", status_code=status.HTTP_202_ACCEPTED)
+def report_upstreams(body: UpstreamStates, caller: GatewayCaller, plane: Plane) -> Response:
+    """What the gateway says of the MCP servers it fronts (service id -> up, failing or unknown), shown with each
+    service (`GET /services/{id}`) and in the console."""
+    with plane.session() as session:
+        gateways.report_upstreams(session, caller.organization_id, body.name, body.upstreams)
+    return Response(status_code=status.HTTP_202_ACCEPTED)

@@ -109,8 +109,21 @@ class HeldChanges(BaseModel):
     changes: list[DefinitionChangeView]
 
 
+class UpstreamHealthView(BaseModel):
+    gateway: str
+    state: Literal["up", "failing", "unknown"] = Field(
+        description="up: the MCP server answers; failing: its last exchange got no answer or a server error; "
+        "unknown: not called yet"
+    )
+    last_seen: Timestamp
+
+
 class ServiceDetail(ServiceView):
     operations: list[OperationView]
+    upstream_health: list[UpstreamHealthView] = Field(
+        default_factory=list,
+        description="an MCP service: what each gateway seen in the last 5 minutes says of its server",
+    )
 
 
 class ImportedService(ServiceView):
@@ -389,6 +402,11 @@ class GatewayView(View):
     version: str | None
     started_at: Timestamp
     last_seen: Timestamp
+
+
+class UpstreamStates(Input):
+    name: str = Field(min_length=1, max_length=100)
+    upstreams: dict[str, str] = Field(max_length=5000, description="service id -> up, failing or unknown")
 
 
 class GatewayRegistration(Input):

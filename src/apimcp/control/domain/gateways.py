@@ -47,3 +47,35 @@ def touch(session: Session, organization_id: str, name: str) -> None:
     gateway = session.scalar(select(Gateway).where(Gateway.organization_id == organization_id, Gateway.name == name))
     if gateway is not None and (utcnow() - as_utc(gateway.last_seen)).total_seconds() > 5:
         gateway.last_seen = utcnow()
+
+
+UPSTREAM_STATES = ("up", "failing", "unknown")
+MAX_UPSTREAMS = 5000
+FRESH_SECONDS = 300.0
+"""A gateway not seen for this long says nothing of its servers any more."""
+
+
+def report_upstreams(session: Session, organization_id: str, name: str, states: Mapping[str, str]) -> None:
+    """Keep what gateway `name` says of the MCP servers it fronts (service id -> state); a gateway that has not
+    registered yet is ignored (it reports again)."""
+    if len(states) > MAX_UPSTREAMS:
+        raise Invalid(f"a gateway reports at most {MAX_UPSTREAMS} services", field="upstreams")
+    for service_id, state in states.items():
+        if not isinstance(service_id, str) or not 0 < len(service_id) <= 64 or state not in UPSTREAM_STATES:
+            raise Invalid(f"each service's state is one of {', '.join(UPSTREAM_STATES)}", field="upstreams")
+    gateway = session.scalar(select(Gateway).where(Gateway.organization_id == organization_id, Gateway.name == name))
+    if gateway is not None:
+        gateway.upstreams = dict(states)
+        gateway.last_seen = utcnow()
+
+
+def upstream_health(session: Session, organization_id: str, service_id: str) -> list[tuple[Gateway, str]]:
+    """What the organization's gateways seen lately say of one service's MCP server, by gateway name."""
+    now = utcnow()
+    return [
+        (gateway, str(gateway.upstreams[service_id]))
+        for gateway in listed(session, organization_id)
+        if gateway.upstreams
+        and service_id in gateway.upstreams
+        and (now - as_utc(gateway.last_seen)).total_seconds() <= FRESH_SECONDS
+    ]

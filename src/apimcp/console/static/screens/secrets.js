@@ -21,7 +21,9 @@ function inputs(names, required, secret) {
         : h("input", { type: "password", name, autocomplete: "new-password", spellcheck: "false" }))
       : (name === "ca"
         ? h("textarea", { name, rows: "4", spellcheck: "false" })
-        : h("input", { type: "text", name, autocomplete: "off", spellcheck: "false" }));
+        : name === "discover" // user_oauth of an MCP server: its own authorization server, found by the gateway
+          ? h("input", { type: "checkbox", name })
+          : h("input", { type: "text", name, autocomplete: "off", spellcheck: "false" }));
     const label = `${secret ? "Secret value" : "Public field"}: ${name}${isRequired && required ? " (required)" : ""}`;
     return { name, input, row: field(label, input).row };
   });
@@ -29,12 +31,21 @@ function inputs(names, required, secret) {
 
 function collect(rows) {
   const out = {};
-  for (const { name, input } of rows) if (input.value !== "") out[name] = input.value;
+  for (const { name, input } of rows) {
+    if (input.type === "checkbox") {
+      if (input.checked) out[name] = true;
+    } else if (input.value !== "") {
+      out[name] = input.value;
+    }
+  }
   return out;
 }
 
 function forget(rows) {
-  for (const { input } of rows) input.value = "";
+  for (const { input } of rows) {
+    input.value = "";
+    input.checked = false;
+  }
 }
 
 export async function render(screen, ctx) {

@@ -14,8 +14,9 @@ export async function render(screen, ctx, params) {
       h("a", { href: "#/import" }, "Import a description"), " to add one."),
     listed.length === 0
       ? h("p", { class: "empty" }, "No service yet.")
-      : table("Services", ["Name", "Version", "Kind", "Operations", "Updated", ""], listed.map((s) => [
-        s.name, s.version, s.kind, String(s.operation_count), when(s.updated_at),
+      : table("Services", ["Name", "Version", "Kind", "Operations", "Held changes", "Updated", ""], listed.map((s) => [
+        s.name, s.version, s.kind, String(s.operation_count), s.held_changes ? String(s.held_changes) : "",
+        when(s.updated_at),
         h("a", { href: `#/services?service=${encodeURIComponent(s.id)}` }, `Show ${s.name} ${s.version}`),
       ])));
   return undefined;
@@ -82,12 +83,15 @@ async function renderOne(screen, ctx, id) {
     });
     return button;
   };
+  const held = service.held_changes ? await heldChanges(screen, ctx, service) : null;
   replace(screen,
     h("h1", {}, `Service ${service.name} ${service.version}`),
     h("p", {}, h("a", { href: "#/services" }, "All services"), " · ",
       h("a", { href: `#/plans?new=${encodeURIComponent(id)}` }, "Create a plan for this service")),
     service.description ? h("div", { class: "description" }, markdown(service.description)) : null,
     h("p", {}, `${service.kind}, ${service.operation_count} operations, updated ${when(service.updated_at)}.`),
+    service.kind === "mcp" ? serverHealth(service) : null,
+    held,
     table("Operations", ["Tool", "Signature", "Operation id", "Title", "Tags"], service.operations.map((op) => [
       h("code", {}, op.tool_name), h("code", {}, op.signature), op.operation_id || "", op.title || "", op.tags.join(", "),
     ])),
@@ -98,6 +102,53 @@ async function renderOne(screen, ctx, id) {
     h("h2", {}, "Danger zone"),
     remove);
   return undefined;
+}
+
+/** What the gateways seen in the last minutes say of an MCP service's server: up, failing, or not called yet. */
+function serverHealth(service) {
+  const said = { up: "up (answers)", failing: "failing (no answer, or a server error)", unknown: "not called yet" };
+  if (!service.upstream_health.length) {
+    return h("p", {}, "Server health: no gateway has reported on this MCP server in the last 5 minutes.");
+  }
+  return table("Server health", ["Gateway", "State", "Reported"], service.upstream_health.map((r) => [
+    r.gateway, h("span", { class: `state-${r.state}` }, said[r.state] || r.state), when(r.last_seen),
+  ]));
+}
+
+/** What the MCP server changed since an admin last accepted its definitions: each change with its diff and what
+ * is flagged in it, held (not served) until accepted; an admin accepts or rejects them all. */
+async function heldChanges(screen, ctx, service) {
+  const id = encodeURIComponent(service.id);
+  const { changes } = await ctx.api.get(`/services/${id}/changes`);
+  const decide = (label, method, path, said) => {
+    const button = h("button", { type: "button", class: method === "DELETE" ? "danger" : "" }, label);
+    button.addEventListener("click", async () => {
+      try {
+        await (method === "DELETE" ? ctx.api.delete(path) : ctx.api.post(path, {}));
+        await render(screen, ctx, new URLSearchParams({ service: service.id }));
+        ctx.say(said);
+      } catch (error) {
+        ctx.fail(error);
+      }
+    });
+    return button;
+  };
+  return h("section", { "aria-labelledby": "held-title", class: "held" },
+    h("h2", { id: "held-title" }, `Held changes (${changes.length})`),
+    h("p", {}, "The MCP server changed these definitions after they were accepted. Clients are served the accepted ",
+      "ones until an admin accepts the changes (plans that trust the server serve them already)."),
+    ...changes.map((change) => h("article", { class: "change" },
+      h("h3", {}, `${change.change.toUpperCase()} ${change.kind} `, h("code", {}, change.name)),
+      change.flags.length
+        ? h("ul", { class: "flags", "aria-label": `What is flagged in ${change.name}` },
+          ...change.flags.map((flag) => h("li", {}, `flagged: ${flag}`)))
+        : null,
+      change.diff ? h("pre", { class: "diff", tabindex: "0", "aria-label": `Diff of ${change.name}` }, change.diff)
+        : null)),
+    h("p", {},
+      decide("Accept the changes", "POST", `/services/${id}/changes/accept`, `Accepted the changes of ${service.name}.`),
+      " ",
+      decide("Reject the changes", "DELETE", `/services/${id}/changes`, `Rejected the changes of ${service.name}.`)));
 }
 
 /** The names of the expositions serving artifact `name` of service `serviceId`: their plan selects it, or selects
