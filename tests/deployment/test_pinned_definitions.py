@@ -180,19 +180,22 @@ async def test_a_plan_that_trusts_its_server_serves_what_it_changed_at_once(live
         assert "fresh" not in _tool_names(live.base + served["strict"])  # held for the plan that does not trust
 
 
-async def test_a_server_that_says_its_tools_changed_is_read_again_at_once(live: Deployment) -> None:
-    """A session-era server tells the gateway's session (on its GET stream) that its tools changed: the gateway asks
-    the control plane, which reads the server again and holds the change, with no refresh and no periodic round."""
-    only_sessions = EndpointOptions(session_era=True, stateless_era=False)
-    with changing_endpoint(only_sessions) as (upstream, endpoint, server):
-        service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": "telling"})
-        plan = live.api.call("POST", "/plans", 201, json={"name": "telling", "service_id": service["id"]})
-        exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "telling"})
+@pytest.mark.parametrize("era", ["session", "stateless"])
+async def test_a_server_that_says_its_tools_changed_is_read_again_at_once(live: Deployment, era: str) -> None:
+    """A server tells the gateway that its tools changed (a session-era one on its session's GET stream, a 2026-07-28
+    one on the subscriptions/listen stream the gateway holds): the gateway asks the control plane, which reads the
+    server again and holds the change, with no refresh and no periodic round."""
+    one_era = EndpointOptions(session_era=era == "session", stateless_era=era == "stateless")
+    name = f"telling-{era}"
+    with changing_endpoint(one_era) as (upstream, endpoint, server):
+        service = live.api.call("POST", "/services", 201, json={"url": server, "kind": "mcp", "name": name})
+        plan = live.api.call("POST", "/plans", 201, json={"name": name, "service_id": service["id"]})
+        exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": name})
         url = live.base + exposition["endpoints"][0]
         wait_until(lambda: live.served(exposition["endpoints"][0]))
         async with Client(url, mode="2026-07-28") as client:  # the gateway's session with the server opens
             assert not (await client.call_tool("weather", {})).is_error
-        wait_until(lambda: len(endpoint.changes) > 0)  # the gateway listens on its session's GET stream
+        wait_until(lambda: len(endpoint.changes) > 0)  # the gateway listens (a GET stream, or a listen stream)
         upstream.tools = [*upstream.tools, Tool(name="late", description="Added later.", input_schema=OBJECT)]
         endpoint.changes.tools_changed()
         wait_until(lambda: live.api.call("GET", f"/services/{service['id']}")["held_changes"] == 1)

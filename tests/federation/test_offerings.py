@@ -109,8 +109,11 @@ async def test_an_expositions_own_prompts_win_and_the_servers_complete_them(gate
         assert len((await client.list_resources()).resources) == 2
 
 
-def test_an_update_of_a_subscribed_resource_reaches_the_subscribed_client(tmp_path: Path) -> None:
-    with showcase_upstream(session_era=True) as upstream:
+@pytest.mark.parametrize("session_era", [True, False], ids=["session-era upstream", "2026-07-28 upstream"])
+def test_an_update_of_a_subscribed_resource_reaches_the_subscribed_client(tmp_path: Path, session_era: bool) -> None:
+    """The gateway subscribes once for its clients: on its session with a session-era server, or on the
+    subscriptions/listen stream it holds with a 2026-07-28 one."""
+    with showcase_upstream(session_era=session_era) as upstream:
         config = f"""
 services:
   showcase:

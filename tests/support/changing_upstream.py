@@ -26,7 +26,7 @@ OBJECT = {"type": "object"}
 class ChangingTools(McpHandler):
     """An upstream whose tool list the test rewrites."""
 
-    features = ServerFeatures(tools=True)
+    features = ServerFeatures(tools=True, tools_list_changed=True)
 
     def __init__(self) -> None:
         self.tools = [

@@ -178,8 +178,9 @@ class McpBackend(Backend):
             forgotten = rounds = 0
             while True:
                 era = await self.upstream.era(key, headers, access.mask)
-                if method == "resources/subscribe" and era.stateless:
-                    return McpResult({})  # 2026-07-28 has no resources/subscribe: its servers tell listen streams
+                if method == "resources/subscribe" and era.stateless:  # 2026-07-28 tells it on listen streams
+                    await self.upstream.subscribe(binding.name)
+                    return McpResult({})
                 request_id = next(self._ids)
                 token = f"apimcp-{request_id}"
                 body = {**sent, "_meta": {"progressToken": token}} if progress is not None else sent

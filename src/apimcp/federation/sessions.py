@@ -27,6 +27,7 @@ from apimcp.federation.listener import MAX_LISTENERS, ProgressRoutes, SessionLis
 from apimcp.federation.message_channel import MessageChannel
 from apimcp.federation.sse_channel import SseChannel
 from apimcp.federation.stdio_channel import StdioChannel, StdioCommand
+from apimcp.federation.subscription import UpstreamSubscription
 from apimcp.mcp_client.answers import UpstreamError
 from apimcp.safety.masking import NO_MASK, SecretMask
 
@@ -65,6 +66,8 @@ class UpstreamSessions:
         self._ssl = tls
         self._max = max_sessions
         self._stateless: eras.Era | None = None
+        self._subscription: UpstreamSubscription | None = None
+        """A stateless upstream's subscriptions/listen stream (`subscription.py`)."""
         self._sessions: OrderedDict[str, tuple[eras.Era, Mapping[str, str]]] = OrderedDict()
         """Each credential's session, with the credential's headers (to end the session with)."""
         self._opening: dict[str, asyncio.Future[eras.Era]] = {}
@@ -102,6 +105,7 @@ class UpstreamSessions:
         future.set_result(opened)
         if opened.stateless:
             self._stateless = opened
+            self._subscribe(opened, headers)
         else:
             self._sessions[key] = (opened, dict(headers))
             self._listen(key, opened, headers)
@@ -120,6 +124,17 @@ class UpstreamSessions:
             del self._sessions[key]
             self._stop_listening(key)
             self._close_channel(era)
+
+    def _subscribe(self, era: eras.Era, headers: Mapping[str, str]) -> None:
+        if self._listening is None:
+            self._listening = new_session(limit=MAX_LISTENERS)
+        self._subscription = UpstreamSubscription(self._listening, self._url, era, headers, self.routes, self._ssl)
+        self._subscription.start()
+
+    async def subscribe(self, uri: str) -> bool:
+        """Follow a resource of a stateless upstream, once the server acknowledged it (False: it takes no
+        subscriptions, or too many)."""
+        return self._subscription is not None and await self._subscription.subscribe(uri)
 
     def _listen(self, key: str, era: eras.Era, headers: Mapping[str, str]) -> None:
         if era.negotiated.session_id is None or len(self._listeners) >= MAX_LISTENERS:
@@ -206,6 +221,8 @@ class UpstreamSessions:
         """End the sessions this gateway holds (best effort: an upstream forgets idle sessions anyway)."""
         for key in list(self._listeners):
             self._stop_listening(key)
+        if self._subscription is not None:
+            self._subscription.stop()
         if self._listening is not None:
             listening, self._listening = self._listening, None
             await listening.close()
