@@ -35,7 +35,7 @@ WHO = {"name": "whoami", "arguments": {}}
 
 
 class WhoAmI(McpHandler):
-    features = ServerFeatures(tools=True)
+    features = ServerFeatures(tools=True, tools_list_changed=True)  # it would tell list changes on listen streams
 
     async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
         tool = Tool(name="whoami", description="Says whose token called.", input_schema={"type": "object"})
@@ -53,6 +53,8 @@ class Protected:
     endpoint: McpEndpoint = field(default_factory=lambda: McpEndpoint(WhoAmI()))
     base: str = ""
     refused: int = 0
+    methods: list[str] = field(default_factory=list)
+    """Every method asked of it (a request with a JSON body)."""
 
     @property
     def metadata_url(self) -> str:
@@ -78,6 +80,8 @@ class Protected:
             method = orjson.loads(body).get("method") if body else None
         except (orjson.JSONDecodeError, AttributeError):
             method = None
+        if isinstance(method, str):
+            self.methods.append(method)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         user = await asyncio.to_thread(self.accounts.user_of, headers.get("authorization"))
         if user is None and method not in PUBLIC:
@@ -154,6 +158,7 @@ def test_a_user_connects_to_the_server_s_own_authorization_server_and_calls_as_t
         answered = session.request("tools/call", WHO).result
         assert answered["structuredContent"] == {"user": "alice"}
         assert upstream.refused == 1  # the discovery's probe only: the call carried alice's token
+        assert "subscriptions/listen" not in upstream.methods  # never opened with one user's token
 
         audience, upstream.accounts.audience = upstream.accounts.audience, "another-resource"
         try:  # the server no longer takes alice's token: it is forgotten and she is asked again

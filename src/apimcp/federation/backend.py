@@ -151,6 +151,7 @@ class McpBackend(Backend):
         except CredentialError as exc:
             return Failure(f"Could not obtain the MCP server's credentials: {exc}")
         # the upstream session is the credential's: headers passed on (trace context...) do not choose it
+        shared = extras is None or extras.credentials is None  # the plan's own credential, not one user's
         if extras is not None and extras.credentials is not None:
             key = _credential_key(self._access.with_extras(access, CallExtras(credentials=extras.credentials)))
         elif access is self._access.fixed:
@@ -177,7 +178,7 @@ class McpBackend(Backend):
         try:
             forgotten = rounds = 0
             while True:
-                era = await self.upstream.era(key, headers, access.mask)
+                era = await self.upstream.era(key, headers, access.mask, shared=shared)
                 if method == "resources/subscribe" and era.stateless:  # 2026-07-28 tells it on listen streams
                     await self.upstream.subscribe(binding.name)
                     return McpResult({})

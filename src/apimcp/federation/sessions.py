@@ -78,10 +78,15 @@ class UpstreamSessions:
         """The small pool the GET streams use, apart from the calls' connections."""
         self._closing: set[asyncio.Task[None]] = set()
 
-    async def era(self, key: str, headers: Mapping[str, str], mask: SecretMask = NO_MASK) -> eras.Era:
+    async def era(
+        self, key: str, headers: Mapping[str, str], mask: SecretMask = NO_MASK, *, shared: bool = True
+    ) -> eras.Era:
         """How to call the upstream with the credential `key` names (its `headers`; `mask` hides their values in
-        what an HTTP+SSE session's stream carries)."""
+        what an HTTP+SSE session's stream carries). `shared`: the credential is the plan's own, not one user's: a
+        2026-07-28 upstream's listen stream, which serves every client, is opened only with such a credential."""
         if self._stateless is not None:
+            if shared and self._subscription is None:
+                self._subscribe(self._stateless, headers)
             return self._stateless
         if self._command is not None:
             key = ""  # one process serves every caller: a stdio server has no credentials of the caller's
@@ -105,7 +110,8 @@ class UpstreamSessions:
         future.set_result(opened)
         if opened.stateless:
             self._stateless = opened
-            self._subscribe(opened, headers)
+            if shared:
+                self._subscribe(opened, headers)
         else:
             self._sessions[key] = (opened, dict(headers))
             self._listen(key, opened, headers)
