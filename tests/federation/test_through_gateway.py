@@ -276,3 +276,25 @@ server: {{fetch_allow: [127.0.0.1]}}
                     assert text(await client.call_tool("sample", {})) == "model said: four"
                     assert text(await client.call_tool("roots", {})) == "file:///workspace"
                     assert text(await client.call_tool("elicit_twice", {})) == "first+second"
+
+
+async def test_a_plan_that_says_so_passes_the_clients_own_token_to_the_upstream(tmp_path: Path) -> None:
+    """The client's token reaches an MCP server only when the plan's header policy says so explicitly."""
+    seen = SeenHeaders()
+    with sdk_upstream(seen) as notes_url:
+        config = f"""
+services:
+  notes:
+    mcp: {notes_url}
+    header_policy: {{passthrough: true}}
+server: {{fetch_allow: [127.0.0.1]}}
+"""
+        with live_app(lambda: gateway_of(config, tmp_path)) as base:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": "Bearer the-clients-own"}) as http,
+                Client(streamable_http_client(f"{base}/mcp/notes", http_client=http), mode="2026-07-28") as client,
+            ):
+                seen.authorization.clear()  # what the import sent (no client then) is not the point
+                assert not (await client.call_tool("add", {"a": 1, "b": 1})).is_error
+    # every request of the call, and nothing else (no stream serving every client opened with this one's token)
+    assert seen.authorization and set(seen.authorization) == {"Bearer the-clients-own"}

@@ -158,12 +158,17 @@ class McpBackend(Backend):
             key = self._fixed_key  # the plan's own, unchanged from call to call: its digest made once
         else:
             key = _credential_key(access)
+        own = _credential_headers(access.placement.headers_with_cookies())
         if extras:
             access = self._access.with_extras(access, extras)
         if access.problem is not None:
             return Failure(f"The MCP server's credentials cannot be sent: {access.problem}")
         url = self._url.extend_query(access.placement.query) if access.placement.query else self._url
         headers = access.placement.headers_with_cookies()
+        passed = _credential_headers(headers)
+        if passed != own:  # the client's own token, passed on by the header policy: its session, never shared
+            key = hashlib.sha256(orjson.dumps([key, sorted(passed.items())])).hexdigest()
+            shared = False
         method = binding.method
         params: dict[str, Any] = (
             {"uri": binding.name}
@@ -410,6 +415,11 @@ def _result_of(method: str, answer: Mapping[str, Any] | Failure) -> BackendResul
         return ToolAnswer(call_result(answer))
     except BadResult as exc:
         return Failure(f"The MCP server's answer is not a tool result: {exc}")
+
+
+def _credential_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers of `headers` that say who calls (`Authorization`, `Cookie`)."""
+    return {name.lower(): value for name, value in headers.items() if name.lower() in ("authorization", "cookie")}
 
 
 def _credential_key(access: Access) -> str:
