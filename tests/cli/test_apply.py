@@ -88,6 +88,11 @@ def test_what_cannot_be_applied_is_refused_before_anything_changes(live: Deploym
     assert "APPLY_TOKEN is not set" in missing
     assert live.api.call("GET", "/services") == []
     assert "gateway.yaml:" in run("apply", str(config(tmp_path, "ftp://x", "")), code=2).output
+    stdio = tmp_path / "stdio.yaml"
+    stdio.write_text("services:\n  local:\n    stdio: {command: ./server.py}\n")
+    refused = run("apply", str(stdio), code=2).output
+    assert "services.local.stdio: a stdio server is started only by a gateway serving this file" in refused
+    assert live.api.call("GET", "/services") == []
 
 
 def test_a_list_of_credentials_becomes_one_secret_each_and_every_call_carries_them(

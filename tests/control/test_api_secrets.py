@@ -236,6 +236,8 @@ def test_a_user_oauth_secret_either_names_its_endpoints_or_discovers_an_mcp_serv
     )
     both = {"name": "both", "kind": "user_oauth", "fields": {"discover": True, "token_url": "https://as/token"}}
     problem(acme.user.post("/secrets", json=both), 422, "fields.token_url")
+    with_secret = {"name": "ws", "kind": "user_oauth", "fields": {"discover": True}, "values": {"client_secret": "x"}}
+    problem(acme.user.post("/secrets", json=with_secret), 422, "values.client_secret")  # the server names the AS
     not_a_bool = {"name": "nab", "kind": "user_oauth", "fields": {"discover": "yes"}}
     problem(acme.user.post("/secrets", json=not_a_bool), 422, "fields.discover")
     assert acme.user.delete(f"/secrets/{made['id']}").status_code == 204

@@ -7,9 +7,11 @@ can never start one."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import mcp_types as types
@@ -20,8 +22,9 @@ from apimcp.backends.base import ToolAnswer
 from apimcp.backends.rest import close_session, new_session
 from apimcp.catalog.model import ServerTemplate
 from apimcp.federation.backend import McpBackend
+from apimcp.federation.listener import ProgressRoutes
 from apimcp.federation.listing import import_stdio
-from apimcp.federation.stdio_channel import StdioCommand
+from apimcp.federation.stdio_channel import StdioChannel, StdioCommand
 from apimcp.gateway.backends import BackendFactory
 from apimcp.gateway.config import ConfigError, parse_config
 from apimcp.gateway.plan import plan_gateway
@@ -46,19 +49,27 @@ services:
     stdio:
       command: {_python_of(version)}
       args: ["{OLD_SDK_SERVER}", "0", stdio]
-      env: {{APIMCP_TEST_MARK: "{mark}", NOTE: written, SECRET: {{env: APIMCP_TEST_STDIO_SECRET}}}}
+      env: {{APIMCP_TEST_MARK: "{mark}", APIMCP_TEST_CRASHES: "{mark}.crashes", NOTE: written,
+             SECRET: {{env: APIMCP_TEST_STDIO_SECRET}}}}
     timeout: 10
 """
 
 
+@dataclass
+class Served:
+    url: str
+    crashes: Path
+    """Where the server notes each crash the `crash` tool makes."""
+
+
 @pytest.fixture(scope="module", params=["1.8.1", "1"])
-def gateway_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     folder: Path = tmp_path_factory.mktemp("stdio")
     os.environ["APIMCP_TEST_STDIO_SECRET"] = "s3cret-value"
     os.environ["APIMCP_TEST_NOT_GIVEN"] = "kept-from-the-child"
     try:
         with live_app(lambda: gateway_of(_config(request.param, folder / "mark"), folder)) as base:
-            yield f"{base}/mcp/old"
+            yield Served(f"{base}/mcp/old", folder / "mark.crashes")
     finally:
         del os.environ["APIMCP_TEST_STDIO_SECRET"], os.environ["APIMCP_TEST_NOT_GIVEN"]
 
@@ -70,13 +81,13 @@ def _text(result: types.CallToolResult) -> str:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_a_stdio_servers_tools_prompts_and_resources_reach_each_client(gateway_url: str, mode: str) -> None:
+async def test_a_stdio_servers_tools_prompts_and_resources_reach_each_client(served: Served, mode: str) -> None:
     heard: list[float] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         heard.append(progress)
 
-    async with Client(gateway_url, mode=mode) as client:  # type: ignore[arg-type]
+    async with Client(served.url, mode=mode) as client:  # type: ignore[arg-type]
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert names == {"add", "count_slowly", "wait", "about", "crash"}
         assert _text(await client.call_tool("add", {"a": 2, "b": 3})) == "5"
@@ -89,23 +100,25 @@ async def test_a_stdio_servers_tools_prompts_and_resources_reach_each_client(gat
     assert heard == [1.0, 2.0]
 
 
-async def test_the_child_sees_only_the_environment_the_file_gives_it(gateway_url: str) -> None:
-    async with Client(gateway_url, mode="2026-07-28") as client:
+async def test_the_child_sees_only_the_environment_the_file_gives_it(served: Served) -> None:
+    async with Client(served.url, mode="2026-07-28") as client:
         written = _text(await client.call_tool("about", {"variable": "NOTE"}))
         secret = _text(await client.call_tool("about", {"variable": "SECRET"}))
         not_given = _text(await client.call_tool("about", {"variable": "APIMCP_TEST_NOT_GIVEN"}))
         path = _text(await client.call_tool("about", {"variable": "PATH"}))
-    assert written.endswith(" written")
-    assert secret.endswith(" s3cret-value")  # a {env: NAME} read from the gateway's environment
-    assert not_given.split(" ")[2:] == [""]  # the gateway's other variables stay out
+    assert written.split(" ")[2] == "written"
+    # a {env: NAME} read from the gateway's environment: the child has it, and what it echoes of it is masked
+    assert secret.split(" ")[3] == hashlib.sha256(b"s3cret-value").hexdigest()
+    assert "s3cret-value" not in secret
+    assert not_given.split(" ")[2] == ""  # the gateway's other variables stay out
     assert path.split(" ")[2] == os.environ["PATH"]  # enough to run a program
     pid, cwd = written.split(" ")[:2]
     assert int(pid) != os.getpid()
     assert Path(cwd).name.startswith("stdio")  # the configuration file's folder
 
 
-async def test_a_child_that_exits_is_started_again_on_the_next_call(gateway_url: str) -> None:
-    async with Client(gateway_url, mode="2026-07-28") as client:
+async def test_a_child_that_exits_is_started_again_on_the_next_call(served: Served) -> None:
+    async with Client(served.url, mode="2026-07-28") as client:
         before = _text(await client.call_tool("about", {"variable": "NOTE"})).split(" ")[0]
         crashed = await client.call_tool("crash", {})
         assert crashed.is_error  # the call that ended it gets no answer: a tool error says so
@@ -113,6 +126,7 @@ async def test_a_child_that_exits_is_started_again_on_the_next_call(gateway_url:
         after = _text(await client.call_tool("about", {"variable": "NOTE"})).split(" ")[0]
         assert _text(await client.call_tool("add", {"a": 1, "b": 1})) == "2"
     assert after != before
+    assert served.crashes.read_text() == "crash\n"  # the call it died of was not sent again
 
 
 def _alive(pid: int) -> bool:
@@ -224,3 +238,66 @@ def test_a_server_that_exits_at_once_is_reported_with_its_status_and_last_words(
     text = f'services:\n  s:\n    stdio: {{command: {sys.executable}, args: ["-c", "{script}"]}}\n'
     with pytest.raises(ConfigError, match=r"exited \(status 2\); it wrote: missing setting: TOKEN"):
         plan_gateway(parse_config(text, "gateway.yaml", tmp_path))
+
+
+_TELLING = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "t", "progress": 1}}
+    print(json.dumps(progress), flush=True)
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"echo": message["method"]}}), flush=True)
+"""
+
+
+async def test_a_client_that_cannot_hear_progress_does_not_end_the_shared_channel() -> None:
+    routes = ProgressRoutes()
+    channel = StdioChannel(StdioCommand((sys.executable, "-c", _TELLING)), routes)
+
+    async def gone(progress: float, total: float | None, message: str | None) -> None:
+        raise ConnectionResetError("the client went away")
+
+    await channel.open()
+    try:
+        with routes.route("t", gone):
+            assert await channel.request("first", {}, 10) == {"echo": "first"}
+        assert await channel.request("second", {}, 10) == {"echo": "second"}  # the channel still reads
+    finally:
+        await channel.close()
+    assert channel.closed
+
+
+async def test_a_child_that_stops_reading_fails_the_call_in_time_and_is_stopped() -> None:
+    deaf = "import time; time.sleep(60)"  # never reads its input: the pipe fills up
+    channel = StdioChannel(StdioCommand((sys.executable, "-c", deaf)), ProgressRoutes())
+    await channel.open()
+    try:
+        with pytest.raises(TimeoutError):
+            await channel.request("tools/call", {"blob": "x" * 1_000_000}, 1)  # more than a pipe holds
+    finally:
+        async with asyncio.timeout(30):  # a guard far above the seconds stopping takes
+            await channel.close()
+
+
+async def test_stopping_a_wrapped_server_stops_the_server_too(tmp_path: Path) -> None:
+    """A wrapper (a shell, npx) runs the server as its own child: stopping the wrapper's group stops both."""
+    wrapper = f'"{_python_of("1")}" "{OLD_SDK_SERVER}" 0 stdio; echo wrapper-done >&2'
+    command = StdioCommand(("/bin/sh", "-c", wrapper), {}, str(tmp_path))
+    service = import_stdio(command, timeout_seconds=10)
+    http = new_session()
+    backend = McpBackend(service, http, timeout_seconds=30, command=command)
+    try:
+        about = await backend.call(service.operation("about") or service.operations[0], {"variable": "X"})
+        assert isinstance(about, ToolAnswer), about
+        block = about.result.content[0]
+        assert isinstance(block, TextContent)
+        server = int(block.text.split(" ")[0])  # the server's own process, the shell's child
+        assert _alive(server)
+    finally:
+        await backend.close()
+        await close_session(http)
+    async with asyncio.timeout(10):  # a guard: the signal was sent before close returned
+        while _alive(server):  # noqa: ASYNC110 - another process's state
+            await asyncio.sleep(0.05)

@@ -18,6 +18,7 @@ import httpx2
 import orjson
 import pytest
 
+from apimcp.elicitation.discovery import MAX_REDIRECT_URIS
 from apimcp.protocol import CallToolResult, McpEndpoint, McpHandler, Page, RequestContext, ServerFeatures, Tool
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.protocol.models import TextContent
@@ -219,3 +220,36 @@ def test_discovery_is_only_for_mcp_servers(tmp_path: Path) -> None:
     both = "services:\n  s:\n    mcp: http://h/mcp\n    credentials: {type: user_oauth, name: n, token_url: http://a}\n"
     with pytest.raises(ConfigError, match="give both authorization_url and token_url, or neither"):
         parse_config(both, "gateway.yaml", tmp_path)
+    secret = "services:\n  s:\n    mcp: http://h/mcp\n    credentials: {type: user_oauth, name: n, client_id: c, " \
+        "client_secret: {env: S}}\n"  # fmt: skip
+    with pytest.raises(ConfigError, match="a discovered authorization server gets no client_secret"):
+        parse_config(secret, "gateway.yaml", tmp_path)
+
+
+def test_a_gateway_without_a_public_url_registers_for_a_few_callback_hosts_at_most(tmp_path: Path) -> None:
+    """Without a public URL the callback is built from the Host a request names: each new one would cost a
+    registration at the server's authorization server, so a gateway registers for `MAX_REDIRECT_URIS` at most."""
+    with running_idp() as provider, protected_upstream(provider) as upstream:
+        config = f"""
+services:
+  notes:
+    mcp: {upstream.base}/mcp
+    credentials: {{type: user_oauth, name: notes-account}}
+server:
+  fetch_allow: [127.0.0.1]
+  allowed_hosts: ["*.example"]  # clients reach it by many names, and it was given no public URL
+"""
+        with live_gateway_of(config, tmp_path) as base:
+            mcp, session = open_session(f"{base}/mcp/notes")
+            try:
+                link = elicitation_of(session.request("tools/call", WHO).error)["url"]
+                answers = [
+                    httpx2.get(f"{link}/connect", headers={"Host": f"host-{n}.example"}, timeout=30).status_code
+                    for n in range(MAX_REDIRECT_URIS + 2)
+                ]
+                refused = httpx2.get(f"{link}/connect", headers={"Host": "one-more.example"}, timeout=30)
+            finally:
+                mcp.close()
+        assert answers == [302] * MAX_REDIRECT_URIS + [502, 502]
+        assert "give the gateway its public URL" in refused.text
+        assert provider.stats()["registrations"] == MAX_REDIRECT_URIS

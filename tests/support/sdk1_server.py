@@ -5,6 +5,7 @@ never imported by the test suite: `python sdk1_server.py PORT streamable-http|ss
 stdio` (then two more tools: `about`, what the process is and sees, and `crash`, which ends it).
 """
 
+import hashlib
 import os
 import sys
 
@@ -56,12 +57,16 @@ def first_note() -> str:
 
 
 def about(variable: str) -> str:
-    """The process id, the working folder, and the value of an environment variable ("" when unset)."""
-    return f"{os.getpid()} {os.getcwd()} {os.environ.get(variable, '')}"
+    """The process id, the working folder, the value of an environment variable ("" when unset) and its sha256."""
+    value = os.environ.get(variable, "")
+    return f"{os.getpid()} {os.getcwd()} {value} {hashlib.sha256(value.encode()).hexdigest()}"
 
 
 def crash() -> str:
-    """End the server's process at once."""
+    """End the server's process at once (noted in the file APIMCP_TEST_CRASHES names, if any)."""
+    if "APIMCP_TEST_CRASHES" in os.environ:
+        with open(os.environ["APIMCP_TEST_CRASHES"], "a") as noted:
+            noted.write("crash\n")
     os._exit(3)
 
 

@@ -191,7 +191,14 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
             )
             fail(str(refusal), EXIT_USAGE)
     for key, service in config.services.items():
-        unsupported = [option for option in ("selections", "tls") if option in service.model_fields_set]
+        unsupported = [option for option in ("selections", "tls", "stdio") if option in service.model_fields_set]
+        if "stdio" in unsupported:  # a command is started by `apimcp serve FILE` only
+            refusal = config.error(
+                ("services", key, "stdio"),
+                "a stdio server is started only by a gateway serving this file (`apimcp serve FILE`); a control "
+                "plane never starts programs",
+            )
+            fail(str(refusal), EXIT_USAGE)
         if unsupported:
             refusal = config.error(
                 ("services", key, unsupported[0]),

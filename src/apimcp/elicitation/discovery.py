@@ -39,6 +39,9 @@ MAX_SCOPES = 50
 REGISTRATION_OWNER = "gateway"
 """The owner under which dynamic registrations are kept in the shared store (no user's owner looks like it)."""
 REGISTRATION_TTL_SECONDS = 90 * 86400.0
+MAX_REDIRECT_URIS = 4
+"""Callback URLs registered per authorization server: a gateway without a public URL builds its callback from the
+Host a request names, and each would cost a registration."""
 _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]{1,2048})"')
 _PROBE = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
@@ -48,6 +51,8 @@ class OAuthDiscovery:
         self._client = client
         self._found: dict[tuple[str, str, str], tuple[float, OAuthClient]] = {}
         self._finding: dict[tuple[str, str, str], asyncio.Lock] = {}
+        self._redirects: dict[str, set[str]] = {}
+        """The callback URLs this process registered the gateway for, by authorization server (bounded)."""
 
     async def client_for(self, configured: OAuthClient, redirect_uri: str) -> OAuthClient:
         """`configured` with its endpoints, resource, scopes and client filled in from its server; as it is when
@@ -172,6 +177,12 @@ class OAuthDiscovery:
             if kept is not None and isinstance(kept.get("client_id"), str):
                 secret = kept.get("client_secret")
                 return kept["client_id"], secret if isinstance(secret, str) else None
+        registered = self._redirects.setdefault(issuer, set())
+        if redirect_uri not in registered and len(registered) >= MAX_REDIRECT_URIS:
+            raise CredentialError(  # each Host a request names makes another callback: set the gateway's public URL
+                f"the gateway registered itself for {MAX_REDIRECT_URIS} callback URLs at this authorization server "
+                "already; give the gateway its public URL (public_url) so that it has one"
+            )
         endpoint = metadata.get("registration_endpoint")
         if not _is_http(endpoint):
             raise CredentialError(
@@ -190,9 +201,10 @@ class OAuthDiscovery:
         client_id, secret = answer.get("client_id"), answer.get("client_secret")
         if not isinstance(client_id, str) or not client_id:
             raise CredentialError("the registration endpoint gave no client_id")
-        registered = {"client_id": client_id, **({"client_secret": secret} if isinstance(secret, str) else {})}
+        client = {"client_id": client_id, **({"client_secret": secret} if isinstance(secret, str) else {})}
         if shared is not None:
-            await shared.put(REGISTRATION_OWNER, key, registered, REGISTRATION_TTL_SECONDS)
+            await shared.put(REGISTRATION_OWNER, key, client, REGISTRATION_TTL_SECONDS)
+        registered.add(redirect_uri)
         return client_id, secret if isinstance(secret, str) else None
 
 

@@ -46,7 +46,7 @@ from apimcp.catalog.model import McpBinding, Operation, Service
 from apimcp.federation import client_input
 from apimcp.federation import era as eras
 from apimcp.federation.health import UpstreamHealth
-from apimcp.federation.message_channel import ChannelClosed, MessageChannel
+from apimcp.federation.message_channel import ChannelClosed, MessageChannel, NotDelivered
 from apimcp.federation.results import BadResult, call_result
 from apimcp.federation.sessions import UpstreamRefused, UpstreamSessions
 from apimcp.federation.stdio_channel import StdioCommand
@@ -158,7 +158,8 @@ class McpBackend(Backend):
             key = self._fixed_key  # the plan's own, unchanged from call to call: its digest made once
         else:
             key = _credential_key(access)
-        own = _credential_headers(access.placement.headers_with_cookies())
+        own_headers = access.placement.headers_with_cookies()
+        own = _credential_headers(own_headers)
         if extras:
             access = self._access.with_extras(access, extras)
         if access.problem is not None:
@@ -183,10 +184,14 @@ class McpBackend(Backend):
         try:
             forgotten = rounds = 0
             while True:
-                era = await self.upstream.era(key, headers, access.mask, shared=shared)
+                era = await self.upstream.era(key, headers, access.mask, own_headers=own_headers if shared else None)
                 if method == "resources/subscribe" and era.stateless:  # 2026-07-28 tells it on listen streams
-                    await self.upstream.subscribe(binding.name)
-                    return McpResult({})
+                    if await self.upstream.subscribe(binding.name):
+                        return McpResult({})
+                    return Failure(
+                        "its updates are not followed: the server takes no subscriptions, the plan calls it with "
+                        "each user's credential, or the gateway follows 100 of its resources already"
+                    )
                 request_id = next(self._ids)
                 token = f"apimcp-{request_id}"
                 body = {**sent, "_meta": {"progressToken": token}} if progress is not None else sent
@@ -227,7 +232,7 @@ class McpBackend(Backend):
             if exc.status >= 500:
                 self.health.failed()
             return Failure(f"The MCP server refused the gateway: {exc.message}", exc.status)
-        except ChannelClosed as exc:  # it ended again at once (an HTTP+SSE stream, a stdio server's process)
+        except ChannelClosed as exc:  # it ended with the call on it, or could not be opened again
             self.health.failed()
             return Failure(f"The MCP server is unavailable: {access.mask.mask_text(exc.message)}")
         except UpstreamError as exc:
@@ -264,10 +269,12 @@ class McpBackend(Backend):
     async def _over_channel(
         self, channel: MessageChannel, method: str, params: Mapping[str, Any], *, retry_closed: bool
     ) -> Mapping[str, Any] | None:
-        """The result on an HTTP+SSE session's stream; None when the stream ended (another may be opened)."""
+        """The result over a channel (an HTTP+SSE stream, a stdio server's pipes); None when it had ended before
+        the request was sent (another may be opened). One that ends once the server has the request fails the call:
+        sent again, a tool that changes something would run twice."""
         try:
             return await channel.request(method, params, self._timeout_seconds)
-        except ChannelClosed:
+        except NotDelivered:
             if retry_closed:
                 return None
             raise

@@ -58,19 +58,26 @@ class ProgressRoutes:
         for tell in self.updated:
             tell(uri)
 
+    def _lists_changed(self, kind: str) -> None:
+        for tell in self.lists_changed:
+            tell(kind)
+
     async def notified(self, method: object, params: object) -> bool:
-        """Act on a notification of the server's that concerns no request; False when it is none of those."""
-        if method == "notifications/progress" and isinstance(params, Mapping):
-            await self.heard(params)
-        elif method == "notifications/resources/updated" and isinstance(params, Mapping):
-            uri = params.get("uri")
-            if isinstance(uri, str) and len(uri) <= MAX_URI:
-                self.resource_updated(uri)
-        elif isinstance(method, str) and method in LIST_CHANGES:
-            for tell in self.lists_changed:
-                tell(LIST_CHANGES[method])
-        else:
-            return False
+        """Act on a notification of the server's that concerns no request; False when it is none of those. What
+        fails in telling it (a client gone) is logged and stops nothing: the stream it came on serves others."""
+        try:
+            if method == "notifications/progress" and isinstance(params, Mapping):
+                await self.heard(params)
+            elif method == "notifications/resources/updated" and isinstance(params, Mapping):
+                uri = params.get("uri")
+                if isinstance(uri, str) and len(uri) <= MAX_URI:
+                    self.resource_updated(uri)
+            elif isinstance(method, str) and method in LIST_CHANGES:
+                self._lists_changed(LIST_CHANGES[method])
+            else:
+                return False
+        except Exception as exc:
+            log.info("a notification of an MCP server could not be passed on: %s", type(exc).__name__)
         return True
 
     @contextlib.contextmanager

@@ -29,6 +29,7 @@ from apimcp.importers.errors import SpecError
 from apimcp.mcp_client.answers import UpstreamError, result_of
 from apimcp.safety.addresses import AddressRefused
 from apimcp.safety.fetch import Fetcher, FetchError, FetchResponse, join_url, url_origin
+from apimcp.safety.masking import SecretMask
 from apimcp.safety.resolver import PolicyResolver, check_literal_host
 from apimcp.safety.shown_urls import shown_location
 
@@ -82,7 +83,10 @@ def import_stdio(
     from it)."""
     program = command.argv[0].rsplit("/", 1)[-1]
     url = f"stdio:{program}"
-    channel = StdioChannel(command, ProgressRoutes(), max_line_bytes=max_message_bytes)
+    masked = SecretMask(command.secrets)
+    channel = StdioChannel(
+        command, ProgressRoutes(), max_line_bytes=max_message_bytes, transform=masked.mask_bytes if masked else None
+    )
     try:
         era, listings = _in_own_loop(_read_over(channel, timeout_seconds))
     except UpstreamError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
@@ -23,6 +24,8 @@ import aiohttp
 from apimcp.federation.listener import ProgressRoutes
 from apimcp.mcp_client.answers import UpstreamError, response_to
 
+log = logging.getLogger("apimcp.federation")
+
 NOT_IN_A_CALL = -32601
 SEND_ERRORS = (UpstreamError, aiohttp.ClientError, OSError, TimeoutError)
 """What sending a message may raise, besides cancellation."""
@@ -30,6 +33,10 @@ SEND_ERRORS = (UpstreamError, aiohttp.ClientError, OSError, TimeoutError)
 
 class ChannelClosed(UpstreamError):
     """The channel ended: what waited on it is failed, and the channel is not used again."""
+
+
+class NotDelivered(ChannelClosed):
+    """The channel had ended before the request could be sent: the server never saw it (it may be sent again)."""
 
 
 class MessageChannel(ABC):
@@ -66,8 +73,11 @@ class MessageChannel(ABC):
         waiting: asyncio.Future[Mapping[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = waiting
         try:
-            await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
-            async with asyncio.timeout(within):
+            async with asyncio.timeout(within):  # sending counts: a server that stops reading must not hold a call
+                try:
+                    await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
+                except ChannelClosed as exc:
+                    raise NotDelivered(exc.message) from None
                 return await waiting
         except (asyncio.CancelledError, TimeoutError):
             self._tell_cancelled(request_id)  # the server stops working for nobody
@@ -129,10 +139,12 @@ class MessageChannel(ABC):
     async def close(self) -> None:
         """Stop reading, fail what waits, and release the channel."""
         reader, self._reader = self._reader, None
-        if reader is not None:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
-        self._end()
-        if reader is not None:
+        try:
+            if reader is not None:
+                reader.cancel()
+                await asyncio.wait([reader])  # whatever it ended with, its end is not the caller's
+                if not reader.cancelled() and reader.exception() is not None:
+                    log.warning("an MCP server's channel stopped reading: %r", reader.exception())
+        finally:
+            self._end()
             await self._release()

@@ -5,9 +5,10 @@ one gets a session per credential the gateway calls it with (the plan's own, or 
 use, reused by every call with that credential, and opened again when the upstream forgets it (a 404 on the
 session: `forget`). One opening at a time per credential; at most `MAX_SESSIONS` sessions are kept, the least
 recently used let go first. A session of the 2024-11-05 HTTP+SSE transport is a stream held open
-(`sse_channel.py`); a stdio server is one child process for every caller, started on first use and again
-when it exits (`stdio_channel.py`). Each replica holds its own sessions: an upstream session carries nothing a
-client needs to find again on another replica, so none is shared through the state store.
+(`sse_channel.py`); a stdio server is one child process for every caller of this backend (an exposition's
+member), started on first use and again when it exits (`stdio_channel.py`). Each replica holds its own sessions:
+an upstream session carries nothing a client needs to find again on another replica, so none is shared through
+the state store.
 """
 
 from __future__ import annotations
@@ -79,14 +80,23 @@ class UpstreamSessions:
         self._closing: set[asyncio.Task[None]] = set()
 
     async def era(
-        self, key: str, headers: Mapping[str, str], mask: SecretMask = NO_MASK, *, shared: bool = True
+        self,
+        key: str,
+        headers: Mapping[str, str],
+        mask: SecretMask = NO_MASK,
+        *,
+        own_headers: Mapping[str, str] | None = None,
     ) -> eras.Era:
         """How to call the upstream with the credential `key` names (its `headers`; `mask` hides their values in
-        what an HTTP+SSE session's stream carries). `shared`: the credential is the plan's own, not one user's: a
-        2026-07-28 upstream's listen stream, which serves every client, is opened only with such a credential."""
+        what an HTTP+SSE session's stream carries). `own_headers`: the plan's own credential alone, when the call
+        carries no user's or client's: a 2026-07-28 upstream's listen stream, which serves every client, is
+        opened only with those."""
         if self._stateless is not None:
-            if shared and self._subscription is None:
-                self._subscribe(self._stateless, headers)
+            if own_headers is not None:
+                if self._subscription is None:
+                    self._subscribe(self._stateless, own_headers)
+                else:
+                    self._subscription.use(own_headers)
             return self._stateless
         if self._command is not None:
             key = ""  # one process serves every caller: a stdio server has no credentials of the caller's
@@ -110,8 +120,8 @@ class UpstreamSessions:
         future.set_result(opened)
         if opened.stateless:
             self._stateless = opened
-            if shared:
-                self._subscribe(opened, headers)
+            if own_headers is not None:
+                self._subscribe(opened, own_headers)
         else:
             self._sessions[key] = (opened, dict(headers))
             self._listen(key, opened, headers)
@@ -151,9 +161,12 @@ class UpstreamSessions:
 
     def _close_channel(self, era: eras.Era) -> None:
         if era.channel is not None:
-            task = asyncio.get_running_loop().create_task(era.channel.close())
-            self._closing.add(task)
-            task.add_done_callback(self._closing.discard)
+            self._close_later(era.channel)
+
+    def _close_later(self, channel: MessageChannel) -> None:
+        task = asyncio.get_running_loop().create_task(channel.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     def _stop_listening(self, key: str) -> None:
         listener = self._listeners.pop(key, None)
@@ -162,7 +175,11 @@ class UpstreamSessions:
 
     async def _open(self, headers: Mapping[str, str], mask: SecretMask = NO_MASK) -> eras.Era:
         if self._command is not None:
-            stdio = StdioChannel(self._command, self.routes, max_line_bytes=self._max_message_bytes)
+            masked = SecretMask(self._command.secrets)
+            transform = masked.mask_bytes if masked else None
+            stdio = StdioChannel(
+                self._command, self.routes, max_line_bytes=self._max_message_bytes, transform=transform
+            )
             return await self._initialized(stdio)
         probe = eras.discover(headers)
         status, answer_headers, body = await self._post(probe.body, probe.headers)
@@ -209,6 +226,9 @@ class UpstreamSessions:
             result = await channel.request("initialize", eras.initialize_params(), self._timeout.total or 30)
             era = eras.opened_era(result, {}, channel)
             await channel.notify("notifications/initialized")
+        except asyncio.CancelledError:
+            self._close_later(channel)  # no waiting for a child to stop while being cancelled
+            raise
         except BaseException:
             await channel.close()
             raise

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -31,6 +32,8 @@ INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
 """What the child inherits from the gateway's environment: enough to find and run a program, no secrets."""
 STOP_SECONDS = 2.0
 """How long a child is given to exit after its input is closed, then after it is terminated."""
+SEND_SECONDS = 10.0
+"""How long a line may take to be taken by the child: past it, the child is stopped."""
 LOGGED_LINES_PER_MINUTE = 60
 LOGGED_LINE_CHARS = 500
 LAST_WORDS = 5
@@ -43,6 +46,8 @@ class StdioCommand:
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    """The values of `env` read from the gateway's environment (`{env: NAME}`): masked in what the child writes."""
 
     def environment(self) -> dict[str, str]:
         inherited = {name: os.environ[name] for name in INHERITED if name in os.environ}
@@ -97,12 +102,24 @@ class StdioChannel(MessageChannel):
         process = self._process
         if self.closed or process is None or process.stdin is None:
             raise ChannelClosed(self.ended_because)
-        async with self._writing:  # one line at a time: concurrent calls must not interleave their bytes
-            try:
+        try:
+            async with asyncio.timeout(SEND_SECONDS), self._writing:  # a line at a time: calls must not interleave
                 process.stdin.write(orjson.dumps(message) + b"\n")
                 await process.stdin.drain()
-            except (ConnectionError, RuntimeError):
-                raise ChannelClosed(self.ended_because) from None
+        except TimeoutError:  # it stopped reading its input: nothing sent to it can be answered any more
+            log.warning("stdio server %s stopped reading its input; stopped", self._name)
+            self._signal(signal.SIGKILL)
+            self._end()
+            raise ChannelClosed(self.ended_because) from None
+        except (ConnectionError, RuntimeError):
+            raise ChannelClosed(self.ended_because) from None
+
+    def _signal(self, number: int) -> None:
+        """Send `number` to the child's whole process group (a wrapper such as npx or sh runs the server as its
+        own child)."""
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, number)
 
     async def _read(self) -> None:
         assert self._process is not None
@@ -166,22 +183,23 @@ class StdioChannel(MessageChannel):
                     log.info("stdio server %s: %s", self._name, text)
 
     async def _release(self) -> None:
-        process, self._process = self._process, None
+        process = self._process
         if process is None:
             return
         if process.stdin is not None:
             with contextlib.suppress(ConnectionError, RuntimeError):
                 process.stdin.close()
-        for stop in (None, process.terminate, process.kill):
+        for stop in (None, signal.SIGTERM, signal.SIGKILL):
             if stop is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    stop()
+                self._signal(stop)
             try:
                 async with asyncio.timeout(STOP_SECONDS):
                     await process.wait()
                 break
             except TimeoutError:
                 continue
+        self._signal(signal.SIGTERM)  # what the child left running in its group goes with it
+        self._process = None
         if self._stderr is not None:
             self._stderr.cancel()
             with contextlib.suppress(asyncio.CancelledError):

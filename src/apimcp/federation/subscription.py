@@ -7,7 +7,8 @@ server it calls statelessly (over the listeners' small connection pool), asking 
 server says it can tell and for the resources the gateway's own clients subscribed to (at most `MAX_URIS`):
 what arrives goes to whoever listens (`ProgressRoutes.notified`: the runtime hears list changes, the endpoints
 resource updates). A new subscription opens the stream again with the new set. A stream the server ends, or
-that breaks, is opened again, a few times.
+that breaks, is opened again (with the headers of the plan's latest call), until it fails `MAX_RESTARTS` times
+in a row.
 """
 
 from __future__ import annotations
@@ -65,6 +66,11 @@ class UpstreamSubscription:
             era.capabilities["resources"].get("subscribe")
         )
 
+    def use(self, headers: Mapping[str, str]) -> None:
+        """Open the next stream with these headers (the plan's own credential as its latest call sent it: a token
+        that expires is renewed by the calls)."""
+        self._headers = dict(headers)
+
     def start(self) -> None:
         """Listen, if the server says it tells anything worth hearing."""
         if self._lists or self._uris:
@@ -94,7 +100,8 @@ class UpstreamSubscription:
         self._task = asyncio.get_running_loop().create_task(self._run(self._acknowledged))
 
     async def _run(self, acknowledged: asyncio.Event) -> None:
-        for restart in range(MAX_RESTARTS + 1):
+        failures = 0  # in a row: a stream that was acknowledged starts the count again
+        while failures <= MAX_RESTARTS:
             notifications: dict[str, Any] = dict(self._lists)
             if self._uris:
                 notifications["resourceSubscriptions"] = list(self._uris)
@@ -107,14 +114,18 @@ class UpstreamSubscription:
                 ) as response:
                     if response.status != 200 or response.content_type != "text/event-stream":
                         log.info("an MCP server refused subscriptions/listen (HTTP %d)", response.status)
-                        return
-                    async for message in messages(response, MAX_EVENT_BYTES):
-                        if not isinstance(message, Mapping) or "id" in message:
-                            continue
-                        if message.get("method") == "notifications/subscriptions/acknowledged":
-                            acknowledged.set()
-                        else:
-                            await self._routes.notified(message.get("method"), message.get("params"))
+                    else:
+                        async for message in messages(response, MAX_EVENT_BYTES):
+                            if not isinstance(message, Mapping) or "id" in message:
+                                continue
+                            if message.get("method") == "notifications/subscriptions/acknowledged":
+                                acknowledged.set()
+                                failures = 0
+                            else:
+                                await self._routes.notified(message.get("method"), message.get("params"))
             except (aiohttp.ClientError, TimeoutError, EventTooLarge) as exc:
                 log.info("an MCP server's subscriptions/listen stream ended: %s", type(exc).__name__)
-            await asyncio.sleep(min(2**restart, 10))
+            failures += 1
+            await asyncio.sleep(min(2**failures, 30))
+        log.warning("an MCP server's subscriptions/listen stream failed %d times in a row; not opened again until a "
+                    "new subscription", failures)  # fmt: skip

@@ -65,6 +65,9 @@ class UserOAuthConfig(_Strict):
             raise ValueError("client_id is needed with authorization_url (only a discovered server registers one)")
         if self.discovers and self.resource is not None:
             raise ValueError("resource is the MCP server's own when its authorization server is discovered")
+        if self.discovers and self.client_secret is not None:  # the token endpoint is the one the server names
+            raise ValueError("a discovered authorization server gets no client_secret: give authorization_url and "
+                             "token_url to use one")  # fmt: skip
         return self
 
     @property

@@ -200,7 +200,8 @@ def stdio_command(config: StdioConfig, gateway: GatewayConfig) -> StdioCommand:
     program = os.path.normpath(gateway.base_dir / config.command) if "/" in config.command else config.command
     env = {name: value if isinstance(value, str) else value.value() for name, value in config.env.items()}
     cwd = gateway.path(config.cwd) if config.cwd is not None else str(gateway.base_dir)
-    return StdioCommand((program, *config.args), env, cwd)
+    secrets = tuple(env[name] for name, value in config.env.items() if not isinstance(value, str))
+    return StdioCommand((program, *config.args), env, cwd, secrets)
 
 
 def plan_gateway(

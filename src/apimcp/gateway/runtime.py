@@ -265,7 +265,8 @@ class GatewayRuntime:
     def upstream_states(self) -> dict[str, int]:
         """The MCP servers this gateway calls, counted by whether they answer (`federation.health`); each server
         once, however many expositions front it."""
-        return dict(Counter(health.state for health in self._latest_health(lambda b: b.endpoint).values()))
+        latest = self._latest_health(lambda b: b.endpoint if not b.endpoint.startswith("stdio:") else b.service_id)
+        return dict(Counter(health.state for health in latest.values()))  # a stdio server is its service's own
 
     def upstream_health(self) -> dict[str, str]:
         """Whether each MCP service's server answers, by service id (what the gateway reports to its control

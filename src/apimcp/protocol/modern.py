@@ -518,11 +518,14 @@ def _mirror(headers: Mapping[bytes, bytes], name: bytes, label: str, body_value:
 class _StatelessOutbound(Outbound):
     """2026-07-28: notifications on the request's SSE stream; input from retries, never requests."""
 
-    __slots__ = ("_exchange", "_receive", "_watcher", "answers", "client_gone", "consumed")
+    __slots__ = ("_exchange", "_receive", "_request_task", "_watcher", "answers", "client_gone", "consumed")
 
     def __init__(self, exchange: Exchange, receive: Receive) -> None:
         self._exchange = exchange
         self._receive = receive
+        self._request_task = asyncio.current_task()
+        """The task answering the request: what a disconnect cancels (a notification may be sent from another, such
+        as the reader of an upstream's stream)."""
         self._watcher: asyncio.Task[None] | None = None
         self.answers: dict[str, Any] = _NO_ANSWERS
         self.consumed: set[str] = set()
@@ -537,7 +540,7 @@ class _StatelessOutbound(Outbound):
 
     def _watch_for_disconnect(self) -> None:
         """Closing the response stream cancels the request (2026-07-28)."""
-        task = asyncio.current_task()
+        task = self._request_task
         if task is None or self._watcher is not None:
             return
 

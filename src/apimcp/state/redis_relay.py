@@ -44,12 +44,14 @@ class RedisRelay(SessionRelay):
         """The value of the epoch key when last connected: a Redis that comes back without it lost its data."""
         self._replica = secrets.token_hex(8)
         self._local = LocalMembers()
-        self._outbox: deque[bytes] = deque(maxlen=OUTBOX_LIMIT)
+        self._outbox: deque[tuple[int, bytes]] = deque(maxlen=OUTBOX_LIMIT)
+        """Messages not published yet, each with its number (1, 2, ...)."""
         self._dropped = 0
         self._wakeup: asyncio.Event | None = None
         self._queued = 0
-        """Messages ever put in the outbox; `_published` of them have left (or were dropped)."""
+        """The number of the last message put in the outbox."""
         self._published = 0
+        """Every message up to this number has left (or was dropped)."""
         self._progress: asyncio.Condition | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -64,9 +66,10 @@ class RedisRelay(SessionRelay):
         self._start()
         if len(self._outbox) == self._outbox.maxlen:
             self._dropped += 1
-            self._published += 1  # the oldest falls out of the outbox: nobody waits for it any more
+            self._published = max(self._published, self._outbox[0][0])  # it falls out: nobody waits for it any more
         self._queued += 1
-        self._outbox.append(orjson.dumps([self._replica, endpoint, kind, session_id, orjson.Fragment(body)]))
+        message = orjson.dumps([self._replica, endpoint, kind, session_id, orjson.Fragment(body)])
+        self._outbox.append((self._queued, message))
         if self._wakeup is not None:
             self._wakeup.set()
 
@@ -158,7 +161,8 @@ class RedisRelay(SessionRelay):
                     log.warning("session relay: %d messages dropped while Redis was unreachable", self._dropped)
                     self._dropped = 0
                 try:
-                    await self._client.publish(self._channel, self._outbox[0])
+                    number, message = self._outbox[0]
+                    await self._client.publish(self._channel, message)
                 except (RedisError, OSError) as exc:
                     if not failures:
                         log.warning("session relay: cannot publish (%s); keeping messages", type(exc).__name__)
@@ -166,8 +170,9 @@ class RedisRelay(SessionRelay):
                     await asyncio.sleep(_RETRY_SECONDS[min(failures, len(_RETRY_SECONDS)) - 1])
                     continue
                 failures = 0
-                self._outbox.popleft()
-                self._published += 1
+                if self._outbox and self._outbox[0][0] == number:  # unless it fell out meanwhile (a full outbox)
+                    self._outbox.popleft()
+                self._published = max(self._published, number)
                 async with self._progress:
                     self._progress.notify_all()
 

@@ -65,7 +65,7 @@ def _check(
                 raise Invalid(f"{kind} secrets need {name}", field=f"{where}.{name}")
     clean_fields = dict(fields)
     if kind == "user_oauth":
-        _check_user_oauth(clean_fields)
+        _check_user_oauth(clean_fields, values)
     if kind == "api_key":
         clean_fields.setdefault("location", "header")
         if clean_fields["location"] not in LOCATIONS:
@@ -108,7 +108,7 @@ _SENT_AS_IS = ("bearer", "api_key")
 """Kinds whose values travel verbatim in a header (basic and OAuth client credentials are encoded first)."""
 
 
-def _check_user_oauth(fields: Mapping[str, Any]) -> None:
+def _check_user_oauth(fields: Mapping[str, Any], values: Mapping[str, Any]) -> None:
     discover = fields.get("discover", False)
     if not isinstance(discover, bool):
         raise Invalid("discover is true or false", field="fields.discover")
@@ -116,6 +116,8 @@ def _check_user_oauth(fields: Mapping[str, Any]) -> None:
         for name in ("authorization_url", "token_url", "resource"):
             if fields.get(name):
                 raise Invalid(f"{name} is the MCP server's own when discover is true", field=f"fields.{name}")
+        if values.get("client_secret"):  # the token endpoint is whichever the server names: no secret goes there
+            raise Invalid("a discovered authorization server gets no client_secret", field="values.client_secret")
         return
     for name in ("authorization_url", "token_url", "client_id"):
         if not fields.get(name):
