@@ -241,3 +241,11 @@ def test_a_user_oauth_secret_either_names_its_endpoints_or_discovers_an_mcp_serv
     not_a_bool = {"name": "nab", "kind": "user_oauth", "fields": {"discover": "yes"}}
     problem(acme.user.post("/secrets", json=not_a_bool), 422, "fields.discover")
     assert acme.user.delete(f"/secrets/{made['id']}").status_code == 204
+
+
+def test_a_discovering_user_oauth_secret_goes_with_mcp_services_only(api: Api) -> None:
+    acme = api.org("acme-discover")
+    service = import_echo(acme.user)
+    secret = created(acme.user.post("/secrets", json={"name": "d", "kind": "user_oauth", "fields": {"discover": True}}))
+    refused = acme.user.post("/plans", json={"name": "p", "service_id": service["id"], "secret_ids": [secret["id"]]})
+    assert "discovers an MCP server's authorization server" in problem(refused, 422, "secret_ids[0]")["detail"]

@@ -242,6 +242,12 @@ def _set_secrets(session: Session, plan: Plan, service: Service, values: Mapping
             raise Invalid(f"a tls secret goes in tls_secret_id, not {field}", field=where)
         if secret.kind in INBOUND:
             raise Invalid(f"an {secret.kind} secret goes in introspection_secret_id, not {field}", field=where)
+        if secret.kind == "user_oauth" and secret.fields.get("discover") and service.kind != "mcp":
+            raise Invalid(
+                f"secret {secret.name!r} discovers an MCP server's authorization server; this plan's service is "
+                f"{service.kind}: give the secret authorization_url, token_url and client_id",
+                field=where,
+            )
         if secret.kind == "api_key":
             problem = api_key_problem(service.kind, secret.fields["name"], secret.fields.get("location", "header"))
             if problem is not None:
