@@ -19,13 +19,15 @@ import orjson
 import pytest
 
 from apimcp.elicitation.discovery import MAX_REDIRECT_URIS
+from apimcp.gateway.config import ConfigError, parse_config
+from apimcp.gateway.plan import plan_gateway
 from apimcp.protocol import CallToolResult, McpEndpoint, McpHandler, Page, RequestContext, ServerFeatures, Tool
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.protocol.models import TextContent
 from tests.auth.conftest import live_gateway_of
 from tests.auth.test_user_credentials import elicitation_of, open_session
 from tests.auth.user_backend import Accounts
-from tests.support.idp import Browser, Idp, running_idp
+from tests.support.idp import Browser, Idp, client, running_idp
 from tests.support.live_server import live_server
 from tests.support.processes import free_port
 
@@ -53,6 +55,8 @@ class Protected:
     accounts: Accounts
     endpoint: McpEndpoint = field(default_factory=lambda: McpEndpoint(WhoAmI()))
     base: str = ""
+    public: tuple[str, ...] = PUBLIC
+    """What it answers without a token."""
     refused: int = 0
     methods: list[str] = field(default_factory=list)
     """Every method asked of it (a request with a JSON body)."""
@@ -85,7 +89,7 @@ class Protected:
             self.methods.append(method)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         user = await asyncio.to_thread(self.accounts.user_of, headers.get("authorization"))
-        if user is None and method not in PUBLIC:
+        if user is None and method not in self.public:
             self.refused += 1
             challenge = f'Bearer resource_metadata="{self.metadata_url}"'.encode()
             await _answer(send, 401, b"", [(b"www-authenticate", challenge)])
@@ -253,3 +257,39 @@ server:
         assert answers == [302] * MAX_REDIRECT_URIS + [502, 502]
         assert "give the gateway its public URL" in refused.text
         assert provider.stats()["registrations"] == MAX_REDIRECT_URIS
+
+
+def test_a_server_that_lists_nothing_without_a_token_is_imported_with_the_operator_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`import_credentials` read the server's lists at import; calls still carry each user's own token."""
+    operator = client("operator", "operator-secret", grants=["client_credentials"])
+    with running_idp([operator]) as provider, protected_upstream(provider) as upstream:
+        upstream.public = ("server/discover", "initialize", "notifications/initialized")  # tools/list needs a token
+        monkeypatch.setenv("APIMCP_TEST_OPERATOR_TOKEN", provider.token("operator", f"{upstream.base}/mcp"))
+        config = f"""
+services:
+  notes:
+    mcp: {upstream.base}/mcp
+    import_credentials: {{type: bearer, token: {{env: APIMCP_TEST_OPERATOR_TOKEN}}}}
+    credentials: {{type: user_oauth, name: notes-account}}
+server:
+  fetch_allow: [127.0.0.1]
+"""
+        with live_gateway_of(config, tmp_path) as base:
+            mcp, session = open_session(f"{base}/mcp/notes")
+            browser = Browser("alice")
+            try:
+                assert [t["name"] for t in session.request("tools/list").result["tools"]] == ["whoami"]
+                link = elicitation_of(session.request("tools/call", WHO).error)["url"]  # calls need alice's own
+                done = browser.go(f"{link}/connect")
+                assert isinstance(done, httpx2.Response) and done.status_code == 200, done
+                assert session.request("tools/call", WHO).result["structuredContent"] == {"user": "alice"}
+            finally:
+                browser.close()
+                mcp.close()
+        without = config.replace(
+            "    import_credentials: {type: bearer, token: {env: APIMCP_TEST_OPERATOR_TOKEN}}\n", ""
+        )
+        with pytest.raises(ConfigError, match="HTTP 401"):  # what it would be without them
+            plan_gateway(parse_config(without, "gateway.yaml", tmp_path))

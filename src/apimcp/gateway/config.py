@@ -114,6 +114,7 @@ class ApiKeyConfig(_Strict):
 
 
 StaticCredentials = BearerConfig | BasicConfig | ApiKeyConfig
+StaticCredentialsConfig = Annotated[StaticCredentials, Field(discriminator="type")]
 CredentialsConfig = Annotated[
     BearerConfig | BasicConfig | ApiKeyConfig | UserTokenConfig | UserOAuthConfig | TokenExchangeConfig,
     Field(discriminator="type"),
@@ -156,6 +157,7 @@ ServiceKind = Literal["openapi", "graphql", "grpc", "mcp"]
 
 
 _KIND_ONLY: dict[str, tuple[str, ...]] = {
+    "import_credentials": ("mcp",),
     "introspect": ("graphql",),
     "depth": ("graphql",),
     "selections": ("graphql",),
@@ -184,6 +186,9 @@ class ServiceConfig(_Strict):
     `user_token`, `user_oauth` and `token_exchange` ones are each user's own (`config_identity`)."""
     header_policy: dict[str, Any] | None = None
     """Which client request headers the backend receives (`apimcp.forwarding.policy`)."""
+    import_credentials: list[StaticCredentialsConfig] = Field(default_factory=list, max_length=8)
+    """MCP servers: what reading the server's lists at import carries instead of `credentials` (a server that
+    lists nothing without a token, called with each user's own afterwards); never sent with a call."""
     introspect: bool = False
     """GraphQL: `graphql` is a live endpoint, asked for its schema by introspection."""
     depth: int = Field(default=3, ge=1, le=10)
@@ -199,7 +204,7 @@ class ServiceConfig(_Strict):
     """Prompts, Resources, CustomTools and ToolsOutputFilters files (paths relative to this file, or http(s)
     URLs), in reShapr's format; when several declare the same name, the first listed wins."""
 
-    @field_validator("credentials", mode="before")
+    @field_validator("credentials", "import_credentials", mode="before")
     @classmethod
     def _one_or_several(cls, value: Any) -> Any:
         return [value] if isinstance(value, dict) else value
@@ -227,7 +232,7 @@ class ServiceConfig(_Strict):
                 "server) is"
             )
         if self.stdio is not None:
-            for key in ("credentials", "backend", "tls", "header_policy"):
+            for key in ("credentials", "import_credentials", "backend", "tls", "header_policy"):
                 if key in self.model_fields_set:
                     raise ValueError(f"{key} does not apply to a stdio server: give it what it needs in stdio.env")
         kind = "mcp" if given[0] == "stdio" else given[0]
@@ -286,6 +291,13 @@ class ServiceConfig(_Strict):
     def resolved_credentials(self) -> tuple[Credentials, ...]:
         """The credentials every call carries, their values read from the environment."""
         return tuple(_resolved(c) for c in self.static_credentials())
+
+    def resolved_import_credentials(self) -> tuple[Credentials, ...]:
+        """What reading the description (or the MCP server) carries: `import_credentials` when given, else the
+        credentials every call carries."""
+        if self.import_credentials:
+            return tuple(_resolved(c) for c in self.import_credentials)
+        return self.resolved_credentials()
 
     def per_user_credentials(self, service: str) -> tuple[dict[str, Any], ...]:
         """The credentials each user supplies, as a snapshot carries them (secrets read now)."""

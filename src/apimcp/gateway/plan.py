@@ -169,9 +169,8 @@ def plan_service(
             )
         else:
             location = gateway.description_location(config)
-            service = import_described(
-                config, location, include_paths, credentials, fetcher, yaml_limits, schema_limits
-            )
+            reading = config.resolved_import_credentials()
+            service = import_described(config, location, include_paths, reading, fetcher, yaml_limits, schema_limits)
     except SpecError as exc:
         raise gateway.error((*at, "stdio" if config.stdio is not None else config.kind), str(exc)) from exc
     prefix = config.tool_prefix  # the importer gave it to the tool names: patterns match them with or without it
