@@ -191,7 +191,11 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
             )
             fail(str(refusal), EXIT_USAGE)
     for key, service in config.services.items():
-        unsupported = [option for option in ("selections", "tls", "stdio") if option in service.model_fields_set]
+        unsupported = [
+            option
+            for option in ("selections", "tls", "stdio", "import_credentials")
+            if option in service.model_fields_set
+        ]
         if "stdio" in unsupported:  # a command is started by `apimcp serve FILE` only
             refusal = config.error(
                 ("services", key, "stdio"),
