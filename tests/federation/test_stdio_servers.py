@@ -20,7 +20,7 @@ from mcp import Client
 
 from apimcp.backends.base import ToolAnswer
 from apimcp.backends.rest import close_session, new_session
-from apimcp.catalog.model import ServerTemplate
+from apimcp.catalog.model import ServerTemplate, Service
 from apimcp.federation.backend import McpBackend
 from apimcp.federation.listener import ProgressRoutes
 from apimcp.federation.listing import import_stdio
@@ -129,6 +129,15 @@ async def test_a_child_that_exits_is_started_again_on_the_next_call(served: Serv
     assert served.crashes.read_text() == "crash\n"  # the call it died of was not sent again
 
 
+async def _server_pid(backend: McpBackend, service: Service) -> int:
+    """The process id the server's `about` tool says it runs as."""
+    about = await backend.call(service.operation("about") or service.operations[0], {"variable": "X"})
+    assert isinstance(about, ToolAnswer), about
+    block = about.result.content[0]
+    assert isinstance(block, TextContent)
+    return int(block.text.split(" ")[0])
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -150,11 +159,7 @@ async def test_a_call_the_gateway_gives_up_is_cancelled_and_closing_stops_the_ch
     http = new_session()
     backend = McpBackend(service, http, timeout_seconds=30, command=command)
     try:
-        about = await backend.call(service.operation("about") or service.operations[0], {"variable": "X"})
-        assert isinstance(about, ToolAnswer), about
-        block = about.result.content[0]
-        assert isinstance(block, TextContent)
-        pid = int(block.text.split(" ")[0])
+        pid = await _server_pid(backend, service)
         assert _alive(pid)
         started = asyncio.Event()
 
@@ -289,11 +294,7 @@ async def test_stopping_a_wrapped_server_stops_the_server_too(tmp_path: Path) ->
     http = new_session()
     backend = McpBackend(service, http, timeout_seconds=30, command=command)
     try:
-        about = await backend.call(service.operation("about") or service.operations[0], {"variable": "X"})
-        assert isinstance(about, ToolAnswer), about
-        block = about.result.content[0]
-        assert isinstance(block, TextContent)
-        server = int(block.text.split(" ")[0])  # the server's own process, the shell's child
+        server = await _server_pid(backend, service)  # the server's own process, the shell's child
         assert _alive(server)
     finally:
         await backend.close()

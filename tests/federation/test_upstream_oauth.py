@@ -121,6 +121,19 @@ def protected_upstream(idp: Idp) -> Iterator[Protected]:
         yield protected
 
 
+def _config(upstream: Protected, *, service: str = "", server: str = "") -> str:
+    """A gateway fronting `upstream` as `notes`, each user connecting their own account (`service` and `server`:
+    more keys of those sections)."""
+    return f"""
+services:
+  notes:
+    mcp: {upstream.base}/mcp{service}
+    credentials: {{type: user_oauth, name: notes-account}}
+server:
+  fetch_allow: [127.0.0.1]{server}
+"""
+
+
 @pytest.fixture(scope="module")
 def idp() -> Iterator[Idp]:
     with running_idp() as provider:
@@ -130,14 +143,7 @@ def idp() -> Iterator[Idp]:
 @pytest.fixture(scope="module")
 def gateway(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Protected]]:
     with protected_upstream(idp) as upstream:
-        config = f"""
-services:
-  notes:
-    mcp: {upstream.base}/mcp
-    credentials: {{type: user_oauth, name: notes-account}}
-server:
-  fetch_allow: [127.0.0.1]
-"""
+        config = _config(upstream)
         with live_gateway_of(config, tmp_path_factory.mktemp("oauth-gw"), port=free_port()) as base:
             yield base, upstream
 
@@ -195,17 +201,10 @@ def test_each_user_connects_their_own_account_and_one_registration_serves_all(
 
 def test_a_server_without_metadata_is_a_clear_error_on_the_connection_page(idp: Idp, tmp_path: Path) -> None:
     with protected_upstream(idp) as upstream:
-        config = f"""
-services:
-  bare:
-    mcp: {upstream.base}/mcp
-    credentials: {{type: user_oauth, name: bare-account}}
-server:
-  fetch_allow: [127.0.0.1]
-"""
+        config = _config(upstream)
         with live_gateway_of(config, tmp_path) as base:
             upstream.base = "http://127.0.0.1:9"  # the metadata now claims another resource
-            mcp, session = open_session(f"{base}/mcp/bare")
+            mcp, session = open_session(f"{base}/mcp/notes")
             try:
                 link = elicitation_of(session.request("tools/call", WHO).error)["url"]
                 page = httpx2.get(f"{link}/connect", timeout=30)
@@ -234,15 +233,8 @@ def test_a_gateway_without_a_public_url_registers_for_a_few_callback_hosts_at_mo
     """Without a public URL the callback is built from the Host a request names: each new one would cost a
     registration at the server's authorization server, so a gateway registers for `MAX_REDIRECT_URIS` at most."""
     with running_idp() as provider, protected_upstream(provider) as upstream:
-        config = f"""
-services:
-  notes:
-    mcp: {upstream.base}/mcp
-    credentials: {{type: user_oauth, name: notes-account}}
-server:
-  fetch_allow: [127.0.0.1]
-  allowed_hosts: ["*.example"]  # clients reach it by many names, and it was given no public URL
-"""
+        # clients reach it by many names, and it was given no public URL
+        config = _config(upstream, server='\n  allowed_hosts: ["*.example"]')
         with live_gateway_of(config, tmp_path) as base:
             mcp, session = open_session(f"{base}/mcp/notes")
             try:
@@ -267,15 +259,9 @@ def test_a_server_that_lists_nothing_without_a_token_is_imported_with_the_operat
     with running_idp([operator]) as provider, protected_upstream(provider) as upstream:
         upstream.public = ("server/discover", "initialize", "notifications/initialized")  # tools/list needs a token
         monkeypatch.setenv("APIMCP_TEST_OPERATOR_TOKEN", provider.token("operator", f"{upstream.base}/mcp"))
-        config = f"""
-services:
-  notes:
-    mcp: {upstream.base}/mcp
-    import_credentials: {{type: bearer, token: {{env: APIMCP_TEST_OPERATOR_TOKEN}}}}
-    credentials: {{type: user_oauth, name: notes-account}}
-server:
-  fetch_allow: [127.0.0.1]
-"""
+        config = _config(
+            upstream, service="\n    import_credentials: {type: bearer, token: {env: APIMCP_TEST_OPERATOR_TOKEN}}"
+        )
         with live_gateway_of(config, tmp_path) as base:
             mcp, session = open_session(f"{base}/mcp/notes")
             browser = Browser("alice")

@@ -34,7 +34,8 @@ class Era:
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     """What the server said it offers (`prompts`, `resources`...)."""
     channel: MessageChannel | None = None
-    """The session's stream, for a server of the 2024-11-05 HTTP+SSE transport (None: Streamable HTTP)."""
+    """What carries the session: the stream of a server of the 2024-11-05 HTTP+SSE transport, or a stdio server's
+    pipes (None: Streamable HTTP)."""
 
     @property
     def ends_sessions(self) -> bool:

@@ -57,7 +57,8 @@ class SnapshotSource(ABC):
 
 
 class AuditRefused(Exception):
-    """The control plane refused a batch of audit events for what it holds: sending it again cannot help."""
+    """The control plane refused a report (a batch of audit events, say) for what it holds: sending it again
+    cannot help."""
 
 
 class Refused(Exception):
@@ -117,9 +118,20 @@ class HttpSource(SnapshotSource):
             return result
 
     async def report_audit(self, events: list[dict[str, Any]]) -> None:
+        await self._report("audit", {"events": events})
+
+    async def report_upstream_changed(self, service_id: str) -> None:
+        await self._report("upstream-changed", {"service": service_id})
+
+    async def report_upstreams(self, states: Mapping[str, str]) -> None:
+        await self._report("upstreams", {"name": self._name, "upstreams": dict(states)})
+
+    async def _report(self, route: str, body: Mapping[str, Any]) -> None:
+        """POST `body` to the gateway route `route`: `AuditRefused` when the control plane refuses it for what it
+        holds (sending it again cannot help), `ConnectionError` when it may be sent again."""
         async with self._session.post(
-            f"{self._url}/api/v1/gateway/audit",
-            data=orjson.dumps({"events": events}),
+            f"{self._url}/api/v1/gateway/{route}",
+            data=orjson.dumps(body),
             headers={**self._headers, "Content-Type": "application/json"},
             timeout=aiohttp.ClientTimeout(total=30),
             ssl=self._tls,
@@ -130,28 +142,6 @@ class HttpSource(SnapshotSource):
             if 400 <= response.status < 500 and response.status not in (401, 403, 408, 429):
                 raise AuditRefused(detail)
             raise ConnectionError(detail)
-
-    async def report_upstream_changed(self, service_id: str) -> None:
-        async with self._session.post(
-            f"{self._url}/api/v1/gateway/upstream-changed",
-            data=orjson.dumps({"service": service_id}),
-            headers={**self._headers, "Content-Type": "application/json"},
-            timeout=aiohttp.ClientTimeout(total=30),
-            ssl=self._tls,
-        ) as response:
-            if response.status != 202:
-                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")
-
-    async def report_upstreams(self, states: Mapping[str, str]) -> None:
-        async with self._session.post(
-            f"{self._url}/api/v1/gateway/upstreams",
-            data=orjson.dumps({"name": self._name, "upstreams": dict(states)}),
-            headers={**self._headers, "Content-Type": "application/json"},
-            timeout=aiohttp.ClientTimeout(total=30),
-            ssl=self._tls,
-        ) as response:
-            if response.status != 202:
-                raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")
 
     async def wait_for_change(self, revision: int) -> None:
         async with self._session.get(
