@@ -80,11 +80,13 @@ def running_idp(
     algorithms: Mapping[str, str] | None = None,
     ttl: Mapping[str, int] | None = None,
     port: int = 0,
+    claims: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Iterator[Idp]:
     """The provider, until the block ends. `opaque`: resources containing one of these get opaque tokens;
-    `algorithms`: signing algorithm by resource part (default ES256); `ttl`: token lifetime by resource part."""
+    `algorithms`: signing algorithm by resource part (default ES256); `ttl`: token lifetime by resource part;
+    `claims`: what the access tokens of a static client (by id) carry besides the usual claims."""
     config = {"port": port, "clients": list(clients), "opaque": list(opaque), "algorithms": dict(algorithms or {}),
-              "ttl": dict(ttl or {})}  # fmt: skip
+              "ttl": dict(ttl or {}), "claims": dict(claims or {})}  # fmt: skip
     process = subprocess.Popen(
         [str(NODE), str(SERVER)],
         stdout=subprocess.PIPE,

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
 
 MAX_TEXT = 512
@@ -64,6 +65,33 @@ def request_event(where: Where, record: RequestRecord, via: Mapping[str, str] | 
         event["reason"] = record.reason
         if record.retry_after is not None:
             event["retry_after"] = record.retry_after
+    if via is not None:
+        event["via"] = {key: _short(value) for key, value in via.items()}
+    return event
+
+
+def policy_event(
+    where: Where, tool: str, rule: str | None, source: RequestSource, via: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A call of `tool` a policy denied (`rule`: the rule's name; None when the rules could not be checked), 403:
+    summarized as other refusals are, since a caller may make as many as it likes."""
+    caller = source.caller
+    event: dict[str, Any] = {
+        "time": time.time(),
+        "action": "policy",
+        "target": _short(tool),
+        "outcome": "denied",
+        "reason": f"policy:{rule}" if rule is not None else "policy",
+        "rule": _short(rule),
+        "status": 403,
+        "organization": where.organization,
+        "exposition_id": where.exposition_id,
+        "exposition": where.exposition,
+        "service": where.service,
+        "version": where.version,
+        "user": _short(caller.principal) if caller is not None else None,
+        "client": source.client,
+    }
     if via is not None:
         event["via"] = {key: _short(value) for key, value in via.items()}
     return event

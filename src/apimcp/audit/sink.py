@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from apimcp.audit.events import Where, authentication_event, is_refusal, rate_limit_event, request_event
+from apimcp.audit.events import Where, authentication_event, is_refusal, policy_event, rate_limit_event, request_event
 from apimcp.audit.refusals import RefusalSummaries
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
@@ -87,6 +87,9 @@ class AuditObserver:
 
     def call_finished(self, record: RequestRecord, via: Mapping[str, str]) -> None:
         self._sink.record(request_event(self.where, record, via))
+
+    def call_denied(self, tool: str, source: RequestSource, rule: str | None, via: Mapping[str, str] | None) -> None:
+        self._sink.record(policy_event(self.where, tool, rule, source, via))
 
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
         """A request the exposition's guard turned away."""

@@ -215,6 +215,7 @@ class TokenVerifier:
             issuer=issuer,
             token=token,
             expires_at=until,
+            claims=claims,
         )
 
     async def _introspect(self, token: str, now: float) -> tuple[Caller, Mapping[str, Any]]:

@@ -57,6 +57,8 @@ class Organization(Base):
     __tablename__ = "organizations"
     id: Mapped[str] = _id()
     name: Mapped[str] = mapped_column(String(64), unique=True)
+    policies: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    """Rules applied to every call of every plan, before the plan's own (`apimcp.policies`); None: none."""
     created_at: Mapped[datetime] = _created()
 
 
@@ -181,9 +183,11 @@ class Plan(Base):
     tool_search: Mapped[bool] = mapped_column(Boolean, default=False)
     """List three tools (search_tools, describe_tools, call_tool) instead of every tool (`apimcp.toolsearch`)."""
     code_mode: Mapped[str] = mapped_column(String(16), default="off", server_default="off")
+    """"off", "on" or "read_only": list search_tools, describe_tools and execute_code (`apimcp.codemode`)."""
     trust_changes: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """Serve what its MCP server lists now, without waiting for an admin to accept what changed."""
-    """"off", "on" or "read_only": list search_tools, describe_tools and execute_code (`apimcp.codemode`)."""
+    policies: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    """Who may call what, with which arguments, and what answers hide (`apimcp.policies`); None: no rule."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

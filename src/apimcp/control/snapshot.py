@@ -79,6 +79,8 @@ def build(
             "tasks": plan.tasks,
             "tool_search": plan.tool_search,
             "code_mode": plan.code_mode,
+            "organization_policies": organization.policies,
+            "policies": plan.policies,
             "members": [_member(session, keys, plan, service)],
         }
         expositions.append(seal_exposition(entry, recipient))

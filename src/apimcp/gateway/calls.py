@@ -12,7 +12,11 @@ call into another exposition all go through the `CallPath` of the exposition who
   script made it (`via`) and the caller it was made for; a client's call is heard of as the request it is
   (`protocol/observe.py`), so not twice either.
 
-What every call needs checked, whoever makes it (policies, approvals, guardrails), belongs here.
+- before everything: the exposition's policies (`apimcp.policies`), for every call, a client's or a script's. A
+  denied call is a tool error naming the rule, told to the observers (`call_denied`: the audit trail keeps the
+  rule's name); an allowed one has the fields `redact` rules name hidden in its answer.
+
+What every call needs checked, whoever makes it (approvals, guardrails), belongs here.
 """
 
 from __future__ import annotations
@@ -23,10 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from apimcp.gateway.results import error_result
 from apimcp.gateway.tool_entries import ToolEntry
+from apimcp.policies.policy_set import CallFacts, PolicySet
+from apimcp.policies.redaction import redact_result
 from apimcp.protocol import CallToolResult, RequestContext, ToolError
 from apimcp.protocol.caller import RequestSource, caller_key
 from apimcp.protocol.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
+from apimcp.protocol.models import RawJson
 from apimcp.protocol.observe import Outcome, RequestRecord
 from apimcp.ratelimit.limiter import RateLimiter, Refused
 
@@ -43,11 +51,14 @@ class CallObserver(Protocol):
     def call_finished(self, record: RequestRecord, via: Via) -> None:
         """`record` is the call as a `tools/call` request of the caller (its request and session ids)."""
 
+    def call_denied(self, tool: str, source: RequestSource, rule: str | None, via: Via | None) -> None:
+        """A policy denied a call of `tool` (`rule`: the rule that decided; via: None for a client's own call)."""
+
 
 class CallPath:
     """One exposition's checks around each call of its tools."""
 
-    __slots__ = ("_limiter", "_observers", "exposition_id", "name")
+    __slots__ = ("_limiter", "_observers", "exposition_id", "name", "policies")
 
     def __init__(
         self, exposition_id: str, name: str, limiter: RateLimiter | None = None, observers: Sequence[CallObserver] = ()
@@ -56,6 +67,11 @@ class CallPath:
         self.name = name
         self._limiter = limiter
         self._observers = tuple(observers)
+        self.policies: PolicySet | None = None
+        """Set by the exposition's handler once its tools are known (`govern`)."""
+
+    def govern(self, policies: PolicySet | None) -> None:
+        self.policies = policies if policies else None
 
     def via(self, tool: str) -> Via:
         """What the calls of `tool`'s script (a custom tool of this exposition) say they come from."""
@@ -70,6 +86,26 @@ class CallPath:
         via: Via | None = None,
     ) -> CallToolResult:
         """Call `entry` (a tool of this exposition) for `ctx`'s request; `via`: the script making the call, if any."""
+        policies = self.policies
+        if policies is None:
+            return await self._call(entry, ctx, arguments, depth, via)
+        source = ctx.source
+        call = CallFacts(source.caller, source.client, ctx.revision.version, arguments)
+        decision = policies.decide(entry.name, call)
+        if not decision.allowed:
+            for observer in self._observers:
+                observer.call_denied(entry.name, source, decision.rule, via)
+            return error_result(decision.refusal(entry.name))
+        result = await self._call(entry, ctx, arguments, depth, via)
+        if not decision.redact:
+            return result
+        if isinstance(result.structured_content, RawJson):  # a large answer: parsed again off the event loop
+            return await asyncio.to_thread(redact_result, result, decision.redact)
+        return redact_result(result, decision.redact)
+
+    async def _call(
+        self, entry: ToolEntry, ctx: RequestContext, arguments: Mapping[str, Any], depth: int, via: Via | None
+    ) -> CallToolResult:
         if via is None or not (self._observers or self._limiter):  # a client's: limited and heard of as its request
             return await entry.call(ctx, arguments, depth)
         source = ctx.source

@@ -77,6 +77,7 @@ from apimcp.gateway.config_identity import (
     per_user_snapshot,
 )
 from apimcp.gateway.config_positions import KeyPath, Positions
+from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.cors import normalized_origin
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
@@ -323,6 +324,15 @@ def _resolved(c: BearerConfig | BasicConfig | ApiKeyConfig) -> Credentials:
     return ApiKey(name=c.name, value=c.value.value(), location=c.location)
 
 
+def checked_rules(value: Any) -> list[dict[str, Any]] | None:
+    """Policy rules as written, checked and compiled (a ValueError names the rule and what is wrong)."""
+    try:
+        rules = parse_rules(value, "the rules")
+    except PolicyError as exc:
+        raise ValueError(str(exc)) from None
+    return [rule.as_json() for rule in rules] if rules else None
+
+
 class CacheHintConfig(_Strict):
     ttl_ms: int = Field(ge=0)
     scope: Literal["public", "private"] = "private"
@@ -348,6 +358,15 @@ class ExpositionConfig(_Strict):
     tasks: str | None = None
     """When tool calls become tasks: "off" (default), "all" or "slow[:5s]" (`docs/tasks.md`); stored canonical,
     None for off."""
+
+    policies: list[dict[str, Any]] | None = None
+    """Who may call what, with which arguments, and what answers hide: rules in CEL, after the file's own
+    top-level `policies` (`apimcp.policies`, docs/governance.md)."""
+
+    @field_validator("policies", mode="before")
+    @classmethod
+    def _policies(cls, value: Any) -> list[dict[str, Any]] | None:
+        return checked_rules(value)
 
     @field_validator("tasks", mode="before")
     @classmethod
@@ -419,6 +438,8 @@ class GatewayConfig(_Strict):
     services: dict[str, ServiceConfig] = Field(min_length=1)
     expositions: dict[str, ExpositionConfig] = Field(default_factory=dict)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    policies: list[dict[str, Any]] | None = None
+    """Rules for every exposition of the file, before each exposition's own (as an organization's are)."""
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
     _positions: Positions = PrivateAttr(default_factory=lambda: Positions("the configuration"))
 
@@ -450,6 +471,11 @@ class GatewayConfig(_Strict):
         ]
         if unset:
             raise ConfigError("\n".join(unset))
+
+    @field_validator("policies", mode="before")
+    @classmethod
+    def _policies(cls, value: Any) -> list[dict[str, Any]] | None:
+        return checked_rules(value)
 
     @field_validator("services", "expositions")
     @classmethod

@@ -16,6 +16,7 @@ from typing import Any
 
 from apimcp.artifacts.declarative import ArgumentTemplate
 from apimcp.artifacts.scripting import Script, ScriptRunner, ToolRef
+from apimcp.catalog.model import Operation
 from apimcp.gateway.calls import CallPath, CallTarget
 from apimcp.gateway.results import error_result
 from apimcp.gateway.tool_entries import ToolEntry
@@ -64,6 +65,9 @@ class DeclarativeEntry(_CustomEntry):
         self._target = target
         self._template = ArgumentTemplate.compile(spec.get("arguments") or {})
         self._gate = gate
+
+    def operation_behind(self) -> Operation | None:
+        return self._target.operation_behind()
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         refused = self._problems(arguments)

@@ -82,6 +82,8 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "tasks": config.tasks,
                 "tool_search": config.tool_search,
                 "code_mode": config.code_mode,
+                "organization_policies": plan.config.policies,
+                "policies": config.policies,
                 "members": [_member(planned) for planned in exposition.services],
             }
         )

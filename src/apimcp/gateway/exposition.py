@@ -29,6 +29,10 @@ from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.gateway.toolset import ToolSet
 from apimcp.gateway.upstream_offerings import UpstreamOfferings
+from apimcp.policies.facts import tool_facts
+from apimcp.policies.policy_set import PolicySet
+from apimcp.policies.redaction import widened_schema
+from apimcp.policies.rules import Rule
 from apimcp.protocol import (
     CacheHint,
     CallToolResult,
@@ -83,10 +87,13 @@ class ExpositionSettings:
     tools that change nothing. Takes the place of `tool_search`."""
     services: Sequence[str] = ()
     """The members' service names, in order, which search_tools can keep to (none: its tools have no service)."""
+    policies: Sequence[Rule] = ()
+    """The organization's rules, then the plan's (`apimcp.policies`): who may call what, with which arguments,
+    and what their answers hide."""
 
 
 def _discovery(
-    composition: Composition, members: Sequence[tuple[ToolSet, Backend]], services: Sequence[str]
+    page: Page[Tool], composition: Composition, members: Sequence[tuple[ToolSet, Backend]], services: Sequence[str]
 ) -> Discovery:
     """Search over the exposition's tools: ranked on their `METHOD /path` aliases too, filtered by each operation's
     member service (when named) and tags, and every tool's hints."""
@@ -101,7 +108,35 @@ def _discovery(
             if index < len(services):
                 service_of[prepared.tool.name] = services[index]
             tags_of[prepared.tool.name] = prepared.operation.tags
-    return Discovery(composition.page.items, paths, service_of, tags_of)
+    return Discovery(page.items, paths, service_of, tags_of)
+
+
+def _policy_set(
+    settings: ExpositionSettings, members: Sequence[tuple[ToolSet, Backend]], composition: Composition
+) -> PolicySet | None:
+    """The exposition's rules compiled for every tool a call may name (custom tools' hidden targets too)."""
+    if not settings.policies:
+        return None
+    service_of: dict[str, str] = {}
+    for index, (tools, _) in enumerate(members):
+        if index < len(settings.services):
+            for prepared in tools.prepared:
+                service_of[prepared.tool.name] = settings.services[index]
+    facts = {}
+    for name, entry in composition.internal.items():
+        operation = entry.operation_behind()
+        facts[name] = tool_facts(entry.tool, operation, service_of.get(operation.tool_name, "") if operation else "")
+    return PolicySet(settings.policies, facts)
+
+
+def _listed(page: Page[Tool], policies: PolicySet | None) -> Page[Tool]:
+    if policies is None:
+        return page
+    tools = []
+    for tool in page.items:
+        fields = policies.may_redact(tool.name)
+        tools.append(replace(tool, output_schema=widened_schema(tool.output_schema, fields)) if fields else tool)
+    return Page(items=tuple(tools))
 
 
 T = TypeVar("T")
@@ -169,6 +204,10 @@ class ExpositionHandler(McpHandler):
         self.instructions = settings.instructions
         self.composition: Composition = compose(members, extras)
         self._entries = self.composition.exposed
+        self._policies = _policy_set(settings, members, self.composition)
+        self.calls.govern(self._policies)
+        self._page = _listed(self.composition.page, self._policies)
+        """The tools as listed: output schemas admit what `redact` rules put in place of a value."""
         self._loader = loader
         self._search: Discovery | None = None
         """Search mode's discovery (None in code mode, which has its own, and when every tool is listed)."""
@@ -180,7 +219,7 @@ class ExpositionHandler(McpHandler):
                 raise ValueError(
                     f"exposition {settings.name!r} lists discovery tools and tools named {', '.join(clash)}"
                 )
-            discovery = _discovery(self.composition, members, settings.services)
+            discovery = _discovery(self._page, self.composition, members, settings.services)
             if settings.code_mode == "off":
                 self._search = discovery
             else:
@@ -246,8 +285,13 @@ class ExpositionHandler(McpHandler):
         return self._visible(ctx)
 
     def _visible(self, ctx: RequestContext) -> Page[Tool]:
-        access = self._access
-        return access.visible(ctx.caller, self.composition.page) if access else self.composition.page
+        """The tools the caller may call: those its token's scopes reach, that some rule would let it call."""
+        access, policies = self._access, self._policies
+        page = access.visible(ctx.caller, self._page) if access else self._page
+        if policies is None or not policies.hides:
+            return page
+        visible = policies.visible(ctx.caller, ctx.source.client, ctx.revision.version)
+        return Page(items=tuple(tool for tool in page.items if visible(tool.name)))
 
     async def call_tool(self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
         code, search = self._code, self._search
@@ -279,8 +323,9 @@ class ExpositionHandler(McpHandler):
         return await self.calls.call(entry, ctx, arguments)
 
     def _allowed(self, ctx: RequestContext) -> frozenset[str] | None:
-        """The tools the caller may call, when its token's scopes restrict them (None: every one)."""
-        return frozenset(t.name for t in self._visible(ctx).items) if self._access else None
+        """The tools the caller may call, when its token's scopes or the policies restrict them (None: every one)."""
+        restricted = self._access or (self._policies is not None and self._policies.hides)
+        return frozenset(t.name for t in self._visible(ctx).items) if restricted else None
 
     def _program_calls(self, ctx: RequestContext) -> Invoke:
         """How a program run for `ctx`'s request reaches the tools: each call found, refused or made exactly as the

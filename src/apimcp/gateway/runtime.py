@@ -55,6 +55,7 @@ from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.routing import Routes, canonical_path, index
 from apimcp.gateway.tool_entries import RefusedEntry
 from apimcp.gateway.upstream_lists import UpstreamLists
+from apimcp.policies.rules import exposition_rules
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import Caller, request_host
 from apimcp.protocol.cors import CorsPolicy
@@ -334,6 +335,7 @@ class GatewayRuntime:
             tool_search=exposition.get("tool_search") is True,
             code_mode=parse_code_mode(exposition.get("code_mode")),
             services=service_names(exposition["members"]),
+            policies=exposition_rules(exposition),
         )
         bundle = merge(member.get("artifacts", ()) for member in exposition["members"])
         scripted = any("script" in spec for spec in bundle.custom_tools.values())

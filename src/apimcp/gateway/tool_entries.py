@@ -44,6 +44,10 @@ class ToolEntry:
         """The same entry listed with another definition (a UI binding's `_meta`)."""
         return _Relisted(tool, self)
 
+    def operation_behind(self) -> Operation | None:
+        """The service operation a call of this tool makes (None: a script, or nothing), for policies' facts."""
+        return None
+
 
 class _Relisted(ToolEntry):
     __slots__ = ("_inner",)
@@ -54,6 +58,9 @@ class _Relisted(ToolEntry):
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         return await self._inner.call(ctx, arguments, depth)
+
+    def operation_behind(self) -> Operation | None:
+        return self._inner.operation_behind()
 
 
 class RefusedEntry(ToolEntry):
@@ -92,6 +99,9 @@ class OperationEntry(ToolEntry):
         self.output = output_validator
         self.shaper = shaper
 
+    def operation_behind(self) -> Operation | None:
+        return self.operation
+
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         problems = self.input.problems(arguments)
         if problems:
@@ -122,3 +132,6 @@ class FilteredEntry(ToolEntry):
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         return await self._runner.apply(self._filter, await self._inner.call(ctx, arguments, depth))
+
+    def operation_behind(self) -> Operation | None:
+        return self._inner.operation_behind()

@@ -34,6 +34,9 @@ class Caller:
     """The credential as presented, for exchanges on the caller's behalf; never logged, never sent on as is."""
     expires_at: float | None = None
     """When the credential stops being valid (seconds since the epoch), if known."""
+    claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """What the verified credential says of the caller (a JWT's claims, an introspection's answer), which
+    policies may read; empty when it says nothing."""
 
 
 @dataclass(frozen=True, slots=True)

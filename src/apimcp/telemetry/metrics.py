@@ -42,6 +42,10 @@ class Metrics:
             "apimcp_script_calls", "Tool calls scripts made into an exposition, by exposition and outcome",
             ["exposition", "outcome"], registry=registry,
         )  # fmt: skip
+        self.policy_denials = Counter(
+            "apimcp_policy_denials", "Tool calls a policy rule denied, by exposition and rule",
+            ["exposition", "rule"], registry=registry,
+        )  # fmt: skip
         self.refused_requests = Counter(
             "apimcp_refused_requests",
             "MCP requests an exposition refused before reading them (authentication, rate limits), by exposition "

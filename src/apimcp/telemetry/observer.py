@@ -58,6 +58,12 @@ class TelemetryObserver:
         if metrics is not None:
             metrics.child(metrics.script_calls, self._exposition, record.outcome).inc()
 
+    def call_denied(self, tool: str, source: RequestSource, rule: str | None, via: Mapping[str, str] | None) -> None:
+        """A call a policy denied: counted by rule."""
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.child(metrics.policy_denials, self._exposition, rule or "").inc()
+
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
         """A request the exposition's guard turned away (`gateway/door.py`): counted."""
         self._count_refused(reason)

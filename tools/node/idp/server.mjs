@@ -61,6 +61,8 @@ const provider = new Provider(issuer, {
   },
   enabledJWA: { authorizationSigningAlgValues: ['ES256', 'RS256', 'PS256', 'EdDSA'] },
   findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+  // Claims a static client's access tokens carry besides the usual ones (groups, region...), for policy tests.
+  extraTokenClaims: async (ctx, token) => (config.claims || {})[token.clientId],
   features: {
     devInteractions: { enabled: false },
     registration: { enabled: true },

@@ -10,6 +10,7 @@ from apimcp.control.api.views import (
     IssuedToken,
     OrganizationInput,
     OrganizationView,
+    PoliciesInput,
     SecretInput,
     SecretRotation,
     SecretView,
@@ -17,7 +18,7 @@ from apimcp.control.api.views import (
     TokenView,
     view,
 )
-from apimcp.control.domain import orgs, secrets, tokens
+from apimcp.control.domain import orgs, policy_checks, secrets, tokens
 from apimcp.control.domain.common import get_owned
 from apimcp.control.models import Organization, Secret
 
@@ -90,6 +91,12 @@ def revoke_token(token_id: str, caller: UserCaller, session: DbSession) -> Token
 @router.get("/organization", response_model=OrganizationView, tags=["organizations"])
 def current_organization(caller: UserCaller, session: DbSession) -> OrganizationView:
     return OrganizationView.model_validate(session.get(Organization, caller.organization_id))
+
+
+@router.put("/organization/policies", response_model=OrganizationView, tags=["organizations"])
+def set_policies(body: PoliciesInput, caller: UserCaller, session: DbSession) -> OrganizationView:
+    """Replace the rules applied to every call of every plan, before each plan's own (an admin token)."""
+    return OrganizationView.model_validate(policy_checks.set_organization_policies(session, caller, body.policies))
 
 
 @router.post(

@@ -21,9 +21,10 @@ from apimcp.control.api.views import (
     PlanInput,
     PlanResult,
     PlanView,
+    PolicyTestInput,
     view,
 )
-from apimcp.control.domain import expositions, gateways, groups, plans
+from apimcp.control.domain import expositions, gateways, groups, plans, policy_checks
 from apimcp.control.domain.common import get_owned
 from apimcp.control.models import Exposition, GatewayGroup, Plan, Service
 
@@ -75,6 +76,17 @@ def update_plan(plan_id: str, body: PlanFields, caller: UserCaller, session: DbS
     plans.check_trust(caller, values)
     plan, key = plans.update(session, caller.organization_id, plan_id, values)
     return plan_view(plan, key)
+
+
+@router.post("/plans/{plan_id}/policy-test", response_model=dict[str, Any], tags=["plans"])
+def test_policies(plan_id: str, body: PolicyTestInput, caller: UserCaller, session: DbSession) -> dict[str, Any]:
+    """What the plan's policies (the organization's first) would do with a call of `tool` with `arguments` by a
+    token carrying `claims` (none: anonymous), from `client`: allow or deny, the rule that decided, the fields
+    redacted, conditions that could not be evaluated, and whether the caller sees the tool listed. Nothing is
+    called."""
+    return policy_checks.check_call(
+        session, caller.organization_id, plan_id, body.tool, body.arguments, body.claims, body.client, body.revision
+    )
 
 
 @router.post("/plans/{plan_id}/api-key", response_model=PlanResult, tags=["plans"])

@@ -37,7 +37,23 @@ class Input(BaseModel):
 class OrganizationView(View):
     id: str
     name: str
+    policies: list[dict[str, Any]] | None = None
     created_at: Timestamp
+
+
+class PolicyTestInput(Input):
+    tool: str = Field(max_length=128)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    claims: dict[str, Any] | None = Field(default=None, description="the token's claims (iss and sub at least)")
+    client: str | None = Field(default=None, max_length=64, description="the client's address")
+    revision: str = Field(default="2025-11-25", max_length=16)
+
+
+class PoliciesInput(Input):
+    policies: list[dict[str, Any]] | None = Field(
+        description="rules applied to every call of every plan of the organization, before the plan's own; null or "
+        "[]: none"
+    )
 
 
 class OrganizationInput(Input):
@@ -304,6 +320,12 @@ class PlanFields(Input):
         description="an MCP server's plan: serve what the server lists now, without waiting for an admin to accept "
         "what it changed (admin token)",
     )
+    policies: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="rules in CEL, read in order: [{name, when, effect: allow|deny|redact, message?, fields?}]; the "
+        "first allow or deny rule that holds decides a call (none: allowed), redact rules hide fields of answers; "
+        "tools a caller may not call are not listed (docs/governance.md)",
+    )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
@@ -337,6 +359,7 @@ class PlanView(View):
     tool_search: bool = False
     code_mode: str = "off"
     trust_changes: bool = False
+    policies: list[dict[str, Any]] | None = None
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

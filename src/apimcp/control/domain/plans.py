@@ -33,6 +33,7 @@ from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, PlanSecret, Secret, Service
 from apimcp.control.secret_kinds import INBOUND
 from apimcp.forwarding.policy import HeaderPolicyError, normalized
+from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
 
@@ -43,8 +44,8 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
-     "rate_limit", "tasks", "tool_search", "code_mode", "cache", "artifacts", "tool_prefix", "output_schemas",
-     "trust_changes"}
+     "rate_limit", "tasks", "tool_search", "code_mode", "policies", "cache", "artifacts", "tool_prefix",
+     "output_schemas", "trust_changes"}
 )  # fmt: skip
 
 
@@ -133,6 +134,12 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             plan.code_mode = parse_code_mode(values["code_mode"])
         except CodeModeSettingError as exc:
             raise Invalid(str(exc), field="code_mode") from None
+    if "policies" in values:
+        try:
+            rules = parse_rules(values["policies"])
+        except PolicyError as exc:
+            raise Invalid(str(exc), field="policies") from None
+        plan.policies = [rule.as_json() for rule in rules] or None
     if "trust_changes" in values:
         if not isinstance(values["trust_changes"], bool):
             raise Invalid("trust_changes is true or false", field="trust_changes")
@@ -387,6 +394,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "tool_search": source.tool_search,
         "code_mode": source.code_mode,
         "trust_changes": source.trust_changes,
+        "policies": source.policies,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]

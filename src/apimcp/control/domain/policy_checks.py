@@ -1,0 +1,86 @@
+"""What a plan's policies would do with a call, without making it (`apimcp policy test`): the decision, the rule
+that made it, what would be redacted, and whether the tool is listed for that caller."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from apimcp.catalog.codec import decode_service
+from apimcp.catalog.selection import select as select_operations
+from apimcp.catalog.selection import served
+from apimcp.catalog.tools import tool_of
+from apimcp.control import changes
+from apimcp.control.domain import tokens
+from apimcp.control.domain.common import get_owned
+from apimcp.control.domain.tokens import Caller as ApiCaller
+from apimcp.control.errors import Invalid, NotFound
+from apimcp.control.models import Organization, Plan, Service
+from apimcp.policies.facts import tool_facts
+from apimcp.policies.policy_set import CallFacts, PolicySet
+from apimcp.policies.rules import PolicyError, parse_rules
+from apimcp.protocol.caller import Caller
+
+MAX_CLAIMS_BYTES = 16_384
+
+
+def check_call(
+    session: Session, organization_id: str, plan_id: str, tool: str, arguments: Mapping[str, Any],
+    claims: Mapping[str, Any] | None, client: str | None = None, revision: str = "2025-11-25",
+) -> dict[str, Any]:  # fmt: skip
+    """The plan's answer to `tool` called with `arguments` by the bearer of a token carrying `claims` (None: an
+    anonymous caller), from the address `client`."""
+    plan = get_owned(session, Plan, organization_id, plan_id, "plan")
+    service = session.get(Service, plan.service_id)
+    organization = session.get(Organization, organization_id)
+    assert service is not None  # foreign keys
+    assert organization is not None
+    prefix = plan.tool_prefix or ""
+    operations = select_operations(
+        served(decode_service(service.compiled).operations, prefix), plan.include or [], plan.exclude or [], prefix
+    )
+    facts = {o.tool_name: tool_facts(tool_of(o), o, service.name) for o in operations}
+    if tool not in facts:
+        raise NotFound(f"plan {plan.name!r} serves no operation named {tool!r} (custom tools are not checked here)")
+    rules = (*parse_rules(organization.policies, "organization policies"), *parse_rules(plan.policies))
+    policies = PolicySet(rules, {tool: facts[tool]})
+    caller = _caller(claims) if claims is not None else None
+    decision = policies.decide(tool, CallFacts(caller, client, revision, arguments))
+    return {
+        "tool": tool,
+        "decision": decision.effect,
+        "rule": decision.rule,
+        "message": decision.refusal(tool) if not decision.allowed else None,
+        "redact": list(decision.redact),
+        "redacted_by": list(decision.redacted_by),
+        "errors": [{"rule": rule, "error": why} for rule, why in decision.errors],
+        "listed": policies.visible(caller, client, revision)(tool),
+        "rules": len(rules),
+    }
+
+
+def _caller(claims: Mapping[str, Any]) -> Caller:
+    """The caller a verified token with these claims would be (as `auth.verifier` makes it)."""
+    issuer, subject = claims.get("iss"), claims.get("sub") or claims.get("client_id")
+    if not isinstance(issuer, str) or not isinstance(subject, str):
+        raise Invalid("claims name an issuer (iss) and a subject (sub or client_id), as a token's do", field="claims")
+    scope = claims.get("scope", "")
+    scopes = frozenset(scope.split()) if isinstance(scope, str) else frozenset()
+    return Caller(f"{issuer} sub={subject}", scopes, subject, issuer, claims=claims)
+
+
+def set_organization_policies(session: Session, caller: ApiCaller, raw: object) -> Organization:
+    """Replace the rules every plan of the caller's organization applies first (an admin token only: they can
+    open what plans close)."""
+    tokens.require_admin(caller, "setting the organization's policies")
+    try:
+        rules = parse_rules(raw, "policies")
+    except PolicyError as exc:
+        raise Invalid(str(exc), field="policies") from None
+    organization = session.get(Organization, caller.organization_id)
+    assert organization is not None
+    organization.policies = [rule.as_json() for rule in rules] or None
+    changes.record(session, organization.id, "organization", organization.id)
+    return organization

@@ -1,0 +1,57 @@
+"""What redact rules hide: every value of the keys they name, in structured content and in JSON text, and in
+other text where it is written as JSON writes it; output schemas admit the replacement."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+
+from apimcp.policies.redaction import REDACTED, redact_result, widened_schema
+from apimcp.protocol.models import CallToolResult, RawJson, TextContent
+
+ANSWER = {"name": "Ada", "email": "ada@example.com", "friends": [{"email": "bob@example.com", "age": 3}]}
+HIDDEN = {"name": "Ada", "email": REDACTED, "friends": [{"email": REDACTED, "age": REDACTED}]}
+
+
+def test_structured_content_and_its_json_text_hide_the_fields_at_any_depth() -> None:
+    result = CallToolResult(content=(TextContent(text=json.dumps(ANSWER)),), structured_content=ANSWER)
+    redacted = redact_result(result, ["email", "age"])
+    assert redacted.structured_content == HIDDEN
+    assert json.loads(redacted.content[0].text) == HIDDEN  # type: ignore[union-attr]
+    assert ANSWER["email"] == "ada@example.com"  # the answer itself is not changed
+
+
+def test_a_large_answer_s_raw_json_is_redacted_too() -> None:
+    result = CallToolResult(content=(), structured_content=RawJson(data=json.dumps(ANSWER).encode()))
+    assert redact_result(result, ["email", "age"]).structured_content == HIDDEN
+
+
+def test_text_that_is_not_json_has_the_values_it_writes_as_json_replaced() -> None:
+    text = 'The backend answered 500. Its answer: {"email": "a@b.c", "phone":"+33 1", "n": 3, "ok": true, "x": 1'
+    result = CallToolResult(content=(TextContent(text=text),), is_error=True)
+    redacted = redact_result(result, ["email", "phone", "n", "ok"]).content[0].text  # type: ignore[union-attr]
+    assert redacted == (
+        'The backend answered 500. Its answer: {"email": "[redacted]", "phone":"[redacted]", "n": "[redacted]", '
+        '"ok": "[redacted]", "x": 1'
+    )
+
+
+def test_an_output_schema_admits_the_replacement_and_still_checks_the_rest() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "email": {"type": "string", "format": "email"},
+            "friends": {"type": "array", "items": {"type": "object", "properties": {"age": {"type": "integer"}}}},
+        },
+    }
+    widened = widened_schema(schema, ["email", "age"])
+    jsonschema.validate(HIDDEN, widened)
+    jsonschema.validate(ANSWER, widened)
+    try:
+        jsonschema.validate({"friends": [{"age": "old"}]}, widened)
+    except jsonschema.ValidationError:
+        pass
+    else:
+        raise AssertionError("a value that is neither the type nor the replacement passed")
+    assert widened_schema(None, ["email"]) is None and widened_schema(schema, []) is schema
