@@ -154,6 +154,7 @@ def _exposition_hints(key: str, config: GatewayConfig, expositions: dict[str, Ex
             "tasks": exposition.tasks,
             "tool_search": exposition.tool_search,
             "code_mode": exposition.code_mode,
+            "policies": exposition.policies,
         }
         auth = exposition.auth
         if auth is not None and auth.api_key is not None:
@@ -172,7 +173,7 @@ def _exposition_hints(key: str, config: GatewayConfig, expositions: dict[str, Ex
             refusal = config.error(
                 ("expositions", name),
                 f"the expositions of service {key!r} set different cache hints, output_schemas, audit, rate limits, "
-                "tasks, tool search or auth; a plan has one setting",
+                "tasks, tool search, policies or auth; a plan has one setting",
             )
             fail(str(refusal), EXIT_USAGE)
         chosen = hints
@@ -220,6 +221,9 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
     secrets = {key: _secret_bodies(key, service) for key, service in config.services.items()}
     group_id = find(api, "/gateway-groups", group, "gateway group")["id"] if group else None
     plans: dict[str, str] = {}
+    if config.policies is not None:  # the file's rules are its organization's (an admin token sets them)
+        api.put("/organization/policies", {"policies": config.policies})
+        done.append({"object": "policies", "name": "organization", "action": "updated"})
     for key, service in config.services.items():
         imported = upload_description(api, config.description_location(service), _import_options(service),
                                       [config.path(p) for p in service.include_paths])  # fmt: skip

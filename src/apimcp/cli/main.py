@@ -22,6 +22,7 @@ from apimcp.cli import (
     gateway_key_commands,
     mcp_commands,
     mcp_listing,
+    policy_commands,
     server_commands,
     stdio_command,
     upstream_commands,
@@ -81,6 +82,7 @@ app.add_typer(access_commands.token_app, name="token")
 app.add_typer(gateway_key_commands.gateway_key_app, name="gateway-key")
 app.add_typer(access_commands.org_app, name="organization")
 app.add_typer(discovery_commands.discovery_app, name="discovery")
+app.add_typer(policy_commands.policy_app, name="policy")
 app.command()(mcp_commands.tools)
 app.command()(mcp_commands.call)
 app.command()(stdio_command.stdio)
