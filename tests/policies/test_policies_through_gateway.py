@@ -9,6 +9,7 @@ import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -22,7 +23,7 @@ from tests.support.idp import Idp, client, running_idp
 pytestmark = pytest.mark.anyio
 
 MODES = ["2026-07-28", "legacy"]
-CLAIMS = {
+CLAIMS: dict[str, dict[str, Any]] = {
     "contractor": {"groups": ["contractors"], "region": "us"},
     "staff": {"groups": ["staff"], "region": "eu"},
     "partner": {"groups": [], "partner": True, "region": "eu"},
@@ -40,7 +41,7 @@ NO_RAW = {"name": "organization-no-raw", "when": 'tool.path == "/raw"', "effect"
 def _config(issuer: str, tmp: Path) -> str:
     script = tmp / "artifacts.yaml"
     script.write_text(
-        "apiVersion: reshapr.io/v1alpha1\nkind: CustomTools\nservice: {name: Echo API, version: \"2.1\"}\n"
+        'apiVersion: reshapr.io/v1alpha1\nkind: CustomTools\nservice: {name: Echo API, version: "2.1"}\n'
         "customTools:\n  drop_item:\n    description: Deletes an item by a script\n"
         "    input: {type: object, properties: {itemId: {type: string}}, required: [itemId]}\n"
         "    tools: [{tool: delete_item}]\n    script: |\n"
@@ -78,7 +79,7 @@ def gateway(idp: Idp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
 
 def _client(idp: Idp, url: str, who: str, mode: str) -> tuple[httpx2.AsyncClient, Client]:
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {idp.token(who, url)}"}, timeout=30)
-    return http, Client(streamable_http_client(url, http_client=http), mode=mode)  # type: ignore[arg-type]
+    return http, Client(streamable_http_client(url, http_client=http), mode=mode)
 
 
 def _text(result: object) -> str:
@@ -92,7 +93,7 @@ async def test_the_token_s_claims_decide_what_is_listed_and_called(gateway: str,
     async with http, contractor:
         listed = {tool.name for tool in (await contractor.list_tools()).tools}
         assert {"get_item", "query_styles"} <= listed
-        assert not listed & {"delete_item", "replace_item", "drop_item", "raw"}
+        assert not listed & {"delete_item", "replace_item", "drop_item", "post_raw"}
         denied = await contractor.call_tool("delete_item", {"itemId": "1"})
         assert denied.is_error
         assert _text(denied) == (
@@ -104,9 +105,9 @@ async def test_the_token_s_claims_decide_what_is_listed_and_called(gateway: str,
     http, staff = _client(idp, url, "staff", mode)
     async with http, staff:
         listed = {tool.name for tool in (await staff.list_tools()).tools}
-        assert {"delete_item", "replace_item", "drop_item"} <= listed and "raw" not in listed  # the organization's
+        assert {"delete_item", "replace_item", "drop_item"} <= listed and "post_raw" not in listed  # the organization's
         deleted = await staff.call_tool("delete_item", {"itemId": "1"})
-        assert not deleted.is_error and deleted.structured_content["method"] == "DELETE"  # type: ignore[index]
+        assert not deleted.is_error and deleted.structured_content["method"] == "DELETE"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -139,7 +140,7 @@ async def test_answers_are_redacted_for_whom_a_rule_says(gateway: str, idp: Idp,
     http, staff = _client(idp, url, "staff", mode)
     async with http, staff:
         read = await staff.call_tool("get_item", {"itemId": "1"})
-        assert isinstance(read.structured_content["headers"], dict)  # type: ignore[index]
+        assert isinstance(read.structured_content["headers"], dict)
 
 
 @pytest.mark.parametrize("mode", MODES)

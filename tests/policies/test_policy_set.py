@@ -30,8 +30,11 @@ OPERATIONS = [
     _operation("get_book", "GET", "/books/{bookId}", True),
     _operation("delete_book", "DELETE", "/books/{bookId}", False),
     _operation("transfer", "POST", "/transfers", False),
-    Operation(tool_name="add_book", input_schema={"type": "object"},
-              binding=GraphQLBinding(operation_type="mutation", root_field="addBook", document="", operation_name="AddBook")),  # fmt: skip
+    Operation(
+        tool_name="add_book",
+        input_schema={"type": "object"},
+        binding=GraphQLBinding(operation_type="mutation", root_field="addBook", document="", operation_name="AddBook"),
+    ),
 ]
 TOOLS = {op.tool_name: tool_facts(tool_of(op), op, "library") for op in OPERATIONS}
 
@@ -67,7 +70,7 @@ def test_the_first_allow_or_deny_rule_that_holds_decides_and_none_allows() -> No
     )
     assert policies.decide("get_book", _call(contractor, bookId=3)).allowed
     assert policies.decide("delete_book", _call(admin, bookId=3)).rule == "admins"  # earlier rule wins
-    assert policies.decide("delete_book", _call(staff, bookId=3)) .rule is None
+    assert policies.decide("delete_book", _call(staff, bookId=3)).rule is None
     assert policies.decide("transfer", _call(staff, amount=5000)).rule == "big-transfers"  # argument values decide
     assert policies.decide("transfer", _call(staff, amount=10)).allowed
 
@@ -153,8 +156,8 @@ def test_a_listing_hides_only_the_tools_no_call_could_be_allowed() -> None:
 def test_rules_that_cannot_hold_for_a_tool_are_left_out_of_its_program() -> None:
     policies = _set(*({"name": f"r{i}", "when": f'tool.name == "t{i}" && claims.sub == "x"', "effect": "deny"}
                       for i in range(50)))  # fmt: skip
-    assert policies._tools["get_book"].decisions == ()  # noqa: SLF001 - the point of the test
-    assert policies._tools["get_book"].chain is None  # noqa: SLF001
+    assert policies._tools["get_book"].decisions == ()
+    assert policies._tools["get_book"].chain is None
 
 
 @pytest.mark.parametrize(
@@ -162,16 +165,22 @@ def test_rules_that_cannot_hold_for_a_tool_are_left_out_of_its_program() -> None
     [
         ("nope", "policies is a list of rules"),
         ([{"name": "a", "when": "foo(", "effect": "deny"}], "policies[0] (a): its condition is not valid CEL"),
-        ([{"name": "a", "when": "user.sub == 'x'", "effect": "deny"}],
-         "policies[0] (a): its condition names user, which is not one of args, caller, claims, now, tool"),
-        ([{"name": "a", "when": "true", "effect": "deny"}, {"name": "a", "when": "true", "effect": "allow"}],
-         "policies[1] (a): another rule is named 'a'"),
+        (
+            [{"name": "a", "when": "user.sub == 'x'", "effect": "deny"}],
+            "policies[0] (a): its condition names user, which is not one of args, caller, claims, now, tool",
+        ),
+        (
+            [{"name": "a", "when": "true", "effect": "deny"}, {"name": "a", "when": "true", "effect": "allow"}],
+            "policies[1] (a): another rule is named 'a'",
+        ),
         ([{"name": "a", "when": "true", "effect": "approve"}], "effect is one of allow, deny, redact, not 'approve'"),
         ([{"name": "a", "when": "true", "effect": "allow", "message": "x"}], "message is what a deny rule tells"),
         ([{"name": "a", "when": "true", "effect": "redact"}], "a redact rule lists the fields it hides"),
         ([{"name": "a", "when": "true", "effect": "deny", "fields": ["x"]}], "fields are what a redact rule hides"),
-        ([{"name": "a", "when": "args.l.exists(x, args.l.exists(y, x == y))", "effect": "deny"}],
-         "its condition loops more than 1 time"),
+        (
+            [{"name": "a", "when": "args.l.exists(x, args.l.exists(y, x == y))", "effect": "deny"}],
+            "its condition loops more than 1 time",
+        ),
         ([{"name": "a", "when": "true", "effect": "deny", "why": "x"}], "unknown key why"),
         ([{"name": "", "when": "true", "effect": "deny"}], "name is 1 to 64 letters"),
     ],
@@ -206,9 +215,15 @@ ANY_SET = PolicySet(parse_rules(ANY_RULES), TOOLS)
 
 
 @settings(max_examples=300, deadline=None)
-@given(claims=st.dictionaries(st.text(max_size=10), JSON, max_size=6), arguments=st.dictionaries(
-    st.sampled_from(["amount", "currency", "region", "items", "x", "y", "id", "other"]), JSON, max_size=6))
-def test_no_evaluation_raises_whatever_the_claims_and_arguments(claims: dict[str, Any], arguments: dict[str, Any]) -> None:
+@given(
+    claims=st.dictionaries(st.text(max_size=10), JSON, max_size=6),
+    arguments=st.dictionaries(
+        st.sampled_from(["amount", "currency", "region", "items", "x", "y", "id", "other"]), JSON, max_size=6
+    ),
+)
+def test_no_evaluation_raises_whatever_the_claims_and_arguments(
+    claims: dict[str, Any], arguments: dict[str, Any]
+) -> None:
     caller = Caller("p", frozenset(), "s", "i", claims=claims)
     for tool in TOOLS:
         decision = ANY_SET.decide(tool, _call(caller, **arguments))
