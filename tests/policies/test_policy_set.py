@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from apimcp.catalog.model import GraphQLBinding, Operation, RestBinding, ToolHints
 from apimcp.catalog.tools import tool_of
+from apimcp.policies.decisions import CallFacts
 from apimcp.policies.facts import tool_facts
-from apimcp.policies.policy_set import CallFacts, PolicySet
+from apimcp.policies.policy_set import PolicySet
 from apimcp.policies.rules import PolicyError, Rule, parse_rules
 from apimcp.protocol.caller import Caller
 
@@ -157,7 +158,21 @@ def test_rules_that_cannot_hold_for_a_tool_are_left_out_of_its_program() -> None
     policies = _set(*({"name": f"r{i}", "when": f'tool.name == "t{i}" && claims.sub == "x"', "effect": "deny"}
                       for i in range(50)))  # fmt: skip
     assert policies._tools["get_book"].decisions == ()
-    assert policies._tools["get_book"].chain is None
+    assert policies._tools["get_book"].chain == ()
+
+
+def test_fifty_rules_that_all_apply_decide_in_order_across_programs() -> None:
+    """Long lists are cut into programs a CEL parser takes (it bounds nesting); the first rule that holds still
+    decides, whichever program holds it, and an error in a later program is still found."""
+    rules = [{"name": f"r{i}", "when": f"args.n == {i} && caller.subject != 'x'", "effect": "deny"}
+             for i in range(50)]  # fmt: skip
+    policies = _set(*rules, {"name": "odd", "when": "args.m > 1", "effect": "deny"})
+    for n in (0, 11, 12, 37, 49):
+        assert policies.decide("get_book", _call(_caller(), n=n, m=0)).rule == f"r{n}"
+    assert policies.decide("get_book", _call(_caller(), n=99, m=0)).rule is None
+    broken = policies.decide("get_book", _call(_caller(), n=99))  # no m: the last rule fails, closed
+    assert (broken.rule, [rule for rule, _ in broken.errors]) == ("odd", ["odd"])
+    assert len(policies._tools["get_book"].chain) > 1
 
 
 @pytest.mark.parametrize(

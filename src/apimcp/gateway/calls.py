@@ -29,7 +29,8 @@ from typing import Any, Protocol
 
 from apimcp.gateway.results import error_result
 from apimcp.gateway.tool_entries import ToolEntry
-from apimcp.policies.policy_set import CallFacts, PolicySet
+from apimcp.policies.decisions import CallFacts
+from apimcp.policies.policy_set import PolicySet
 from apimcp.policies.redaction import redact_result
 from apimcp.protocol import CallToolResult, RequestContext, ToolError
 from apimcp.protocol.caller import RequestSource, caller_key

@@ -11,135 +11,77 @@ the arguments.
 Cost. When the exposition is built, each rule is evaluated against each tool's facts alone: a rule that cannot
 hold for a tool (`tool.name == "delete_book" && ...` for any other tool) is dropped from that tool's list, and
 one that holds whatever the caller (a rule on `tool.method` only) ends it. The rules left for a tool are compiled
-into one CEL program that answers the index of the first that holds; tools with the same rules share it. A
-call then converts only the variables those rules name, into a context that already holds the tool's facts.
+into programs that find the first that holds (`programs.py`); tools with the same rules share them. A call then
+converts only the arguments and tool facts its rules read, into a context that already holds its caller's
+(`caller_contexts.py`); a caller's listing is kept until the rules change, unless a rule reads the time.
 """
 
 from __future__ import annotations
 
-import logging
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import cel
+import orjson
 
-from apimcp.policies.facts import Facts, caller_facts, claims_of, now
-from apimcp.policies.rules import VARIABLES, Rule
+from apimcp.policies.caller_contexts import MAX_CALLERS, CallerContexts, Key, key_of
+from apimcp.policies.decisions import ALLOWED, CallFacts, Decision
+from apimcp.policies.facts import Facts, caller_facts, now
+from apimcp.policies.programs import (
+    Chain,
+    CompiledRule,
+    Holds,
+    chain,
+    each_holds,
+    first_decision,
+    keys_read,
+    together,
+    why,
+)
+from apimcp.policies.rules import Rule
 from apimcp.protocol.caller import Caller
-
-log = logging.getLogger("apimcp.policies")
-
-_UNDECIDED = object()
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What the rules say of one call."""
-
-    effect: Literal["allow", "deny"]
-    rule: str | None = None
-    """The rule that decided (None: no rule held, and calls are allowed by default)."""
-    message: str | None = None
-    redact: tuple[str, ...] = ()
-    """The keys hidden in the answer, by the `redact` rules in `redacted_by`."""
-    redacted_by: tuple[str, ...] = ()
-    errors: tuple[tuple[str, str], ...] = ()
-    """(rule, why) for each condition that could not be evaluated (counted as the meaning above says)."""
-
-    @property
-    def allowed(self) -> bool:
-        return self.effect == "allow"
-
-    def refusal(self, tool: str) -> str:
-        """What the caller is told of a denial (the rule's name, its message; never the facts)."""
-        text = f"Calling {tool} is denied by the policy rule {self.rule!r}"
-        return f"{text}: {self.message}" if self.message else text
-
-
-ALLOWED = Decision("allow")
-
-
-@dataclass(frozen=True, slots=True)
-class CallFacts:
-    """A call's own facts, as its request gives them."""
-
-    caller: Caller | None
-    client: str | None
-    revision: str
-    arguments: Mapping[str, Any]
-    time: datetime | None = None
-
-    def variable(self, name: str) -> Any:
-        if name == "caller":
-            return caller_facts(self.caller, self.client, self.revision)
-        if name == "claims":
-            return claims_of(self.caller)
-        if name == "args":
-            return self.arguments
-        return self.time or now()
-
-
-class _Compiled:
-    """One rule, compiled on its own (listings, and calls whose combined program failed)."""
-
-    __slots__ = ("index", "program", "rule", "uses")
-
-    def __init__(self, index: int, rule: Rule) -> None:
-        self.index = index
-        self.rule = rule
-        self.program = cel.compile(rule.when)
-        self.uses = frozenset(self.program.references()["variables"]) & VARIABLES
-
-    def holds(self, context: cel.Context) -> bool | str:
-        """True or False, or why it could not be evaluated."""
-        try:
-            value = self.program.execute(context)
-        except Exception as exc:  # the library raises what CEL's errors map to, of any type
-            return _why(exc)
-        return value if isinstance(value, bool) else f"the condition gave {type(value).__name__}, not a boolean"
-
-    def on_tool(self, tool: Facts) -> object:
-        """True or False when the tool's facts alone decide the condition, else `_UNDECIDED`."""
-        if "tool" not in self.uses:
-            return _UNDECIDED
-        try:
-            value = self.program.execute({"tool": tool})
-        except Exception:  # it needs more than the tool (or fails for the call to tell)
-            return _UNDECIDED
-        return value if isinstance(value, bool) else _UNDECIDED
-
-
-def _why(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:200]
 
 
 class _ToolRules:
-    """The rules left for one tool, in order, and the program that finds the first decision among them."""
+    """The rules left for one tool, in order, and the programs that find the first decision among them."""
 
-    __slots__ = ("always", "chain", "context", "decisions", "redactions", "tool", "uses")
+    __slots__ = ("always", "arguments", "chain", "decisions", "redacting", "redactions", "same", "tool", "uses")
 
     def __init__(
-        self, decisions: tuple[_Compiled, ...], always: bool, redactions: tuple[tuple[_Compiled, bool], ...],
-        chain: cel.Program | None, tool: Facts,
+        self, decisions: tuple[CompiledRule, ...], always: bool,
+        redactions: tuple[tuple[CompiledRule, bool], ...], programs: Chain, tool: Facts,
+        arguments: frozenset[str] | None,
     ) -> None:  # fmt: skip
         self.decisions = decisions
         self.always = always
         """The last of `decisions` holds for this tool whatever the call (it is not evaluated)."""
         self.redactions = redactions
         """Each `redact` rule left, with True when it holds whatever the call."""
-        self.chain = chain
+        self.redacting: Holds = together([c for c, always in redactions if not always])
+        self.chain = programs
         uses: set[str] = set()
         for compiled in (*decisions, *(c for c, _ in redactions)):
             uses |= compiled.uses
-        uses.discard("tool")
-        self.uses = tuple(sorted(uses))
+        self.uses = frozenset(uses)
         self.tool = tool
-        self.context = cel.Context({"tool": tool})
-        """Holds the tool's facts; a call sets the variables it `uses` before evaluating (calls run one at a time
-        on the event loop, so one context per tool serves them all)."""
+        """The facts its rules read."""
+        self.arguments = arguments
+        """The arguments its rules read (None: every one)."""
+        self.same = (tuple(c.index for c in decisions), always, orjson.dumps(tool, option=orjson.OPT_SORT_KEYS))
+        """Tools with the same rules and the same facts read are listed alike."""
+
+    def call_values(self, call: CallFacts) -> dict[str, Any]:
+        """What a call adds to its caller's context for these rules."""
+        values: dict[str, Any] = {}
+        if "tool" in self.uses:
+            values["tool"] = self.tool
+        if "args" in self.uses:
+            read, arguments = self.arguments, call.arguments
+            values["args"] = arguments if read is None else {k: v for k, v in arguments.items() if k in read}
+        if "now" in self.uses:
+            values["now"] = call.time or now()
+        return values
 
 
 class PolicySet:
@@ -148,13 +90,18 @@ class PolicySet:
     def __init__(self, rules: Sequence[Rule], tools: Mapping[str, Facts]) -> None:
         """`tools`: every tool a call may name (listed or reached by scripts), with its facts (`facts.py`)."""
         self.rules = tuple(rules)
-        compiled = [_Compiled(index, rule) for index, rule in enumerate(rules)]
+        compiled = [CompiledRule(index, rule) for index, rule in enumerate(rules)]
+        read, arguments = keys_read(rules, "tool"), keys_read(rules, "args")
         self._tools: dict[str, _ToolRules] = {}
-        chains: dict[tuple[int, ...], cel.Program | None] = {}
+        chains: dict[tuple[int, ...], Chain] = {}
         for name, facts in tools.items():
-            self._tools[name] = _tool_rules(compiled, facts, chains)
+            kept = facts if read is None else {key: value for key, value in facts.items() if key in read}
+            self._tools[name] = _tool_rules(compiled, kept, arguments, chains)
         self.hides = any(rule.effect == "deny" for rule in rules)
         """Some rule may hide tools from a listing (no `deny` rule: every tool is listed)."""
+        self._callers = CallerContexts(keys_read(rules, "claims"))
+        self._timeless = not any("now" in c.uses for c in compiled)
+        self._listings: OrderedDict[Key, frozenset[str]] = OrderedDict()
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -163,21 +110,24 @@ class PolicySet:
         """What the rules say of calling `tool` so; never raises (a tool it was not built with: denied)."""
         rules = self._tools.get(tool)
         if rules is None:
-            return Decision("deny", None, "the tool is not governed by this exposition's policies")
-        context = rules.context
-        if rules.uses:
-            try:
-                context.update({name: call.variable(name) for name in rules.uses})
-            except Exception as exc:  # a value CEL cannot hold: nothing can be decided
-                return Decision("deny", None, f"the call cannot be checked by the policies ({_why(exc)})")
-        decision = _first_decision(rules, context)
+            return Decision("deny", None, "the exposition's policies do not know the tool")
+        if not rules.decisions and not rules.redactions:
+            return ALLOWED
+        try:
+            context = self._callers.of(call)
+            context.update(rules.call_values(call))
+        except Exception as exc:  # a value CEL cannot hold: nothing can be decided
+            return Decision("deny", None, f"the call cannot be checked by the policies ({why(exc)})")
+        decision = first_decision(rules.decisions, rules.always, rules.chain, context)
         if not rules.redactions:
             return decision
         fields: list[str] = []
         by: list[str] = []
         errors = list(decision.errors)
+        evaluated = [c for c, always in rules.redactions if not always]
+        held = iter(each_holds(evaluated, rules.redacting, context))
         for compiled, always in rules.redactions:
-            holds = True if always else compiled.holds(context)
+            holds = True if always else next(held)
             if isinstance(holds, str):
                 errors.append((compiled.rule.name, holds))
             if holds is not False:
@@ -190,37 +140,34 @@ class PolicySet:
         """For one listing: whether the caller might be allowed some call of a tool (see the module's meaning)."""
         if not self.hides:
             return _everything
-        call = CallFacts(caller, client, revision, {})
-        shared = cel.Context({name: call.variable(name) for name in ("caller", "claims", "now")})
+        key = key_of(caller, client, revision)
+        listed = self._listings.get(key) if self._timeless else None
+        if listed is None:
+            listed = self._listed(CallFacts(caller, client, revision, {}))
+            if self._timeless:
+                self._listings[key] = listed
+                if len(self._listings) > MAX_CALLERS:
+                    self._listings.popitem(last=False)
+        else:
+            self._listings.move_to_end(key)
+        return listed.__contains__
+
+    def _listed(self, call: CallFacts) -> frozenset[str]:
+        try:  # a context of its own: it never holds arguments
+            context = cel.Context({"caller": caller_facts(call.caller, call.client, call.revision),
+                                   "claims": self._callers.claims(call.caller), "now": now()})  # fmt: skip
+        except Exception:  # a caller CEL cannot hold: its calls are all denied
+            return frozenset()
         memo: dict[int, bool | str] = {}  # rules that do not read the tool hold or not once per listing
-
-        def visible(tool: str) -> bool:
-            rules = self._tools.get(tool)
-            if rules is None:
-                return False
-            last = len(rules.decisions) - 1
-            for position, compiled in enumerate(rules.decisions):
-                if position == last and rules.always:
-                    holds: bool | str = True
-                elif "tool" in compiled.uses:
-                    shared.update({"tool": rules.tool})
-                    holds = compiled.holds(shared)
-                elif compiled.index in memo:
-                    holds = memo[compiled.index]
-                else:
-                    holds = memo[compiled.index] = compiled.holds(shared)
-                if isinstance(holds, str) and "args" in compiled.uses:  # the listing has no arguments
-                    if compiled.rule.effect == "allow":
-                        return True  # some arguments may make it hold
-                    continue  # a deny that some arguments make hold: others may not
-                if compiled.rule.effect == "allow":
-                    if holds is True:
-                        return True
-                elif holds is not False:
-                    return False
-            return True
-
-        return visible
+        alike: dict[tuple[tuple[int, ...], bool, bytes], bool] = {}
+        listed = []
+        for name, rules in self._tools.items():
+            may = alike.get(rules.same)
+            if may is None:
+                may = alike[rules.same] = _may_call(rules, context, memo)
+            if may:
+                listed.append(name)
+        return frozenset(listed)
 
     def may_redact(self, tool: str) -> tuple[str, ...]:
         """The keys some call of `tool` may have hidden (its output schema allows their replacement)."""
@@ -234,73 +181,53 @@ def _everything(tool: str) -> bool:
     return True
 
 
+def _may_call(rules: _ToolRules, context: cel.Context, memo: dict[int, bool | str]) -> bool:
+    last = len(rules.decisions) - 1
+    tool_set = False
+    for position, compiled in enumerate(rules.decisions):
+        if position == last and rules.always:
+            holds: bool | str = True
+        elif "tool" in compiled.uses:
+            if not tool_set:
+                context.update({"tool": rules.tool})
+                tool_set = True
+            holds = compiled.holds(context)
+        elif compiled.index in memo:
+            holds = memo[compiled.index]
+        else:
+            holds = memo[compiled.index] = compiled.holds(context)
+        if isinstance(holds, str) and "args" in compiled.uses:  # the listing has no arguments
+            if compiled.rule.effect == "allow":
+                return True  # some arguments may make it hold
+            continue  # a deny that some arguments make hold: others may not
+        if compiled.rule.effect == "allow":
+            if holds is True:
+                return True
+        elif holds is not False:
+            return False
+    return True
+
+
 def _tool_rules(
-    compiled: Sequence[_Compiled], facts: Facts, chains: dict[tuple[int, ...], cel.Program | None]
-) -> _ToolRules:
-    decisions: list[_Compiled] = []
-    redactions: list[tuple[_Compiled, bool]] = []
+    compiled: Sequence[CompiledRule], facts: Facts, arguments: frozenset[str] | None,
+    chains: dict[tuple[int, ...], Chain],
+) -> _ToolRules:  # fmt: skip
+    decisions: list[CompiledRule] = []
+    redactions: list[tuple[CompiledRule, bool]] = []
     always = False
+    alone = cel.Context({"tool": facts})  # converted once for every rule
     for rule in compiled:
-        alone = rule.on_tool(facts)
-        if alone is False:
+        holds = rule.on_tool(alone)
+        if holds is False:
             continue
         if rule.rule.effect == "redact":
-            redactions.append((rule, alone is True))
+            redactions.append((rule, holds is True))
             continue
         if always:
             continue  # after a rule that always decides this tool: never reached
         decisions.append(rule)
-        always = alone is True
+        always = holds is True
     key = tuple(rule.index for rule in decisions) + ((-1,) if always else ())
     if key not in chains:
-        chains[key] = _chain(decisions, always)
-    return _ToolRules(tuple(decisions), always, tuple(redactions), chains[key], facts)
-
-
-def _chain(decisions: Sequence[_Compiled], always: bool) -> cel.Program | None:
-    """One program answering the position of the first rule that holds (-1: none); None when there is nothing to
-    evaluate (no rule, or only one that always holds)."""
-    evaluated = decisions[:-1] if always else decisions
-    if not evaluated:
-        return None
-    expression = str(len(decisions) - 1) if always else "-1"
-    for position in range(len(evaluated) - 1, -1, -1):
-        expression = f"({evaluated[position].rule.when}) ? {position} : ({expression})"
-    return cel.compile(expression)
-
-
-def _first_decision(rules: _ToolRules, context: cel.Context) -> Decision:
-    decisions = rules.decisions
-    if not decisions:
-        return ALLOWED
-    if rules.chain is None:  # only a rule that always holds
-        return _decided(decisions[-1])
-    try:
-        position = rules.chain.execute(context)
-    except Exception:  # some condition failed: find which, one by one
-        return _one_by_one(rules, context)
-    if not isinstance(position, int):
-        return _one_by_one(rules, context)
-    return _decided(decisions[position]) if position >= 0 else ALLOWED
-
-
-def _one_by_one(rules: _ToolRules, context: cel.Context) -> Decision:
-    errors: list[tuple[str, str]] = []
-    last = len(rules.decisions) - 1
-    for position, compiled in enumerate(rules.decisions):
-        holds = True if position == last and rules.always else compiled.holds(context)
-        if isinstance(holds, str):
-            errors.append((compiled.rule.name, holds))
-            log.warning("policy rule %s could not be evaluated: %s", compiled.rule.name, holds)
-            if compiled.rule.effect == "allow":
-                continue
-            return _decided(compiled, tuple(errors))
-        if holds:
-            return _decided(compiled, tuple(errors))
-    return Decision("allow", errors=tuple(errors))
-
-
-def _decided(compiled: _Compiled, errors: tuple[tuple[str, str], ...] = ()) -> Decision:
-    rule = compiled.rule
-    effect: Literal["allow", "deny"] = "allow" if rule.effect == "allow" else "deny"
-    return Decision(effect, rule.name, rule.message, errors=errors)
+        chains[key] = chain(decisions, always)
+    return _ToolRules(tuple(decisions), always, tuple(redactions), chains[key], facts, arguments)

@@ -18,8 +18,9 @@ from apimcp.control.domain.common import get_owned
 from apimcp.control.domain.tokens import Caller as ApiCaller
 from apimcp.control.errors import Invalid, NotFound
 from apimcp.control.models import Organization, Plan, Service
+from apimcp.policies.decisions import CallFacts
 from apimcp.policies.facts import tool_facts
-from apimcp.policies.policy_set import CallFacts, PolicySet
+from apimcp.policies.policy_set import PolicySet
 from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.caller import Caller
 
