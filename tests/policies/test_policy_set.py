@@ -161,6 +161,22 @@ def test_rules_that_cannot_hold_for_a_tool_are_left_out_of_its_program() -> None
     assert policies._tools["get_book"].chain == ()
 
 
+def test_an_approve_rule_decides_as_deny_does_and_lists_as_allow_does() -> None:
+    policies = _set(
+        {"name": "deletes", "when": "tool.destructive", "effect": "approve", "message": "No undo.",
+         "approval_seconds": 30},
+        {"name": "no-big", "when": "args.amount > 100", "effect": "approve"},
+        {"name": "rest", "when": "true", "effect": "deny"},
+    )  # fmt: skip
+    asked = policies.decide("delete_book", _call(None))
+    assert (asked.effect, asked.rule, asked.message, asked.approval_seconds) == ("approve", "deletes", "No undo.", 30)
+    assert asked.allowed  # once approved
+    broken = policies.decide("transfer", _call(None))  # no amount: the approve rule cannot be evaluated
+    assert (broken.effect, broken.rule) == ("approve", "no-big")
+    listed = policies.visible(None, None, "2025-11-25")
+    assert [name for name in TOOLS if listed(name)] == ["list_books", "get_book", "delete_book", "transfer", "add_book"]
+
+
 def test_fifty_rules_that_all_apply_decide_in_order_across_programs() -> None:
     """Long lists are cut into programs a CEL parser takes (it bounds nesting); the first rule that holds still
     decides, whichever program holds it, and an error in a later program is still found."""
@@ -188,7 +204,9 @@ def test_fifty_rules_that_all_apply_decide_in_order_across_programs() -> None:
             [{"name": "a", "when": "true", "effect": "deny"}, {"name": "a", "when": "true", "effect": "allow"}],
             "policies[1] (a): another rule is named 'a'",
         ),
-        ([{"name": "a", "when": "true", "effect": "approve"}], "effect is one of allow, deny, redact, not 'approve'"),
+        ([{"name": "a", "when": "true", "effect": "ask"}], "effect is one of allow, deny, approve, redact, not 'ask'"),
+        ([{"name": "a", "when": "true", "effect": "deny", "approval_seconds": 5}], "this rule does not approve"),
+        ([{"name": "a", "when": "true", "effect": "approve", "approval_seconds": 0}], "a number of seconds above 0"),
         ([{"name": "a", "when": "true", "effect": "allow", "message": "x"}], "message is what a deny rule tells"),
         ([{"name": "a", "when": "true", "effect": "redact"}], "a redact rule lists the fields it hides"),
         ([{"name": "a", "when": "true", "effect": "deny", "fields": ["x"]}], "fields are what a redact rule hides"),

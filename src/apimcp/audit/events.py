@@ -97,6 +97,31 @@ def policy_event(
     return event
 
 
+def approval_event(
+    where: Where, tool: str, rule: str | None, outcome: str, source: RequestSource, via: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A call `rule` made wait for a person's approval, and how that ended (approved, refused, expired, or
+    unavailable: the client could not ask)."""
+    caller = source.caller
+    event: dict[str, Any] = {
+        "time": time.time(),
+        "action": "approval",
+        "target": _short(tool),
+        "outcome": outcome,
+        "rule": _short(rule),
+        "organization": where.organization,
+        "exposition_id": where.exposition_id,
+        "exposition": where.exposition,
+        "service": where.service,
+        "version": where.version,
+        "user": _short(caller.principal) if caller is not None else None,
+        "client": source.client,
+    }
+    if via is not None:
+        event["via"] = {key: _short(value) for key, value in via.items()}
+    return event
+
+
 def authentication_event(where: Where, reason: str, status: int, client: str | None, path: str) -> dict[str, Any]:
     """A request its exposition's guard turned away (401 or 403, `reason` as the guard names it)."""
     return _at_the_door(where, "authentication", "failure", reason, status, client, path)

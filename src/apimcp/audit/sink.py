@@ -13,7 +13,15 @@ from typing import Any
 
 import orjson
 
-from apimcp.audit.events import Where, authentication_event, is_refusal, policy_event, rate_limit_event, request_event
+from apimcp.audit.events import (
+    Where,
+    approval_event,
+    authentication_event,
+    is_refusal,
+    policy_event,
+    rate_limit_event,
+    request_event,
+)
 from apimcp.audit.refusals import RefusalSummaries
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
@@ -90,6 +98,11 @@ class AuditObserver:
 
     def call_denied(self, tool: str, source: RequestSource, rule: str | None, via: Mapping[str, str] | None) -> None:
         self._sink.record(policy_event(self.where, tool, rule, source, via))
+
+    def call_approval(
+        self, tool: str, source: RequestSource, rule: str | None, outcome: str, via: Mapping[str, str] | None
+    ) -> None:
+        self._sink.record(approval_event(self.where, tool, rule, outcome, source, via))
 
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
         """A request the exposition's guard turned away."""

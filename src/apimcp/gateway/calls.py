@@ -14,9 +14,10 @@ call into another exposition all go through the `CallPath` of the exposition who
 
 - before everything: the exposition's policies (`apimcp.policies`), for every call, a client's or a script's. A
   denied call is a tool error naming the rule, told to the observers (`call_denied`: the audit trail keeps the
-  rule's name); an allowed one has the fields `redact` rules name hidden in its answer.
+  rule's name); one an `approve` rule holds waits for a person's answer (`approval.py`, told as `call_approval`);
+  an allowed one has the fields `redact` rules name hidden in its answer.
 
-What every call needs checked, whoever makes it (approvals, guardrails), belongs here.
+What every call needs checked, whoever makes it (guardrails next), belongs here.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from typing import Any, Protocol
 
 from apimcp.gateway.results import error_result
 from apimcp.gateway.tool_entries import ToolEntry
+from apimcp.policies import approval
+from apimcp.policies.approval import APPROVAL_SECONDS
 from apimcp.policies.decisions import CallFacts
 from apimcp.policies.policy_set import PolicySet
 from apimcp.policies.redaction import redact_result
@@ -54,6 +57,10 @@ class CallObserver(Protocol):
 
     def call_denied(self, tool: str, source: RequestSource, rule: str | None, via: Via | None) -> None:
         """A policy denied a call of `tool` (`rule`: the rule that decided; via: None for a client's own call)."""
+
+    def call_approval(self, tool: str, source: RequestSource, rule: str | None, outcome: str, via: Via | None) -> None:
+        """A call of `tool` that `rule` makes wait for a person: approved, refused, expired or unavailable (the
+        client cannot ask)."""
 
 
 class CallPath:
@@ -97,6 +104,13 @@ class CallPath:
             for observer in self._observers:
                 observer.call_denied(entry.name, source, decision.rule, via)
             return error_result(decision.refusal(entry.name))
+        if decision.effect == "approve":
+            lifetime = decision.approval_seconds or APPROVAL_SECONDS
+            answer = await approval.ask(ctx, entry.name, arguments, decision.message, lifetime)
+            for observer in self._observers:
+                observer.call_approval(entry.name, source, decision.rule, answer.outcome, via)
+            if answer.refusal is not None:
+                return error_result(answer.refusal)
         result = await self._call(entry, ctx, arguments, depth, via)
         if not decision.redact:
             return result

@@ -14,7 +14,7 @@ from apimcp.protocol.caller import Caller
 class Decision:
     """What the rules say of one call."""
 
-    effect: Literal["allow", "deny"]
+    effect: Literal["allow", "deny", "approve"]
     rule: str | None = None
     """The rule that decided (None: no rule held, and calls are allowed by default)."""
     message: str | None = None
@@ -23,10 +23,13 @@ class Decision:
     redacted_by: tuple[str, ...] = ()
     errors: tuple[tuple[str, str], ...] = ()
     """(rule, why) for each condition that could not be evaluated (counted as `policy_set.py` says)."""
+    approval_seconds: float | None = None
+    """For `approve`: the deciding rule's lifetime of an answer (None: the default)."""
 
     @property
     def allowed(self) -> bool:
-        return self.effect == "allow"
+        """Whether the call may go on (an `approve` decision: once a person approves it)."""
+        return self.effect != "deny"
 
     def refusal(self, tool: str) -> str:
         """What the caller is told of a denial (the rule's name, its message; never the facts)."""

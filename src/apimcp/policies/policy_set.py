@@ -1,10 +1,11 @@
 """An exposition's rules, compiled for its tools: what each call may do, and which tools a caller sees.
 
-Meaning. Rules are read in order (the organization's, then the plan's). The first `allow` or `deny` rule whose
-condition holds decides the call; when none holds, the call is allowed. Every `redact` rule whose condition holds
+Meaning. Rules are read in order (the organization's, then the plan's). The first `allow`, `deny` or `approve`
+rule whose condition holds decides the call (`approve`: once a person approves it, `approval.py`); when none
+holds, the call is allowed. Every `redact` rule whose condition holds
 adds its fields to what is hidden in the answer, whoever decided. A condition that cannot be evaluated (a key the
-arguments lack, a type that does not fit) counts as holding for `deny` and `redact` and as not holding for
-`allow`: a mistake in a rule never opens a door. A listing shows the tools some call could be allowed to make: a
+arguments lack, a type that does not fit) counts as holding for `deny`, `approve` and `redact` and as not holding
+for `allow`: a mistake in a rule never opens a door. A listing shows the tools some call could be allowed to make: a
 rule that reads `args` cannot be decided without them, so a tool is hidden only by a rule that holds whatever
 the arguments.
 
@@ -196,15 +197,16 @@ def _may_call(rules: _ToolRules, context: cel.Context, memo: dict[int, bool | st
             holds = memo[compiled.index]
         else:
             holds = memo[compiled.index] = compiled.holds(context)
+        opens = compiled.rule.effect != "deny"  # allow, or approve: the call may be made
         if isinstance(holds, str) and "args" in compiled.uses:  # the listing has no arguments
-            if compiled.rule.effect == "allow":
+            if opens:
                 return True  # some arguments may make it hold
             continue  # a deny that some arguments make hold: others may not
         if compiled.rule.effect == "allow":
             if holds is True:
                 return True
-        elif holds is not False:
-            return False
+        elif holds is not False:  # holds, or cannot be evaluated (which counts as holding)
+            return opens
     return True
 
 

@@ -131,7 +131,7 @@ def _one_by_one(decisions: Sequence[CompiledRule], always: bool, context: Any) -
             errors.append((compiled.rule.name, holds))
             log.warning("policy rule %s could not be evaluated: %s", compiled.rule.name, holds)
             if compiled.rule.effect == "allow":
-                continue
+                continue  # an allow that cannot be evaluated does not hold; a deny or approve does
             return decided(compiled, tuple(errors))
         if holds:
             return decided(compiled, tuple(errors))
@@ -140,8 +140,8 @@ def _one_by_one(decisions: Sequence[CompiledRule], always: bool, context: Any) -
 
 def decided(compiled: CompiledRule, errors: tuple[tuple[str, str], ...] = ()) -> Decision:
     rule = compiled.rule
-    effect: Literal["allow", "deny"] = "allow" if rule.effect == "allow" else "deny"
-    return Decision(effect, rule.name, rule.message, errors=errors)
+    effect: Literal["allow", "deny", "approve"] = "deny" if rule.effect == "redact" else rule.effect
+    return Decision(effect, rule.name, rule.message, errors=errors, approval_seconds=rule.approval_seconds)
 
 
 Holds = tuple[tuple[cel.Program, int, int], ...]

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal, cast, get_args
 
 import cel
 
-Effect = Literal["allow", "deny", "redact"]
+Effect = Literal["allow", "deny", "approve", "redact"]
 EFFECTS: Final[tuple[str, ...]] = get_args(Effect)
 
 VARIABLES: Final[frozenset[str]] = frozenset({"caller", "claims", "tool", "args", "now"})
@@ -43,7 +43,8 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _FIELD = re.compile(r"[^\s.][^\s]{0,127}")
 _LOOPS = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(")
 _BOUND = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_]\w*)\s*,")
-_KEYS: Final = frozenset({"name", "when", "effect", "message", "fields"})
+_KEYS: Final = frozenset({"name", "when", "effect", "message", "fields", "approval_seconds"})
+MAX_APPROVAL_SECONDS: Final = 3600
 
 
 class PolicyError(ValueError):
@@ -57,9 +58,12 @@ class Rule:
     """A CEL expression over `VARIABLES` that is true when the rule applies."""
     effect: Effect
     message: str | None = None
-    """For `deny`: what the caller is told (the rule's name is always said)."""
+    """For `deny`: what the caller is told (the rule's name is always said); for `approve`: what the question
+    adds after "Approve delete_book with bookId=3?"."""
     fields: tuple[str, ...] = ()
     """For `redact`: the keys whose values are hidden wherever they appear in an answer's JSON."""
+    approval_seconds: float | None = None
+    """For `approve`: how long after the question an answer is taken (`approval.APPROVAL_SECONDS` by default)."""
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "when": self.when, "effect": self.effect}
@@ -67,6 +71,8 @@ class Rule:
             out["message"] = self.message
         if self.fields:
             out["fields"] = list(self.fields)
+        if self.approval_seconds is not None:
+            out["approval_seconds"] = self.approval_seconds
         return out
 
 
@@ -134,11 +140,22 @@ def _rule(item: object) -> Rule:
     message = item.get("message")
     if message is not None and (not isinstance(message, str) or len(message) > MAX_MESSAGE):
         raise PolicyError(f"message is a text of at most {MAX_MESSAGE} characters")
-    if message is not None and effect != "deny":
-        raise PolicyError("message is what a deny rule tells the caller; this rule does not deny")
+    if message is not None and effect not in ("deny", "approve"):
+        raise PolicyError(
+            "message is what a deny rule tells the caller, or an approve rule asks; this rule does neither"
+        )
     fields = _fields(item.get("fields"), effect)
+    seconds = item.get("approval_seconds")
+    if seconds is not None:
+        if effect != "approve":
+            raise PolicyError(
+                "approval_seconds is how long an approve rule's answer is taken; this rule does not approve"
+            )
+        if not isinstance(seconds, int | float) or isinstance(seconds, bool) or not 0 < seconds <= MAX_APPROVAL_SECONDS:
+            raise PolicyError(f"approval_seconds is a number of seconds above 0, at most {MAX_APPROVAL_SECONDS}")
     compile_condition(when)
-    return Rule(name=name, when=when, effect=cast(Effect, effect), message=message, fields=fields)
+    return Rule(name=name, when=when, effect=cast(Effect, effect), message=message, fields=fields,
+                approval_seconds=float(seconds) if seconds is not None else None)  # fmt: skip
 
 
 def _fields(raw: object, effect: object) -> tuple[str, ...]:

@@ -46,6 +46,10 @@ class Metrics:
             "apimcp_policy_denials", "Tool calls a policy rule denied, by exposition and rule",
             ["exposition", "rule"], registry=registry,
         )  # fmt: skip
+        self.approvals = Counter(
+            "apimcp_approvals", "Tool calls that waited for a person's approval, by exposition and outcome",
+            ["exposition", "outcome"], registry=registry,
+        )  # fmt: skip
         self.refused_requests = Counter(
             "apimcp_refused_requests",
             "MCP requests an exposition refused before reading them (authentication, rate limits), by exposition "

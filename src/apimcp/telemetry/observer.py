@@ -64,6 +64,14 @@ class TelemetryObserver:
         if metrics is not None:
             metrics.child(metrics.policy_denials, self._exposition, rule or "").inc()
 
+    def call_approval(
+        self, tool: str, source: RequestSource, rule: str | None, outcome: str, via: Mapping[str, str] | None
+    ) -> None:
+        """A call that waited for a person's approval: counted by outcome."""
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.child(metrics.approvals, self._exposition, outcome).inc()
+
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
         """A request the exposition's guard turned away (`gateway/door.py`): counted."""
         self._count_refused(reason)
