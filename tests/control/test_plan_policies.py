@@ -1,6 +1,7 @@
-"""Policies in the control plane: a plan's rules and its organization's, checked where they are written (422
+"""Governance in the control plane: a plan's rules and its organization's, checked where they are written (422
 naming the rule), kept as written, carried by snapshots (the organization's first), copied by duplication, set
-for the organization by an admin only, tried on a call by `policy-test`, and added by migration 0013."""
+for the organization by an admin only, tried on a call by `policy-test`; a plan's guardrails likewise; both added
+by migration 0013."""
 
 from __future__ import annotations
 
@@ -101,6 +102,28 @@ def test_policy_test_says_what_would_happen_and_which_rule_decided(api: Api) -> 
     assert "claims name an issuer (iss) and a subject" in anonymous["detail"]
 
 
+def test_a_plan_keeps_its_guardrails_and_snapshots_carry_them(api: Api) -> None:
+    acme = api.org("acme")
+    written = [{"use": "secrets", "action": "block", "on": ["arguments", "answers"]},
+               {"use": "acme_dlp", "action": "report", "on": ["answers"], "options": {"level": 2}}]  # fmt: skip
+    plan = _plan(acme, guardrails=written)
+    assert plan["guardrails"] == written  # a name the control plane does not know: the gateway must have it
+    created(acme.user.post("/expositions", json={"plan_id": plan["id"], "name": "echo"}))
+    [entry] = acme.snapshot()["expositions"]
+    assert entry["guardrails"] == written
+    path = f"/plans/{plan['id']}"
+    bad = acme.user.patch(path, json={"guardrails": [{"use": "secrets", "action": "shout"}]})
+    assert (
+        "guardrails[0] (secrets): action is one of report, redact, block" in problem(bad, 422, "guardrails")["detail"]
+    )
+    assert ok(acme.user.patch(path, json={"guardrails": [{"use": "personal_data"}]}))["guardrails"] == [
+        {"use": "personal_data", "action": "report", "on": ["arguments", "answers"]}
+    ]
+    copy = created(acme.user.post(f"{path}/duplicate", json={"name": "copy"}))
+    assert copy["guardrails"] == [{"use": "personal_data", "action": "report", "on": ["arguments", "answers"]}]
+    assert ok(acme.user.patch(path, json={"guardrails": None}))["guardrails"] is None
+
+
 def _columns(store: Store, table: str) -> set[str]:
     return {column["name"] for column in inspect(store.engine).get_columns(table)}
 
@@ -116,7 +139,9 @@ def test_migration_0013_adds_empty_policies_and_takes_them_away(database_url: st
         store.migrate_to("0013")
         with store.engine.begin() as connection:
             assert connection.execute(text("SELECT id, policies FROM organizations")).all() == [("o", None)]
+        assert {"policies", "guardrails"} <= _columns(store, "plans")
         store.migrate_to("0012", down=True)
-        assert "policies" not in _columns(store, "plans") and "policies" not in _columns(store, "organizations")
+        assert not {"policies", "guardrails"} & _columns(store, "plans")
+        assert "policies" not in _columns(store, "organizations")
     finally:
         store.dispose()

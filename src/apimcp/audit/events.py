@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apimcp.guardrails.chain import Heard
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
 
@@ -109,6 +110,33 @@ def approval_event(
         "target": _short(tool),
         "outcome": outcome,
         "rule": _short(rule),
+        "organization": where.organization,
+        "exposition_id": where.exposition_id,
+        "exposition": where.exposition,
+        "service": where.service,
+        "version": where.version,
+        "user": _short(caller.principal) if caller is not None else None,
+        "client": source.client,
+    }
+    if via is not None:
+        event["via"] = {key: _short(value) for key, value in via.items()}
+    return event
+
+
+def guardrail_event(
+    where: Where, tool: str, heard: Heard, source: RequestSource, via: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """What a guardrail found in a call's arguments or answer, by kind and count (never a value), and what it did:
+    reported, redacted or blocked."""
+    caller = source.caller
+    event: dict[str, Any] = {
+        "time": time.time(),
+        "action": "guardrail",
+        "target": _short(tool),
+        "outcome": heard.outcome,
+        "guardrail": _short(heard.guardrail),
+        "in": heard.where,
+        "findings": {_short(f.kind): f.count for f in heard.findings[:20]},
         "organization": where.organization,
         "exposition_id": where.exposition_id,
         "exposition": where.exposition,

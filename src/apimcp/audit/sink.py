@@ -17,12 +17,14 @@ from apimcp.audit.events import (
     Where,
     approval_event,
     authentication_event,
+    guardrail_event,
     is_refusal,
     policy_event,
     rate_limit_event,
     request_event,
 )
 from apimcp.audit.refusals import RefusalSummaries
+from apimcp.guardrails.chain import Heard
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
 
@@ -103,6 +105,9 @@ class AuditObserver:
         self, tool: str, source: RequestSource, rule: str | None, outcome: str, via: Mapping[str, str] | None
     ) -> None:
         self._sink.record(approval_event(self.where, tool, rule, outcome, source, via))
+
+    def call_guarded(self, tool: str, source: RequestSource, heard: Heard, via: Mapping[str, str] | None) -> None:
+        self._sink.record(guardrail_event(self.where, tool, heard, source, via))
 
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
         """A request the exposition's guard turned away."""

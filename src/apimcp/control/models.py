@@ -188,6 +188,8 @@ class Plan(Base):
     """Serve what its MCP server lists now, without waiting for an admin to accept what changed."""
     policies: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     """Who may call what, with which arguments, and what answers hide (`apimcp.policies`); None: no rule."""
+    guardrails: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    """Scanners on calls' arguments and answers, with their actions (`apimcp.guardrails`); None: none."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -81,6 +81,7 @@ def build(
             "code_mode": plan.code_mode,
             "organization_policies": organization.policies,
             "policies": plan.policies,
+            "guardrails": plan.guardrails,
             "members": [_member(session, keys, plan, service)],
         }
         expositions.append(seal_exposition(entry, recipient))

@@ -16,8 +16,10 @@ call into another exposition all go through the `CallPath` of the exposition who
   denied call is a tool error naming the rule, told to the observers (`call_denied`: the audit trail keeps the
   rule's name); one an `approve` rule holds waits for a person's answer (`approval.py`, told as `call_approval`);
   an allowed one has the fields `redact` rules name hidden in its answer.
+- around the call: the plan's guardrails (`apimcp.guardrails`), on its arguments and on its answer; what they find
+  is told to the observers (`call_guarded`), and one may block the call or withhold its answer.
 
-What every call needs checked, whoever makes it (guardrails next), belongs here.
+What every call needs checked, whoever makes it, belongs here.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ from typing import Any, Protocol
 
 from apimcp.gateway.results import error_result
 from apimcp.gateway.tool_entries import ToolEntry
+from apimcp.guardrails.chain import Guardrails, Heard
+from apimcp.guardrails.hooks import GuardedCall
 from apimcp.policies import approval
 from apimcp.policies.approval import APPROVAL_SECONDS
-from apimcp.policies.decisions import CallFacts
+from apimcp.policies.decisions import ALLOWED, CallFacts
 from apimcp.policies.policy_set import PolicySet
 from apimcp.policies.redaction import redact_result
 from apimcp.protocol import CallToolResult, RequestContext, ToolError
@@ -62,19 +66,25 @@ class CallObserver(Protocol):
         """A call of `tool` that `rule` makes wait for a person: approved, refused, expired or unavailable (the
         client cannot ask)."""
 
+    def call_guarded(self, tool: str, source: RequestSource, heard: Heard, via: Via | None) -> None:
+        """A guardrail found something in a call of `tool` (its kinds and counts, never its value)."""
+
 
 class CallPath:
     """One exposition's checks around each call of its tools."""
 
-    __slots__ = ("_limiter", "_observers", "exposition_id", "name", "policies")
+    __slots__ = ("_limiter", "_observers", "exposition_id", "guardrails", "name", "policies")
 
     def __init__(
-        self, exposition_id: str, name: str, limiter: RateLimiter | None = None, observers: Sequence[CallObserver] = ()
-    ) -> None:
+        self, exposition_id: str, name: str, limiter: RateLimiter | None = None, observers: Sequence[CallObserver] = (),
+        guardrails: Guardrails | None = None,
+    ) -> None:  # fmt: skip
         self.exposition_id = exposition_id
         self.name = name
         self._limiter = limiter
         self._observers = tuple(observers)
+        self.guardrails = guardrails or Guardrails(())
+        """The plan's guardrails (`apimcp.guardrails`), in its order."""
         self.policies: PolicySet | None = None
         """Set by the exposition's handler once its tools are known (`govern`)."""
 
@@ -94,29 +104,58 @@ class CallPath:
         via: Via | None = None,
     ) -> CallToolResult:
         """Call `entry` (a tool of this exposition) for `ctx`'s request; `via`: the script making the call, if any."""
-        policies = self.policies
-        if policies is None:
+        if self.policies is None and not self.guardrails:
             return await self._call(entry, ctx, arguments, depth, via)
-        source = ctx.source
-        call = CallFacts(source.caller, source.client, ctx.revision.version, arguments)
-        decision = policies.decide(entry.name, call)
-        if not decision.allowed:
-            for observer in self._observers:
-                observer.call_denied(entry.name, source, decision.rule, via)
-            return error_result(decision.refusal(entry.name))
-        if decision.effect == "approve":
-            lifetime = decision.approval_seconds or APPROVAL_SECONDS
-            answer = await approval.ask(ctx, entry.name, arguments, decision.message, lifetime)
-            for observer in self._observers:
-                observer.call_approval(entry.name, source, decision.rule, answer.outcome, via)
-            if answer.refusal is not None:
-                return error_result(answer.refusal)
+        return await self._governed(entry, ctx, arguments, depth, via)
+
+    async def _governed(
+        self, entry: ToolEntry, ctx: RequestContext, arguments: Mapping[str, Any], depth: int, via: Via | None
+    ) -> CallToolResult:
+        """A call under the exposition's policies and guardrails, in that order; the answer's guardrails before the
+        fields a policy redacts."""
+        source, decision = ctx.source, ALLOWED
+        policies = self.policies
+        if policies is not None:
+            decision = policies.decide(entry.name, CallFacts(source.caller, source.client, ctx.revision.version,
+                                                             arguments))  # fmt: skip
+            if not decision.allowed:
+                for observer in self._observers:
+                    observer.call_denied(entry.name, source, decision.rule, via)
+                return error_result(decision.refusal(entry.name))
+            if decision.effect == "approve":
+                lifetime = decision.approval_seconds or APPROVAL_SECONDS
+                answer = await approval.ask(ctx, entry.name, arguments, decision.message, lifetime)
+                for observer in self._observers:
+                    observer.call_approval(entry.name, source, decision.rule, answer.outcome, via)
+                if answer.refusal is not None:
+                    return error_result(answer.refusal)
+        guardrails = self.guardrails
+        guarded = GuardedCall(entry.name, self.name, arguments, source.caller)
+        if guardrails:
+            before = guardrails.before(guarded)
+            self._heard(entry.name, source, before.heard, via)
+            if before.block is not None:
+                return error_result(before.block)
+            arguments = before.arguments
         result = await self._call(entry, ctx, arguments, depth, via)
+        large = isinstance(result.structured_content, RawJson)  # parsed again off the event loop, if need be
+        if guardrails:
+            after = await asyncio.to_thread(guardrails.after, guarded, result) if large else guardrails.after(
+                guarded, result)  # fmt: skip
+            self._heard(entry.name, source, after.heard, via)
+            if after.block is not None:
+                return error_result(after.block)
+            result = after.result
         if not decision.redact:
             return result
-        if isinstance(result.structured_content, RawJson):  # a large answer: parsed again off the event loop
+        if large:
             return await asyncio.to_thread(redact_result, result, decision.redact)
         return redact_result(result, decision.redact)
+
+    def _heard(self, tool: str, source: RequestSource, heard: Sequence[Heard], via: Via | None) -> None:
+        for each in heard:
+            for observer in self._observers:
+                observer.call_guarded(tool, source, each, via)
 
     async def _call(
         self, entry: ToolEntry, ctx: RequestContext, arguments: Mapping[str, Any], depth: int, via: Via | None

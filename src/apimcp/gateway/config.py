@@ -77,6 +77,7 @@ from apimcp.gateway.config_identity import (
     per_user_snapshot,
 )
 from apimcp.gateway.config_positions import KeyPath, Positions
+from apimcp.guardrails.registry import GuardrailError, as_json, build, parse_guardrails
 from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.cors import normalized_origin
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
@@ -363,10 +364,24 @@ class ExpositionConfig(_Strict):
     """Who may call what, with which arguments, and what answers hide: rules in CEL, after the file's own
     top-level `policies` (`apimcp.policies`, docs/governance.md)."""
 
+    guardrails: list[dict[str, Any]] | None = None
+    """Scanners on calls' arguments and answers (secrets, personal_data, injection, or an installed one), each with
+    an action: report, redact or block (`apimcp.guardrails`, docs/governance.md)."""
+
     @field_validator("policies", mode="before")
     @classmethod
     def _policies(cls, value: Any) -> list[dict[str, Any]] | None:
         return checked_rules(value)
+
+    @field_validator("guardrails", mode="before")
+    @classmethod
+    def _guardrails(cls, value: Any) -> list[dict[str, Any]] | None:
+        try:
+            settings = parse_guardrails(value)
+            build(settings)  # this process is the gateway: what it cannot run is refused now
+        except GuardrailError as exc:
+            raise ValueError(str(exc)) from None
+        return as_json(settings) if settings else None
 
     @field_validator("tasks", mode="before")
     @classmethod

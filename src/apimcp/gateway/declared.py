@@ -84,6 +84,7 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "code_mode": config.code_mode,
                 "organization_policies": plan.config.policies,
                 "policies": config.policies,
+                "guardrails": config.guardrails,
                 "members": [_member(planned) for planned in exposition.services],
             }
         )

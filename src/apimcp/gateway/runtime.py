@@ -55,6 +55,7 @@ from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.routing import Routes, canonical_path, index
 from apimcp.gateway.tool_entries import RefusedEntry
 from apimcp.gateway.upstream_lists import UpstreamLists
+from apimcp.guardrails.registry import exposition_guardrails
 from apimcp.policies.rules import exposition_rules
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import Caller, request_host
@@ -330,7 +331,7 @@ class GatewayRuntime:
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
             resource=resource,
             observer=observer,
-            calls=CallPath(exposition["id"], name, limiter, call_observers),
+            calls=CallPath(exposition["id"], name, limiter, call_observers, exposition_guardrails(exposition)),
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),
             tool_search=exposition.get("tool_search") is True,
             code_mode=parse_code_mode(exposition.get("code_mode")),

@@ -50,6 +50,11 @@ class Metrics:
             "apimcp_approvals", "Tool calls that waited for a person's approval, by exposition and outcome",
             ["exposition", "outcome"], registry=registry,
         )  # fmt: skip
+        self.guardrail_findings = Counter(
+            "apimcp_guardrail_findings", "What guardrails found in calls' arguments and answers, by exposition, "
+            "guardrail and outcome (reported, redacted, blocked)", ["exposition", "guardrail", "outcome"],
+            registry=registry,
+        )  # fmt: skip
         self.refused_requests = Counter(
             "apimcp_refused_requests",
             "MCP requests an exposition refused before reading them (authentication, rate limits), by exposition "

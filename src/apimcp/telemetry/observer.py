@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 
 from prometheus_client.metrics import Counter, Histogram
 
+from apimcp.guardrails.chain import Heard
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestObserver, RequestRecord
 from apimcp.telemetry.active import Telemetry
@@ -71,6 +72,13 @@ class TelemetryObserver:
         metrics = self._metrics
         if metrics is not None:
             metrics.child(metrics.approvals, self._exposition, outcome).inc()
+
+    def call_guarded(self, tool: str, source: RequestSource, heard: Heard, via: Mapping[str, str] | None) -> None:
+        """What a guardrail found: counted by guardrail and outcome."""
+        metrics = self._metrics
+        if metrics is not None:
+            found = sum(finding.count for finding in heard.findings) or 1
+            metrics.child(metrics.guardrail_findings, self._exposition, heard.guardrail, heard.outcome).inc(found)
 
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
         """A request the exposition's guard turned away (`gateway/door.py`): counted."""

@@ -322,9 +322,15 @@ class PlanFields(Input):
     )
     policies: list[dict[str, Any]] | None = Field(
         default=None,
-        description="rules in CEL, read in order: [{name, when, effect: allow|deny|redact, message?, fields?}]; the "
-        "first allow or deny rule that holds decides a call (none: allowed), redact rules hide fields of answers; "
-        "tools a caller may not call are not listed (docs/governance.md)",
+        description="rules in CEL, read in order: [{name, when, effect: allow|deny|approve|redact, message?, fields?, "
+        "approval_seconds?}]; the first allow, deny or approve rule that holds decides a call (none: allowed; "
+        "approve: once a person approves it), redact rules hide fields of answers; tools a caller may not call are "
+        "not listed (docs/governance.md)",
+    )
+    guardrails: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="scanners on calls' arguments and answers, in order: [{use: secrets|personal_data|injection|"
+        "<installed>, action: report|redact|block, on: [arguments, answers], options?}]",
     )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
@@ -360,6 +366,7 @@ class PlanView(View):
     code_mode: str = "off"
     trust_changes: bool = False
     policies: list[dict[str, Any]] | None = None
+    guardrails: list[dict[str, Any]] | None = None
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

@@ -33,6 +33,8 @@ from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, PlanSecret, Secret, Service
 from apimcp.control.secret_kinds import INBOUND
 from apimcp.forwarding.policy import HeaderPolicyError, normalized
+from apimcp.guardrails.registry import GuardrailError, parse_guardrails
+from apimcp.guardrails.registry import as_json as guardrail_settings
 from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
@@ -44,7 +46,7 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
-     "rate_limit", "tasks", "tool_search", "code_mode", "policies", "cache", "artifacts", "tool_prefix",
+     "rate_limit", "tasks", "tool_search", "code_mode", "policies", "guardrails", "cache", "artifacts", "tool_prefix",
      "output_schemas", "trust_changes"}
 )  # fmt: skip
 
@@ -140,6 +142,11 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         except PolicyError as exc:
             raise Invalid(str(exc), field="policies") from None
         plan.policies = [rule.as_json() for rule in rules] or None
+    if "guardrails" in values:
+        try:
+            plan.guardrails = guardrail_settings(parse_guardrails(values["guardrails"])) or None
+        except GuardrailError as exc:
+            raise Invalid(str(exc), field="guardrails") from None
     if "trust_changes" in values:
         if not isinstance(values["trust_changes"], bool):
             raise Invalid("trust_changes is true or false", field="trust_changes")
@@ -395,6 +402,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "code_mode": source.code_mode,
         "trust_changes": source.trust_changes,
         "policies": source.policies,
+        "guardrails": source.guardrails,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]

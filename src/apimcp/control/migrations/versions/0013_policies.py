@@ -1,7 +1,7 @@
-"""policies: rules in CEL that decide calls, filter listings and redact answers (`apimcp.policies`)
+"""governance: policies (rules in CEL that decide calls, filter listings and redact answers) and guardrails
 
-Plans gain `policies` (their own rules) and organizations `policies` (rules applied before every plan's).
-Both are lists of rule objects; null means none.
+Plans gain `policies` (their own rules) and `guardrails` (scanners on arguments and answers); organizations gain
+`policies` (rules applied before every plan's). All are lists of objects; null means none.
 
 Revision ID: 0013
 Revises: 0012
@@ -21,6 +21,7 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("plans", schema=None) as batch_op:
         batch_op.add_column(sa.Column("policies", sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column("guardrails", sa.JSON(), nullable=True))
     with op.batch_alter_table("organizations", schema=None) as batch_op:
         batch_op.add_column(sa.Column("policies", sa.JSON(), nullable=True))
 
@@ -29,4 +30,5 @@ def downgrade() -> None:
     with op.batch_alter_table("organizations", schema=None) as batch_op:
         batch_op.drop_column("policies")
     with op.batch_alter_table("plans", schema=None) as batch_op:
+        batch_op.drop_column("guardrails")
         batch_op.drop_column("policies")

@@ -1,0 +1,102 @@
+"""An exposition's guardrails run in the order its plan lists them, around each call (`gateway/calls.py`).
+
+Before the call each sees the arguments the previous one left (redacted, say); after it, each sees the result
+the previous one left. The first that blocks stops the call, or withholds its answer. Every finding is told to
+the observers (`Heard`) with the guardrail's name and the action taken; what was found is never told.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from apimcp.guardrails.hooks import Finding, GuardedCall, Guardrail, Verdict
+from apimcp.protocol.models import CallToolResult
+
+log = logging.getLogger("apimcp.guardrails")
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """What one guardrail found, and what was done: reported, redacted or blocked."""
+
+    guardrail: str
+    where: str
+    """arguments or answers"""
+    outcome: str
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Before:
+    arguments: Mapping[str, Any]
+    block: str | None = None
+    heard: tuple[Heard, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class After:
+    result: CallToolResult
+    block: str | None = None
+    heard: tuple[Heard, ...] = ()
+
+
+class Guardrails:
+    __slots__ = ("_guardrails",)
+
+    def __init__(self, guardrails: Sequence[Guardrail]) -> None:
+        self._guardrails = tuple(guardrails)
+
+    def __bool__(self) -> bool:
+        return bool(self._guardrails)
+
+    def before(self, call: GuardedCall) -> Before:
+        arguments = call.arguments
+        heard: list[Heard] = []
+        for guardrail in self._guardrails:
+            try:
+                verdict = _checked(guardrail, guardrail.before_call(replace(call, arguments=arguments)))
+            except Exception:  # a guard that fails lets nothing through
+                verdict = _failed(guardrail)
+            outcome = _outcome(verdict, verdict.arguments is not None)
+            if verdict.findings or verdict.block:
+                heard.append(Heard(guardrail.name, "arguments", outcome, verdict.findings))
+            if verdict.block is not None:
+                return Before(arguments, verdict.block, tuple(heard))
+            if verdict.arguments is not None:
+                arguments = verdict.arguments
+        return Before(arguments, None, tuple(heard))
+
+    def after(self, call: GuardedCall, result: CallToolResult) -> After:
+        """May run off the event loop (a large answer): it only gathers what the observers are told after."""
+        heard: list[Heard] = []
+        for guardrail in self._guardrails:
+            try:
+                verdict = _checked(guardrail, guardrail.after_call(call, result))
+            except Exception:  # a guard that fails lets nothing through
+                verdict = _failed(guardrail)
+            outcome = _outcome(verdict, verdict.result is not None)
+            if verdict.findings or verdict.block:
+                heard.append(Heard(guardrail.name, "answers", outcome, verdict.findings))
+            if verdict.block is not None:
+                return After(result, verdict.block, tuple(heard))
+            if verdict.result is not None:
+                result = verdict.result
+        return After(result, None, tuple(heard))
+
+
+def _outcome(verdict: Verdict, replaced: bool) -> str:
+    return "blocked" if verdict.block is not None else "redacted" if replaced else "reported"
+
+
+def _failed(guardrail: Guardrail) -> Verdict:
+    log.exception("guardrail %s failed", guardrail.name)
+    return Verdict(block=f"The guardrail {guardrail.name!r} failed: the call is refused")
+
+
+def _checked(guardrail: Guardrail, verdict: object) -> Verdict:
+    if not isinstance(verdict, Verdict):
+        return Verdict(block=f"The guardrail {guardrail.name!r} answered something other than a verdict")
+    return verdict

@@ -1,0 +1,127 @@
+"""What the built-in guardrails look for, as RE2 patterns (linear time, whatever the text) with checks where a
+pattern alone would say too much (a card number's Luhn digit, an IBAN's mod-97 checksum).
+
+- `secrets`: private keys (PEM), AWS access key ids, GitHub, GitLab, Slack, Stripe, Google, OpenAI, Anthropic,
+  npm and SendGrid key formats, JWTs, and bearer tokens written after "Bearer".
+- `personal_data`: e-mail addresses, phone numbers in international form (+33 1 23 45 67 89) or the North
+  American (555) 123-4567, payment card numbers (13 to 19 digits, Luhn-checked) and IBANs (mod-97-checked).
+- `injection`: instructions aimed at a model (ignore the previous instructions, you are now..., chat-template
+  markers such as <|im_start|> or [INST]) and characters a reader does not see (zero-width, bidirectional
+  overrides, Unicode tags).
+
+At one place in a text, the first pattern listed that matches names it (an Anthropic key is not called an OpenAI
+one). A text is first searched once with all of a detector's patterns: most answers hold nothing, and that search is
+all they cost. Only a text where something is found is searched for every match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import re2
+
+_SECRETS: Final = {
+    "private_key": r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----",
+    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    "github_token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+    "gitlab_token": r"\bglpat-[0-9A-Za-z_-]{20,}",
+    "slack_token": r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+    "stripe_key": r"\b[sr]k_live_[0-9A-Za-z]{24,}",
+    "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}",
+    "anthropic_key": r"\bsk-ant-[A-Za-z0-9_-]{32,}",
+    "openai_key": r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}",
+    "npm_token": r"\bnpm_[A-Za-z0-9]{36}\b",
+    "sendgrid_key": r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
+    "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    "bearer_token": r"(?i:\bbearer)\s+[A-Za-z0-9._~+/-]{16,}=*",
+}
+_PERSONAL: Final = {
+    "email": r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b",
+    "phone": r"(?:\+[1-9][0-9]{0,2}[ .-]?(?:\([0-9]{1,4}\)[ .-]?)?[0-9]{1,4}(?:[ .-]?[0-9]{2,4}){2,5}"
+    r"|\([0-9]{3}\) ?[0-9]{3}[-.][0-9]{4})\b",
+    "payment_card": r"\b(?:[0-9]{13,19}|[0-9]{4}(?:[ -][0-9]{4}){3}(?:[ -]?[0-9]{1,3})?"
+    r"|[0-9]{4}[ -][0-9]{6}[ -][0-9]{5})\b",
+    "iban": r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b",
+}
+_INJECTION: Final = {
+    "instruction_override": r"(?i:\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above"
+    r"|earlier|preceding)\s+(?:instructions|prompts?|directions|rules))",
+    "role_change": r"(?i:\byou\s+are\s+now\s+(?:a|an|in|the|my)\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\s*:)",
+    "template_marker": r"<\|im_(?:start|end)\|>|<\|(?:system|user|assistant)\|>|\[/?INST\]|<</?SYS>>|</?system>",
+    "hidden_characters": r"[\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2064}\x{2066}-\x{2069}\x{FEFF}"
+    r"\x{E0000}-\x{E007F}]+",
+}
+
+
+def luhn(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = ord(char) - 48
+        if position % 2:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def _card(text: str) -> bool:
+    digits = "".join(c for c in text if c.isdigit())
+    return 13 <= len(digits) <= 19 and digits[0] != "0" and luhn(digits)
+
+
+def _iban(text: str) -> bool:
+    compact = text.replace(" ", "")
+    if not 15 <= len(compact) <= 34:
+        return False
+    moved = compact[4:] + compact[:4]
+    number = "".join(str(int(c, 36)) for c in moved)
+    return int(number) % 97 == 1
+
+
+def _phone(text: str) -> bool:
+    return 8 <= sum(c.isdigit() for c in text) <= 15
+
+
+_CHECKS: Final[Mapping[str, Callable[[str], bool]]] = {"payment_card": _card, "iban": _iban, "phone": _phone}
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    kind: str
+    start: int
+    end: int
+
+
+class Detector:
+    """One kind of thing to look for (`secrets`, `personal_data`, `injection`), by several patterns."""
+
+    __slots__ = ("_all", "kinds", "name")
+
+    def __init__(self, name: str, patterns: Mapping[str, str]) -> None:
+        self.name = name
+        self.kinds = tuple(patterns)
+        self._all = re2.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in patterns.items()))
+
+    def found(self, text: str) -> bool:
+        """Whether the text may hold something (one search; `matches` says what, checks included)."""
+        return self._all.search(text) is not None
+
+    def matches(self, text: str) -> list[Match]:
+        out = []
+        for match in self._all.finditer(text):
+            index = match.lastindex  # the patterns capture nothing but their own group, in `kinds` order
+            if index is None:
+                continue
+            kind = self.kinds[index - 1]
+            check = _CHECKS.get(kind)
+            if check is None or check(match.group()):
+                out.append(Match(kind, match.start(), match.end()))
+        return out
+
+
+DETECTORS: Final[Mapping[str, Detector]] = {
+    "secrets": Detector("secrets", _SECRETS),
+    "personal_data": Detector("personal_data", _PERSONAL),
+    "injection": Detector("injection", _INJECTION),
+}

@@ -1,0 +1,112 @@
+"""Guardrails through a gateway with the official client, on a backend that answers with what it was sent (so a
+secret or personal data sent in reaches the answer): each action on answers and on arguments, code mode's inner
+calls scanned as direct ones, and each finding audited by kind and count, never its value."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+from mcp import Client, types
+
+from tests.gateway.conftest import ECHO_SPEC, live_echo_gateway
+
+pytestmark = pytest.mark.anyio
+
+MODES = ["2026-07-28", "legacy"]
+AWS = "AKIAIOSFODNN7EXAMPLE"
+CARD = "4111 1111 1111 1111"
+ANSWERS = ["answers"]
+CONFIG = f"""
+services:
+  echo: {{openapi: {ECHO_SPEC}, backend: "{{backend}}", timeout: 5}}
+expositions:
+  reported:
+    services: [echo]
+    audit: true
+    guardrails: [{{use: secrets, action: report}}, {{use: personal_data, action: report}}]
+  redacted:
+    services: [echo]
+    guardrails: [{{use: secrets, action: redact, on: {ANSWERS}}}, {{use: personal_data, action: redact, on: {ANSWERS}}}]
+  blocked:
+    services: [echo]
+    audit: true
+    guardrails: [{{use: secrets, action: block, on: [arguments]}}, {{use: personal_data, action: block, on: {ANSWERS}}}]
+  code:
+    services: [echo]
+    code_mode: on
+    guardrails: [{{use: personal_data, action: redact, on: {ANSWERS}}}]
+"""
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with live_echo_gateway(CONFIG, tmp_path_factory.mktemp("guardrails")) as base:
+        yield base
+
+
+def _text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def _call(url: str, mode: str, tool: str, arguments: dict[str, object]) -> types.CallToolResult:
+    async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+        return await client.call_tool(tool, arguments)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_redact_hides_what_the_backend_answered(gateway: str, mode: str) -> None:
+    sent = {"itemId": "1", "name": f"card {CARD}, key {AWS}, mail ada@example.com"}
+    result = await _call(f"{gateway}/mcp/redacted", mode, "replace_item", sent)
+    assert not result.is_error, result
+    assert result.structured_content is not None
+    body = json.loads(result.structured_content["body"])
+    assert body["name"] == "card [redacted:payment_card], key [redacted:aws_access_key_id], mail [redacted:email]"
+    assert CARD not in _text(result) and AWS not in _text(result) and "ada@example.com" not in _text(result)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_block_refuses_a_call_sending_a_secret_and_withholds_an_answer_with_personal_data(
+    gateway: str, mode: str
+) -> None:
+    url = f"{gateway}/mcp/blocked"
+    refused = await _call(url, mode, "replace_item", {"itemId": "1", "name": f"key {AWS}"})
+    assert refused.is_error
+    assert _text(refused) == (
+        "The arguments of replace_item hold aws access key id: the call is refused by the guardrail 'secrets'"
+    )
+    withheld = await _call(url, mode, "replace_item", {"itemId": "1", "name": "mail ada@example.com"})
+    assert withheld.is_error
+    assert _text(withheld) == "The answer of replace_item was withheld: it holds email (guardrail 'personal_data')"
+    fine = await _call(url, mode, "replace_item", {"itemId": "1", "name": "a plain box"})
+    assert not fine.is_error
+
+
+async def test_report_lets_everything_through_and_the_audit_says_what_was_found(
+    gateway: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="apimcp.audit")
+    sent = {"itemId": "1", "name": f"key {AWS}, cards {CARD} and 5500-0000-0000-0004"}
+    result = await _call(f"{gateway}/mcp/reported", "legacy", "replace_item", sent)
+    assert not result.is_error and AWS in _text(result)
+    events = [json.loads(r.getMessage()) for r in caplog.records if r.name == "apimcp.audit"]
+    found = [(e["guardrail"], e["in"], e["outcome"], e["findings"]) for e in events if e["action"] == "guardrail"]
+    assert found == [
+        ("secrets", "arguments", "reported", {"aws_access_key_id": 1}),
+        ("personal_data", "arguments", "reported", {"payment_card": 2}),
+        ("secrets", "answers", "reported", {"aws_access_key_id": 1}),
+        ("personal_data", "answers", "reported", {"payment_card": 2}),
+    ]
+    assert AWS not in json.dumps(events) and CARD not in json.dumps(events)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_code_mode_s_inner_calls_are_scanned(gateway: str, mode: str) -> None:
+    program = "const r = await tools.replace_item({itemId: '2', name: 'mail bob@example.org'});\nreturn r.body;"
+    result = await _call(f"{gateway}/mcp/code", mode, "execute_code", {"code": program})
+    assert not result.is_error, result
+    assert "bob@example.org" not in _text(result) and "[redacted:email]" in _text(result)
