@@ -14,8 +14,9 @@ import pytest
 
 from apimcp.guardrails import registry
 from apimcp.guardrails.chain import Guardrails
-from apimcp.guardrails.hooks import GuardedCall
+from apimcp.guardrails.hooks import PASS, GuardedCall
 from apimcp.guardrails.registry import GuardrailError, as_json, build, parse_guardrails
+from apimcp.guardrails.scanning import ScannerGuardrail, answer_texts
 from apimcp.protocol.models import CallToolResult, RawJson, TextContent
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
@@ -178,3 +179,51 @@ def test_a_company_s_guardrail_is_an_entry_point(installed_plugin: None) -> None
     assert after.block == "no competitors here"
     assert [(h.guardrail, h.outcome) for h in after.heard] == [("no_competitors", "blocked")]
     assert guard.after(_call(), _result({"vendor": "Initech"})).block is None
+
+
+def test_a_mirrored_answer_is_searched_once_unless_its_text_holds_an_escape() -> None:
+    value = {"note": "key " + AWS}
+    plain = CallToolResult(content=(TextContent(text=json.dumps(value)),), structured_content=value)
+    mirrored = GuardedCall("get_user", "people", {}, None, mirrored=True)
+    assert answer_texts(mirrored, plain) == [json.dumps(value)]
+    assert len(answer_texts(_call(), plain)) == 2  # an MCP server's answer: both, they may differ
+    escaped = CallToolResult(content=(TextContent(text='{"note": "key \\u0041KIAIOSFODNN7EXAMPLE"}'),),
+                             structured_content=value)  # fmt: skip
+    assert len(answer_texts(mirrored, escaped)) == 2
+    guard = _guardrails({"use": "secrets", "action": "block", "on": "answers"})
+    assert guard.after(mirrored, escaped).block is not None  # the escape hid it from the text, not from the content
+
+
+class _Counting:
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def before_call(self, call: GuardedCall) -> Any:
+        self.asked += 1
+        return PASS
+
+    def after_call(self, call: GuardedCall, result: CallToolResult) -> Any:
+        self.asked += 1
+        return PASS
+
+
+def test_the_built_in_scanners_are_asked_only_when_one_search_finds_something(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    own = _Counting()
+    built = build(parse_guardrails([{"use": n, "action": "redact"} for n in ("secrets", "personal_data")]))
+    asked: list[str] = []
+    original = ScannerGuardrail.after_call
+
+    def after_call(self: ScannerGuardrail, call: GuardedCall, result: CallToolResult) -> Any:
+        asked.append(self.name)
+        return original(self, call, result)
+
+    monkeypatch.setattr(ScannerGuardrail, "after_call", after_call)
+    guard = Guardrails([*built, own])
+    guard.after(_call(), _result({"plain": "nothing here"}))
+    assert asked == [] and own.asked == 1  # a company's hook is always asked
+    guard.after(_call(), _result({"mail": "ada@example.com"}))
+    assert asked == ["secrets", "personal_data"]

@@ -130,7 +130,7 @@ class CallPath:
                 if answer.refusal is not None:
                     return error_result(answer.refusal)
         guardrails = self.guardrails
-        guarded = GuardedCall(entry.name, self.name, arguments, source.caller)
+        guarded = GuardedCall(entry.name, self.name, arguments, source.caller, entry.mirrored)
         if guardrails:
             before = guardrails.before(guarded)
             self._heard(entry.name, source, before.heard, via)

@@ -14,7 +14,7 @@ from typing import Any
 from apimcp.artifacts.filter_runner import FilterRunner
 from apimcp.artifacts.output_filters import OutputFilter
 from apimcp.backends.base import McpResult, UnparsedJson
-from apimcp.catalog.model import Operation
+from apimcp.catalog.model import McpBinding, Operation
 from apimcp.elicitation.broker import CredentialRefused
 from apimcp.gateway.large_answers import large_answer_result
 from apimcp.gateway.member_backends import MemberBackend
@@ -48,6 +48,12 @@ class ToolEntry:
         """The service operation a call of this tool makes (None: a script, or nothing), for policies' facts."""
         return None
 
+    @property
+    def mirrored(self) -> bool:
+        """Whether its answers' first text block is their structured content as JSON, read from the same bytes
+        (guardrails then search one of the two: `guardrails.scanning.answer_texts`)."""
+        return False
+
 
 class _Relisted(ToolEntry):
     __slots__ = ("_inner",)
@@ -61,6 +67,10 @@ class _Relisted(ToolEntry):
 
     def operation_behind(self) -> Operation | None:
         return self._inner.operation_behind()
+
+    @property
+    def mirrored(self) -> bool:
+        return self._inner.mirrored
 
 
 class RefusedEntry(ToolEntry):
@@ -101,6 +111,10 @@ class OperationEntry(ToolEntry):
 
     def operation_behind(self) -> Operation | None:
         return self.operation
+
+    @property
+    def mirrored(self) -> bool:
+        return not isinstance(self.operation.binding, McpBinding)  # `results.json_result`; an MCP server's: its own
 
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         problems = self.input.problems(arguments)

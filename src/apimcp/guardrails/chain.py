@@ -12,7 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
+from apimcp.guardrails.detectors import together
 from apimcp.guardrails.hooks import Finding, GuardedCall, Guardrail, Verdict
+from apimcp.guardrails.scanning import ScannerGuardrail, answer_texts
 from apimcp.protocol.models import CallToolResult
 
 log = logging.getLogger("apimcp.guardrails")
@@ -44,10 +48,17 @@ class After:
 
 
 class Guardrails:
-    __slots__ = ("_guardrails",)
+    __slots__ = ("_guardrails", "_quick")
 
     def __init__(self, guardrails: Sequence[Guardrail]) -> None:
         self._guardrails = tuple(guardrails)
+        built_in = [g for g in self._guardrails if isinstance(g, ScannerGuardrail)]
+        self._quick = {
+            where: together([g.detector for g in built_in if where in g.settings.on])
+            for where in ("arguments", "answers")
+        }
+        """Per place, one search for everything the built-in scanners look for there: when it finds nothing (the
+        common case), they are not asked (`detectors.together`)."""
 
     def __bool__(self) -> bool:
         return bool(self._guardrails)
@@ -55,7 +66,13 @@ class Guardrails:
     def before(self, call: GuardedCall) -> Before:
         arguments = call.arguments
         heard: list[Heard] = []
+        quick, clean = self._quick["arguments"], None
         for guardrail in self._guardrails:
+            if isinstance(guardrail, ScannerGuardrail) and quick is not None:
+                if clean is None:
+                    clean = not arguments or not quick.found(orjson.dumps(arguments).decode())
+                if clean:
+                    continue
             try:
                 verdict = _checked(guardrail, guardrail.before_call(replace(call, arguments=arguments)))
             except Exception:  # a guard that fails lets nothing through
@@ -66,13 +83,19 @@ class Guardrails:
             if verdict.block is not None:
                 return Before(arguments, verdict.block, tuple(heard))
             if verdict.arguments is not None:
-                arguments = verdict.arguments
+                arguments, clean = verdict.arguments, None  # searched again if need be
         return Before(arguments, None, tuple(heard))
 
     def after(self, call: GuardedCall, result: CallToolResult) -> After:
         """May run off the event loop (a large answer): it only gathers what the observers are told after."""
         heard: list[Heard] = []
+        quick, clean = self._quick["answers"], None
         for guardrail in self._guardrails:
+            if isinstance(guardrail, ScannerGuardrail) and quick is not None:
+                if clean is None:
+                    clean = not any(quick.found(text) for text in answer_texts(call, result))
+                if clean:
+                    continue
             try:
                 verdict = _checked(guardrail, guardrail.after_call(call, result))
             except Exception:  # a guard that fails lets nothing through
@@ -83,7 +106,7 @@ class Guardrails:
             if verdict.block is not None:
                 return After(result, verdict.block, tuple(heard))
             if verdict.result is not None:
-                result = verdict.result
+                result, clean = verdict.result, None
         return After(result, None, tuple(heard))
 
 

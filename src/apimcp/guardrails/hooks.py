@@ -48,6 +48,10 @@ class GuardedCall:
     exposition: str
     arguments: Mapping[str, Any]
     caller: Caller | None
+    mirrored: bool = False
+    """The answer's first text block is its structured content as JSON, read from the same bytes (as the gateway's
+    own REST, GraphQL and gRPC tools answer): searching that text searches the structured content too, when it
+    holds no escape (`scanning.answer_texts`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@ plan's action: `report` (the call goes on; the audit trail and the metrics hear 
 match is replaced by `[redacted:kind]`, hidden characters removed) or `block` (a tool error names what was
 found, never the value).
 
-What is searched: the arguments and the structured content as JSON, and every text block of the answer. A search
-that finds nothing is the whole cost; redacting walks the values only when something was found.
+What is searched: the arguments as JSON, every text block of the answer and its structured content as JSON
+(`answer_texts`). A search that finds nothing is the whole cost; redacting walks the values only when something
+was found.
 """
 
 from __future__ import annotations
@@ -26,45 +27,40 @@ _MAX_DEPTH = 64
 class ScannerGuardrail:
     """A detector as a guardrail (the hooks' interface)."""
 
-    __slots__ = ("_detector", "_settings", "name")
+    __slots__ = ("detector", "name", "settings")
 
     def __init__(self, detector: Detector, settings: GuardrailSettings) -> None:
         self.name = settings.use
-        self._detector = detector
-        self._settings = settings
+        self.detector = detector
+        self.settings = settings
 
     def before_call(self, call: GuardedCall) -> Verdict:
-        if "arguments" not in self._settings.on or not call.arguments:
+        if "arguments" not in self.settings.on or not call.arguments:
             return PASS
-        if not self._detector.found(orjson.dumps(call.arguments).decode()):
+        if not self.detector.found(orjson.dumps(call.arguments).decode()):
             return PASS
         counts: Counter[str] = Counter()
-        redacted = _values(call.arguments, self._detector, counts, self._settings.action == "redact", 0)
+        redacted = _values(call.arguments, self.detector, counts, self.settings.action == "redact", 0)
         if not counts:  # the search's candidates did not pass their checks
             return PASS
         findings = _findings(counts)
-        if self._settings.action == "block":
+        if self.settings.action == "block":
             return Verdict(findings, block=f"The arguments of {call.tool} hold {_said(findings)}: the call is refused "
                                             f"by the guardrail {self.name!r}")  # fmt: skip
-        if self._settings.action == "redact":
+        if self.settings.action == "redact":
             return Verdict(findings, arguments=redacted)
         return Verdict(findings)
 
     def after_call(self, call: GuardedCall, result: CallToolResult) -> Verdict:
-        if "answers" not in self._settings.on:
+        if "answers" not in self.settings.on:
+            return PASS
+        if not any(self.detector.found(text) for text in answer_texts(call, result)):
             return PASS
         structured = result.structured_content
-        texts = [block.text for block in result.content if isinstance(block, TextContent)]
-        if isinstance(structured, RawJson):
-            texts.append(structured.data.decode())
-        elif isinstance(structured, dict | list):
-            texts.append(orjson.dumps(structured).decode())
-        if not any(self._detector.found(text) for text in texts):
-            return PASS
         counts: Counter[str] = Counter()
-        redact = self._settings.action == "redact"
+        redact = self.settings.action == "redact"
         content = tuple(
-            replace(block, text=_text(block.text, self._detector, counts, redact))
+            replace(block, text=_text(block.text, self.detector, counts, redact))
             if isinstance(block, TextContent) else block
             for block in result.content
         )  # fmt: skip
@@ -72,18 +68,32 @@ class ScannerGuardrail:
             structured = orjson.loads(structured.data)
         kept: Counter[str] = Counter()  # what the text blocks said is what counts; the structured twin is redacted
         if isinstance(structured, dict | list):
-            structured = _values(structured, self._detector, kept, redact, 0)
+            structured = _values(structured, self.detector, kept, redact, 0)
         if not counts:
             counts = kept
         if not counts:
             return PASS
         findings = _findings(counts)
-        if self._settings.action == "block":
+        if self.settings.action == "block":
             return Verdict(findings, block=f"The answer of {call.tool} was withheld: it holds {_said(findings)} "
                                             f"(guardrail {self.name!r})")  # fmt: skip
         if redact:
             return Verdict(findings, result=replace(result, content=content, structured_content=structured))
         return Verdict(findings)
+
+
+def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str]:
+    """What is searched of an answer: its text blocks, and its structured content as JSON unless the first text
+    block mirrors it without escapes (a JSON string with no backslash holds exactly what it decodes to)."""
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    structured = result.structured_content
+    if call.mirrored and texts and "\\" not in texts[0]:
+        return texts
+    if isinstance(structured, RawJson):
+        texts.append(structured.data.decode())
+    elif isinstance(structured, dict | list):
+        texts.append(orjson.dumps(structured).decode())
+    return texts
 
 
 def _findings(counts: Counter[str]) -> tuple[Finding, ...]:
