@@ -127,3 +127,11 @@ def test_federation_is_a_kind_of_service_and_its_client_knows_nothing_of_what_it
     importing = _foreign("federation", ("apimcp.importers",))
     assert set(importing) == {"federation/listing.py", "federation/definitions.py"}
     assert _beyond("mcp_client", "apimcp", "apimcp.protocol.modern", "apimcp.protocol.tool_headers") == {}
+
+
+def test_governance_is_plugged_in_at_the_call_path_and_knows_nothing_of_gateways_or_the_control_plane() -> None:
+    """Policies and guardrails are given a call's facts and answer; `gateway/calls.py` and the exposition's
+    handler plug them in, the control plane stores and checks their settings."""
+    for package in ("policies", "guardrails"):
+        assert _foreign(package, ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
+    assert _foreign("guardrails", ("apimcp.policies",)) == {}

@@ -70,7 +70,7 @@ class Guardrails:
         for guardrail in self._guardrails:
             if isinstance(guardrail, ScannerGuardrail) and quick is not None:
                 if clean is None:
-                    clean = not arguments or not quick.found(orjson.dumps(arguments).decode())
+                    clean = not arguments or not quick.found(orjson.dumps(arguments))
                 if clean:
                     continue
             try:

@@ -104,8 +104,11 @@ class Detector:
         self.kinds = tuple(patterns)
         self._all = re2.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in patterns.items()))
 
-    def found(self, text: str) -> bool:
-        """Whether the text may hold something (one search; `matches` says what, checks included)."""
+    def found(self, text: str | bytes) -> bool:
+        """Whether the text (or its UTF-8 bytes) may hold something (one search; `matches` says what, checks
+        included)."""
+        if isinstance(text, str):  # one kind of string per call, as RE2's types say
+            return self._all.search(text) is not None
         return self._all.search(text) is not None
 
     def matches(self, text: str) -> list[Match]:

@@ -37,7 +37,7 @@ class ScannerGuardrail:
     def before_call(self, call: GuardedCall) -> Verdict:
         if "arguments" not in self.settings.on or not call.arguments:
             return PASS
-        if not self.detector.found(orjson.dumps(call.arguments).decode()):
+        if not self.detector.found(orjson.dumps(call.arguments)):
             return PASS
         counts: Counter[str] = Counter()
         redacted = _values(call.arguments, self.detector, counts, self.settings.action == "redact", 0)
@@ -82,17 +82,17 @@ class ScannerGuardrail:
         return Verdict(findings)
 
 
-def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str]:
+def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str | bytes]:
     """What is searched of an answer: its text blocks, and its structured content as JSON unless the first text
     block mirrors it without escapes (a JSON string with no backslash holds exactly what it decodes to)."""
-    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    texts: list[str | bytes] = [block.text for block in result.content if isinstance(block, TextContent)]
     structured = result.structured_content
     if call.mirrored and texts and "\\" not in texts[0]:
         return texts
     if isinstance(structured, RawJson):
-        texts.append(structured.data.decode())
+        texts.append(structured.data)
     elif isinstance(structured, dict | list):
-        texts.append(orjson.dumps(structured).decode())
+        texts.append(orjson.dumps(structured))
     return texts
 
 
