@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from apimcp.gateway.results import error_result
@@ -137,6 +137,7 @@ class CallPath:
             if before.block is not None:
                 return error_result(before.block)
             arguments = before.arguments
+            guarded = replace(guarded, arguments=arguments)  # the answer's guardrails see what was sent
         result = await self._call(entry, ctx, arguments, depth, via)
         large = isinstance(result.structured_content, RawJson)  # parsed again off the event loop, if need be
         if guardrails:

@@ -1,13 +1,14 @@
 """The guardrail interface: hooks that see each call before it is made and its answer after.
 
-A guardrail is an object with a `name` and two methods, called on the event loop for every call of a tool of an
-exposition whose plan lists it (a client's call, a script's, code mode's inner calls):
+A guardrail is an object with a `name` and two methods, called for every call of a tool of an exposition whose
+plan lists it (a client's call, a script's, code mode's inner calls):
 
 - `before_call(call)`: may report findings, replace the arguments (redacted), or block the call;
 - `after_call(call, result)`: may report findings, replace the result, or withhold it.
 
-Both must be quick and must not block (no I/O): they run on every call. One that raises blocks the call (a guard
-that fails does not let things through). A company adds its own as a Python entry point in the group
+Both must be quick and must not block (no I/O): they run on every call, on the event loop, except `after_call`
+on an answer too large to read on the loop (`shaping`), which runs in a worker thread. One that raises blocks the
+call (a guard that fails does not let things through). A company adds its own as a Python entry point in the group
 `apimcp.guardrails`: a callable that takes the `GuardrailSettings` a plan gives and returns the guardrail. The
 built-in scanners (`scanning.py`) are made the same way.
 

@@ -24,8 +24,6 @@ from apimcp.policies.policy_set import PolicySet
 from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.caller import Caller
 
-MAX_CLAIMS_BYTES = 16_384
-
 
 def check_call(
     session: Session, organization_id: str, plan_id: str, tool: str, arguments: Mapping[str, Any],
