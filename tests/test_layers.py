@@ -131,7 +131,8 @@ def test_federation_is_a_kind_of_service_and_its_client_knows_nothing_of_what_it
 
 def test_governance_is_plugged_in_at_the_call_path_and_knows_nothing_of_gateways_or_the_control_plane() -> None:
     """Policies and guardrails are given a call's facts and answer; `gateway/calls.py` and the exposition's
-    handler plug them in, the control plane stores and checks their settings."""
-    for package in ("policies", "guardrails"):
+    handler plug them in, the control plane stores and checks their settings. Resilience wraps a `Backend` the
+    runtime gives it."""
+    for package in ("policies", "guardrails", "resilience"):
         assert _foreign(package, ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
     assert _foreign("guardrails", ("apimcp.policies",)) == {}

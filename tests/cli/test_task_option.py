@@ -103,8 +103,8 @@ def test_apply_gives_the_plan_the_file_s_mode(live: Deployment, tmp_path: Path) 
     assert live.api.call("GET", f"/plans/{plan['id']}")["tasks"] is None
     differ = run("apply", str(_config(tmp_path, live.backend, "all", "off")), code=2).output
     assert (
-        "set different cache hints, output_schemas, audit, rate limits, tasks, tool search, policies, guardrails "
-        "or auth" in differ
+        "set different cache hints, output_schemas, audit, rate limits, tasks, tool search, policies, guardrails, "
+        "resilience or auth" in differ
     )
     bad = run("apply", str(_config(tmp_path, live.backend, "sometimes")), code=2).output
     assert "expositions.applied-jobs-0.tasks" in bad and "sometimes" in bad

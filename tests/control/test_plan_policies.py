@@ -124,6 +124,21 @@ def test_a_plan_keeps_its_guardrails_and_snapshots_carry_them(api: Api) -> None:
     assert ok(acme.user.patch(path, json={"guardrails": None}))["guardrails"] is None
 
 
+def test_a_plan_keeps_its_resilience_and_snapshots_carry_it(api: Api) -> None:
+    acme = api.org("acme")
+    plan = _plan(acme, resilience={"retries": True, "cache": {"tools": {"get_item": 60}}})
+    kept = {"retries": {"attempts": 3, "backoff_ms": 100, "max_backoff_ms": 2000, "budget_percent": 20},
+            "cache": {"ttl_seconds": 30.0, "tools": {"get_item": 60.0}}}  # fmt: skip
+    assert plan["resilience"] == kept
+    created(acme.user.post("/expositions", json={"plan_id": plan["id"], "name": "echo"}))
+    [entry] = acme.snapshot()["expositions"]
+    assert entry["resilience"] == kept
+    path = f"/plans/{plan['id']}"
+    bad = acme.user.patch(path, json={"resilience": {"breaker": {"failures": 0}}})
+    assert "resilience.breaker.failures is from 1 to 1000, not 0" in problem(bad, 422, "resilience")["detail"]
+    assert ok(acme.user.patch(path, json={"resilience": None}))["resilience"] is None
+
+
 def _columns(store: Store, table: str) -> set[str]:
     return {column["name"] for column in inspect(store.engine).get_columns(table)}
 
@@ -139,9 +154,9 @@ def test_migration_0013_adds_empty_policies_and_takes_them_away(database_url: st
         store.migrate_to("0013")
         with store.engine.begin() as connection:
             assert connection.execute(text("SELECT id, policies FROM organizations")).all() == [("o", None)]
-        assert {"policies", "guardrails"} <= _columns(store, "plans")
+        assert {"policies", "guardrails", "resilience"} <= _columns(store, "plans")
         store.migrate_to("0012", down=True)
-        assert not {"policies", "guardrails"} & _columns(store, "plans")
+        assert not {"policies", "guardrails", "resilience"} & _columns(store, "plans")
         assert "policies" not in _columns(store, "organizations")
     finally:
         store.dispose()

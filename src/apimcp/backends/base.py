@@ -51,6 +51,9 @@ class Failure:
 
     message: str
     status: int | None = None
+    transient: bool = False
+    """The backend could not be reached or said it could not answer now (a refused or dropped connection, a
+    timeout, 502, 503, 504, gRPC UNAVAILABLE): the same call may succeed later (`apimcp.resilience`)."""
 
 
 ReadAnswer = JsonBody | TextBody | Failure

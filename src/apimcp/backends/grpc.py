@@ -129,7 +129,8 @@ class GrpcBackend(Backend):
         try:
             return await self._call(method, requests, metadata, progress, access.mask)
         except grpc.aio.AioRpcError as exc:
-            return Failure(access.mask.mask_text(self._explain(exc)))
+            transient = exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+            return Failure(access.mask.mask_text(self._explain(exc)), transient=transient)
         except ValueError as exc:  # an answer that is not the declared message, or has no JSON form
             return Failure(access.mask.mask_text(str(exc)))
 

@@ -41,10 +41,16 @@ def too_large(max_bytes: int) -> Failure:
     return Failure(f"The backend's response is larger than the {max_bytes} bytes allowed")
 
 
+TRANSIENT_STATUSES = frozenset({502, 503, 504})
+"""What a gateway or an overloaded server answers when it cannot answer now (429 says when to come back: not
+retried at once)."""
+
+
 def status_failure(status: int, reason: str | None, body: bytes) -> Failure:
     """`HTTP 502 Bad Gateway: <the start of the body>`."""
     text = excerpt(body)
-    return Failure(f"HTTP {status} {reason or ''}".strip() + (f": {text}" if text else ""), status)
+    message = f"HTTP {status} {reason or ''}".strip() + (f": {text}" if text else "")
+    return Failure(message, status, transient=status in TRANSIENT_STATUSES)
 
 
 def excerpt(body: bytes) -> str:
@@ -64,7 +70,8 @@ def origin(public_url: str) -> str:
 def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -> Failure:
     """The Failure for an exception raised while calling the backend at `public_url`."""
     if isinstance(exc, TimeoutError):
-        return Failure(f"The backend did not answer within {timeout_seconds:g} s ({origin(public_url)})")
+        return Failure(f"The backend did not answer within {timeout_seconds:g} s ({origin(public_url)})",
+                       transient=True)  # fmt: skip
     if isinstance(exc, AddressRefused):  # from the session's resolver: the name leads to a cloud metadata address
         return Failure(f"The backend is refused: {exc}")
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
@@ -78,18 +85,20 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
     if isinstance(exc, aiohttp.ClientConnectorError):
         errno = exc.os_error.errno
         reason = os.strerror(errno) if errno else type(exc.os_error).__name__
-        return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}")
+        return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}", transient=True)
     if isinstance(exc, aiohttp.ClientOSError):
         if isinstance(exc.__cause__, ssl.SSLError):  # e.g. TLSV13_ALERT_CERTIFICATE_REQUIRED
             reason = exc.__cause__.reason or type(exc.__cause__).__name__
             return Failure(f"The TLS connection with the backend failed ({origin(public_url)}): {reason}")
         reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
         return Failure(
-            f"The connection to the backend failed ({origin(public_url)}): {reason.lower()}{_tls_hint(public_url)}"
+            f"The connection to the backend failed ({origin(public_url)}): {reason.lower()}{_tls_hint(public_url)}",
+            transient=True,
         )
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return Failure(
-            f"The backend closed the connection without answering ({origin(public_url)}){_tls_hint(public_url)}"
+            f"The backend closed the connection without answering ({origin(public_url)}){_tls_hint(public_url)}",
+            transient=True,
         )
     if isinstance(exc, aiohttp.InvalidURL):
         return Failure(f"The backend URL is not valid: {public_url}")

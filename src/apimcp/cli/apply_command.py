@@ -156,6 +156,7 @@ def _exposition_hints(key: str, config: GatewayConfig, expositions: dict[str, Ex
             "code_mode": exposition.code_mode,
             "policies": exposition.policies,
             "guardrails": exposition.guardrails,
+            "resilience": exposition.resilience,
         }
         auth = exposition.auth
         if auth is not None and auth.api_key is not None:
@@ -174,7 +175,7 @@ def _exposition_hints(key: str, config: GatewayConfig, expositions: dict[str, Ex
             refusal = config.error(
                 ("expositions", name),
                 f"the expositions of service {key!r} set different cache hints, output_schemas, audit, rate limits, "
-                "tasks, tool search, policies, guardrails or auth; a plan has one setting",
+                "tasks, tool search, policies, guardrails, resilience or auth; a plan has one setting",
             )
             fail(str(refusal), EXIT_USAGE)
         chosen = hints

@@ -190,6 +190,8 @@ class Plan(Base):
     """Who may call what, with which arguments, and what answers hide (`apimcp.policies`); None: no rule."""
     guardrails: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     """Scanners on calls' arguments and answers, with their actions (`apimcp.guardrails`); None: none."""
+    resilience: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """Retries, circuit breaker, answer cache of its backend (`apimcp.resilience`); None: none."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

@@ -82,6 +82,7 @@ def build(
             "organization_policies": organization.policies,
             "policies": plan.policies,
             "guardrails": plan.guardrails,
+            "resilience": plan.resilience,
             "members": [_member(session, keys, plan, service)],
         }
         expositions.append(seal_exposition(entry, recipient))

@@ -82,6 +82,7 @@ from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.cors import normalized_origin
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
+from apimcp.resilience.settings import ResilienceError, parse_resilience
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.yaml_loading import YamlLimitError, YamlLimits, compose_yaml
 
@@ -368,10 +369,23 @@ class ExpositionConfig(_Strict):
     """Scanners on calls' arguments and answers (secrets, personal_data, injection, or an installed one), each with
     an action: report, redact or block (`apimcp.guardrails`, docs/governance.md)."""
 
+    resilience: dict[str, Any] | None = None
+    """Retries of idempotent calls, a circuit breaker per backend, a cache of read-only tools' answers
+    (`apimcp.resilience`, docs/governance.md)."""
+
     @field_validator("policies", mode="before")
     @classmethod
     def _policies(cls, value: Any) -> list[dict[str, Any]] | None:
         return checked_rules(value)
+
+    @field_validator("resilience", mode="before")
+    @classmethod
+    def _resilience(cls, value: Any) -> dict[str, Any] | None:
+        try:
+            settings = parse_resilience(value)
+        except ResilienceError as exc:
+            raise ValueError(str(exc)) from None
+        return settings.as_json() if settings else None
 
     @field_validator("guardrails", mode="before")
     @classmethod

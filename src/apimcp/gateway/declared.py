@@ -85,6 +85,7 @@ def snapshot_of(plan: GatewayPlan) -> dict[str, Any]:
                 "organization_policies": plan.config.policies,
                 "policies": config.policies,
                 "guardrails": config.guardrails,
+                "resilience": config.resilience,
                 "members": [_member(planned) for planned in exposition.services],
             }
         )

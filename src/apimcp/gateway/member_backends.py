@@ -16,17 +16,22 @@ from apimcp.backends.base import Backend, BackendResult, CallClient, CallExtras,
 from apimcp.catalog.model import McpBinding, Operation
 from apimcp.gateway.call_preparation import CallPreparation
 from apimcp.protocol import RequestContext
+from apimcp.resilience.cached import Cached
 
 
 class MemberBackend:
     """`backend`, called for a request with what `preparation` adds (None: nothing, the backend's own
     credentials alone)."""
 
-    __slots__ = ("backend", "preparation")
+    __slots__ = ("backend", "cached", "preparation")
 
-    def __init__(self, backend: Backend, preparation: CallPreparation | None = None) -> None:
+    def __init__(
+        self, backend: Backend, preparation: CallPreparation | None = None, cached: Cached | None = None
+    ) -> None:
         self.backend = backend
         self.preparation = preparation
+        self.cached = cached
+        """Read-only tools' answers kept and identical calls made once (`apimcp.resilience.cache`); None: none."""
 
     async def call(
         self, ctx: RequestContext, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
@@ -36,13 +41,18 @@ class MemberBackend:
         preparation = self.preparation
         relayed = isinstance(operation.binding, McpBinding)  # an MCP server may ask the client during the call
         if preparation is None:
-            if not relayed:
-                return await self.backend.call(operation, arguments, progress)
-            return await self.backend.call(operation, arguments, progress, _relaying(CallExtras(), ctx))
+            if relayed:
+                return await self.backend.call(operation, arguments, progress, _relaying(CallExtras(), ctx))
+            if self.cached is not None:
+                return await self.cached.call(self.backend, operation, arguments, progress, None)
+            return await self.backend.call(operation, arguments, progress)
         extras = await preparation.extras(ctx)
         if relayed:
             extras = _relaying(extras, ctx)
-        result = await self.backend.call(operation, arguments, progress, extras)
+        if self.cached is not None and not relayed:
+            result = await self.cached.call(self.backend, operation, arguments, progress, extras)
+        else:
+            result = await self.backend.call(operation, arguments, progress, extras)
         if preparation.has_user_credentials and isinstance(result, Failure) and result.status == 401:
             again = await preparation.after_rejection(ctx)
             if again is not None:

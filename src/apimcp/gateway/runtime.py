@@ -64,6 +64,10 @@ from apimcp.protocol.observe import RequestObserver
 from apimcp.protocol.tasks.policy import parse_task_mode
 from apimcp.ratelimit.limiter import RateLimiter, Refused
 from apimcp.ratelimit.policy import parse_rate_limits
+from apimcp.resilience.backend import ResilientBackend
+from apimcp.resilience.cache import AnswerCache
+from apimcp.resilience.cached import Cached
+from apimcp.resilience.settings import parse_resilience
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import SealError, open_exposition
@@ -74,6 +78,7 @@ from apimcp.telemetry import Telemetry, installed
 from apimcp.telemetry.backend_calls import InstrumentedBackend
 from apimcp.telemetry.gauges import GatewayFigures
 from apimcp.telemetry.observer import TelemetryObserver, chained
+from apimcp.telemetry.resilience import cache_heard, resilience_heard
 
 log = logging.getLogger("apimcp.gateway")
 
@@ -295,6 +300,9 @@ class GatewayRuntime:
         telemetry = self.telemetry
         label = f"{exposition['organization']}/{exposition['name'] or exposition['id']}"
         services: list[Service] = []
+        resilience = parse_resilience(exposition.get("resilience"))
+        cache_settings = resilience.cache
+        answers = AnswerCache() if cache_settings is not None else None
         for member in exposition["members"]:
             check_references(member.get("credentials"), exposition["organization"])
             service = self._services[member["service"]["hash"]]
@@ -303,10 +311,15 @@ class GatewayRuntime:
             raw_backends.append(backend)
             if telemetry.on:
                 backend = InstrumentedBackend(backend, service.kind, label, telemetry.tracing, telemetry.metrics)
+            if resilience.retries is not None or resilience.breaker is not None:  # each attempt its own span
+                backend = ResilientBackend(backend, resilience, label, resilience_heard(telemetry.metrics, label))
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
             server = raw_backends[-1].endpoint if isinstance(raw_backends[-1], McpBackend) else None
             preparation = self._preparation(exposition, member, elicited, exchanges, server)
-            called.append(MemberBackend(backend, preparation))
+            cached = None
+            if answers is not None and cache_settings is not None:
+                cached = Cached(answers, cache_settings, cache_heard(telemetry.metrics, label))
+            called.append(MemberBackend(backend, preparation, cached))
         name = exposition["name"] or exposition["id"]
         guard, resource = self._inbound.build(exposition["inbound"], name)
         first = exposition["members"][0]["service"]

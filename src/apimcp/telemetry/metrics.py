@@ -55,6 +55,14 @@ class Metrics:
             "guardrail and outcome (reported, redacted, blocked)", ["exposition", "guardrail", "outcome"],
             registry=registry,
         )  # fmt: skip
+        self.resilience_events = Counter(
+            "apimcp_backend_resilience", "Retries of backend calls and circuit breakers' changes (retry, breaker_open, "
+            "breaker_closed, refused), by exposition and event", ["exposition", "event"], registry=registry,
+        )  # fmt: skip
+        self.answer_cache = Counter(
+            "apimcp_answer_cache", "Read-only tools' calls answered from the cache (hit), made (miss) or joined to an "
+            "identical call (coalesced), by exposition and outcome", ["exposition", "outcome"], registry=registry,
+        )  # fmt: skip
         self.refused_requests = Counter(
             "apimcp_refused_requests",
             "MCP requests an exposition refused before reading them (authentication, rate limits), by exposition "

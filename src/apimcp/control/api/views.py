@@ -332,6 +332,11 @@ class PlanFields(Input):
         description="scanners on calls' arguments and answers, in order: [{use: secrets|personal_data|injection|"
         "<installed>, action: report|redact|block, on: [arguments, answers], options?}]",
     )
+    resilience: dict[str, Any] | None = Field(
+        default=None,
+        description="{retries: {attempts, backoff_ms, max_backoff_ms, budget_percent} | true, breaker: {failures, "
+        "open_seconds} | true, cache: {ttl_seconds, tools: {<tool>: seconds}} | true}",
+    )
     cache: dict[str, CacheHintInput] | None = None
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
@@ -367,6 +372,7 @@ class PlanView(View):
     trust_changes: bool = False
     policies: list[dict[str, Any]] | None = None
     guardrails: list[dict[str, Any]] | None = None
+    resilience: dict[str, Any] | None = None
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

@@ -38,6 +38,7 @@ from apimcp.guardrails.registry import as_json as guardrail_settings
 from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
+from apimcp.resilience.settings import ResilienceError, parse_resilience
 
 CACHEABLE = ("server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
              "resources/read")  # fmt: skip
@@ -46,8 +47,8 @@ _PREFIX = re.compile(r"^[A-Za-z0-9_.-]{0,32}$")
 FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
-     "rate_limit", "tasks", "tool_search", "code_mode", "policies", "guardrails", "cache", "artifacts", "tool_prefix",
-     "output_schemas", "trust_changes"}
+     "rate_limit", "tasks", "tool_search", "code_mode", "policies", "guardrails", "resilience", "cache",
+     "artifacts", "tool_prefix", "output_schemas", "trust_changes"}
 )  # fmt: skip
 
 
@@ -142,6 +143,11 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         except PolicyError as exc:
             raise Invalid(str(exc), field="policies") from None
         plan.policies = [rule.as_json() for rule in rules] or None
+    if "resilience" in values:
+        try:
+            plan.resilience = parse_resilience(values["resilience"]).as_json() or None
+        except ResilienceError as exc:
+            raise Invalid(str(exc), field="resilience") from None
     if "guardrails" in values:
         try:
             plan.guardrails = guardrail_settings(parse_guardrails(values["guardrails"])) or None
@@ -403,6 +409,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "trust_changes": source.trust_changes,
         "policies": source.policies,
         "guardrails": source.guardrails,
+        "resilience": source.resilience,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]

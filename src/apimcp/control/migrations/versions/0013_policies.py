@@ -1,7 +1,8 @@
 """governance: policies (rules in CEL that decide calls, filter listings and redact answers) and guardrails
 
-Plans gain `policies` (their own rules) and `guardrails` (scanners on arguments and answers); organizations gain
-`policies` (rules applied before every plan's). All are lists of objects; null means none.
+Plans gain `policies` (their own rules), `guardrails` (scanners on arguments and answers) and `resilience`
+(retries, circuit breaker, answer cache); organizations gain `policies` (rules applied before every plan's).
+Null means none.
 
 Revision ID: 0013
 Revises: 0012
@@ -22,6 +23,7 @@ def upgrade() -> None:
     with op.batch_alter_table("plans", schema=None) as batch_op:
         batch_op.add_column(sa.Column("policies", sa.JSON(), nullable=True))
         batch_op.add_column(sa.Column("guardrails", sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column("resilience", sa.JSON(), nullable=True))
     with op.batch_alter_table("organizations", schema=None) as batch_op:
         batch_op.add_column(sa.Column("policies", sa.JSON(), nullable=True))
 
@@ -30,5 +32,6 @@ def downgrade() -> None:
     with op.batch_alter_table("organizations", schema=None) as batch_op:
         batch_op.drop_column("policies")
     with op.batch_alter_table("plans", schema=None) as batch_op:
+        batch_op.drop_column("resilience")
         batch_op.drop_column("guardrails")
         batch_op.drop_column("policies")

@@ -1,0 +1,100 @@
+"""A backend called through its plan's retries and circuit breaker (`settings.py`).
+
+Each call first asks the breaker: an open one answers at once with a failure saying when the backend is tried
+again. An idempotent call (`retries.idempotent`) that fails in a way the same call may not (`Failure.transient`)
+is tried again after a jittered backoff, while the retry budget allows and attempts remain; any other call is
+made once. Retries and the breaker's changes are told to `observer` (metrics, spans)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
+from apimcp.catalog.model import Operation
+from apimcp.resilience.breaker import CircuitBreaker
+from apimcp.resilience.retries import RetryBudget, backoff, idempotent, retryable
+from apimcp.resilience.settings import Resilience
+
+log = logging.getLogger("apimcp.resilience")
+
+Observer = Callable[[str, str], None]
+"""(event: retry, breaker_open, breaker_closed, refused, tool)."""
+
+
+def _quiet(event: str, tool: str) -> None:
+    """The default observer: nothing is told."""
+
+
+class ResilientBackend(Backend):
+    __slots__ = ("_budget", "_inner", "_label", "_observer", "_sleep", "breaker", "settings")
+
+    def __init__(
+        self, inner: Backend, settings: Resilience, label: str, observer: Observer = _quiet,
+        sleep: Callable[[float], Any] = asyncio.sleep,
+    ) -> None:  # fmt: skip
+        self._inner = inner
+        self.settings = settings
+        self.breaker = CircuitBreaker(settings.breaker) if settings.breaker is not None else None
+        self._budget = RetryBudget(settings.retries) if settings.retries is not None else None
+        self._observer = observer
+        self._sleep = sleep
+        self._label = label
+
+    @property
+    def inner(self) -> Backend:
+        return self._inner
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
+        extras: CallExtras | None = None,
+    ) -> BackendResult:  # fmt: skip
+        retries, budget = self.settings.retries, self._budget
+        attempts = retries.attempts if retries is not None and idempotent(operation) else 1
+        if budget is not None:
+            budget.called()
+        tried = 0
+        while True:
+            tried += 1
+            result = await self._once(operation, arguments, progress, extras)
+            if not (isinstance(result, Failure) and retryable(result)) or tried >= attempts:
+                return result
+            if budget is None or not budget.spend():
+                return result
+            assert retries is not None
+            self._observer("retry", operation.tool_name)
+            await self._sleep(backoff(retries, tried))
+
+    async def _once(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None,
+        extras: CallExtras | None,
+    ) -> BackendResult:  # fmt: skip
+        breaker = self.breaker
+        if breaker is None:
+            return await self._inner.call(operation, arguments, progress, extras)
+        wait = breaker.admit()
+        if wait is not None:
+            self._observer("refused", operation.tool_name)
+            return Failure(f"The backend is failing: calls to it are refused for {wait:.0f} s more (circuit open)",
+                           503)  # fmt: skip
+        try:
+            result = await self._inner.call(operation, arguments, progress, extras)
+        except BaseException:
+            breaker.released()
+            raise
+        if isinstance(result, Failure) and result.transient:
+            if breaker.failed():
+                log.warning("the backend of %s keeps failing: its circuit opens for %g s", self._label,
+                            breaker.settings.open_seconds)  # fmt: skip
+                self._observer("breaker_open", operation.tool_name)
+        else:
+            was_open = breaker.state != "closed"
+            breaker.succeeded()
+            if was_open:
+                self._observer("breaker_closed", operation.tool_name)
+        return result
+
+    async def close(self) -> None:
+        await self._inner.close()

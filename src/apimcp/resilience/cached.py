@@ -1,0 +1,40 @@
+"""A member's calls through the exposition's answer cache (`cache.py`): only read-only operations, each for its
+tool's TTL (`settings.Cache`); the others, and MCP servers' tools, are called as they are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Progress
+from apimcp.catalog.model import McpBinding, Operation
+from apimcp.resilience.cache import AnswerCache, Outcome, call_key
+from apimcp.resilience.settings import Cache
+
+Heard = Callable[[Outcome], None]
+
+
+def _unheard(outcome: Outcome) -> None:
+    """The default: nothing is told."""
+
+
+class Cached:
+    __slots__ = ("_cache", "_heard", "settings")
+
+    def __init__(self, cache: AnswerCache, settings: Cache, heard: Heard = _unheard) -> None:
+        self._cache = cache
+        self.settings = settings
+        self._heard = heard
+
+    async def call(
+        self, backend: Backend, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None,
+        extras: CallExtras | None,
+    ) -> BackendResult:  # fmt: skip
+        ttl = self.settings.ttl(operation.tool_name)
+        if ttl <= 0 or operation.hints.read_only is not True or isinstance(operation.binding, McpBinding):
+            return await backend.call(operation, arguments, progress, extras)
+        key = call_key(operation.tool_name, arguments, extras)
+        result, outcome = await self._cache.answer(key, ttl, lambda: backend.call(operation, arguments, progress,
+                                                                                  extras))  # fmt: skip
+        self._heard(outcome)
+        return result

@@ -1,0 +1,126 @@
+"""The answer cache: read-only tools' answers kept for their TTL, keyed by what the backend would receive (two
+users' credentials never share an answer), identical calls made once while one is in flight (a cancelled
+caller does not cancel it), failures and large answers never kept, and its size bounded."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
+from apimcp.backends.credentials import Placement
+from apimcp.catalog.model import Operation, RestBinding, ToolHints
+from apimcp.resilience.cache import AnswerCache, call_key
+from apimcp.resilience.cached import Cached
+from apimcp.resilience.settings import Cache
+
+pytestmark = pytest.mark.anyio
+
+READ = Operation(tool_name="get_item", input_schema={}, binding=RestBinding(method="GET", path="/items"),
+                 hints=ToolHints(read_only=True, idempotent=True))  # fmt: skip
+WRITE = Operation(tool_name="put_item", input_schema={}, binding=RestBinding(method="PUT", path="/items"),
+                  hints=ToolHints(read_only=False, idempotent=True))  # fmt: skip
+
+
+class Counting(Backend):
+    def __init__(self, delay: float = 0.0, fail: bool = False) -> None:
+        self.calls = 0
+        self.delay = delay
+        self.fail = fail
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
+        extras: CallExtras | None = None,
+    ) -> BackendResult:  # fmt: skip
+        self.calls += 1
+        await asyncio.sleep(self.delay)
+        if self.fail:
+            return Failure("HTTP 500", 500)
+        return JsonBody({"n": self.calls}, f'{{"n":{self.calls}}}')
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _user(token: str) -> CallExtras:
+    return CallExtras(credentials=Placement(headers={"Authorization": f"Bearer {token}"}))
+
+
+async def test_a_read_only_answer_is_kept_for_its_ttl() -> None:
+    clock = Clock()
+    cached = Cached(AnswerCache(clock=clock), Cache(ttl_seconds=30, tools={"get_item": 10}))
+    backend = Counting()
+    first = await cached.call(backend, READ, {"id": 1}, None, None)
+    again = await cached.call(backend, READ, {"id": 1}, None, None)
+    assert first == again and backend.calls == 1
+    assert (await cached.call(backend, READ, {"id": 2}, None, None)) != first  # other arguments: another answer
+    clock.now = 10.5
+    assert (await cached.call(backend, READ, {"id": 1}, None, None)) != first and backend.calls == 3
+
+
+async def test_what_changes_things_or_fails_is_never_kept() -> None:
+    cached = Cached(AnswerCache(), Cache())
+    backend = Counting()
+    await cached.call(backend, WRITE, {"id": 1}, None, None)
+    await cached.call(backend, WRITE, {"id": 1}, None, None)
+    assert backend.calls == 2
+    failing = Counting(fail=True)
+    await cached.call(failing, READ, {}, None, None)
+    await cached.call(failing, READ, {}, None, None)
+    assert failing.calls == 2
+    off = Cached(AnswerCache(), Cache(tools={"get_item": 0}))
+    await off.call(backend, READ, {}, None, None)
+    await off.call(backend, READ, {}, None, None)
+    assert backend.calls == 4
+
+
+async def test_users_never_see_each_other_s_answers() -> None:
+    cached = Cached(AnswerCache(), Cache())
+    backend = Counting()
+    ada = await cached.call(backend, READ, {"id": 1}, None, _user("ada-token"))
+    bob = await cached.call(backend, READ, {"id": 1}, None, _user("bob-token"))
+    assert ada != bob and backend.calls == 2
+    assert await cached.call(backend, READ, {"id": 1}, None, _user("ada-token")) == ada
+    traced = CallExtras(headers={"traceparent": "00-abc-def-01"}, credentials=_user("ada-token").credentials)
+    assert call_key("get_item", {"id": 1}, traced) == call_key("get_item", {"id": 1}, _user("ada-token"))
+    passed = CallExtras(headers={"X-Tenant": "a"})
+    assert call_key("get_item", {}, passed) != call_key("get_item", {}, CallExtras(headers={"X-Tenant": "b"}))
+
+
+async def test_identical_calls_in_flight_are_made_once_and_a_cancelled_one_does_not_cancel_it() -> None:
+    heard: list[str] = []
+    cached = Cached(AnswerCache(), Cache(), heard.append)
+    backend = Counting(delay=0.2)
+    first = asyncio.ensure_future(cached.call(backend, READ, {"id": 1}, None, None))
+    await asyncio.sleep(0.01)
+    others = [asyncio.ensure_future(cached.call(backend, READ, {"id": 1}, None, None)) for _ in range(9)]
+    await asyncio.sleep(0.01)
+    first.cancel()
+    answers = await asyncio.gather(*others)
+    assert backend.calls == 1 and all(answer == answers[0] for answer in answers)
+    assert heard.count("coalesced") == 9
+    assert await cached.call(backend, READ, {"id": 1}, None, None) == answers[0]  # kept
+    assert heard[-1] == "hit"
+
+
+async def test_the_cache_is_bounded() -> None:
+    cache = AnswerCache(max_entries=3)
+    cached = Cached(cache, Cache())
+    backend = Counting()
+    for n in range(10):
+        await cached.call(backend, READ, {"id": n}, None, None)
+    assert len(cache) == 3
+    big = AnswerCache(max_bytes=100)
+    await Cached(big, Cache()).call(backend, READ, {"id": "x"}, None, None)
+    assert len(big) == 1
+    for n in range(20):
+        await Cached(big, Cache()).call(backend, READ, {"id": n}, None, None)
+    assert 1 <= len(big) <= 100 // 16  # each answer weighs 2 x its 8 to 9 characters

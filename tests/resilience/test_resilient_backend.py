@@ -1,0 +1,171 @@
+"""Retries and the circuit breaker around a backend: idempotent calls that fail transiently are tried again
+after jittered backoff within a budget, others once; a backend that keeps failing is refused at once until a
+probe finds it back; settings are refused with a clear message."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
+from apimcp.catalog.model import McpBinding, Operation, RestBinding, ToolHints
+from apimcp.resilience.backend import ResilientBackend
+from apimcp.resilience.breaker import CircuitBreaker
+from apimcp.resilience.retries import RetryBudget, backoff
+from apimcp.resilience.settings import Breaker, ResilienceError, Retries, parse_resilience
+
+pytestmark = pytest.mark.anyio
+
+DOWN = Failure("Could not connect to the backend", transient=True)
+BUSY = Failure("HTTP 503 Service Unavailable", 503, transient=True)
+NOT_FOUND = Failure("HTTP 404 Not Found", 404)
+OK = JsonBody({"ok": True}, '{"ok":true}')
+
+
+def _operation(method: str) -> Operation:
+    idempotent = method in ("GET", "HEAD", "PUT", "DELETE")
+    binding = RestBinding(method=method, path="/items")
+    return Operation(f"{method.lower()}_item", {"type": "object"}, binding, hints=ToolHints(idempotent=idempotent))
+
+
+class Scripted(Backend):
+    """Answers with `results` in turn (the last one again once they run out)."""
+
+    def __init__(self, results: Sequence[BackendResult]) -> None:
+        self.results = list(results)
+        self.calls = 0
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
+        extras: CallExtras | None = None,
+    ) -> BackendResult:  # fmt: skip
+        self.calls += 1
+        return self.results[min(self.calls, len(self.results)) - 1]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _resilient(inner: Backend, raw: Mapping[str, Any]) -> tuple[ResilientBackend, list[float], list[str]]:
+    waits: list[float] = []
+    events: list[str] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    backend = ResilientBackend(inner, parse_resilience(raw), "test", lambda e, t: events.append(e), sleep)
+    return backend, waits, events
+
+
+async def test_an_idempotent_call_is_tried_again_after_jittered_backoff() -> None:
+    inner = Scripted([DOWN, BUSY, OK])
+    backend, waits, events = _resilient(inner, {"retries": {"attempts": 3, "backoff_ms": 100, "max_backoff_ms": 150}})
+    assert await backend.call(_operation("GET"), {}) == OK
+    assert inner.calls == 3 and events == ["retry", "retry"]
+    assert 0 <= waits[0] <= 0.1 and 0 <= waits[1] <= 0.15  # full jitter below the bound, capped
+
+
+async def test_a_call_that_is_not_idempotent_or_fails_for_good_is_made_once() -> None:
+    for operation, results in ((_operation("POST"), [DOWN, OK]), (_operation("GET"), [NOT_FOUND, OK])):
+        inner = Scripted(results)
+        backend, _, events = _resilient(inner, {"retries": True})
+        assert await backend.call(operation, {}) == results[0]
+        assert inner.calls == 1 and events == []
+    mcp = Operation(tool_name="t", input_schema={}, binding=McpBinding(name="t"), hints=ToolHints(idempotent=True))
+    inner = Scripted([DOWN, OK])
+    backend, _, _ = _resilient(inner, {"retries": True})
+    assert await backend.call(mcp, {}) == DOWN and inner.calls == 1  # an MCP server's hints are its own word
+
+
+async def test_attempts_end_and_the_last_failure_is_answered() -> None:
+    inner = Scripted([DOWN])
+    backend, _, _ = _resilient(inner, {"retries": {"attempts": 2}})
+    assert await backend.call(_operation("GET"), {}) == DOWN
+    assert inner.calls == 2
+
+
+async def test_the_budget_keeps_a_failing_backend_from_getting_a_multiple_of_its_traffic() -> None:
+    inner = Scripted([DOWN])
+    backend, _, events = _resilient(inner, {"retries": {"attempts": 3, "budget_percent": 10}})
+    for _ in range(100):
+        await backend.call(_operation("GET"), {})
+    retries = events.count("retry")
+    assert 10 <= retries <= 10 + 100 * 0.1 + 1  # the spare ten, then one in ten calls
+    assert inner.calls == 100 + retries
+
+
+def test_backoff_doubles_to_its_cap() -> None:
+    settings = Retries(backoff_ms=100, max_backoff_ms=1000)
+    assert [backoff(settings, n, draw=1.0) for n in (1, 2, 3, 4, 5, 40)] == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0]
+    budget = RetryBudget(Retries(budget_percent=0))
+    assert sum(budget.spend() for _ in range(20)) == 10
+
+
+def test_the_breaker_opens_fails_fast_lets_one_probe_through_and_closes() -> None:
+    clock = Clock()
+    breaker = CircuitBreaker(Breaker(failures=3, open_seconds=10), clock)
+    assert [breaker.failed() for _ in range(3)] == [False, False, True]
+    assert breaker.state == "open" and breaker.admit() == 10
+    clock.now += 10
+    assert breaker.state == "half_open"
+    assert breaker.admit() is None  # the probe
+    assert breaker.admit() is not None  # one at a time
+    assert breaker.failed() is True and breaker.state == "open"  # the probe failed: open again
+    clock.now += 10
+    assert breaker.admit() is None
+    breaker.succeeded()
+    assert breaker.state == "closed" and breaker.admit() is None
+
+
+async def test_an_open_breaker_answers_at_once_and_a_probe_closes_it() -> None:
+    clock = Clock()
+    inner = Scripted([DOWN, DOWN, NOT_FOUND])
+    backend, _, events = _resilient(inner, {"breaker": {"failures": 2, "open_seconds": 5}})
+    backend.breaker = CircuitBreaker(Breaker(failures=2, open_seconds=5), clock)
+    await backend.call(_operation("POST"), {})
+    await backend.call(_operation("POST"), {})
+    refused = await backend.call(_operation("POST"), {})
+    assert isinstance(refused, Failure) and refused.status == 503 and not refused.transient
+    assert refused.message == "The backend is failing: calls to it are refused for 5 s more (circuit open)"
+    assert inner.calls == 2
+    clock.now += 5
+    assert await backend.call(_operation("POST"), {}) == NOT_FOUND  # the backend answers: it is up
+    assert events == ["breaker_open", "refused", "breaker_closed"]
+    assert backend.breaker is not None and backend.breaker.state == "closed"
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ("fast", "resilience is an object"),
+        ({"retry": True}, "unknown key retry"),
+        ({"retries": {"attempts": 0}}, "resilience.retries.attempts is from 1 to 10, not 0"),
+        ({"retries": {"attempts": 2.5}}, "resilience.retries.attempts is a whole number"),
+        ({"retries": {"backoff_ms": 500, "max_backoff_ms": 100}}, "max_backoff_ms is at least backoff_ms"),
+        ({"breaker": {"failures": True}}, "resilience.breaker.failures is a whole number"),
+        ({"cache": {"tools": {"get_item": -1}}}, "'get_item' maps to seconds from 0 to 86400"),
+        ({"cache": "yes"}, "resilience.cache is an object"),
+    ],
+)
+def test_settings_that_cannot_be_used_are_refused(raw: object, says: str) -> None:
+    with pytest.raises(ResilienceError) as caught:
+        parse_resilience(raw)
+    assert says in str(caught.value)
+
+
+def test_settings_read_back_and_true_takes_the_defaults() -> None:
+    settings = parse_resilience({"retries": True, "breaker": {"failures": 2}, "cache": {"tools": {"get_item": 60}}})
+    assert settings.as_json() == {
+        "retries": {"attempts": 3, "backoff_ms": 100, "max_backoff_ms": 2000, "budget_percent": 20},
+        "breaker": {"failures": 2, "open_seconds": 30.0},
+        "cache": {"ttl_seconds": 30.0, "tools": {"get_item": 60.0}},
+    }
+    assert parse_resilience(settings.as_json()) == settings
+    assert not parse_resilience(None) and not parse_resilience({"retries": False})
