@@ -1,11 +1,13 @@
 """Resilient backends through a gateway, against a backend that fails, flaps and slows on command: idempotent
 calls retried, others not; a backend that keeps failing refused at once by its breaker, then probed back; a
-read-only tool's answer kept and identical calls made once, per user; each shown in the metrics."""
+service whose first URL is down served by the next; a read-only tool's answer kept and identical calls made
+once, per user; each shown in the metrics."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +58,13 @@ class Flaky:
         return app
 
 
+def _closed_port() -> int:
+    """A loopback port nothing listens on (asked of the system, then let go)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def _config(backend: str) -> str:
     plans = {
         "retried": {"retries": {"attempts": 3, "backoff_ms": 10, "max_backoff_ms": 20}},
@@ -72,8 +81,14 @@ services:
     backend: "{backend}"
     timeout: 5
     header_policy: {{allow: [X-User]}}
+  spare:
+    openapi: {SPEC}
+    backend: "http://127.0.0.1:{_closed_port()}"
+    fallbacks: ["{backend}"]
+    timeout: 5
 expositions:
 {expositions}
+  failover: {{services: [spare]}}
 """
 
 
@@ -164,3 +179,16 @@ async def test_a_read_only_answer_is_kept_per_user_and_identical_calls_made_once
     assert [r.structured_content["calls"] for r in created] == [1, 2]  # type: ignore[index]  # changes things: never kept
     assert _count(metrics, "apimcp_answer_cache_total", exposition="default/cached", outcome="hit") >= 1
     assert _count(metrics, "apimcp_answer_cache_total", exposition="default/cached", outcome="coalesced") >= 1
+
+
+async def test_a_service_with_several_urls_is_served_by_the_next_when_the_first_is_down(
+    gateway: str, flaky: Flaky, metrics: Metrics
+) -> None:
+    url = f"{gateway}/mcp/failover"
+    before = _count(metrics, "apimcp_backend_resilience_total", exposition="default/failover", event="failover")
+    created = await _call(url, "create_item", {"name": "x"})  # never sent to the first: moved on, though a POST
+    read = await _call(url, "get_item", {"itemId": "4"})
+    assert not created.is_error and not read.is_error, (created, read)
+    assert flaky.seen == {"/items": 1, "/items/4": 1}
+    after = _count(metrics, "apimcp_backend_resilience_total", exposition="default/failover", event="failover")
+    assert after >= before + 2

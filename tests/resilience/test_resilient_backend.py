@@ -1,6 +1,7 @@
-"""Retries and the circuit breaker around a backend: idempotent calls that fail transiently are tried again
-after jittered backoff within a budget, others once; a backend that keeps failing is refused at once until a
-probe finds it back; settings are refused with a clear message."""
+"""Retries, the circuit breaker and failover around a backend: idempotent calls that fail transiently are tried
+again after jittered backoff within a budget, others once; a backend that keeps failing is refused at once until
+a probe finds it back; a call moves to the next URL when the one before cannot be reached (or, idempotent, fails
+transiently); settings are refused with a clear message."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Js
 from apimcp.catalog.model import McpBinding, Operation, RestBinding, ToolHints
 from apimcp.resilience.backend import ResilientBackend
 from apimcp.resilience.breaker import CircuitBreaker
+from apimcp.resilience.failover import FailoverBackend
 from apimcp.resilience.retries import RetryBudget, backoff
 from apimcp.resilience.settings import Breaker, ResilienceError, Retries, parse_resilience
 
@@ -169,3 +171,35 @@ def test_settings_read_back_and_true_takes_the_defaults() -> None:
     }
     assert parse_resilience(settings.as_json()) == settings
     assert not parse_resilience(None) and not parse_resilience({"retries": False})
+
+
+UNSENT = Failure("Could not connect to the backend", transient=True, unsent=True)
+
+
+async def test_a_call_moves_to_the_next_url_when_the_one_before_cannot_be_reached() -> None:
+    events: list[str] = []
+    first, second = Scripted([UNSENT]), Scripted([OK])
+    failover = FailoverBackend([first, second], lambda e, t: events.append(e))
+    assert await failover.call(_operation("POST"), {}) == OK  # never sent: any call may go elsewhere
+    assert (first.calls, second.calls, events) == (1, 1, ["failover"])
+    busy, spare = Scripted([BUSY]), Scripted([OK])
+    failover = FailoverBackend([busy, spare], lambda e, t: None)
+    assert await failover.call(_operation("POST"), {}) == BUSY  # sent, and not idempotent: not made twice
+    assert await failover.call(_operation("GET"), {}) == OK  # idempotent: made elsewhere
+    gone = FailoverBackend([Scripted([UNSENT]), Scripted([UNSENT])], lambda e, t: None)
+    assert await gone.call(_operation("GET"), {}) == UNSENT
+
+
+async def test_a_url_whose_breaker_is_open_is_skipped_at_once() -> None:
+    clock = Clock()
+    down, up = Scripted([UNSENT]), Scripted([OK])
+    guarded, _, _ = _resilient(down, {"breaker": {"failures": 2, "open_seconds": 30}})
+    guarded.breaker = CircuitBreaker(Breaker(failures=2, open_seconds=30), clock)
+    failover = FailoverBackend([guarded, up], lambda e, t: None)
+    for _ in range(5):
+        assert await failover.call(_operation("POST"), {}) == OK
+    assert down.calls == 2 and up.calls == 5  # after two failures the first URL is not tried any more
+    clock.now += 30
+    down.results = [OK]
+    assert await failover.call(_operation("POST"), {}) == OK
+    assert down.calls == 3 and up.calls == 5  # the probe found it back

@@ -54,6 +54,8 @@ class Failure:
     transient: bool = False
     """The backend could not be reached or said it could not answer now (a refused or dropped connection, a
     timeout, 502, 503, 504, gRPC UNAVAILABLE): the same call may succeed later (`apimcp.resilience`)."""
+    unsent: bool = False
+    """The request never reached the backend (no connection could be made): any call may be made elsewhere."""
 
 
 ReadAnswer = JsonBody | TextBody | Failure

@@ -130,7 +130,9 @@ class GrpcBackend(Backend):
             return await self._call(method, requests, metadata, progress, access.mask)
         except grpc.aio.AioRpcError as exc:
             transient = exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-            return Failure(access.mask.mask_text(self._explain(exc)), transient=transient)
+            details = (exc.details() or "").lower()
+            refused = exc.code() == grpc.StatusCode.UNAVAILABLE and "connection refused" in details
+            return Failure(access.mask.mask_text(self._explain(exc)), transient=transient, unsent=refused)
         except ValueError as exc:  # an answer that is not the declared message, or has no JSON form
             return Failure(access.mask.mask_text(str(exc)))
 

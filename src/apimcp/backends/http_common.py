@@ -75,7 +75,7 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
     if isinstance(exc, AddressRefused):  # from the session's resolver: the name leads to a cloud metadata address
         return Failure(f"The backend is refused: {exc}")
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}")
+        return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}", unsent=True)
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         reason = getattr(exc.certificate_error, "verify_message", None) or type(exc.certificate_error).__name__
         return Failure(f"The backend's TLS certificate is not trusted ({origin(public_url)}): {reason}")
@@ -85,7 +85,8 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
     if isinstance(exc, aiohttp.ClientConnectorError):
         errno = exc.os_error.errno
         reason = os.strerror(errno) if errno else type(exc.os_error).__name__
-        return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}", transient=True)
+        return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}", transient=True,
+                       unsent=True)  # fmt: skip
     if isinstance(exc, aiohttp.ClientOSError):
         if isinstance(exc.__cause__, ssl.SSLError):  # e.g. TLSV13_ALERT_CERTIFICATE_REQUIRED
             reason = exc.__cause__.reason or type(exc.__cause__).__name__

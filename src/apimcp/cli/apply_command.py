@@ -129,6 +129,7 @@ def _check_artifact_files(key: str, service: ServiceConfig, config: GatewayConfi
 def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[str]) -> dict[str, Any]:
     return {
         "backend_endpoint": service.backend,
+        "fallback_endpoints": list(service.fallbacks),
         "backend_timeout_ms": round(service.timeout * 1000),
         "include": list(service.include),
         "exclude": list(service.exclude),

@@ -191,6 +191,8 @@ class Plan(Base):
     guardrails: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     """Scanners on calls' arguments and answers, with their actions (`apimcp.guardrails`); None: none."""
     resilience: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    fallback_endpoints: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    """Backend URLs tried in order after `backend_endpoint` (`apimcp.resilience.failover`); None: none."""
     """Retries, circuit breaker, answer cache of its backend (`apimcp.resilience`); None: none."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)

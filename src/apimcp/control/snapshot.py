@@ -129,6 +129,7 @@ def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dic
         },
         "plan": plan.id,
         "backend_endpoint": plan.backend_endpoint,
+        "fallback_endpoints": plan.fallback_endpoints or [],
         "backend_timeout_ms": plan.backend_timeout_ms,
         "include": plan.include,
         "exclude": plan.exclude,

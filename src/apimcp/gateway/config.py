@@ -179,6 +179,9 @@ class ServiceConfig(_Strict):
     name: str | None = None
     version: str | None = None
     backend: str | None = Field(default=None, description="the API's base URL (http or https); gRPC: host:port")
+    fallbacks: tuple[str, ...] = Field(default=(), max_length=8)
+    """Backend URLs tried in order when the one before cannot be reached, or fails an idempotent call transiently
+    (`apimcp.resilience.failover`)."""
     timeout: float = Field(default=30.0, gt=0, le=3600)
     max_response_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
     tool_prefix: str = ""
@@ -224,6 +227,18 @@ class ServiceConfig(_Strict):
         problem = endpoint_problem(kind, value) if value is not None else None
         if problem is not None:
             raise ValueError(problem)
+        return value
+
+    @field_validator("fallbacks")
+    @classmethod
+    def _fallbacks(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        if value and (info.data.get("mcp") is not None or info.data.get("stdio") is not None):
+            raise ValueError("an MCP server has one address: fallbacks are for OpenAPI, GraphQL and gRPC services")
+        kind = "grpc" if info.data.get("grpc") else "openapi"
+        for endpoint in value:
+            problem = endpoint_problem(kind, endpoint)
+            if problem is not None:
+                raise ValueError(f"{endpoint}: {problem}")
         return value
 
     @model_validator(mode="after")

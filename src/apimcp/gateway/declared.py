@@ -105,6 +105,7 @@ def _member(planned: PlannedService) -> dict[str, Any]:
         },
         "plan": planned.key,
         "backend_endpoint": config.backend,
+        "fallback_endpoints": list(config.fallbacks),
         "backend_timeout_ms": round(config.timeout * 1000),
         "max_response_bytes": config.max_response_bytes,
         "include": [],  # the service carries the operations the plan selected

@@ -67,7 +67,8 @@ from apimcp.ratelimit.policy import parse_rate_limits
 from apimcp.resilience.backend import ResilientBackend
 from apimcp.resilience.cache import AnswerCache
 from apimcp.resilience.cached import Cached
-from apimcp.resilience.settings import parse_resilience
+from apimcp.resilience.failover import FailoverBackend
+from apimcp.resilience.settings import Breaker, Resilience, parse_resilience
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.sealing.keys import GatewayKey
 from apimcp.sealing.snapshots import SealError, open_exposition
@@ -307,12 +308,7 @@ class GatewayRuntime:
             check_references(member.get("credentials"), exposition["organization"])
             service = self._services[member["service"]["hash"]]
             services.append(service)
-            backend = self._backends.build(service, member)
-            raw_backends.append(backend)
-            if telemetry.on:
-                backend = InstrumentedBackend(backend, service.kind, label, telemetry.tracing, telemetry.metrics)
-            if resilience.retries is not None or resilience.breaker is not None:  # each attempt its own span
-                backend = ResilientBackend(backend, resilience, label, resilience_heard(telemetry.metrics, label))
+            backend = self._resilient(service, member, resilience, label, raw_backends)
             members.append((self._tool_set(service, member, exposition["output_schemas"]), backend))
             server = raw_backends[-1].endpoint if isinstance(raw_backends[-1], McpBackend) else None
             preparation = self._preparation(exposition, member, elicited, exchanges, server)
@@ -396,6 +392,31 @@ class GatewayRuntime:
             door=tuple(door),
             limiter=limiter,
         )
+
+    def _resilient(
+        self, service: Service, member: Mapping[str, Any], resilience: Resilience, label: str, raw: list[Backend]
+    ) -> Backend:
+        """The member's backend as calls reach it: instrumented (each attempt its own span), behind its circuit
+        breaker, each of its URLs in order when it has several (each URL with a breaker: its health), retried;
+        `raw` gets the backends built, to close."""
+        telemetry, heard = self.telemetry, resilience_heard(self.telemetry.metrics, label)
+        endpoints = [member["backend_endpoint"], *(member.get("fallback_endpoints") or ())]
+        if service.kind == "mcp":
+            endpoints = endpoints[:1]
+        built: list[Backend] = []
+        for endpoint in endpoints:
+            backend = self._backends.build(service, {**member, "backend_endpoint": endpoint})
+            raw.append(backend)
+            if telemetry.on:
+                backend = InstrumentedBackend(backend, service.kind, label, telemetry.tracing, telemetry.metrics)
+            if resilience.breaker is not None or len(endpoints) > 1:
+                guarded = Resilience(breaker=resilience.breaker or Breaker())
+                backend = ResilientBackend(backend, guarded, f"{label} ({endpoint})", heard)
+            built.append(backend)
+        backend = built[0] if len(built) == 1 else FailoverBackend(built, heard)
+        if resilience.retries is not None:
+            backend = ResilientBackend(backend, Resilience(retries=resilience.retries), label, heard)
+        return backend
 
     def _limiter(self, exposition: Mapping[str, Any]) -> RateLimiter | None:
         limits = parse_rate_limits(exposition.get("rate_limit"), "rate_limit")

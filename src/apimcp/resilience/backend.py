@@ -78,7 +78,7 @@ class ResilientBackend(Backend):
         if wait is not None:
             self._observer("refused", operation.tool_name)
             return Failure(f"The backend is failing: calls to it are refused for {wait:.0f} s more (circuit open)",
-                           503)  # fmt: skip
+                           503, unsent=True)  # fmt: skip
         try:
             result = await self._inner.call(operation, arguments, progress, extras)
         except BaseException:

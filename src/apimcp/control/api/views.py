@@ -332,6 +332,11 @@ class PlanFields(Input):
         description="scanners on calls' arguments and answers, in order: [{use: secrets|personal_data|injection|"
         "<installed>, action: report|redact|block, on: [arguments, answers], options?}]",
     )
+    fallback_endpoints: list[str] | None = Field(
+        default=None,
+        description="backend URLs tried in order when the one before cannot be reached, or fails an "
+        "idempotent call transiently (each with its own circuit breaker); changed by an admin on a plan with secrets",
+    )
     resilience: dict[str, Any] | None = Field(
         default=None,
         description="{retries: {attempts, backoff_ms, max_backoff_ms, budget_percent} | true, breaker: {failures, "
@@ -373,6 +378,7 @@ class PlanView(View):
     policies: list[dict[str, Any]] | None = None
     guardrails: list[dict[str, Any]] | None = None
     resilience: dict[str, Any] | None = None
+    fallback_endpoints: list[str] | None = None
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

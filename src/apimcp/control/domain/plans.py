@@ -48,7 +48,7 @@ FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
      "rate_limit", "tasks", "tool_search", "code_mode", "policies", "guardrails", "resilience", "cache",
-     "artifacts", "tool_prefix", "output_schemas", "trust_changes"}
+     "artifacts", "tool_prefix", "output_schemas", "trust_changes", "fallback_endpoints"}
 )  # fmt: skip
 
 
@@ -81,6 +81,8 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         if problem is not None:
             raise Invalid(problem, field="backend_endpoint")
         plan.backend_endpoint = endpoint
+    if "fallback_endpoints" in values:
+        plan.fallback_endpoints = _fallbacks(service.kind, values["fallback_endpoints"]) or None
     if "backend_timeout_ms" in values:
         timeout = values["backend_timeout_ms"]
         if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= 3_600_000:
@@ -367,8 +369,29 @@ def check_secret_use(caller: Caller, values: Mapping[str, Any], plan: Plan | Non
         return
     if "backend_endpoint" in values and values["backend_endpoint"] != plan.backend_endpoint:
         tokens.require_admin(caller, "changing the backend of a plan that carries secrets")
+    if "fallback_endpoints" in values and (values["fallback_endpoints"] or None) != plan.fallback_endpoints:
+        tokens.require_admin(caller, "changing the backends of a plan that carries secrets")
     if any(field in values for field in _WHO_MAY_CALL):
         tokens.require_admin(caller, "changing who may call a plan that carries secrets")
+
+
+MAX_FALLBACKS = 8
+
+
+def _fallbacks(kind: str, raw: object) -> list[str]:
+    """Backend URLs after the first, each checked as `backend_endpoint` is."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or len(raw) > MAX_FALLBACKS or not all(isinstance(e, str) for e in raw):
+        raise Invalid(f"fallback_endpoints is a list of at most {MAX_FALLBACKS} URLs", field="fallback_endpoints")
+    if raw and kind == "mcp":
+        raise Invalid("an MCP server has one address: fallbacks are for OpenAPI, GraphQL and gRPC services",
+                      field="fallback_endpoints")  # fmt: skip
+    for endpoint in raw:
+        problem = endpoint_problem(kind, endpoint)
+        if problem is not None:
+            raise Invalid(f"{endpoint}: {problem}", field="fallback_endpoints")
+    return list(raw)
 
 
 def check_trust(caller: Caller, values: Mapping[str, Any]) -> None:
@@ -410,6 +433,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "policies": source.policies,
         "guardrails": source.guardrails,
         "resilience": source.resilience,
+        "fallback_endpoints": source.fallback_endpoints,
     }
     if source.inbound.get("mode") == "oauth":
         values["oauth"] = source.inbound["oauth"]

@@ -1,8 +1,8 @@
-"""governance: policies (rules in CEL that decide calls, filter listings and redact answers) and guardrails
+"""governance: policies, guardrails and resilient backends
 
-Plans gain `policies` (their own rules), `guardrails` (scanners on arguments and answers) and `resilience`
-(retries, circuit breaker, answer cache); organizations gain `policies` (rules applied before every plan's).
-Null means none.
+Plans gain `policies` (their own rules in CEL), `guardrails` (scanners on arguments and answers), `resilience`
+(retries, circuit breaker, answer cache) and `fallback_endpoints` (backend URLs tried after the first);
+organizations gain `policies` (rules applied before every plan's). Null means none.
 
 Revision ID: 0013
 Revises: 0012
@@ -24,6 +24,7 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("policies", sa.JSON(), nullable=True))
         batch_op.add_column(sa.Column("guardrails", sa.JSON(), nullable=True))
         batch_op.add_column(sa.Column("resilience", sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column("fallback_endpoints", sa.JSON(), nullable=True))
     with op.batch_alter_table("organizations", schema=None) as batch_op:
         batch_op.add_column(sa.Column("policies", sa.JSON(), nullable=True))
 
@@ -32,6 +33,7 @@ def downgrade() -> None:
     with op.batch_alter_table("organizations", schema=None) as batch_op:
         batch_op.drop_column("policies")
     with op.batch_alter_table("plans", schema=None) as batch_op:
+        batch_op.drop_column("fallback_endpoints")
         batch_op.drop_column("resilience")
         batch_op.drop_column("guardrails")
         batch_op.drop_column("policies")

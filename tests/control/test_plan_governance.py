@@ -139,6 +139,24 @@ def test_a_plan_keeps_its_resilience_and_snapshots_carry_it(api: Api) -> None:
     assert ok(acme.user.patch(path, json={"resilience": None}))["resilience"] is None
 
 
+def test_a_plan_keeps_its_fallback_urls_and_only_an_admin_moves_a_plan_with_secrets(api: Api) -> None:
+    acme = api.org("acme")
+    plan = _plan(acme, fallback_endpoints=["https://echo-2.example/v1", "https://echo-3.example/v1"])
+    assert plan["fallback_endpoints"] == ["https://echo-2.example/v1", "https://echo-3.example/v1"]
+    created(acme.user.post("/expositions", json={"plan_id": plan["id"], "name": "echo"}))
+    [entry] = acme.snapshot()["expositions"]
+    assert entry["members"][0]["fallback_endpoints"] == plan["fallback_endpoints"]
+    path = f"/plans/{plan['id']}"
+    bad = acme.user.patch(path, json={"fallback_endpoints": ["ftp://echo.example"]})
+    assert "ftp://echo.example: " in problem(bad, 422, "fallback_endpoints")["detail"]
+    secret = created(acme.user.post("/secrets", json={"name": "key", "kind": "bearer", "values": {"token": "t0k3n"}}))
+    ok(acme.user.patch(path, json={"secret_ids": [secret["id"]]}))
+    member = api.member(acme)
+    moved = member.patch(path, json={"fallback_endpoints": ["https://attacker.example/v1"]})
+    assert moved.status_code == 403, moved.text  # the plan's secrets would go there
+    assert ok(acme.user.patch(path, json={"fallback_endpoints": []}))["fallback_endpoints"] is None
+
+
 def _columns(store: Store, table: str) -> set[str]:
     return {column["name"] for column in inspect(store.engine).get_columns(table)}
 
@@ -154,9 +172,9 @@ def test_migration_0013_adds_empty_policies_and_takes_them_away(database_url: st
         store.migrate_to("0013")
         with store.engine.begin() as connection:
             assert connection.execute(text("SELECT id, policies FROM organizations")).all() == [("o", None)]
-        assert {"policies", "guardrails", "resilience"} <= _columns(store, "plans")
+        assert {"policies", "guardrails", "resilience", "fallback_endpoints"} <= _columns(store, "plans")
         store.migrate_to("0012", down=True)
-        assert not {"policies", "guardrails", "resilience"} & _columns(store, "plans")
+        assert not {"policies", "guardrails", "resilience", "fallback_endpoints"} & _columns(store, "plans")
         assert "policies" not in _columns(store, "organizations")
     finally:
         store.dispose()
