@@ -136,8 +136,9 @@ class CallPath:
             self._heard(entry.name, source, before.heard, via)
             if before.block is not None:
                 return error_result(before.block)
-            arguments = before.arguments
-            guarded = replace(guarded, arguments=arguments)  # the answer's guardrails see what was sent
+            if before.arguments is not arguments:  # the answer's guardrails see what was sent
+                arguments = before.arguments
+                guarded = replace(guarded, arguments=arguments)
         result = await self._call(entry, ctx, arguments, depth, via)
         large = isinstance(result.structured_content, RawJson)  # parsed again off the event loop, if need be
         if guardrails:
