@@ -171,6 +171,10 @@ def test_an_approve_rule_decides_as_deny_does_and_lists_as_allow_does() -> None:
     asked = policies.decide("delete_book", _call(None))
     assert (asked.effect, asked.rule, asked.message, asked.approval_seconds) == ("approve", "deletes", "No undo.", 30)
     assert asked.allowed  # once approved
+    masked = _set({"name": "ask", "when": "true", "effect": "approve", "approval_seconds": 9},
+                  {"name": "mask", "when": "true", "effect": "redact", "fields": ["email"]})  # fmt: skip
+    both = masked.decide("get_book", _call(None))
+    assert (both.effect, both.approval_seconds, both.redact) == ("approve", 9, ("email",))
     broken = policies.decide("transfer", _call(None))  # no amount: the approve rule cannot be evaluated
     assert (broken.effect, broken.rule) == ("approve", "no-big")
     listed = policies.visible(None, None, "2025-11-25")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import cel
@@ -134,8 +135,7 @@ class PolicySet:
             if holds is not False:
                 fields.extend(compiled.rule.fields)
                 by.append(compiled.rule.name)
-        return Decision(decision.effect, decision.rule, decision.message, tuple(dict.fromkeys(fields)), tuple(by),
-                        tuple(errors))  # fmt: skip
+        return replace(decision, redact=tuple(dict.fromkeys(fields)), redacted_by=tuple(by), errors=tuple(errors))
 
     def visible(self, caller: Caller | None, client: str | None, revision: str) -> Callable[[str], bool]:
         """For one listing: whether the caller might be allowed some call of a tool (see the module's meaning)."""
