@@ -74,7 +74,8 @@ class Guardrails:
                 if clean:
                     continue
             try:
-                verdict = _checked(guardrail, guardrail.before_call(replace(call, arguments=arguments)))
+                asked = call if arguments is call.arguments else replace(call, arguments=arguments)
+                verdict = _checked(guardrail, guardrail.before_call(asked))
             except Exception:  # a guard that fails lets nothing through
                 verdict = _failed(guardrail)
             outcome = _outcome(verdict, verdict.arguments is not None)
