@@ -149,7 +149,7 @@ async def test_http_error_statuses(service: Service, session: aiohttp.ClientSess
     result = await GraphQLBackend(service, session, endpoint=f"{base}/status/502").call(
         op(service, "echo"), {"text": "a"}
     )
-    assert result == Failure("HTTP 502 Bad Gateway: status 502 from the test server", 502)
+    assert result == Failure("HTTP 502 Bad Gateway: status 502 from the test server", 502, transient=True)
     result = await GraphQLBackend(service, session, endpoint=f"{base}/status/200").call(
         op(service, "echo"), {"text": "a"}
     )
@@ -171,7 +171,8 @@ async def test_refused_connection_and_unknown_host(service: Service, session: ai
         service, session, endpoint=f"http://127.0.0.1:{port}/graphql", credentials=ApiKey("k", "s3cret", "query")
     )
     result = await backend.call(op(service, "echo"), {"text": "a"})
-    assert result == Failure(f"Could not connect to the backend at 127.0.0.1:{port}: connection refused")
+    refused = f"Could not connect to the backend at 127.0.0.1:{port}: connection refused"
+    assert result == Failure(refused, transient=True, unsent=True)  # the same call may go elsewhere, or later
     result = await GraphQLBackend(service, session, endpoint="http://no-such-host.invalid/graphql").call(
         op(service, "echo"), {"text": "a"}
     )

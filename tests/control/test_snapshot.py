@@ -85,6 +85,7 @@ def test_a_snapshot_carries_the_exposition_its_plan_and_its_service(plane: Contr
             "service": {"id": service.id, "name": "Echo API", "version": "2.1", "hash": service.compiled_hash},
             "plan": plan.id,
             "backend_endpoint": "https://echo.example/v1",
+            "fallback_endpoints": [],
             "backend_timeout_ms": 2_000,
             "include": ["get_*"],
             "exclude": ["getStatus"],
