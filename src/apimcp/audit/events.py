@@ -71,20 +71,23 @@ def request_event(where: Where, record: RequestRecord, via: Mapping[str, str] | 
     return event
 
 
-def policy_event(
-    where: Where, tool: str, rule: str | None, source: RequestSource, via: Mapping[str, str] | None
+def _call_event(
+    where: Where,
+    action: str,
+    tool: str,
+    outcome: str,
+    source: RequestSource,
+    via: Mapping[str, str] | None,
+    **said: Any,
 ) -> dict[str, Any]:
-    """A call of `tool` a policy denied (`rule`: the rule's name; None when the rules could not be checked), 403:
-    summarized as other refusals are, since a caller may make as many as it likes."""
+    """What governance did to a call of `tool` (`said`: what its kind of event adds), with where and who."""
     caller = source.caller
     event: dict[str, Any] = {
         "time": time.time(),
-        "action": "policy",
+        "action": action,
         "target": _short(tool),
-        "outcome": "denied",
-        "reason": f"policy:{rule}" if rule is not None else "policy",
-        "rule": _short(rule),
-        "status": 403,
+        "outcome": outcome,
+        **said,
         "organization": where.organization,
         "exposition_id": where.exposition_id,
         "exposition": where.exposition,
@@ -96,6 +99,15 @@ def policy_event(
     if via is not None:
         event["via"] = {key: _short(value) for key, value in via.items()}
     return event
+
+
+def policy_event(
+    where: Where, tool: str, rule: str | None, source: RequestSource, via: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A call of `tool` a policy denied (`rule`: the rule's name; None when the rules could not be checked), 403:
+    summarized as other refusals are, since a caller may make as many as it likes."""
+    reason = f"policy:{rule}" if rule is not None else "policy"
+    return _call_event(where, "policy", tool, "denied", source, via, reason=reason, rule=_short(rule), status=403)
 
 
 def approval_event(
@@ -103,24 +115,7 @@ def approval_event(
 ) -> dict[str, Any]:
     """A call `rule` made wait for a person's approval, and how that ended (approved, refused, expired, or
     unavailable: the client could not ask)."""
-    caller = source.caller
-    event: dict[str, Any] = {
-        "time": time.time(),
-        "action": "approval",
-        "target": _short(tool),
-        "outcome": outcome,
-        "rule": _short(rule),
-        "organization": where.organization,
-        "exposition_id": where.exposition_id,
-        "exposition": where.exposition,
-        "service": where.service,
-        "version": where.version,
-        "user": _short(caller.principal) if caller is not None else None,
-        "client": source.client,
-    }
-    if via is not None:
-        event["via"] = {key: _short(value) for key, value in via.items()}
-    return event
+    return _call_event(where, "approval", tool, outcome, source, via, rule=_short(rule))
 
 
 def guardrail_event(
@@ -128,26 +123,9 @@ def guardrail_event(
 ) -> dict[str, Any]:
     """What a guardrail found in a call's arguments or answer, by kind and count (never a value), and what it did:
     reported, redacted or blocked."""
-    caller = source.caller
-    event: dict[str, Any] = {
-        "time": time.time(),
-        "action": "guardrail",
-        "target": _short(tool),
-        "outcome": heard.outcome,
-        "guardrail": _short(heard.guardrail),
-        "in": heard.where,
-        "findings": {_short(f.kind): f.count for f in heard.findings[:20]},
-        "organization": where.organization,
-        "exposition_id": where.exposition_id,
-        "exposition": where.exposition,
-        "service": where.service,
-        "version": where.version,
-        "user": _short(caller.principal) if caller is not None else None,
-        "client": source.client,
-    }
-    if via is not None:
-        event["via"] = {key: _short(value) for key, value in via.items()}
-    return event
+    findings = {_short(f.kind): f.count for f in heard.findings[:20]}
+    return _call_event(where, "guardrail", tool, heard.outcome, source, via, guardrail=_short(heard.guardrail),
+                       findings=findings, **{"in": heard.where})  # fmt: skip
 
 
 def authentication_event(where: Where, reason: str, status: int, client: str | None, path: str) -> dict[str, Any]:
