@@ -8,8 +8,9 @@ the observers (`Heard`) with the guardrail's name and the action taken; what was
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import orjson
@@ -73,14 +74,9 @@ class Guardrails:
                     clean = not arguments or not quick.found(orjson.dumps(arguments))
                 if clean:
                     continue
-            try:
-                asked = call if arguments is call.arguments else replace(call, arguments=arguments)
-                verdict = _checked(guardrail, guardrail.before_call(asked))
-            except Exception:  # a guard that fails lets nothing through
-                verdict = _failed(guardrail)
-            outcome = _outcome(verdict, verdict.arguments is not None)
-            if verdict.findings or verdict.block:
-                heard.append(Heard(guardrail.name, "arguments", outcome, verdict.findings))
+            asked = call if arguments is call.arguments else replace(call, arguments=arguments)
+            verdict = _verdict(guardrail, partial(guardrail.before_call, asked))
+            _tell(heard, guardrail, "arguments", verdict, verdict.arguments is not None)
             if verdict.block is not None:
                 return Before(arguments, verdict.block, tuple(heard))
             if verdict.arguments is not None:
@@ -97,13 +93,8 @@ class Guardrails:
                     clean = not any(quick.found(text) for text in answer_texts(call, result))
                 if clean:
                     continue
-            try:
-                verdict = _checked(guardrail, guardrail.after_call(call, result))
-            except Exception:  # a guard that fails lets nothing through
-                verdict = _failed(guardrail)
-            outcome = _outcome(verdict, verdict.result is not None)
-            if verdict.findings or verdict.block:
-                heard.append(Heard(guardrail.name, "answers", outcome, verdict.findings))
+            verdict = _verdict(guardrail, partial(guardrail.after_call, call, result))
+            _tell(heard, guardrail, "answers", verdict, verdict.result is not None)
             if verdict.block is not None:
                 return After(result, verdict.block, tuple(heard))
             if verdict.result is not None:
@@ -111,16 +102,21 @@ class Guardrails:
         return After(result, None, tuple(heard))
 
 
-def _outcome(verdict: Verdict, replaced: bool) -> str:
-    return "blocked" if verdict.block is not None else "redacted" if replaced else "reported"
-
-
-def _failed(guardrail: Guardrail) -> Verdict:
-    log.exception("guardrail %s failed", guardrail.name)
-    return Verdict(block=f"The guardrail {guardrail.name!r} failed: the call is refused")
-
-
-def _checked(guardrail: Guardrail, verdict: object) -> Verdict:
+def _verdict(guardrail: Guardrail, hook: Callable[[], object]) -> Verdict:
+    """What `hook` (one of the guardrail's) answers; one that fails, or answers something other than a verdict,
+    blocks: a guard that fails lets nothing through."""
+    try:
+        verdict = hook()
+    except Exception:
+        log.exception("guardrail %s failed", guardrail.name)
+        return Verdict(block=f"The guardrail {guardrail.name!r} failed: the call is refused")
     if not isinstance(verdict, Verdict):
         return Verdict(block=f"The guardrail {guardrail.name!r} answered something other than a verdict")
     return verdict
+
+
+def _tell(heard: list[Heard], guardrail: Guardrail, where: str, verdict: Verdict, replaced: bool) -> None:
+    """Keep for the observers what the guardrail found and did, if anything."""
+    if verdict.findings or verdict.block is not None:
+        outcome = "blocked" if verdict.block is not None else "redacted" if replaced else "reported"
+        heard.append(Heard(guardrail.name, where, outcome, verdict.findings))
