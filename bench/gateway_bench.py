@@ -29,7 +29,11 @@ GITHUB_SPEC = harness.ROOT.parent / "shared" / "corpus" / "openapi" / "github" /
 ITEM = '{"id":1,"name":"widget","price":9.5}'
 
 
-def start_nginx(directory: Path) -> tuple[subprocess.Popen[bytes], int]:
+ITEM_LOCATION = f"location /items/ {{ default_type application/json; return 200 '{ITEM}'; }}"
+
+
+def start_nginx(directory: Path, locations: str = ITEM_LOCATION) -> tuple[subprocess.Popen[bytes], int]:
+    """nginx on CPU 1 serving `locations` (nginx `location` blocks; by default the small item at /items/)."""
     port = harness.free_port()
     conf = directory / "nginx.conf"
     conf.write_text(
@@ -43,7 +47,7 @@ http {{
   access_log off;
   server {{
     listen 127.0.0.1:{port};
-    location /items/ {{ default_type application/json; return 200 '{ITEM}'; }}
+    {locations}
   }}
 }}
 """

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import orjson
 
-from bench import harness
+from bench import gateway_bench, harness
 from bench.gateway_bench import ITEM, ITEM_SPEC, apimcp_serve
 from bench.harness import Scenario
 
@@ -48,29 +48,15 @@ def ten_kb_item() -> str:
 
 
 def start_nginx(directory: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = harness.free_port()
+    """nginx serving the small item at /small/items/ and the 10 KB one at /big/items/."""
     (directory / "big.json").write_text(ten_kb_item())
     directory.chmod(0o755)  # nginx's workers run as another user
-    conf = directory / "nginx.conf"
-    conf.write_text(
+    return gateway_bench.start_nginx(
+        directory,
         f"""
-worker_processes 1;
-daemon off;
-pid {directory}/nginx.pid;
-error_log {directory}/nginx-error.log;
-events {{ worker_connections 4096; }}
-http {{
-  access_log off;
-  server {{
-    listen 127.0.0.1:{port};
     location /small/items/ {{ default_type application/json; return 200 '{ITEM}'; }}
-    location /big/items/ {{ default_type application/json; root {directory}; try_files /big.json =404; }}
-  }}
-}}
-"""
+    location /big/items/ {{ default_type application/json; root {directory}; try_files /big.json =404; }}""",
     )
-    command = ["nginx", "-p", str(directory), "-e", str(directory / "nginx-error.log"), "-c", str(conf)]
-    return harness.start_pinned(1, command, port, "nginx"), port
 
 
 def config(backend: str) -> str:
