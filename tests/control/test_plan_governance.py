@@ -99,7 +99,14 @@ def test_policy_test_says_what_would_happen_and_which_rule_decided(api: Api) -> 
     unknown = acme.user.post(path, json={"tool": "nothing", "claims": partner})
     assert "serves no operation named 'nothing'" in problem(unknown, 404)["detail"]
     anonymous = problem(acme.user.post(path, json={"tool": "get_item", "claims": {"sub": "x"}}), 422, "claims")
-    assert "claims name an issuer (iss) and a subject" in anonymous["detail"]
+    assert "claims name their issuer (iss), as a token's do" in anonymous["detail"]
+    nobody = problem(acme.user.post(path, json={"tool": "get_item", "claims": {"iss": "https://idp.example"}}), 422,
+                     "claims")  # fmt: skip
+    assert "the access token names neither a subject nor a client" in nobody["detail"]
+    client = ok(acme.user.post(path, json={"tool": "get_item", "claims": {"iss": "https://i", "client_id": "agent"}}))
+    # a client's token is read as the gateway reads it; without a region, the EU rule cannot be evaluated: denied
+    assert (client["decision"], client["rule"]) == ("deny", "eu-items")
+    assert "eu-items" in [error["rule"] for error in client["errors"]]
 
 
 def test_a_plan_keeps_its_guardrails_and_snapshots_carry_them(api: Api) -> None:

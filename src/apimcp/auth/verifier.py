@@ -70,6 +70,27 @@ def _scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
     return frozenset()
 
 
+def caller_of(issuer: str, claims: Mapping[str, Any], until: float | None = None, token: str | None = None) -> Caller:
+    """The caller a verified token from `issuer` with these claims (a JWT's, an introspection's answer) stands
+    for; TokenRejected when they name neither a subject nor a client."""
+    subject = claims.get("sub")
+    subject_text = subject if isinstance(subject, str) and subject else None
+    client = claims.get("client_id") or claims.get("azp")
+    if subject_text is None and not (isinstance(client, str) and client):
+        raise TokenRejected("invalid_token", "the access token names neither a subject nor a client")
+    # `sub=` and `client=` never collide, whatever a subject holds (issuers hold no space: they are URLs).
+    who = f"sub={subject_text}" if subject_text is not None else f"client={client}"
+    return Caller(
+        principal=f"{issuer} {who}",
+        scopes=_scopes_of(claims),
+        subject=subject_text,
+        issuer=issuer,
+        token=token,
+        expires_at=until,
+        claims=claims,
+    )
+
+
 def _audiences(claims: Mapping[str, Any]) -> list[str]:
     aud = claims.get("aud")
     if isinstance(aud, str):
@@ -199,24 +220,7 @@ class TokenVerifier:
             raise TokenRejected("invalid_token", "the access token has expired")
         if nbf is not None and (not isinstance(nbf, int | float) or isinstance(nbf, bool) or now + leeway < nbf):
             raise TokenRejected("invalid_token", "the access token is not valid yet (nbf)")
-        return self._caller(issuer, claims.get("sub"), claims, float(exp) + leeway, token), claims
-
-    def _caller(self, issuer: str, subject: object, claims: Mapping[str, Any], until: float, token: str) -> Caller:
-        subject_text = subject if isinstance(subject, str) and subject else None
-        client = claims.get("client_id") or claims.get("azp")
-        if subject_text is None and not (isinstance(client, str) and client):
-            raise TokenRejected("invalid_token", "the access token names neither a subject nor a client")
-        # `sub=` and `client=` never collide, whatever a subject holds (issuers hold no space: they are URLs).
-        who = f"sub={subject_text}" if subject_text is not None else f"client={client}"
-        return Caller(
-            principal=f"{issuer} {who}",
-            scopes=_scopes_of(claims),
-            subject=subject_text,
-            issuer=issuer,
-            token=token,
-            expires_at=until,
-            claims=claims,
-        )
+        return caller_of(issuer, claims, float(exp) + leeway, token), claims
 
     async def _introspect(self, token: str, now: float) -> tuple[Caller, Mapping[str, Any]]:
         introspection = self.settings.introspection
@@ -250,7 +254,7 @@ class TokenVerifier:
             )
         assert isinstance(issuer, str)
         assert isinstance(exp, int | float)
-        return self._caller(issuer, answer.get("sub"), answer, float(exp), token), answer
+        return caller_of(issuer, answer, float(exp), token), answer
 
     def _refuse_for_a_while(self, token: str, now: float, rejection: TokenRejected) -> None:
         self._remember(token, _Cached(None, now + NEGATIVE_SECONDS, rejection=rejection))

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from apimcp.auth.verifier import TokenRejected, caller_of
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.selection import select as select_operations
 from apimcp.catalog.selection import served
@@ -61,13 +62,14 @@ def check_call(
 
 
 def _caller(claims: Mapping[str, Any]) -> Caller:
-    """The caller a verified token with these claims would be (as `auth.verifier` makes it)."""
-    issuer, subject = claims.get("iss"), claims.get("sub") or claims.get("client_id")
-    if not isinstance(issuer, str) or not isinstance(subject, str):
-        raise Invalid("claims name an issuer (iss) and a subject (sub or client_id), as a token's do", field="claims")
-    scope = claims.get("scope", "")
-    scopes = frozenset(scope.split()) if isinstance(scope, str) else frozenset()
-    return Caller(f"{issuer} sub={subject}", scopes, subject, issuer, claims=claims)
+    """The caller a verified token with these claims would be (`auth.verifier` makes it so)."""
+    issuer = claims.get("iss")
+    if not isinstance(issuer, str) or not issuer:
+        raise Invalid("claims name their issuer (iss), as a token's do", field="claims")
+    try:
+        return caller_of(issuer, claims)
+    except TokenRejected as exc:
+        raise Invalid(f"claims: {exc}", field="claims") from None
 
 
 def set_organization_policies(session: Session, caller: ApiCaller, raw: object) -> Organization:
