@@ -15,7 +15,7 @@ from typing import Any
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
 from apimcp.catalog.model import Operation
 from apimcp.resilience.breaker import CircuitBreaker
-from apimcp.resilience.retries import RetryBudget, backoff, idempotent, retryable
+from apimcp.resilience.retries import RetryBudget, backoff, idempotent
 from apimcp.resilience.settings import Resilience
 
 log = logging.getLogger("apimcp.resilience")
@@ -43,10 +43,6 @@ class ResilientBackend(Backend):
         self._sleep = sleep
         self._label = label
 
-    @property
-    def inner(self) -> Backend:
-        return self._inner
-
     async def call(
         self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
         extras: CallExtras | None = None,
@@ -59,7 +55,7 @@ class ResilientBackend(Backend):
         while True:
             tried += 1
             result = await self._once(operation, arguments, progress, extras)
-            if not (isinstance(result, Failure) and retryable(result)) or tried >= attempts:
+            if not (isinstance(result, Failure) and result.transient) or tried >= attempts:
                 return result
             if budget is None or not budget.spend():
                 return result

@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 from typing import Final
 
-from apimcp.backends.base import Failure
 from apimcp.catalog.model import McpBinding, Operation
 from apimcp.resilience.settings import Retries
 
@@ -21,10 +20,6 @@ def idempotent(operation: Operation) -> bool:
     DELETE (RFC 9110), GraphQL queries, gRPC methods marked idempotent. An MCP server's tool is never retried:
     its hints are its own word."""
     return operation.hints.idempotent is True and not isinstance(operation.binding, McpBinding)
-
-
-def retryable(failure: Failure) -> bool:
-    return failure.transient
 
 
 def backoff(settings: Retries, retry: int, draw: float | None = None) -> float:
