@@ -89,7 +89,7 @@ class CallPath:
         """Set by the exposition's handler once its tools are known (`govern`)."""
 
     def govern(self, policies: PolicySet | None) -> None:
-        self.policies = policies if policies else None
+        self.policies = policies
 
     def via(self, tool: str) -> Via:
         """What the calls of `tool`'s script (a custom tool of this exposition) say they come from."""

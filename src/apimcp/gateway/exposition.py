@@ -101,14 +101,17 @@ def _discovery(
     for alias, name in composition.aliases.items():
         if " /" in alias:  # `METHOD /path`; the other aliases are operationIds, words of the name already
             paths.setdefault(name, []).append(alias)
-    service_of: dict[str, str] = {}
-    tags_of: dict[str, tuple[str, ...]] = {}
-    for index, (tools, _) in enumerate(members):
-        for prepared in tools.prepared:
-            if index < len(services):
-                service_of[prepared.tool.name] = services[index]
-            tags_of[prepared.tool.name] = prepared.operation.tags
-    return Discovery(page.items, paths, service_of, tags_of)
+    tags_of = {prepared.tool.name: prepared.operation.tags for tools, _ in members for prepared in tools.prepared}
+    return Discovery(page.items, paths, _service_of(members, services), tags_of)
+
+
+def _service_of(members: Sequence[tuple[ToolSet, Backend]], services: Sequence[str]) -> dict[str, str]:
+    """Each operation's tool name → its member's service name (when the members' names are known)."""
+    return {
+        prepared.tool.name: services[index]
+        for index, (tools, _) in enumerate(members) if index < len(services)
+        for prepared in tools.prepared
+    }  # fmt: skip
 
 
 def _policy_set(
@@ -117,11 +120,7 @@ def _policy_set(
     """The exposition's rules compiled for every tool a call may name (custom tools' hidden targets too)."""
     if not settings.policies:
         return None
-    service_of: dict[str, str] = {}
-    for index, (tools, _) in enumerate(members):
-        if index < len(settings.services):
-            for prepared in tools.prepared:
-                service_of[prepared.tool.name] = settings.services[index]
+    service_of = _service_of(members, settings.services)
     facts = {}
     for name, entry in composition.internal.items():
         operation = entry.operation_behind()

@@ -105,9 +105,6 @@ class PolicySet:
         self._timeless = not any("now" in c.uses for c in compiled)
         self._listings: OrderedDict[Key, frozenset[str]] = OrderedDict()
 
-    def __bool__(self) -> bool:
-        return bool(self.rules)
-
     def decide(self, tool: str, call: CallFacts) -> Decision:
         """What the rules say of calling `tool` so; never raises (a tool it was not built with: denied)."""
         rules = self._tools.get(tool)

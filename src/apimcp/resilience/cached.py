@@ -1,5 +1,6 @@
 """A member's calls through the exposition's answer cache (`cache.py`): only read-only operations, each for its
-tool's TTL (`settings.Cache`); the others, and MCP servers' tools, are called as they are."""
+tool's TTL (`settings.Cache`); the others are called as they are. `MemberBackend` never sends an MCP server's
+calls here (they talk to the client)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Progress
-from apimcp.catalog.model import McpBinding, Operation
+from apimcp.catalog.model import Operation
 from apimcp.resilience.cache import AnswerCache, Outcome, call_key
 from apimcp.resilience.settings import Cache
 
@@ -31,7 +32,7 @@ class Cached:
         extras: CallExtras | None,
     ) -> BackendResult:  # fmt: skip
         ttl = self.settings.ttl(operation.tool_name)
-        if ttl <= 0 or operation.hints.read_only is not True or isinstance(operation.binding, McpBinding):
+        if ttl <= 0 or operation.hints.read_only is not True:
             return await backend.call(operation, arguments, progress, extras)
         key = call_key(operation.tool_name, arguments, extras)
         result, outcome = await self._cache.answer(key, ttl, lambda: backend.call(operation, arguments, progress,
