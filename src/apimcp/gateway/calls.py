@@ -129,30 +129,36 @@ class CallPath:
                     observer.call_approval(entry.name, source, decision.rule, answer.outcome, via)
                 if answer.refusal is not None:
                     return error_result(answer.refusal)
-        guardrails = self.guardrails
-        guarded = GuardedCall(entry.name, self.name, arguments, source.caller, entry.mirrored)
-        if guardrails:
-            before = guardrails.before(guarded)
-            self._heard(entry.name, source, before.heard, via)
-            if before.block is not None:
-                return error_result(before.block)
-            if before.arguments is not arguments:  # the answer's guardrails see what was sent
-                arguments = before.arguments
-                guarded = replace(guarded, arguments=arguments)
-        result = await self._call(entry, ctx, arguments, depth, via)
-        large = isinstance(result.structured_content, RawJson)  # parsed again off the event loop, if need be
-        if guardrails:
-            after = await asyncio.to_thread(guardrails.after, guarded, result) if large else guardrails.after(
-                guarded, result)  # fmt: skip
-            self._heard(entry.name, source, after.heard, via)
-            if after.block is not None:
-                return error_result(after.block)
-            result = after.result
+        if self.guardrails:
+            result = await self._guarded(entry, ctx, arguments, depth, via)
+        else:
+            result = await self._call(entry, ctx, arguments, depth, via)
         if not decision.redact:
             return result
-        if large:
+        if isinstance(result.structured_content, RawJson):  # a large answer: parsed again off the event loop
             return await asyncio.to_thread(redact_result, result, decision.redact)
         return redact_result(result, decision.redact)
+
+    async def _guarded(
+        self, entry: ToolEntry, ctx: RequestContext, arguments: Mapping[str, Any], depth: int, via: Via | None
+    ) -> CallToolResult:
+        """A call between the plan's guardrails: on its arguments before, on its answer after."""
+        guardrails, source = self.guardrails, ctx.source
+        guarded = GuardedCall(entry.name, self.name, arguments, source.caller, entry.mirrored)
+        before = guardrails.before(guarded)
+        self._heard(entry.name, source, before.heard, via)
+        if before.block is not None:
+            return error_result(before.block)
+        if before.arguments is not arguments:  # the answer's guardrails see what was sent
+            arguments = before.arguments
+            guarded = replace(guarded, arguments=arguments)
+        result = await self._call(entry, ctx, arguments, depth, via)
+        if isinstance(result.structured_content, RawJson):  # a large answer: read off the event loop
+            after = await asyncio.to_thread(guardrails.after, guarded, result)
+        else:
+            after = guardrails.after(guarded, result)
+        self._heard(entry.name, source, after.heard, via)
+        return error_result(after.block) if after.block is not None else after.result
 
     def _heard(self, tool: str, source: RequestSource, heard: Sequence[Heard], via: Via | None) -> None:
         for each in heard:
