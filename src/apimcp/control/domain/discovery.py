@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from apimcp.catalog.codec import decode_service
-from apimcp.catalog.model import RestBinding
+from apimcp.catalog.model import Operation, RestBinding
 from apimcp.catalog.selection import select as select_operations
 from apimcp.catalog.selection import served
 from apimcp.catalog.tools import tool_of
@@ -27,17 +27,24 @@ class ServedTools:
     """Changes when the tools may: the plan's last change and the service's compiled content."""
 
 
+def served_operations(session: Session, plan: Plan) -> tuple[Service, list[Operation]]:
+    """The plan's service, and its operations the plan selects, named with its prefix."""
+    service = session.get(Service, plan.service_id)
+    assert service is not None  # foreign keys
+    prefix = plan.tool_prefix or ""
+    catalog = decode_service(service.compiled)
+    return service, select_operations(
+        served(catalog.operations, prefix), plan.include or [], plan.exclude or [], prefix
+    )
+
+
 def served_tools(session: Session, organization_id: str, exposition_id: str) -> ServedTools:
     """The tools `exposition_id` serves: its plan's selection of its service's operations, named with its prefix
     (custom tools are not among them)."""
     exposition = get_owned(session, Exposition, organization_id, exposition_id, "exposition")
     plan = session.get(Plan, exposition.plan_id)
     assert plan is not None  # foreign keys
-    service = session.get(Service, plan.service_id)
-    assert service is not None
-    prefix = plan.tool_prefix or ""
-    catalog = decode_service(service.compiled)
-    operations = select_operations(served(catalog.operations, prefix), plan.include or [], plan.exclude or [], prefix)
+    service, operations = served_operations(session, plan)
     tools = [tool_of(operation, output_schema=plan.output_schemas) for operation in operations]
     paths = {o.tool_name: (o.signature,) for o in operations if isinstance(o.binding, RestBinding)}
     return ServedTools(tools, paths, (plan.id, str(plan.updated_at), service.compiled_hash))

@@ -9,16 +9,14 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from apimcp.auth.verifier import TokenRejected, caller_of
-from apimcp.catalog.codec import decode_service
-from apimcp.catalog.selection import select as select_operations
-from apimcp.catalog.selection import served
 from apimcp.catalog.tools import tool_of
 from apimcp.control import changes
 from apimcp.control.domain import tokens
 from apimcp.control.domain.common import get_owned
+from apimcp.control.domain.discovery import served_operations
 from apimcp.control.domain.tokens import Caller as ApiCaller
 from apimcp.control.errors import Invalid, NotFound
-from apimcp.control.models import Organization, Plan, Service
+from apimcp.control.models import Organization, Plan
 from apimcp.policies.decisions import CallFacts
 from apimcp.policies.facts import tool_facts
 from apimcp.policies.policy_set import PolicySet
@@ -33,14 +31,9 @@ def check_call(
     """The plan's answer to `tool` called with `arguments` by the bearer of a token carrying `claims` (None: an
     anonymous caller), from the address `client`."""
     plan = get_owned(session, Plan, organization_id, plan_id, "plan")
-    service = session.get(Service, plan.service_id)
     organization = session.get(Organization, organization_id)
-    assert service is not None  # foreign keys
-    assert organization is not None
-    prefix = plan.tool_prefix or ""
-    operations = select_operations(
-        served(decode_service(service.compiled).operations, prefix), plan.include or [], plan.exclude or [], prefix
-    )
+    assert organization is not None  # foreign keys
+    service, operations = served_operations(session, plan)
     facts = {o.tool_name: tool_facts(tool_of(o), o, service.name) for o in operations}
     if tool not in facts:
         raise NotFound(f"plan {plan.name!r} serves no operation named {tool!r} (custom tools are not checked here)")
