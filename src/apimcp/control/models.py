@@ -296,3 +296,30 @@ class AuditEvent(Base):
     event: Mapped[dict[str, Any]] = mapped_column(JSON)
     refusal: Mapped[bool] = mapped_column(Boolean, default=False)
     """Whether it tells of refused requests (`audit.events.is_refusal`): those have a retention of their own."""
+
+
+class TrafficCount(Base):
+    """What gateways counted of one exposition's requests of one kind (a method, or a tool's calls) in one minute
+    or, once rolled up, one hour (`control.domain.traffic`)."""
+
+    __tablename__ = "traffic_counts"
+    __table_args__ = (
+        UniqueConstraint("organization_id", "exposition_id", "method", "tool", "start", "seconds"),
+        Index("ix_traffic_counts_window", "organization_id", "start"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    organization_id: Mapped[str] = mapped_column(String(13))
+    exposition_id: Mapped[str] = mapped_column(String(64))
+    method: Mapped[str] = mapped_column(String(64))
+    tool: Mapped[str] = mapped_column(String(200))
+    """The tool's name for `tools/call`; empty for other methods."""
+    start: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    seconds: Mapped[int] = mapped_column(Integer)
+    """60 for a minute's counts, 3600 for an hour's."""
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    outcomes: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    """Requests by how they ended, but for success (`protocol.observe.Outcome`)."""
+    latency: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    """Requests per latency bucket (`traffic.histogram.BOUNDS_MS`)."""
+    backend: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    """Requests per bucket of the time spent waiting on backends (requests that called none are not counted)."""
