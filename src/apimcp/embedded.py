@@ -23,7 +23,7 @@ from apimcp import __version__
 from apimcp.backends.rest import close_session, new_session
 from apimcp.control import changes, snapshot
 from apimcp.control.api.app import create_api
-from apimcp.control.domain import audit, gateways
+from apimcp.control.domain import audit, gateways, traffic
 from apimcp.control.models import Organization, Service
 from apimcp.control.plane import ControlPlane
 from apimcp.control.setup import bootstrap, open_plane
@@ -91,6 +91,13 @@ class LocalSource(SnapshotSource):
             for organization in session.scalars(select(Organization)):
                 own = {service: state for service, state in states.items() if owners.get(service) == organization.id}
                 gateways.report_upstreams(session, organization.id, EMBEDDED_GATEWAY, own)
+
+    async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
+        await asyncio.to_thread(self._record_traffic, revision, rows)
+
+    def _record_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
+        with self._plane.session() as session:  # this gateway serves every organization: each keeps its own
+            traffic.record(session, None, EMBEDDED_GATEWAY, revision, rows)
 
     async def report_upstream_changed(self, service_id: str) -> None:
         reread_soon(self._plane, None, service_id)

@@ -67,3 +67,6 @@ class FailoverSource(SnapshotSource):
 
     async def report_upstreams(self, states: Mapping[str, str]) -> None:
         await self._each(lambda source: source.report_upstreams(states))
+
+    async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
+        await self._each(lambda source: source.report_traffic(revision, rows))

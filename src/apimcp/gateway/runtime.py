@@ -80,6 +80,8 @@ from apimcp.telemetry.backend_calls import InstrumentedBackend
 from apimcp.telemetry.gauges import GatewayFigures
 from apimcp.telemetry.observer import TelemetryObserver, chained
 from apimcp.telemetry.resilience import cache_heard, resilience_heard
+from apimcp.traffic.observer import TimedBackend, TrafficObserver
+from apimcp.traffic.tally import TrafficTally
 
 log = logging.getLogger("apimcp.gateway")
 
@@ -168,6 +170,8 @@ class GatewayRuntime:
         self.telemetry = telemetry if telemetry is not None else installed()
         self.follower: Following | None = None
         """The sync loop that follows a control plane, when there is one (`gateway.sync.following` sets it)."""
+        self.traffic: TrafficTally | None = None
+        """Where the expositions count their requests for the control plane (set with `follower`)."""
         stores = state or GatewayState()
         self._shaping_limits = shaping_limits or ShapingLimits()
         self.shaping = ShapingPool(self._shaping_limits)
@@ -332,6 +336,11 @@ class GatewayRuntime:
             call_observers.append(telemetry_observer)
             if telemetry.metrics is not None:  # refusals are counted, never traced: no span without metrics
                 door.append(telemetry_observer)
+        if self.traffic is not None:
+            counted = TrafficObserver(self.traffic, exposition["id"])
+            observer = chained(observer, counted)
+            call_observers.append(counted)
+            door.append(counted)
         limiter = self._limiter(exposition)
         settings = ExpositionSettings(
             name=name,
@@ -416,7 +425,7 @@ class GatewayRuntime:
         backend = built[0] if len(built) == 1 else FailoverBackend(built, heard)
         if resilience.retries is not None:
             backend = ResilientBackend(backend, Resilience(retries=resilience.retries), label, heard)
-        return backend
+        return TimedBackend(backend) if self.traffic is not None else backend
 
     def _limiter(self, exposition: Mapping[str, Any]) -> RateLimiter | None:
         limits = parse_rate_limits(exposition.get("rate_limit"), "rate_limit")

@@ -27,6 +27,8 @@ from apimcp import __version__
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.safety.plain_http import refusal
 from apimcp.sealing.keys import GatewayPublicKey
+from apimcp.traffic.reporting import report_traffic, send_once
+from apimcp.traffic.tally import TrafficTally
 
 log = logging.getLogger("apimcp.gateway.sync")
 LONG_POLL_SECONDS = 25.0
@@ -54,6 +56,10 @@ class SnapshotSource(ABC):
 
     async def report_upstreams(self, states: Mapping[str, str]) -> None:  # noqa: B027 - optional, as audit
         """Tell the control plane whether each MCP service's server answers (service id -> state)."""
+
+    async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:  # noqa: B027 - as audit
+        """Hand the control plane what the gateway counted of its requests (`traffic.tally` rows), and the
+        revision it serves; raises when they did not arrive."""
 
 
 class AuditRefused(Exception):
@@ -125,6 +131,9 @@ class HttpSource(SnapshotSource):
 
     async def report_upstreams(self, states: Mapping[str, str]) -> None:
         await self._report("upstreams", {"name": self._name, "upstreams": dict(states)})
+
+    async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
+        await self._report("traffic", {"name": self._name, "revision": revision, "rows": rows})
 
     async def _report(self, route: str, body: Mapping[str, Any]) -> None:
         """POST `body` to the gateway route `route`: `AuditRefused` when the control plane refuses it for what it
@@ -271,6 +280,13 @@ async def report_upstreams(runtime: GatewayRuntime, source: SnapshotSource) -> N
         said, said_at = states, time.monotonic()
 
 
+async def _send_traffic(runtime: GatewayRuntime, source: SnapshotSource, rows: list[dict[str, Any]]) -> None:
+    try:
+        await source.report_traffic(max(runtime.routes.revision, 0), rows)
+    except AuditRefused as exc:  # sending them again cannot help
+        log.warning("%d rows of traffic counts dropped: %s", len(rows), exc)
+
+
 @asynccontextmanager
 async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIterator[GatewaySync]:
     """`runtime` kept in step with `source` while the block runs, its audit events reported; afterwards the
@@ -279,10 +295,12 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
     sync = GatewaySync(runtime, source)
     runtime.follower = sync
     runtime.upstream_lists.report = sync.upstream_changed
+    tally = runtime.traffic = TrafficTally()  # before the first snapshot: every exposition counts its requests
     tasks = [
         asyncio.create_task(sync.run()),
         asyncio.create_task(report_audit(runtime, source)),
         asyncio.create_task(report_upstreams(runtime, source)),
+        asyncio.create_task(report_traffic(tally, lambda rows: _send_traffic(runtime, source, rows))),
     ]
     try:
         yield sync
@@ -298,4 +316,6 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
             events = runtime.audit.drain(AUDIT_BATCH)
             if events:
                 await asyncio.wait_for(source.report_audit(events), 5)
+        with contextlib.suppress(Exception):  # the last counts too
+            await asyncio.wait_for(send_once(tally, lambda rows: _send_traffic(runtime, source, rows)), 5)
         await runtime.close()

@@ -23,6 +23,7 @@ from apimcp.control.api import (
     exposure_routes,
     key_routes,
     sync_routes,
+    traffic_routes,
 )
 from apimcp.control.api.no_store import NoStore
 from apimcp.control.api.request_limits import RequestLimits
@@ -73,6 +74,7 @@ def create_api(
         key_routes,
         sync_routes,
         audit_routes,
+        traffic_routes,
     ):
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(console_router(console_gateways))

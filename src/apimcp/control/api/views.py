@@ -466,6 +466,12 @@ class AuditBatch(Input):
     events: list[dict[str, Any]] = Field(max_length=1000)
 
 
+class TrafficReport(Input):
+    name: str = Field(min_length=1, max_length=100)
+    revision: int = Field(ge=0, description="the revision the gateway serves")
+    rows: list[dict[str, Any]] = Field(max_length=1000, description="counts per exposition, method, tool and minute")
+
+
 class AuditKept(View):
     kept: int
     dropped: int

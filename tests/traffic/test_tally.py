@@ -1,0 +1,96 @@
+"""The gateway's tally: counts by exposition, method, tool and minute; bounded whatever the traffic; what could
+not be reported counted again; histograms read as quantiles."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from apimcp.traffic import reporting
+from apimcp.traffic.histogram import BOUNDS_MS, SIZE, bucket_of, empty, quantile
+from apimcp.traffic.tally import DOOR, OTHER, TrafficTally
+
+
+def test_a_latency_falls_in_the_bucket_its_bound_closes() -> None:
+    assert bucket_of(0.3) == 0
+    assert bucket_of(1.0) == 0
+    assert bucket_of(1.5) == 1
+    assert bucket_of(10**6) == SIZE - 1
+
+
+def test_quantiles_are_read_inside_their_bucket() -> None:
+    counts = empty()
+    counts[bucket_of(3)] = 50  # (2, 5]
+    counts[bucket_of(150)] = 50  # (100, 200]
+    assert quantile(counts, 0.5) == 5.0
+    assert 100 < (quantile(counts, 0.95) or 0) <= 200
+    assert quantile(empty(), 0.5) is None
+    slow = empty()
+    slow[-1] = 3
+    assert quantile(slow, 0.5) == BOUNDS_MS[-1]
+
+
+def test_requests_are_counted_by_tool_with_their_outcomes_and_latencies() -> None:
+    tally = TrafficTally()
+    tally.count("e1", "tools/call", "get_item", "success", 3.0, 2.0)
+    tally.count("e1", "tools/call", "get_item", "tool_error", 40.0, 35.0)
+    tally.count("e1", "tools/list", "ignored", "success", 0.5)
+    tally.count("e1", DOOR, None, "limited", 0.0, times=7)
+    rows = {(row["method"], row["tool"]): row for row in tally.take(100)}
+    call = rows[("tools/call", "get_item")]
+    assert call["calls"] == 2
+    assert call["outcomes"] == {"tool_error": 1}
+    assert sum(call["latency"]) == 2 and sum(call["backend"]) == 2
+    assert rows[("tools/list", "")]["calls"] == 1 and sum(rows[("tools/list", "")]["backend"]) == 0
+    assert rows[(DOOR, "")]["outcomes"] == {"limited": 7}
+    assert len(tally) == 0
+
+
+def test_made_up_methods_and_tools_past_the_bound_are_counted_as_other() -> None:
+    tally = TrafficTally(max_keys=3)
+    tally.count("e1", "no/such/method", None, "error", 1.0)
+    for number in range(50):
+        tally.count("e1", "tools/call", f"made_up_{number}", "error", 1.0)
+    rows = tally.take(100)
+    assert len(rows) <= 4
+    assert sum(row["calls"] for row in rows) == 51
+    assert {row["method"] for row in rows} >= {OTHER, "tools/call"}
+    assert any(row["tool"] == OTHER and row["calls"] >= 47 for row in rows)
+
+
+def test_rows_given_back_add_to_what_came_since() -> None:
+    tally = TrafficTally()
+    tally.count("e1", "tools/call", "t", "success", 1.0)
+    rows = tally.take(10)
+    tally.count("e1", "tools/call", "t", "error", 1.0)
+    tally.give_back(rows)
+    (row,) = tally.take(10)
+    assert row["calls"] == 2 and row["outcomes"] == {"error": 1}
+
+
+def test_what_could_not_be_sent_is_sent_with_the_next_report() -> None:
+    tally = TrafficTally()
+    tally.count("e1", "tools/call", "t", "success", 1.0)
+    sent: list[list[dict[str, Any]]] = []
+    failing = [True]
+
+    async def send(rows: list[dict[str, Any]]) -> None:
+        if failing[0]:
+            raise ConnectionError("control plane away")
+        sent.append(rows)
+
+    assert asyncio.run(reporting.send_once(tally, send)) is False
+    failing[0] = False
+    tally.count("e1", "tools/call", "t", "success", 1.0)
+    assert asyncio.run(reporting.send_once(tally, send)) is True
+    assert sum(row["calls"] for rows in sent for row in rows) == 2
+
+
+def test_a_report_is_sent_when_nothing_was_counted() -> None:
+    sent: list[list[dict[str, Any]]] = []
+
+    async def send(rows: list[dict[str, Any]]) -> None:
+        sent.append(rows)
+
+    assert asyncio.run(reporting.send_once(TrafficTally(), send)) is True
+    assert sent == [[]]
