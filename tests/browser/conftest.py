@@ -110,7 +110,7 @@ def log_in(page: Page, served: Served) -> None:
     page.goto(f"{served.base}/console/")
     page.get_by_label("API token").fill(served.token)
     page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", level=1, name="Services")).to_be_visible()
+    expect(page.get_by_role("heading", level=1, name="Traffic")).to_be_visible()  # the home screen
     expect(page.get_by_text("Organization default")).to_be_visible()
 
 

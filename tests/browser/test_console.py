@@ -148,7 +148,7 @@ def test_every_control_is_labelled_and_the_console_works_by_keyboard(page: Page,
     expect(page.get_by_label("API token")).to_be_focused()
     page.keyboard.type(served.token)
     page.keyboard.press("Enter")
-    expect(page.get_by_role("heading", level=1, name="Services")).to_be_focused()
+    expect(page.get_by_role("heading", level=1, name="Traffic")).to_be_focused()
     expect(page.get_by_role("banner")).to_be_visible()
     expect(page.get_by_role("main")).to_be_visible()
 
@@ -168,7 +168,19 @@ def test_every_control_is_labelled_and_the_console_works_by_keyboard(page: Page,
     expect(page.get_by_role("main")).to_be_focused()
     assert page.evaluate("window.location.hash") == "#/secrets"
 
-    for screen in ("Services", "Import", "Plans", "Expositions", "Try it", "Gateways", "Secrets", "Access", "Audit"):
+    screens = (
+        "Traffic",
+        "Services",
+        "Import",
+        "Plans",
+        "Expositions",
+        "Try it",
+        "Gateways",
+        "Secrets",
+        "Access",
+        "Audit",
+    )
+    for screen in screens:
         page.get_by_role("link", name=screen, exact=True).click()
         expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
         assert unlabelled(page) == [], screen

@@ -83,7 +83,7 @@ def test_the_try_it_panel_calls_a_gateway_on_another_origin(running: Running) ->
         assert f"connect-src 'self' {running.gateway};" in response.headers["content-security-policy"]
         page.get_by_label("API token").fill(running.token)
         page.get_by_role("button", name="Log in").click()
-        expect(page.get_by_role("heading", level=1, name="Services")).to_be_visible()
+        expect(page.get_by_role("heading", level=1, name="Traffic")).to_be_visible()
 
         page.get_by_role("link", name="Expositions").click()
         # The control plane's first --console-gateway is the default base of the MCP URLs shown and called.

@@ -12,12 +12,13 @@ import * as importing from "./screens/importing.js";
 import * as plans from "./screens/plans.js";
 import * as secrets from "./screens/secrets.js";
 import * as services from "./screens/services.js";
+import * as traffic from "./screens/traffic.js";
 import * as tryit from "./screens/tryit.js";
 
 const TOKEN_KEY = "apimcp.console.token";
 const GATEWAY_KEY = "apimcp.console.gateway";
-const SCREENS = { services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit };
-const DEFAULT_SCREEN = "services";
+const SCREENS = { traffic, services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit };
+const DEFAULT_SCREEN = "traffic";
 const STATUS_MS = 10000; // how long a message of success stays; an error stays until the next action or dismissed
 
 const main = document.getElementById("main");

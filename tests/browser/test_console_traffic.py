@@ -1,0 +1,92 @@
+"""The Traffic screen, the console's home, driven in Chromium: the calls a test just made through the gateway
+show in the figures, the charts and the busiest and failing tools, within a report or two; a tool's own screen
+shows only its calls; the gateway is up and serves the latest revision; every control is labelled."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from apimcp.demo_api import spec_path
+from apimcp.traffic import reporting
+from tests.browser.conftest import Seen, Served, api, log_in, serving, unexpected, unlabelled
+from tests.support.mcp_http import McpHttp
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fast_reports() -> Iterator[None]:
+    """The gateway of `served` (in this process) reports its counts every 0.3 s rather than every 5."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reporting, "INTERVAL_SECONDS", 0.3)
+        yield
+
+
+def _traffic(served: Served, calls: int, **params: str) -> dict[str, Any]:
+    """The control plane's figures once they count at least `calls` calls."""
+    deadline = time.monotonic() + 20
+    with api(served) as client:
+        while True:
+            figures: dict[str, Any] = client.get("/traffic", params=params).json()
+            if figures["totals"]["calls"] >= calls:
+                return figures
+            assert time.monotonic() < deadline, figures["totals"]
+            time.sleep(0.2)
+
+
+def test_the_home_screen_shows_the_calls_just_made_and_where_they_fail(page: Page, served: Served, seen: Seen) -> None:
+    with api(served) as client:
+        imported = client.post(
+            "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "shelf-traffic"}
+        )
+        assert imported.status_code == 201, imported.text
+        plan = client.post(
+            "/plans", json={"name": "busy", "service_id": imported.json()["id"], "backend_endpoint": served.backend}
+        )
+        assert plan.status_code == 201, plan.text
+        assert client.post("/expositions", json={"plan_id": plan.json()["id"], "name": "busy"}).status_code == 201
+    url = f"{served.base}/mcp/default/busy"
+    serving(url)
+    with McpHttp(url) as mcp:
+        for _ in range(12):
+            listed = mcp.modern(
+                "tools/call", {"name": "list_books", "arguments": {}}, headers={"Mcp-Name": "list_books"}
+            )
+            assert listed.status == 200 and listed.result.get("isError") is not True, listed.text
+        for _ in range(3):
+            missing = mcp.modern(
+                "tools/call", {"name": "get_book", "arguments": {"bookId": "no-such-book"}},
+                headers={"Mcp-Name": "get_book"},
+            )  # fmt: skip
+            assert missing.result.get("isError") is True, missing.text
+    figures = _traffic(served, 16, exposition="busy")
+    assert [(t["tool"], t["calls"]) for t in figures["busiest"][:2]] == [("list_books", 12), ("get_book", 3)]
+    assert [(t["tool"], t["errors"]) for t in figures["failing"]] == [("get_book", 3)]
+    assert figures["totals"]["outcomes"]["tool_error"] == 3
+    assert figures["totals"]["backend_p50_ms"] is not None
+
+    log_in(page, served)  # the home screen
+    busiest = page.get_by_role("table", name="Busiest tools")
+    expect(busiest).to_contain_text("list_books")
+    expect(page.get_by_role("table", name="Failing tools, most errors first")).to_contain_text("get_book")
+    expect(page.get_by_role("img", name="Calls of every exposition, the last hour, by minute")).to_be_visible()
+    expect(page.get_by_role("img", name="Latency of every exposition", exact=False)).to_be_visible()
+    expect(page.locator("svg.chart rect.bar.failed").first).to_be_attached()
+    gateways = page.get_by_role("table", name="Gateways, their health and the revision each serves")
+    expect(gateways).to_contain_text("up")
+    expect(gateways).to_contain_text("(latest)")
+    assert unlabelled(page) == []
+
+    page.get_by_role("table", name="Failing tools, most errors first").get_by_role("link", name="get_book").click()
+    expect(page.get_by_role("heading", level=1, name="Traffic of get_book")).to_be_focused()
+    errors_by_kind = page.get_by_role("table", name="Requests of tool get_book in busy that did not succeed, by kind")
+    expect(errors_by_kind).to_contain_text("tool errors")
+    expect(errors_by_kind).to_contain_text("3")
+    page.get_by_role("link", name="The exposition's traffic").click()
+    expect(page.get_by_role("heading", level=1, name="Traffic of busy")).to_be_focused()
+    page.get_by_label("Window").select_option("day")
+    expect(page.get_by_role("img", name="Calls of exposition busy, the last day, by hour", exact=False)).to_be_visible()
+    assert unexpected(seen.problems) == []
