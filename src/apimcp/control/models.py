@@ -323,3 +323,32 @@ class TrafficCount(Base):
     """Requests per latency bucket (`traffic.histogram.BOUNDS_MS`)."""
     backend: Mapped[list[Any]] = mapped_column(JSON, default=list)
     """Requests per bucket of the time spent waiting on backends (requests that called none are not counted)."""
+
+
+class Version(Base):
+    """One change to a service, artifact, plan, exposition, secret (its metadata only) or an organization's
+    policies: who made it, when, and the object's state after it (`control.domain.history`)."""
+
+    __tablename__ = "versions"
+    __table_args__ = (
+        UniqueConstraint("organization_id", "kind", "object_id", "number"),
+        Index("ix_versions_trail", "organization_id", "id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    organization_id: Mapped[str] = mapped_column(String(13))
+    kind: Mapped[str] = mapped_column(String(32))
+    object_id: Mapped[str] = mapped_column(String(13))
+    number: Mapped[int] = mapped_column(Integer)
+    """1 for the object's first version, then one more for each change."""
+    object_name: Mapped[str | None] = mapped_column(String(200))
+    action: Mapped[str] = mapped_column(String(16))
+    """created, updated, deleted or rolled back."""
+    restored_from: Mapped[int | None] = mapped_column(Integer)
+    """For a rollback: the version whose state was applied again."""
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """The object after the change (for a deletion: as it was when deleted); never a secret's values."""
+    actor_token_id: Mapped[str | None] = mapped_column(String(13))
+    """The API token that made the change; None: the control plane itself (a start, a gateway's report)."""
+    actor_name: Mapped[str | None] = mapped_column(String(100))
+    actor_role: Mapped[str | None] = mapped_column(String(16))
+    at: Mapped[datetime] = _created()

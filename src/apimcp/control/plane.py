@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from apimcp.control import changes
 from apimcp.control.changes import ChangeSignal
 from apimcp.control.crypto import KeySet
+from apimcp.control.domain import history
 from apimcp.control.import_pool import ImportPool
 from apimcp.control.limits import ApiLimits
 from apimcp.control.reports import Reports
@@ -44,6 +45,7 @@ class ControlPlane:
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.
         self.store.on_commit(self._committed)
+        history.install(self.store.listen)  # a version of each object each transaction changes
 
     def _committed(self, session: Session) -> None:
         if changes.recorded(session):  # reads and heartbeats commit too; they must not wake anyone

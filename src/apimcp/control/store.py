@@ -98,6 +98,11 @@ class Store:
         """Call `callback` with each session that commits (its data is visible to other connections then)."""
         event.listen(self._sessions, "after_commit", callback)
 
+    def listen(self, name: str, callback: Callable[..., None]) -> None:
+        """Call `callback` on the session event `name` (SQLAlchemy's: before_flush, before_commit...) of every
+        session."""
+        event.listen(self._sessions, name, callback)
+
     def dispose(self) -> None:
         self.engine.dispose()
 

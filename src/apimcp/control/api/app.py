@@ -21,6 +21,7 @@ from apimcp.control.api import (
     catalog_routes,
     discovery_routes,
     exposure_routes,
+    history_routes,
     key_routes,
     sync_routes,
     traffic_routes,
@@ -74,6 +75,7 @@ def create_api(
         key_routes,
         sync_routes,
         audit_routes,
+        history_routes,
         traffic_routes,
     ):
         app.include_router(module.router, prefix="/api/v1")

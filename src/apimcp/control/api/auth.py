@@ -11,7 +11,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 from sqlalchemy.orm import Session
 
-from apimcp.control.domain import tokens
+from apimcp.control.domain import history, tokens
 from apimcp.control.domain.tokens import Caller
 from apimcp.control.errors import Forbidden, Unauthorized
 from apimcp.control.plane import ControlPlane
@@ -24,9 +24,16 @@ def plane_of(request: Request) -> ControlPlane:
     return plane
 
 
-def session_of(plane: Annotated[ControlPlane, Depends(plane_of)]) -> Iterator[Session]:
+def session_of(request: Request, plane: Annotated[ControlPlane, Depends(plane_of)]) -> Iterator[Session]:
     with plane.session() as session:
+        history.acting(session, lambda: _caller_of(request))  # who made what the session changes
         yield session
+
+
+def _caller_of(request: Request) -> Caller | None:
+    """The API caller `user` found for this request, if any."""
+    caller = getattr(request.state, "caller", None)
+    return caller if isinstance(caller, Caller) else None
 
 
 def _bearer(authorization: str | None) -> str:
@@ -36,11 +43,15 @@ def _bearer(authorization: str | None) -> str:
 
 
 def user(
-    plane: Annotated[ControlPlane, Depends(plane_of)], authorization: Annotated[str | None, Header()] = None
+    request: Request,
+    plane: Annotated[ControlPlane, Depends(plane_of)],
+    authorization: Annotated[str | None, Header()] = None,
 ) -> Caller:
     token = _bearer(authorization)
     with plane.session() as session:
-        return tokens.authenticate(session, token, tokens.API_ROLES)
+        caller = tokens.authenticate(session, token, tokens.API_ROLES)
+    request.state.caller = caller  # the author of what the request changes (history)
+    return caller
 
 
 def gateway(
