@@ -20,6 +20,7 @@ from apimcp.cli import (
     discovery_commands,
     exposure_commands,
     gateway_key_commands,
+    history_commands,
     mcp_commands,
     mcp_listing,
     policy_commands,
@@ -66,6 +67,9 @@ app.command("attach")(catalog_commands.attach_command)
 app.command("detach")(catalog_commands.detach_command)
 app.command()(apply_command.apply)
 app.command()(audit_commands.audit)
+app.command()(history_commands.history)
+app.command()(history_commands.diff)
+app.command()(history_commands.rollback)
 for name, command in (
     ("changes", upstream_commands.changes),
     ("accept", upstream_commands.accept),
