@@ -18,6 +18,7 @@ from apimcp.cli import (
     audit_commands,
     catalog_commands,
     discovery_commands,
+    export_command,
     exposure_commands,
     gateway_key_commands,
     history_commands,
@@ -66,6 +67,7 @@ app.command("import")(catalog_commands.import_command)
 app.command("attach")(catalog_commands.attach_command)
 app.command("detach")(catalog_commands.detach_command)
 app.command()(apply_command.apply)
+app.command()(export_command.export)
 app.command()(audit_commands.audit)
 app.command()(history_commands.history)
 app.command()(history_commands.diff)
