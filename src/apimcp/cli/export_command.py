@@ -32,10 +32,13 @@ def _write(root: Path, relative: str, content: bytes) -> None:
     parts = relative.split("/")
     if any(part in ("", ".", "..") for part in parts):
         raise ValueError(f"{relative!r} is not a path inside the export")
-    target = root.joinpath(*parts)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not target.parent.resolve().is_relative_to(root):
-        fail(f"{target.parent} leads outside {root}; nothing more is written")
+    folder = root
+    for part in parts[:-1]:  # made one at a time: a link among them is refused before anything is made through it
+        folder = folder / part
+        if folder.is_symlink() or not folder.resolve().is_relative_to(root):
+            fail(f"{folder} is a link (it may lead outside {root}); nothing more is written")
+        folder.mkdir(exist_ok=True)
+    target = folder / parts[-1]
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(target, flags, 0o644)
