@@ -148,7 +148,7 @@ export async function render(screen, ctx, params) {
   replace(screen,
     h("h1", {}, scope.title),
     h("p", {}, "What the gateways answered, as they report it every few seconds: calls, errors and latency. Follow "
-      + "a tool or an exposition for its own figures; the ", h("a", { href: "#/audit" }, "Audit"), " screen lists "
+      + "a tool or an exposition for its own figures; the ", h("a", { href: "#/audit" }, "audit trail"), " lists "
       + "each request of the plans that audit."),
     h("div", { class: "inline" }, field("Window", chosen).row,
       h("div", { class: "check" }, live, h("label", { for: live.id }, "Live (refresh every 10 s)")),
