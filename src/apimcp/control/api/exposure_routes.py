@@ -19,12 +19,13 @@ from apimcp.control.api.views import (
     GroupView,
     PlanFields,
     PlanInput,
+    PlanPreviewInput,
     PlanResult,
     PlanView,
     PolicyTestInput,
     view,
 )
-from apimcp.control.domain import expositions, gateways, groups, plans, policy_checks
+from apimcp.control.domain import expositions, gateways, groups, plan_preview, plans, policy_checks
 from apimcp.control.domain.common import get_owned
 from apimcp.control.models import Exposition, GatewayGroup, Plan, Service
 
@@ -57,6 +58,16 @@ def create_plan(body: PlanInput, caller: UserCaller, session: DbSession) -> Plan
     plans.check_trust(caller, values)
     plan, key = plans.create(session, caller.organization_id, body.service_id, body.name, values)
     return plan_view(plan, key)
+
+
+@router.post("/plans/preview", response_model=dict[str, Any], tags=["plans"])
+def preview_plan(body: PlanPreviewInput, caller: UserCaller, session: DbSession) -> dict[str, Any]:
+    """The tools a plan of `service_id` with these include/exclude patterns and tool prefix would serve: every
+    operation with its tool name, whether it is served and, when not, why (`not included`, `excluded by P`),
+    and the patterns that select nothing (saving them is refused). Nothing is saved."""
+    return plan_preview.preview(
+        session, caller.organization_id, body.service_id, body.include, body.exclude, body.tool_prefix
+    )
 
 
 @router.get("/plans", response_model=list[PlanView], tags=["plans"])

@@ -353,6 +353,13 @@ class PlanInput(PlanFields):
     service_id: str
 
 
+class PlanPreviewInput(Input):
+    service_id: str
+    include: list[str] = Field(default_factory=list, max_length=1000)
+    exclude: list[str] = Field(default_factory=list, max_length=1000)
+    tool_prefix: str | None = None
+
+
 class PlanView(View):
     id: str
     service_id: str

@@ -56,6 +56,12 @@ def api_key_hash(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
 
+def checked_prefix(prefix: Any) -> str:
+    if prefix is not None and (not isinstance(prefix, str) or not _PREFIX.match(prefix)):
+        raise Invalid("a tool prefix is at most 32 letters, digits, '_', '.' or '-'", field="tool_prefix")
+    return prefix or ""
+
+
 def _patterns(service: Service, include: Sequence[str], exclude: Sequence[str], prefix: str) -> None:
     """Each pattern must select something, a tool name matching with or without the plan's prefix."""
     if not include and not exclude:
@@ -89,9 +95,7 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             raise Invalid("the backend timeout is 1 to 3600000 milliseconds", field="backend_timeout_ms")
         plan.backend_timeout_ms = timeout
     if "tool_prefix" in values:
-        if not _PREFIX.match(values["tool_prefix"] or ""):
-            raise Invalid("a tool prefix is at most 32 letters, digits, '_', '.' or '-'", field="tool_prefix")
-        plan.tool_prefix = values["tool_prefix"] or ""
+        plan.tool_prefix = checked_prefix(values["tool_prefix"])
     include = list(values.get("include", plan.include) or [])  # None clears
     exclude = list(values.get("exclude", plan.exclude) or [])
     if "include" in values or "exclude" in values or "tool_prefix" in values:  # a pattern may name a prefixed tool
