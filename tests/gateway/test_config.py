@@ -226,6 +226,24 @@ def test_two_cookies_or_a_query_key_and_a_header_go_together(monkeypatch: pytest
     assert len(parse(text).services["echo"].resolved_credentials()) == 4
 
 
+def test_an_oauth_client_gets_every_call_a_token_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLIENT_SECRET", "cl1ent-secret")
+    client = (
+        "{type: oauth_client_credentials, token_url: https://idp.example.com/token, client_id: gw, "
+        "client_secret: {env: CLIENT_SECRET}, scopes: [read], audience: https://api.example.com}"
+    )
+    plan = plan_gateway(parse(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {client}\n"))
+    fields = {"token_url": "https://idp.example.com/token", "client_id": "gw", "scopes": ["read"],
+              "audience": "https://api.example.com"}  # fmt: skip
+    assert plan.services["echo"].clients == (
+        {"kind": "oauth_client_credentials", "fields": fields, "values": {"client_secret": "cl1ent-secret"}},
+    )
+    assert "cl1ent-secret" not in repr(plan)
+    with_bearer = f"[{client}, {{type: bearer, token: {{env: CLIENT_SECRET}}}}]"
+    refused = error_of(f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {with_bearer}\n")
+    assert "credentials: [0] and [1] would both set the header 'Authorization'" in refused
+
+
 def test_secrets_never_show_in_reprs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOKEN", "super-secret-value")
     plan = plan_gateway(

@@ -6,8 +6,8 @@ brings them up to date (nothing is deleted):
 
 - each service is imported (re-imported in place) and gets a plan named after its key, with its
   backend, timeout, selection, tool prefix and credentials;
-- credentials become a secret `<key>-credentials` (a list of several: `<key>-credentials-1`, `-2`...),
-  created or rotated from the environment;
+- credentials become a secret `<key>-credentials` (a list of several: `<key>-credentials-1`, `-2`..., OAuth
+  clients after the others), created or rotated from the environment;
 - its artifact files are attached to the service (named after the file), and the plan selects them;
 - each exposition becomes an exposition of that plan on the default gateway group (or `--group`);
   its cache hints and output-schema choice go to the plan. An exposition of several services has
@@ -39,11 +39,14 @@ if TYPE_CHECKING:
 def _secret_bodies(key: str, service: ServiceConfig) -> list[dict[str, Any]]:
     from apimcp.backends.credentials import ApiKey, Basic, Bearer  # noqa: PLC0415
 
-    listed = service.resolved_credentials()  # reads the environment variables the file names
+    # the environment variables the file names are read here
+    listed: list[Any] = [*service.resolved_credentials(), *service.client_credentials()]
     bodies = []
     for number, credentials in enumerate(listed, start=1):
         name = f"{key}-credentials" if len(listed) == 1 else f"{key}-credentials-{number}"
-        if isinstance(credentials, Bearer):
+        if isinstance(credentials, dict):  # an OAuth client, as a snapshot carries it
+            bodies.append({"name": name, **credentials})
+        elif isinstance(credentials, Bearer):
             bodies.append({"name": name, "kind": "bearer", "fields": {}, "values": {"token": credentials.token}})
         elif isinstance(credentials, Basic):
             bodies.append(

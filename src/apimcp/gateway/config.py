@@ -116,10 +116,35 @@ class ApiKeyConfig(_Strict):
         return self
 
 
+class ClientCredentialsConfig(_Strict):
+    """The gateway's own OAuth client (the client credentials grant): a token it fetches, and renews, for every
+    call."""
+
+    type: Literal["oauth_client_credentials"]
+    token_url: str = Field(pattern=r"^https?://")
+    client_id: str = Field(min_length=1)
+    client_secret: EnvRef
+    scopes: tuple[str, ...] = ()
+    audience: str | None = None
+
+    def snapshot(self) -> dict[str, Any]:
+        """As a snapshot carries it (the secret read from the environment now)."""
+        fields: dict[str, Any] = {"token_url": self.token_url, "client_id": self.client_id, "scopes": list(self.scopes)}
+        if self.audience:
+            fields["audience"] = self.audience
+        return {"kind": self.type, "fields": fields, "values": {"client_secret": self.client_secret.value()}}
+
+
 StaticCredentials = BearerConfig | BasicConfig | ApiKeyConfig
 StaticCredentialsConfig = Annotated[StaticCredentials, Field(discriminator="type")]
 CredentialsConfig = Annotated[
-    BearerConfig | BasicConfig | ApiKeyConfig | UserTokenConfig | UserOAuthConfig | TokenExchangeConfig,
+    BearerConfig
+    | BasicConfig
+    | ApiKeyConfig
+    | ClientCredentialsConfig
+    | UserTokenConfig
+    | UserOAuthConfig
+    | TokenExchangeConfig,
     Field(discriminator="type"),
 ]
 
@@ -262,7 +287,8 @@ class ServiceConfig(_Strict):
                 problem = api_key_problem(kind, credentials.name, credentials.location)
                 if problem is not None:
                     raise ValueError(f"credentials: {problem}")
-        clash = clash_problem([(f"[{i}]", *_slot_of(c)) for i, c in enumerate(static)])
+        every_call = [c for c in self.credentials if isinstance(c, StaticCredentials | ClientCredentialsConfig)]
+        clash = clash_problem([(f"[{i}]", *_slot_of(c)) for i, c in enumerate(every_call)])
         if clash is not None:
             raise ValueError(f"credentials: {clash}")
         if kind != "mcp" and any(isinstance(c, UserOAuthConfig) and c.discovers for c in self.credentials):
@@ -310,6 +336,10 @@ class ServiceConfig(_Strict):
         """The credentials every call carries, their values read from the environment."""
         return tuple(_resolved(c) for c in self.static_credentials())
 
+    def client_credentials(self) -> tuple[dict[str, Any], ...]:
+        """The OAuth clients whose tokens every call carries, as a snapshot carries them (secrets read now)."""
+        return tuple(c.snapshot() for c in self.credentials if isinstance(c, ClientCredentialsConfig))
+
     def resolved_import_credentials(self) -> tuple[Credentials, ...]:
         """What reading the description (or the MCP server) carries: `import_credentials` when given, else the
         credentials every call carries."""
@@ -326,7 +356,7 @@ class ServiceConfig(_Strict):
         )
 
 
-def _slot_of(credentials: BearerConfig | BasicConfig | ApiKeyConfig) -> tuple[str, dict[str, str]]:
+def _slot_of(credentials: StaticCredentials | ClientCredentialsConfig) -> tuple[str, dict[str, str]]:
     if isinstance(credentials, ApiKeyConfig):
         return "api_key", {"name": credentials.name, "location": credentials.location}
     return credentials.type, {}

@@ -111,7 +111,11 @@ def _member(planned: PlannedService) -> dict[str, Any]:
         "include": [],  # the service carries the operations the plan selected
         "exclude": [],
         "tool_prefix": "",  # the importer already applied the configured prefix
-        "credentials": [*(_credentials(c) for c in planned.credentials), *(dict(c) for c in planned.per_user)],
+        "credentials": [
+            *(_credentials(c) for c in planned.credentials),
+            *(dict(c) for c in planned.clients),
+            *(dict(c) for c in planned.per_user),
+        ],
         "header_policy": config.header_policy,
         "backend_tls": planned.tls,
         "artifacts": [dict(artifact) for artifact in planned.artifacts],

@@ -45,6 +45,8 @@ class PlannedService:
     """The service's artifact files, read and checked: `{name, kind, document}` in the order listed."""
     per_user: tuple[Mapping[str, Any], ...] = ()
     """Credentials each user supplies, as a snapshot carries them."""
+    clients: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    """OAuth clients (client credentials) whose tokens every call carries, as a snapshot carries them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +156,7 @@ def plan_service(
     try:
         credentials = config.resolved_credentials()
         per_user = config.per_user_credentials(key)
+        clients = config.client_credentials()
     except ConfigError as exc:  # a variable unset since `check_environment`
         raise gateway.error((*at, "credentials"), str(exc)) from exc
     include_paths = tuple(gateway.path(p) for p in config.include_paths)
@@ -189,7 +192,7 @@ def plan_service(
     if config.backend is None and (needed := backend_needed(service, operations)) is not None:
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
         raise gateway.error(at, f"the description {needed}; set 'backend' to {where}")
-    return PlannedService(key, config, service, operations, credentials, per_user=per_user)
+    return PlannedService(key, config, service, operations, credentials, per_user=per_user, clients=clients)
 
 
 def stdio_command(config: StdioConfig, gateway: GatewayConfig) -> StdioCommand:
