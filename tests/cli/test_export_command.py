@@ -16,7 +16,7 @@ from tests.deployment.harness import ECHO_SPEC, Deployment, deployment
 PROTOS = Path(__file__).parent.parent / "support" / "protos"
 
 ADMIN_TOKEN = "export-test-admin-token-0123456789"
-SECRET_VALUES = ("exported-bearer-value-41", "exported-client-id-42", "exported-introspection-43")
+SECRET_VALUES = ("exported-bearer-41", "exported-client-id-42", "exported-introspection-43", "exported-client-44")
 
 
 @pytest.fixture
@@ -84,7 +84,20 @@ def _rich_organization(live: Deployment) -> None:
     plan = live.api.call("POST", "/plans", 201, json=rich)
     live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "rich-api"})
     live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"]})  # unnamed: named after its plan
-    plain = {"name": "plain", "service_id": service["id"], "backend_endpoint": live.backend, "tool_search": True}
+    machine = _secret(
+        live,
+        "machine",
+        "oauth_client_credentials",
+        {"token_url": "https://idp.example.com/token", "client_id": "gw", "scopes": ["read"]},
+        {"client_secret": SECRET_VALUES[3]},
+    )
+    plain = {
+        "name": "plain",
+        "service_id": service["id"],
+        "backend_endpoint": live.backend,
+        "tool_search": True,
+        "secret_ids": [machine],
+    }
     plain_plan = live.api.call("POST", "/plans", 201, json=plain)
     live.api.call("POST", "/expositions", 201, json={"plan_id": plain_plan["id"], "name": "plain"})
     rules = [{"name": "office-hours", "when": "true", "effect": "allow"}]
@@ -106,7 +119,7 @@ def test_an_export_applied_to_a_new_organization_exports_the_same_files(live: De
     }
     assert written["services/rich-1/description.yaml"] == ECHO_SPEC.read_bytes()
     assert not any(value.encode() in content for content in written.values() for value in SECRET_VALUES)
-    variables = ["MAIN_TOKEN", "MAIN_X_CLIENT_ID", "MAIN_INTROSPECTION_CLIENT_SECRET"]
+    variables = ["MAIN_TOKEN", "MAIN_X_CLIENT_ID", "PLAIN_CLIENT_SECRET", "MAIN_INTROSPECTION_CLIENT_SECRET"]
     for variable in variables:
         assert f"  {variable}  (" in first.stderr
     config = yaml.safe_load(written["apimcp.yaml"])
@@ -121,6 +134,15 @@ def test_an_export_applied_to_a_new_organization_exports_the_same_files(live: De
     }
     assert (main["timeout"], main["artifacts"]) == (2.5, ["services/rich-1/artifacts/greetings.yaml"])
     assert sorted(config["expositions"]) == ["main", "plain", "rich-api"]
+    assert config["services"]["plain"]["credentials"] == [
+        {
+            "type": "oauth_client_credentials",
+            "token_url": "https://idp.example.com/token",
+            "client_id": "gw",
+            "scopes": ["read"],
+            "client_secret": {"env": "PLAIN_CLIENT_SECRET"},
+        }
+    ]
     assert config["expositions"]["rich-api"]["auth"]["introspection"]["client_secret"] == {
         "env": "MAIN_INTROSPECTION_CLIENT_SECRET"
     }
@@ -129,7 +151,7 @@ def test_an_export_applied_to_a_new_organization_exports_the_same_files(live: De
         "POST", "/organizations", 201, json={"name": "fresh"}, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
     )
     run("login", live.base, "--token", fresh["token"])
-    env = dict(zip(variables, ("new-token", "new-client", "new-introspection"), strict=True))
+    env = {variable: f"new-{variable.lower()}" for variable in variables}
     run("apply", str(tmp_path / "one" / "apimcp.yaml"), env=env)
     again = run("export", str(tmp_path / "two"))
     assert _files(tmp_path / "two") == written

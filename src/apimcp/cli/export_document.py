@@ -3,11 +3,11 @@
 `apimcp.yaml` names one service per plan (the plan's name is the key, as `apimcp apply` names plans after keys),
 with the description and artifact files it refers to under `services/<service>/`. The file is written so that
 applying it to an empty organization and exporting that gives the same bytes back: every name is written as
-`apimcp apply` would make it again (exposition names in lower case, per-user credentials without the `<key>-` that
-apply puts before them, a plan's credentials static first), defaults are left out, and each secret value is named
-by an environment variable derived from the key, never written. What a configuration file cannot say (a secret
-of a kind it has no form for, an exposition on another gateway group, an inbound API key...) is left out and
-said in `notes`.
+`apimcp apply` would make it again (exposition names in lower case, per-user credentials without the `<key>-`
+apply puts before them, a plan's credentials in the order apply makes them), defaults are left out, and each
+secret value is named by an environment variable derived from the key, never written. What a configuration file
+cannot say (a TLS secret, an exposition on another gateway group, an inbound API key...) is left out and said in
+`notes`.
 """
 
 from __future__ import annotations
@@ -143,13 +143,21 @@ class _Builder:
 
     def credentials(self, key: str, plan: Mapping[str, Any]) -> list[dict[str, Any]]:
         listed = [self.secrets[i] for i in plan["secret_ids"] if i in self.secrets]
-        static = [s for s in listed if s["kind"] in _STATIC]
-        per_user = [s for s in listed if s["kind"] in _PER_USER]
-        for secret in listed:
-            if secret["kind"] not in _STATIC + _PER_USER:
-                self.note(f"plan {plan['name']!r}: secret {secret['name']!r} is of kind {secret['kind']}, which a "
-                          "configuration file cannot name; it is left out: attach it again after applying")  # fmt: skip
-        return [self.static(key, s) for s in static] + [self.per_user(key, s) for s in per_user]
+        static = [self.static(key, s) for s in listed if s["kind"] in _STATIC]  # in the order apply makes them
+        clients = [self.client(key, s) for s in listed if s["kind"] == "oauth_client_credentials"]
+        per_user = [self.per_user(key, s) for s in listed if s["kind"] in _PER_USER]
+        return static + clients + per_user
+
+    def client(self, key: str, secret: Mapping[str, Any]) -> dict[str, Any]:
+        fields = secret["fields"]
+        written: dict[str, Any] = {"type": "oauth_client_credentials", "token_url": fields["token_url"],
+                                   "client_id": fields["client_id"]}  # fmt: skip
+        if fields.get("scopes"):
+            written["scopes"] = fields["scopes"]
+        if fields.get("audience"):
+            written["audience"] = fields["audience"]
+        written["client_secret"] = self.env(secret, "client_secret", key, "client_secret")
+        return written
 
     def static(self, key: str, secret: Mapping[str, Any]) -> dict[str, Any]:
         fields = secret["fields"]
