@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 
 from apimcp.embedded import EmbeddedApp, embedded
 from apimcp.protocol import EndpointOptions, Tool
-from tests.browser.conftest import Seen, Served, log_in, unexpected, unlabelled
+from tests.browser.conftest import Seen, Served, log_in, open_screen, unexpected, unlabelled
 from tests.support.changing_upstream import OBJECT, ChangingTools, changing_upstream
 from tests.support.fetching import LOOPBACK_ALLOWED
 from tests.support.live_server import live_app
@@ -72,6 +72,7 @@ def test_held_changes_are_shown_with_their_diffs_and_accepted(
     assert len(_import(served, server)["held"]) == 3  # type: ignore[arg-type]
 
     log_in(page, served)
+    open_screen(page, "Services")
     listed = page.get_by_role("table", name="Services")
     expect(listed.get_by_role("row", name="changing")).to_contain_text("3")
     page.get_by_role("link", name="Show changing").click()
@@ -96,6 +97,7 @@ def test_rejected_changes_are_dropped(page: Page, served: Served, upstream: tupl
     tools.tools = [*tools.tools, Tool(name="extra", description="New.", input_schema=OBJECT)]
     assert len(_import(served, server)["held"]) == 1  # type: ignore[arg-type]
     log_in(page, served)
+    open_screen(page, "Services")
     page.get_by_role("link", name="Show changing").click()
     held = page.get_by_role("region", name="Held changes (1)")
     expect(held).to_contain_text("ADDED tool extra")
@@ -110,6 +112,7 @@ def test_the_server_s_health_as_the_gateways_report_it(
     _, server = upstream
     service = _import(served, server)
     log_in(page, served)
+    open_screen(page, "Services")
     page.get_by_role("link", name="Show changing").click()
     expect(page.get_by_text("Server health: no gateway has reported on this MCP server")).to_be_visible()
 

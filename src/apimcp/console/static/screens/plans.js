@@ -2,6 +2,7 @@
 // the other options the REST API takes). Editing sends only what changed; the API checks everything.
 
 import { field, h, lines, replace, table, uid } from "../dom.js";
+import { selectionPreview } from "./plan_preview.js";
 
 const INBOUND = [["none", "none (anyone who reaches the gateway)"], ["api_key", "API key"], ["oauth", "OAuth"]];
 const CODE_MODE = [["off", "off"], ["on", "on: programs call the tools"], ["read_only", "read-only: programs call only tools that change nothing"]];
@@ -73,8 +74,9 @@ function choice(options, chosen) {
   return h("select", {}, options.map(([value, label]) => h("option", { value, selected: value === (chosen ?? "") }, label)));
 }
 
-/** The plan's form: `{node, read}`, `read()` giving the REST fields (throws Error naming a bad one). */
-function planForm(plan, secrets, artifacts) {
+/** The plan's form: `{node, read}`, `read()` giving the REST fields (throws Error naming a bad one); `preview`
+ * makes the node showing the tools the selection serves, from the include, exclude and prefix inputs. */
+function planForm(plan, secrets, artifacts, preview) {
   const text = (name, value, type = "text") => h("input", { type, name, value: value ?? "", autocomplete: "off" });
   const area = (name, value, rows = 3) => h("textarea", { name, rows: String(rows), spellcheck: "false", value: value ?? "" });
   const check = (name, value) => h("input", { type: "checkbox", name, checked: Boolean(value) });
@@ -116,6 +118,7 @@ function planForm(plan, secrets, artifacts) {
       field("Include", include, "one pattern a line: a tool name, operationId, GET /path, tag:x, * wildcards; empty: all").row,
       field("Exclude", exclude, "one pattern a line").row,
       field("Tool name prefix", prefix).row,
+      preview({ include, exclude, prefix }).node,
       chosenArtifacts.node,
       h("div", { class: "check" }, outputSchemas, h("label", { for: (outputSchemas.id = uid("c")) }, "Output schemas")),
       h("div", { class: "check" }, toolSearch,
@@ -183,7 +186,8 @@ async function renderCreate(screen, ctx, serviceId) {
   let form = null;
   const load = async () => {
     const artifacts = service.value ? await ctx.api.get(`/services/${encodeURIComponent(service.value)}/artifacts`) : [];
-    form = planForm({ inbound_mode: "none", output_schemas: true }, secrets, artifacts);
+    form = planForm({ inbound_mode: "none", output_schemas: true }, secrets, artifacts,
+      (inputs) => selectionPreview(ctx, () => service.value, inputs));
     replace(holder, form.node);
   };
   service.addEventListener("change", () => load().catch(ctx.fail));
@@ -222,7 +226,7 @@ async function renderEdit(screen, ctx, planId, newKey) {
     ctx.api.get(`/services/${encodeURIComponent(plan.service_id)}`), ctx.api.get("/secrets"),
     ctx.api.get(`/services/${encodeURIComponent(plan.service_id)}/artifacts`), ctx.api.get("/gateway-groups"),
   ]);
-  const form = planForm(plan, secrets, artifacts);
+  const form = planForm(plan, secrets, artifacts, (inputs) => selectionPreview(ctx, () => plan.service_id, inputs));
   const baseline = form.read();
   const edit = h("form", { "aria-labelledby": "plan-title" },
     h("h1", { id: "plan-title" }, `Plan ${plan.name}`),
