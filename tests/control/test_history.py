@@ -228,3 +228,17 @@ def test_services_artifacts_and_organization_policies_have_histories(api: Api, a
     ok(acme.user.put("/organization/policies", json={"policies": [rule]}))
     (policies,) = ok(acme.user.get("/history", params={"kind": "organization"}))["items"]
     assert policies["object_id"] == acme.id and policies["actor"]["role"] == "admin"
+
+
+def test_a_state_beyond_the_bound_is_kept_as_its_size_and_hash(
+    api: Api, acme: Org, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(history, "MAX_STATE_BYTES", 200)
+    service = import_echo(acme.user)
+    plan = _plan(acme, service["id"], description="x" * 300)
+    ok(acme.user.patch(f"/plans/{plan['id']}", json={"backend_timeout_ms": 1234}))
+    kept = ok(acme.user.get(f"/plans/{plan['id']}/versions/1"))["state"]
+    assert set(kept) == {"omitted"} and kept["omitted"]["bytes"] > 200 and len(kept["omitted"]["sha256"]) == 64
+    assert len(ok(acme.user.get(f"/plans/{plan['id']}/diff", params={"from": 1, "to": 2}))["changes"]) == 2
+    refused = problem(acme.user.post(f"/plans/{plan['id']}/versions/1/restore"), 409)
+    assert "too large" in refused["detail"]
