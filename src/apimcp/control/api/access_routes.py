@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, status
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query, Response, status
 
 from apimcp.control.api.auth import DbSession, Plane, UserCaller, admin
+from apimcp.control.api.paging import ListPage
 from apimcp.control.api.views import (
     IssuedOrganization,
     IssuedToken,
@@ -46,8 +49,17 @@ def create_secret(body: SecretInput, caller: UserCaller, session: DbSession, pla
 
 
 @router.get("/secrets", response_model=list[SecretView], tags=["secrets"])
-def list_secrets(caller: UserCaller, session: DbSession) -> list[SecretView]:
-    return [secret_view(s) for s in secrets.listed(session, caller.organization_id)]
+def list_secrets(
+    caller: UserCaller,
+    session: DbSession,
+    page: ListPage,
+    response: Response,
+    kind: Annotated[str | None, Query(max_length=40, description="only the secrets of this kind")] = None,
+) -> list[SecretView]:
+    """The organization's secrets by name (never their values); `q` searches name, kind, description and public
+    fields."""
+    found = (s for s in secrets.listed(session, caller.organization_id) if kind is None or s.kind == kind)
+    return [secret_view(s) for s in page.of(found, response, lambda s: (s.name, s.kind, s.description, s.fields))]
 
 
 @router.get("/secrets/{secret_id}", response_model=SecretView, tags=["secrets"])
@@ -78,8 +90,18 @@ def issue_token(body: TokenInput, caller: UserCaller, session: DbSession) -> Iss
 
 
 @router.get("/tokens", response_model=list[TokenView], tags=["tokens"])
-def list_tokens(caller: UserCaller, session: DbSession) -> list[TokenView]:
-    return [TokenView.model_validate(t) for t in tokens.listed(session, caller.organization_id)]
+def list_tokens(
+    caller: UserCaller,
+    session: DbSession,
+    page: ListPage,
+    response: Response,
+    kind: Annotated[
+        Literal["admin", "user", "gateway"] | None, Query(description="only the tokens of this kind")
+    ] = None,
+) -> list[TokenView]:
+    """The organization's API tokens (never their values); `q` searches name, kind and first characters."""
+    found = (t for t in tokens.listed(session, caller.organization_id) if kind is None or t.kind == kind)
+    return [TokenView.model_validate(t) for t in page.of(found, response, lambda t: (t.name, t.kind, t.prefix))]
 
 
 @router.delete("/tokens/{token_id}", response_model=TokenView, tags=["tokens"])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from typing import TypeVar
+from typing import Annotated, Literal, TypeVar
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile as FormFile
@@ -15,7 +15,9 @@ from starlette.exceptions import HTTPException
 from apimcp.artifacts.documents import KINDS as ARTIFACT_KINDS
 from apimcp.artifacts.documents import schema_text
 from apimcp.catalog.codec import decode_service
+from apimcp.catalog.model import Operation
 from apimcp.control.api.auth import DbSession, Plane, UserCaller
+from apimcp.control.api.paging import ListPage
 from apimcp.control.api.views import (
     ArtifactByUrl,
     ArtifactDeletionView,
@@ -147,24 +149,42 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
 _FORM_FIELDS = ("name", "version", "kind", "grpc_service", "graphql_depth")
 
 
+ServiceKind = Literal["openapi", "graphql", "grpc", "mcp"]
+
+
 @router.get("/services", response_model=list[ServiceView])
-def list_services(caller: UserCaller, session: DbSession) -> list[ServiceView]:
-    return [ServiceView.model_validate(s) for s in services.listed(session, caller.organization_id)]
+def list_services(
+    caller: UserCaller,
+    session: DbSession,
+    page: ListPage,
+    response: Response,
+    kind: Annotated[ServiceKind | None, Query(description="only the services of this kind")] = None,
+) -> list[ServiceView]:
+    """The organization's services by name and version; `q` searches name, version, kind and description."""
+    found = (s for s in services.listed(session, caller.organization_id) if kind is None or s.kind == kind)
+    listed = page.of(found, response, lambda s: (s.name, s.version, s.kind, s.description))
+    return [ServiceView.model_validate(s) for s in listed]
+
+
+def _operations(service: Service) -> list[Operation]:
+    return list(decode_service(service.compiled).operations)
+
+
+def _operation_view(op: Operation) -> OperationView:
+    return OperationView(
+        tool_name=op.tool_name, signature=op.signature, operation_id=op.operation_id, title=op.title, tags=list(op.tags)
+    )
+
+
+def _operation_text(op: Operation) -> tuple[object, ...]:
+    return (op.tool_name, op.signature, op.operation_id, op.title, op.tags, op.description)
 
 
 @router.get("/services/{service_id}", response_model=ServiceDetail)
 def get_service(service_id: str, caller: UserCaller, session: DbSession) -> ServiceDetail:
+    """A service with all its operations (`/services/{id}/operations` searches and pages them)."""
     service = get_owned(session, Service, caller.organization_id, service_id, "service")
-    operations = [
-        OperationView(
-            tool_name=op.tool_name,
-            signature=op.signature,
-            operation_id=op.operation_id,
-            title=op.title,
-            tags=list(op.tags),
-        )
-        for op in decode_service(service.compiled).operations
-    ]
+    operations = [_operation_view(op) for op in _operations(service)]
     health = [
         UpstreamHealthView.model_validate({"gateway": gateway.name, "state": state, "last_seen": gateway.last_seen})
         for gateway, state in gateways.upstream_health(session, caller.organization_id, service.id)
@@ -199,9 +219,45 @@ def delete_service(service_id: str, caller: UserCaller, session: DbSession) -> N
     services.delete(session, caller.organization_id, service_id)
 
 
+@router.get("/services/{service_id}/operations", response_model=list[OperationView])
+def list_operations(
+    service_id: str,
+    caller: UserCaller,
+    session: DbSession,
+    page: ListPage,
+    response: Response,
+    tag: Annotated[str | None, Query(max_length=200, description="only the operations with this tag")] = None,
+    method: Annotated[
+        str | None,
+        Query(
+            pattern=r"^[A-Za-z]{1,20}$",
+            description="only the operations whose signature starts with it: GET, POST... (REST), query or "
+            "mutation (GraphQL), tool (MCP); case-insensitive",
+        ),
+    ] = None,
+) -> list[OperationView]:
+    """A service's operations in the description's order; `q` searches the tool name, the signature (`GET /pets`),
+    the operationId, the title, the tags and the description."""
+    service = get_owned(session, Service, caller.organization_id, service_id, "service")
+    wanted_tag = tag.casefold() if tag is not None else None
+    wanted_method = method.casefold() if method is not None else None
+    found = (
+        op
+        for op in _operations(service)
+        if (wanted_tag is None or any(t.casefold() == wanted_tag for t in op.tags))
+        and (wanted_method is None or op.signature.split(" ", 1)[0].casefold() == wanted_method)
+    )
+    return [_operation_view(op) for op in page.of(found, response, _operation_text)]
+
+
 @router.get("/services/{service_id}/artifacts", response_model=list[ArtifactView])
-def list_artifacts(service_id: str, caller: UserCaller, session: DbSession) -> list[ArtifactView]:
-    return [ArtifactView.model_validate(a) for a in services.artifacts(session, caller.organization_id, service_id)]
+def list_artifacts(
+    service_id: str, caller: UserCaller, session: DbSession, page: ListPage, response: Response
+) -> list[ArtifactView]:
+    """A service's files: its description and the artifacts attached; `q` searches name, role, kind and source."""
+    found = services.artifacts(session, caller.organization_id, service_id)
+    listed = page.of(found, response, lambda a: (a.name, a.role, a.kind, a.source))
+    return [ArtifactView.model_validate(a) for a in listed]
 
 
 @router.post(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Query, Response, status
 
 from apimcp.control.api.auth import DbSession, UserCaller
+from apimcp.control.api.paging import ListPage
 from apimcp.control.api.views import (
     DuplicateInput,
     ExpositionDuplicate,
@@ -71,8 +72,23 @@ def preview_plan(body: PlanPreviewInput, caller: UserCaller, session: DbSession)
 
 
 @router.get("/plans", response_model=list[PlanView], tags=["plans"])
-def list_plans(caller: UserCaller, session: DbSession, service_id: str | None = None) -> list[PlanResult]:
-    return [plan_view(p) for p in plans.listed(session, caller.organization_id, service_id)]
+def list_plans(
+    caller: UserCaller,
+    session: DbSession,
+    page: ListPage,
+    response: Response,
+    service_id: Annotated[str | None, Query(description="only the plans of this service")] = None,
+) -> list[PlanResult]:
+    """The organization's plans; `q` searches name, description, tool prefix and backend URL, and the name and
+    version of the plan's service."""
+
+    def text(plan: Plan) -> tuple[object, ...]:
+        service = session.get(Service, plan.service_id)
+        named = (service.name, service.version) if service is not None else ()
+        return (plan.name, plan.description, plan.tool_prefix, plan.backend_endpoint, *named)
+
+    listed = page.of(plans.listed(session, caller.organization_id, service_id), response, text)
+    return [plan_view(p) for p in listed]
 
 
 @router.get("/plans/{plan_id}", response_model=PlanView, tags=["plans"])
@@ -127,8 +143,10 @@ def create_group(body: GroupInput, caller: UserCaller, session: DbSession) -> Gr
 
 
 @router.get("/gateway-groups", response_model=list[GroupView], tags=["gateways"])
-def list_groups(caller: UserCaller, session: DbSession) -> list[GroupView]:
-    return [GroupView.model_validate(g) for g in groups.listed(session, caller.organization_id)]
+def list_groups(caller: UserCaller, session: DbSession, page: ListPage, response: Response) -> list[GroupView]:
+    """The organization's gateway groups; `q` searches name and labels (`zone=eu`)."""
+    listed = page.of(groups.listed(session, caller.organization_id), response, lambda g: (g.name, g.labels))
+    return [GroupView.model_validate(g) for g in listed]
 
 
 @router.get("/gateway-groups/{group_id}", response_model=GroupView, tags=["gateways"])
@@ -147,8 +165,11 @@ def delete_group(group_id: str, caller: UserCaller, session: DbSession) -> None:
 
 
 @router.get("/gateways", response_model=list[GatewayView], tags=["gateways"])
-def list_gateways(caller: UserCaller, session: DbSession) -> list[GatewayView]:
-    return [GatewayView.model_validate(g) for g in gateways.listed(session, caller.organization_id)]
+def list_gateways(caller: UserCaller, session: DbSession, page: ListPage, response: Response) -> list[GatewayView]:
+    """The gateways that registered, by name; `q` searches name, labels, version and host names."""
+    found = gateways.listed(session, caller.organization_id)
+    listed = page.of(found, response, lambda g: (g.name, g.labels, g.version, g.fqdns))
+    return [GatewayView.model_validate(g) for g in listed]
 
 
 def exposition_view(session: DbSession, exposition: Exposition, organization: str) -> ExpositionView:
@@ -171,10 +192,29 @@ def create_exposition(body: ExpositionInput, caller: UserCaller, session: DbSess
 
 
 @router.get("/expositions", response_model=list[ExpositionView], tags=["expositions"])
-def list_expositions(caller: UserCaller, session: DbSession) -> list[ExpositionView]:
-    return [
-        exposition_view(session, e, caller.organization) for e in expositions.listed(session, caller.organization_id)
-    ]
+def list_expositions(
+    caller: UserCaller,
+    session: DbSession,
+    page: ListPage,
+    response: Response,
+    plan_id: Annotated[str | None, Query(description="only the expositions of this plan")] = None,
+    group_id: Annotated[str | None, Query(description="only the expositions on this gateway group")] = None,
+) -> list[ExpositionView]:
+    """The organization's expositions; `q` searches name and id, the plan's name and the service's name and
+    version."""
+
+    def text(exposition: Exposition) -> tuple[object, ...]:
+        plan = session.get(Plan, exposition.plan_id)
+        service = session.get(Service, plan.service_id) if plan is not None else None
+        named = (service.name, service.version) if service is not None else ()
+        return (exposition.name, exposition.id, plan.name if plan is not None else None, *named)
+
+    found = (
+        e
+        for e in expositions.listed(session, caller.organization_id)
+        if (plan_id is None or e.plan_id == plan_id) and (group_id is None or e.group_id == group_id)
+    )
+    return [exposition_view(session, e, caller.organization) for e in page.of(found, response, text)]
 
 
 @router.get("/expositions/{exposition_id}", response_model=ExpositionView, tags=["expositions"])

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Response, status
 
 from apimcp.control.api.auth import DbSession, UserCaller
+from apimcp.control.api.paging import ListPage
 from apimcp.control.api.views import GatewayKeyInput, GatewayKeyView
 from apimcp.control.domain import gateway_keys
 
@@ -18,8 +19,13 @@ def register_gateway_key(body: GatewayKeyInput, caller: UserCaller, session: DbS
 
 
 @router.get("", response_model=list[GatewayKeyView])
-def list_gateway_keys(caller: UserCaller, session: DbSession) -> list[GatewayKeyView]:
-    return [GatewayKeyView.model_validate(k) for k in gateway_keys.listed(session, caller.organization_id)]
+def list_gateway_keys(
+    caller: UserCaller, session: DbSession, page: ListPage, response: Response
+) -> list[GatewayKeyView]:
+    """The organization's gateway keys, revoked ones too; `q` searches name, fingerprint and public key."""
+    found = gateway_keys.listed(session, caller.organization_id)
+    listed = page.of(found, response, lambda k: (k.name, k.fingerprint, k.public_key))
+    return [GatewayKeyView.model_validate(k) for k in listed]
 
 
 @router.delete("/{key_id}", response_model=GatewayKeyView)
