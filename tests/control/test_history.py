@@ -81,6 +81,8 @@ def test_deletions_are_versions_and_the_history_outlives_the_object(api: Api, ac
     assert ok(acme.user.get("/history", params={"object_id": plan["id"]}))["total"] == 2
     problem(acme.user.get("/history", params={"kind": "token"}), 422, "kind")
     problem(acme.user.post(f"/plans/{plan['id']}/versions/1/restore"), 409)
+    gone = problem(acme.user.post(f"/expositions/{expo['id']}/versions/1/restore"), 409)
+    assert gone["detail"].startswith(f"exposition {expo['id']} was deleted (its plan {plan['id']} too)")
 
 
 def test_the_history_is_paginated_and_bounded(api: Api, acme: Org) -> None:
@@ -147,7 +149,7 @@ def test_a_rollback_is_checked_as_an_update(api: Api, acme: Org) -> None:
     ok(acme.user.patch(f"/plans/{plan['id']}", json={"secret_ids": []}))
     member = api.member(acme)
     refused = problem(member.post(f"/plans/{plan['id']}/versions/1/restore"), 403)
-    assert "attaching secrets to a plan needs an admin token" in refused["detail"]
+    assert "attaching secrets to a plan needs the admin role" in refused["detail"]
     assert ok(acme.user.get(f"/plans/{plan['id']}"))["secret_ids"] == []
 
     assert acme.user.delete(f"/secrets/{secret['id']}").status_code == 204

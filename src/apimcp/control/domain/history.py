@@ -89,6 +89,8 @@ def _actor(session: Session) -> tuple[str | None, str | None, str | None]:
     caller: Caller | None = source() if source is not None else None
     if caller is None:
         return None, None, None
+    if caller.person is not None:  # a person's token: the person made the change
+        return caller.token_id, caller.person[:100], caller.kind
     token = session.get(ApiToken, caller.token_id)
     return caller.token_id, token.name if token is not None else None, caller.kind
 
@@ -426,7 +428,12 @@ def restore(session: Session, caller: Caller, kind: str, object_id: str, number:
         raise Conflict(f"version {number} of {kind} {object_id} was too large to keep: it cannot be restored")
     current = session.get(_MODELS[kind], object_id)
     if current is None or current.organization_id != caller.organization_id:
-        raise Conflict(f"{kind} {object_id} was deleted: a deleted {kind} cannot be rolled back (create it again)")
+        plan_id = target.state.get("plan_id")
+        with_plan = (
+            f" (its plan {plan_id} too)" if kind == "exposition" and session.get(Plan, plan_id or "") is None else ""
+        )
+        raise Conflict(f"{kind} {object_id} was deleted{with_plan}: a deleted {kind} cannot be rolled back "
+                       "(create it again)")  # fmt: skip
     before = state_of(session, kind, current)
     restoring(session, caller.organization_id, kind, object_id, number)
     api_key = None
