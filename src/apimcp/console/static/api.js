@@ -4,12 +4,13 @@
 const BASE = new URL("../api/v1", document.baseURI).pathname;
 
 export class ApiError extends Error {
-  constructor(status, title, detail, problems = []) {
+  constructor(status, title, detail, problems = [], field = null) {
     super(detail ? `${title}: ${detail}` : title);
     this.status = status;
     this.title = title;
     this.detail = detail;
     this.problems = problems;
+    this.field = field;
   }
 
   /** Every problem a validation error listed ("field: message"), beside the first in `message`. */
@@ -21,7 +22,7 @@ export class ApiError extends Error {
 function problemOf(status, body, text) {
   if (body && typeof body === "object" && typeof body.title === "string") {
     return new ApiError(status, body.title, typeof body.detail === "string" ? body.detail : "",
-      Array.isArray(body.errors) ? body.errors : []);
+      Array.isArray(body.errors) ? body.errors : [], typeof body.field === "string" ? body.field : null);
   }
   const reason = status === 401 ? "Not authorized" : `HTTP ${status}`;
   return new ApiError(status, reason, text.slice(0, 300));

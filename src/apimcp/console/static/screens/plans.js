@@ -1,7 +1,10 @@
 // Plans: what to expose of a service and how (selection, backend, secrets, inbound security, cache hints, and
 // the other options the REST API takes). Editing sends only what changed; the API checks everything.
 
+import { ApiError } from "../api.js";
 import { field, h, lines, replace, table, uid } from "../dom.js";
+import { clearFieldErrors, fieldError, headerPolicyEditor, oauthEditor, policiesEditor, rateLimitEditor, tasksEditor }
+  from "./plan_fields.js";
 import { selectionPreview } from "./plan_preview.js";
 
 const INBOUND = [["none", "none (anyone who reaches the gateway)"], ["api_key", "API key"], ["oauth", "OAuth"]];
@@ -31,10 +34,6 @@ export async function render(screen, ctx, params) {
   return undefined;
 }
 
-function jsonText(value) {
-  return value === null || value === undefined ? "" : JSON.stringify(value, null, 2);
-}
-
 function cacheText(cache) {
   return Object.entries(cache || {}).map(([method, hint]) => `${method}=${hint.ttl_ms}:${hint.scope}`).join("\n");
 }
@@ -49,13 +48,13 @@ function parseCache(text) {
   return cache;
 }
 
-function parseJson(label, text) {
-  if (!text.trim()) return null;
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new Error(`${label} is not valid JSON (${error.message})`);
-  }
+/** The API's refusal shown next to the editors it is about (each problem of a validation error), as well as in
+ * the alert region. */
+function placeErrors(form, error) {
+  clearFieldErrors(form);
+  if (!(error instanceof ApiError) || error.status !== 422) return;
+  const problems = error.problems.length ? error.problems : [{ field: error.field, message: error.detail }];
+  for (const problem of problems) fieldError(form, problem.field, problem.message);
 }
 
 function checkboxes(legend, options, chosen, hint) {
@@ -92,7 +91,7 @@ function planForm(plan, secrets, artifacts, preview) {
   const tls = choice([["", "(none)"], ...secrets.filter((s) => s.kind === "tls").map((s) => [s.id, s.name])],
     plan.tls_secret_id);
   const inbound = choice(INBOUND, plan.inbound_mode || "none");
-  const oauth = area("oauth", jsonText(plan.oauth), 4);
+  const oauth = oauthEditor(plan.oauth);
   const introspection = choice([["", "(none)"],
     ...secrets.filter((s) => s.kind === "oauth_introspection").map((s) => [s.id, s.name])], plan.introspection_secret_id);
   const cache = area("cache", cacheText(plan.cache));
@@ -100,15 +99,16 @@ function planForm(plan, secrets, artifacts, preview) {
   const outputSchemas = check("output_schemas", plan.output_schemas ?? true);
   const toolSearch = check("tool_search", plan.tool_search);
   const codeMode = choice(CODE_MODE, plan.code_mode || "off");
-  const tasks = text("tasks", plan.tasks);
-  const rateLimit = area("rate_limit", jsonText(plan.rate_limit));
+  const tasks = tasksEditor(plan.tasks);
+  const rateLimit = rateLimitEditor(plan.rate_limit);
   const audit = check("audit", plan.audit);
-  const headerPolicy = area("header_policy", jsonText(plan.header_policy), 4);
+  const headerPolicy = headerPolicyEditor(plan.header_policy);
+  const policies = policiesEditor(plan.policies);
   const chosenArtifacts = checkboxes("Artifacts served",
     artifacts.filter((a) => a.role !== "main").map((a) => [a.name, `${a.name} (${a.kind || "unchecked"})`]),
     plan.artifacts || [], "none checked: all of the service's artifacts");
-  const oauthRows = h("div", {},
-    field("OAuth settings (JSON)", oauth, '{"issuers": [...], "audiences": [...], "scopes": [...], "tool_scopes": {...}}').row,
+  const oauthRows = h("fieldset", {}, h("legend", {}, "OAuth"),
+    oauth.node,
     field("Introspection secret", introspection, "opaque tokens checked by RFC 7662 introspection").row);
   const sync = () => { oauthRows.hidden = inbound.value !== "oauth"; };
   inbound.addEventListener("change", sync);
@@ -132,12 +132,13 @@ function planForm(plan, secrets, artifacts, preview) {
     h("fieldset", {}, h("legend", {}, "Inbound security"),
       field("Who may call", inbound, "an API key is shown once, when it is made").row,
       oauthRows,
-      field("Rate limit (JSON)", rateLimit, '{"exposition": "100/s", "caller": "5/min"}; empty: none').row,
-      field("Header policy (JSON)", headerPolicy, "which client headers backends receive: {allow, deny, rename, passthrough, forwarded}").row,
       h("div", { class: "check" }, audit, h("label", { for: (audit.id = uid("c")) }, "Audit every request"))),
+    h("fieldset", {}, h("legend", {}, "Rate limits"), rateLimit.node),
+    h("fieldset", {}, h("legend", {}, "Headers backends receive"), headerPolicy.node),
+    h("fieldset", {}, h("legend", {}, "Policies and approvals"), policies.node),
     h("fieldset", {}, h("legend", {}, "Caching and tasks"),
       field("Cache hints", cache, "one a line: method=ttl_ms[:public|private], e.g. tools/list=60000:public").row,
-      field("Tasks", tasks, "off, all, slow, slow:5s or slow:500ms").row),
+      tasks.node),
     field("Description", description).row);
   const read = () => {
     const timeoutMs = timeout.value.trim() === "" ? null : Number(timeout.value);
@@ -156,14 +157,15 @@ function planForm(plan, secrets, artifacts, preview) {
       output_schemas: outputSchemas.checked,
       tool_search: toolSearch.checked,
       code_mode: codeMode.value,
-      tasks: tasks.value.trim() || null,
-      rate_limit: parseJson("the rate limit", rateLimit.value),
+      tasks: tasks.read(),
+      rate_limit: rateLimit.read(),
       audit: audit.checked,
-      header_policy: parseJson("the header policy", headerPolicy.value),
+      header_policy: headerPolicy.read(),
+      policies: policies.read(),
       artifacts: chosenArtifacts.read(),
     };
     if (values.inbound_mode === "oauth") {
-      values.oauth = parseJson("the OAuth settings", oauth.value);
+      values.oauth = oauth.read();
       values.introspection_secret_id = introspection.value || null;
     }
     return values;
@@ -214,6 +216,7 @@ async function renderCreate(screen, ctx, serviceId) {
       await renderEdit(screen, ctx, plan.id, plan.api_key);
       ctx.say(`Created plan ${plan.name}.`);
     } catch (error) {
+      placeErrors(submit, error);
       ctx.fail(error);
     }
   });
@@ -251,6 +254,7 @@ async function renderEdit(screen, ctx, planId, newKey) {
       await renderEdit(screen, ctx, planId, saved.api_key);
       ctx.say(`Saved plan ${plan.name}: ${Object.keys(changed).join(", ")}.`);
     } catch (error) {
+      placeErrors(edit, error);
       ctx.fail(error);
     }
   });
