@@ -8,6 +8,7 @@ import * as audit from "./screens/audit.js";
 import { field, h, replace } from "./dom.js";
 import * as expositions from "./screens/expositions.js";
 import * as gateways from "./screens/gateways.js";
+import * as history from "./screens/history.js";
 import * as importing from "./screens/importing.js";
 import * as plans from "./screens/plans.js";
 import * as secrets from "./screens/secrets.js";
@@ -17,7 +18,7 @@ import * as tryit from "./screens/tryit.js";
 
 const TOKEN_KEY = "apimcp.console.token";
 const GATEWAY_KEY = "apimcp.console.gateway";
-const SCREENS = { traffic, services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit };
+const SCREENS = { traffic, services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit, history };
 const DEFAULT_SCREEN = "traffic";
 const STATUS_MS = 10000; // how long a message of success stays; an error stays until the next action or dismissed
 

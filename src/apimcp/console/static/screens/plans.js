@@ -234,7 +234,8 @@ async function renderEdit(screen, ctx, planId, newKey) {
   const edit = h("form", { "aria-labelledby": "plan-title" },
     h("h1", { id: "plan-title" }, `Plan ${plan.name}`),
     h("p", {}, h("a", { href: "#/plans" }, "All plans"), " · service ",
-      h("a", { href: `#/services?service=${encodeURIComponent(service.id)}` }, `${service.name} ${service.version}`)),
+      h("a", { href: `#/services?service=${encodeURIComponent(service.id)}` }, `${service.name} ${service.version}`),
+      " · ", h("a", { href: `#/history?kind=plan&object=${encodeURIComponent(plan.id)}` }, "Its history")),
     newKey ? shownOnce(newKey) : null,
     form.node,
     h("button", { type: "submit" }, "Save the plan"));
