@@ -5,6 +5,7 @@
 import { Api, ApiError } from "./api.js";
 import * as access from "./screens/access.js";
 import * as audit from "./screens/audit.js";
+import * as discovery from "./screens/discovery.js";
 import { field, h, replace } from "./dom.js";
 import * as expositions from "./screens/expositions.js";
 import * as gateways from "./screens/gateways.js";
@@ -18,7 +19,8 @@ import * as tryit from "./screens/tryit.js";
 
 const TOKEN_KEY = "apimcp.console.token";
 const GATEWAY_KEY = "apimcp.console.gateway";
-const SCREENS = { traffic, services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit, history };
+const SCREENS = { traffic, services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit, history,
+  discovery };
 const DEFAULT_SCREEN = "traffic";
 const STATUS_MS = 10000; // how long a message of success stays; an error stays until the next action or dismissed
 

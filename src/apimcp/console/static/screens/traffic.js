@@ -145,6 +145,9 @@ export async function render(screen, ctx, params) {
   const back = params.get("tool") && params.get("exposition")
     ? link({ window: windowName, exposition: params.get("exposition") }, "The exposition's traffic")
     : params.get("exposition") || params.get("tool") ? link({ window: windowName }, "Every exposition's traffic") : null;
+  const findability = params.get("exposition") && !params.get("tool")
+    ? h("a", { href: `#/discovery?${new URLSearchParams({ exposition: params.get("exposition") })}` },
+      "How well search finds its tools") : null;
   replace(screen,
     h("h1", {}, scope.title),
     h("p", {}, "What the gateways answered, as they report it every few seconds: calls, errors and latency. Follow "
@@ -152,7 +155,7 @@ export async function render(screen, ctx, params) {
       + "each request of the plans that audit."),
     h("div", { class: "inline" }, field("Window", chosen).row,
       h("div", { class: "check" }, live, h("label", { for: live.id }, "Live (refresh every 10 s)")),
-      back),
+      back, findability),
     stamp,
     content);
   draw(first);
