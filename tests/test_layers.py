@@ -136,3 +136,9 @@ def test_governance_is_plugged_in_at_the_call_path_and_knows_nothing_of_gateways
     for package in ("policies", "guardrails", "resilience"):
         assert _foreign(package, ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
     assert _foreign("guardrails", ("apimcp.policies",)) == {}
+
+
+def test_traffic_counting_is_plugged_in_and_knows_nothing_of_gateways_or_the_control_plane() -> None:
+    """The runtime plugs the tally's observer and timed backend in, the sync loop sends its rows; the control
+    plane reads its histogram's bounds and methods from it, never the other way round."""
+    assert _foreign("traffic", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
