@@ -77,6 +77,8 @@ def test_a_service_operations_are_searched_filtered_and_paged(acme: Org) -> None
 
     # the service's own view still holds every operation
     assert len(ok(acme.user.get(f"/services/{many['id']}"))["operations"]) == 120
+    alone = ok(acme.user.get(f"/services/{many['id']}", params={"operations": "false"}))
+    assert (alone["operations"], alone["operation_count"]) == ([], 120)
     problem(acme.user.get("/services/nope/operations"), 404)
     problem(acme.user.get(path, params={"method": "GET /x"}), 422, "method")
 

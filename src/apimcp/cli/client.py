@@ -31,9 +31,13 @@ class ApiError(Exception):
 
 
 class ControlPlaneClient:
-    def __init__(self, url: str, token: str | None, *, ca_file: str | None = None) -> None:
+    def __init__(
+        self, url: str, token: str | None, *, ca_file: str | None = None, organization: str | None = None
+    ) -> None:
         self.url = url.rstrip("/")
         self._token = token
+        self.organization = organization
+        """Where a person's token acts (the `X-Organization` header); None: the token's own organization."""
         self._tls = ssl.create_default_context(cafile=ca_file) if ca_file else None
         """The system's CAs, and `ca_file` (a private CA) when given."""
 
@@ -41,7 +45,17 @@ class ControlPlaneClient:
         return f"ControlPlaneClient({self.url!r})"
 
     def get(self, path: str, **query: str | None) -> Any:
-        return self._call("GET", path, query=query)
+        """The answer to GET `path`; a list answered a page at a time (`X-Total-Count` says more match) is read
+        whole, page after page, unless the caller asked for a `limit` or an `offset`."""
+        found, total = self._read("GET", self._with_query(path, query), None, None)
+        if total is None or not isinstance(found, list) or {"limit", "offset"} & query.keys():
+            return found
+        while len(found) < total:
+            page, _ = self._read("GET", self._with_query(path, {**query, "offset": str(len(found))}), None, None)
+            if not isinstance(page, list) or not page:
+                break
+            found.extend(page)
+        return found
 
     def post(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
         return self._call("POST", path, body=body or {})
@@ -80,15 +94,20 @@ class ControlPlaneClient:
         parts.append(f"--{boundary}--\r\n".encode())
         return self._send("POST", path, b"".join(parts), f"multipart/form-data; boundary={boundary}")
 
+    @staticmethod
+    def _with_query(path: str, query: Mapping[str, str | None] | None) -> str:
+        present = {k: v for k, v in (query or {}).items() if v is not None}
+        return f"{path}?{urllib.parse.urlencode(present)}" if present else path
+
     def _call(self, method: str, path: str, *, query: Mapping[str, str | None] | None = None, body: Any = None) -> Any:
-        if query:
-            present = {k: v for k, v in query.items() if v is not None}
-            if present:
-                path += "?" + urllib.parse.urlencode(present)
         data = json.dumps(body).encode() if body is not None else None
-        return self._send(method, path, data, "application/json" if data is not None else None)
+        return self._send(method, self._with_query(path, query), data, "application/json" if data is not None else None)
 
     def _send(self, method: str, path: str, data: bytes | None, content_type: str | None) -> Any:
+        return self._read(method, path, data, content_type)[0]
+
+    def _read(self, method: str, path: str, data: bytes | None, content_type: str | None) -> tuple[Any, int | None]:
+        """The answer's JSON, and the number of items matched when it is a page of a list (`X-Total-Count`)."""
         request = urllib.request.Request(self.url + "/api/v1" + path, data=data, method=method)
         request.add_header("Accept", "application/json")
         request.add_header("User-Agent", f"apimcp-cli/{__version__}")
@@ -96,15 +115,19 @@ class ControlPlaneClient:
             request.add_header("Content-Type", content_type)
         if self._token:
             request.add_header("Authorization", f"Bearer {self._token}")
+        if self.organization:
+            request.add_header("X-Organization", self.organization)
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS, context=self._tls) as response:
                 payload = response.read()
+                total = response.headers.get("X-Total-Count")
         except urllib.error.HTTPError as exc:
             raise _problem(exc) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise ApiError(f"cannot reach the control plane at {self.url}: {reason}") from None
-        return json.loads(payload) if payload else None
+        counted = int(total) if total is not None and total.isdigit() else None
+        return (json.loads(payload) if payload else None), counted
 
 
 def _problem(error: urllib.error.HTTPError) -> ApiError:

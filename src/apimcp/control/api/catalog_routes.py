@@ -181,15 +181,22 @@ def _operation_text(op: Operation) -> tuple[object, ...]:
 
 
 @router.get("/services/{service_id}", response_model=ServiceDetail)
-def get_service(service_id: str, caller: UserCaller, session: DbSession) -> ServiceDetail:
+def get_service(
+    service_id: str,
+    caller: UserCaller,
+    session: DbSession,
+    operations: Annotated[
+        bool, Query(description="false: `operations` is left empty (`/services/{id}/operations` pages them)")
+    ] = True,
+) -> ServiceDetail:
     """A service with all its operations (`/services/{id}/operations` searches and pages them)."""
     service = get_owned(session, Service, caller.organization_id, service_id, "service")
-    operations = [_operation_view(op) for op in _operations(service)]
+    listed = [_operation_view(op) for op in _operations(service)] if operations else []
     health = [
         UpstreamHealthView.model_validate({"gateway": gateway.name, "state": state, "last_seen": gateway.last_seen})
         for gateway, state in gateways.upstream_health(session, caller.organization_id, service.id)
     ]
-    return view(ServiceDetail, service, operations=operations, upstream_health=health)
+    return view(ServiceDetail, service, operations=listed, upstream_health=health)
 
 
 @router.get("/services/{service_id}/changes", response_model=HeldChanges)
