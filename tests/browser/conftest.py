@@ -148,3 +148,11 @@ def unlabelled(page: Page) -> list[str]:
              .map((c) => c.outerHTML)"""
     )
     return found
+
+
+def pick_tool(page: Page, name: str) -> None:
+    """Pick the tool `name` on the Try it screen: typed into the searchable list, then chosen among the matches."""
+    page.get_by_role("combobox", name="Tool").fill(name)
+    matches = page.get_by_role("listbox", name="Matching tools")
+    matches.get_by_role("option").filter(has_text=re.compile(rf"^{re.escape(name)}\b")).click()
+    expect(page.get_by_role("combobox", name="Tool")).to_have_value(name)

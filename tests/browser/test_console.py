@@ -10,7 +10,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from apimcp.demo_api import spec_path
-from tests.browser.conftest import Seen, Served, log_in, unexpected, unlabelled
+from tests.browser.conftest import Seen, Served, log_in, pick_tool, unexpected, unlabelled
 
 SECRET_VALUE = "sk-console-test-4f9a1c7e2b"
 ROTATED_VALUE = "sk-console-rotated-8d3e6b0a5f"
@@ -82,7 +82,7 @@ def test_import_plan_expose_and_try_a_tool(page: Page, served: Served, seen: See
         page.get_by_label(re.compile(f"^{era}")).check()
         page.get_by_role("button", name="List its tools").click()
         expect(page.get_by_role("status")).to_contain_text(f"10 tools at {canonical}")
-        page.get_by_label("Tool", exact=True).select_option(label="list_books")
+        pick_tool(page, "list_books")
         page.get_by_label("limit").fill("2")
         page.get_by_role("button", name="Call the tool").click()
         result = page.get_by_role("region", name="Result")
@@ -90,7 +90,7 @@ def test_import_plan_expose_and_try_a_tool(page: Page, served: Served, seen: See
         expect(result).to_contain_text('"total"')
 
     # a tool with a required argument: the form says what is missing; then an answer from the backend
-    page.get_by_label("Tool", exact=True).select_option(label="get_book")
+    pick_tool(page, "get_book")
     page.get_by_role("button", name="Call the tool").click()
     expect(page.get_by_role("alert")).to_contain_text("bookId is required")
     expect(page.get_by_label("bookId (required)")).to_be_focused()

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from apimcp.demo_api import spec_path
-from tests.browser.conftest import Seen, Served, api, log_in, open_screen, serving, unexpected
+from tests.browser.conftest import Seen, Served, api, log_in, open_screen, pick_tool, serving, unexpected
 
 NOTES = """openapi: 3.0.3
 info: {title: notes, version: "1.0"}
@@ -102,7 +102,7 @@ def screens(page: Page, served: Served, shelf: Shelf) -> Iterator[str]:
         expect(page.locator("section.screen")).not_to_have_attribute("aria-busy", "true")
         yield name
     list_tools(page, "shelf")
-    page.get_by_label("Tool", exact=True).select_option(label="list_books")
+    pick_tool(page, "list_books")
     page.get_by_role("button", name="Call the tool").click()
     expect(page.get_by_role("region", name="Result")).to_contain_text("list_books succeeded")
     yield "Try it"
@@ -186,7 +186,7 @@ def test_every_column_header_has_an_accessible_name(page: Page, served: Served, 
 def test_a_tool_error_is_announced_as_an_error(page: Page, served: Served, shelf: Shelf, seen: Seen) -> None:
     log_in(page, served)
     list_tools(page, "shelf")
-    page.get_by_label("Tool", exact=True).select_option(label="get_book")
+    pick_tool(page, "get_book")
     page.get_by_label("bookId (required)").fill("424242")
     page.get_by_role("button", name="Call the tool").click()
     expect(page.get_by_role("alert")).to_contain_text("get_book reported an error")

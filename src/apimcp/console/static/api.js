@@ -33,7 +33,7 @@ export class Api {
     this.token = token;
   }
 
-  async request(method, path, { json, form } = {}) {
+  async request(method, path, { json, form, counted = false } = {}) {
     const headers = { Authorization: `Bearer ${this.token}`, Accept: "application/json" };
     let body;
     if (form !== undefined) {
@@ -57,11 +57,18 @@ export class Api {
       data = null;
     }
     if (!response.ok) throw problemOf(response.status, data, text);
-    return data;
+    if (!counted) return data;
+    const total = Number(response.headers.get("X-Total-Count"));
+    return { items: data, total: Number.isInteger(total) && total >= 0 ? total : data.length };
   }
 
   get(path) {
     return this.request("GET", path);
+  }
+
+  /** One page of a list: `{items, total}`, the total matched as the API counts it (`X-Total-Count`). */
+  page(path) {
+    return this.request("GET", path, { counted: true });
   }
 
   post(path, json) {

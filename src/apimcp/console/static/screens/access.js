@@ -3,6 +3,7 @@
 // in its own words.
 
 import { copyButton, field, h, replace, table, when } from "../dom.js";
+import { listing } from "../pager.js";
 
 const KINDS = [["user", "user"], ["admin", "admin (needs an admin token)"], ["gateway", "gateway (needs an admin token)"]];
 
@@ -22,9 +23,35 @@ function shownOnce(ctx, issued) {
 }
 
 export async function render(screen, ctx, params, issued = null) {
-  const [tokens, keys] = await Promise.all([ctx.api.get("/tokens"), ctx.api.get("/gateway-keys")]);
   const again = (message, once = null) => render(screen, ctx, params, once).then(() => ctx.say(message));
   const mine = (t) => ctx.api.token.startsWith(t.prefix) && !t.revoked_at;
+  const tokens = listing(ctx, params, {
+    screen: "access",
+    prefix: "tokens_",
+    noun: "API tokens",
+    hint: "name, kind (admin, user, gateway) or first characters",
+    load: (query) => ctx.api.page(`/tokens?${query}`),
+    empty: "No token.",
+    show: (found) => table("API tokens", ["Name", "Kind", "Begins with", "Created", "Expires", "State", "Last used", ""],
+      found.map((t) => [
+        mine(t) ? `${t.name} (this session)` : t.name, t.kind, h("code", {}, `${t.prefix}…`), when(t.created_at),
+        t.expires_at ? when(t.expires_at) : "never", state(t), when(t.last_used_at) || "never",
+        t.revoked_at ? "" : revokeToken(ctx, t, mine(t), again),
+      ])),
+  });
+  const keys = listing(ctx, params, {
+    screen: "access",
+    prefix: "keys_",
+    noun: "gateway keys",
+    hint: "name, fingerprint or public key",
+    load: (query) => ctx.api.page(`/gateway-keys?${query}`),
+    empty: "No gateway key registered.",
+    show: (found) => table("Gateway keys", ["Name", "Fingerprint", "Public key", "Registered", "State", ""],
+      found.map((k) => [
+        k.name, h("code", {}, k.fingerprint), h("code", { class: "url" }, k.public_key), when(k.created_at),
+        k.revoked_at ? `revoked ${when(k.revoked_at)}` : "active", k.revoked_at ? "" : revokeKey(ctx, k, again),
+      ])),
+  });
   replace(screen,
     h("h1", {}, "Access"),
     h("p", {}, "API tokens open the REST API and this console (admin or user) or let a gateway follow the control "
@@ -32,23 +59,12 @@ export async function render(screen, ctx, params, issued = null) {
       + "gateway tokens, revoking admin tokens and managing gateway keys need an admin token."),
     issued ? shownOnce(ctx, issued) : null,
     h("h2", {}, "API tokens"),
-    tokens.length === 0
-      ? h("p", { class: "empty" }, "No token.")
-      : table("API tokens", ["Name", "Kind", "Begins with", "Created", "Expires", "State", "Last used", ""],
-        tokens.map((t) => [
-          mine(t) ? `${t.name} (this session)` : t.name, t.kind, h("code", {}, `${t.prefix}…`), when(t.created_at),
-          t.expires_at ? when(t.expires_at) : "never", state(t), when(t.last_used_at) || "never",
-          t.revoked_at ? "" : revokeToken(ctx, t, mine(t), again),
-        ])),
+    tokens.node,
     tokenForm(ctx, again),
     h("h2", {}, "Gateway keys"),
-    keys.length === 0
-      ? h("p", { class: "empty" }, "No gateway key registered.")
-      : table("Gateway keys", ["Name", "Fingerprint", "Public key", "Registered", "State", ""], keys.map((k) => [
-        k.name, h("code", {}, k.fingerprint), h("code", { class: "url" }, k.public_key), when(k.created_at),
-        k.revoked_at ? `revoked ${when(k.revoked_at)}` : "active", k.revoked_at ? "" : revokeKey(ctx, k, again),
-      ])),
+    keys.node,
     keyForm(ctx, again));
+  await Promise.all([tokens.ready, keys.ready]);
 }
 
 function revokeToken(ctx, token, mine, again) {

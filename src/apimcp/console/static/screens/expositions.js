@@ -2,6 +2,7 @@
 
 import { clientConfig, serverName } from "../clientconfig.js";
 import { copyButton, field, h, replace, table } from "../dom.js";
+import { listing } from "../pager.js";
 
 const ENDPOINT_ROLES = {
   named: "Canonical (Streamable HTTP, every revision: 2025-11-25 sessions and 2026-07-28 stateless)",
@@ -40,25 +41,31 @@ function gatewaySetting(ctx, onChange) {
 }
 
 export async function render(screen, ctx, params) {
-  const [expositions, plans, groups] = await Promise.all([
-    ctx.api.get("/expositions"), ctx.api.get("/plans"), ctx.api.get("/gateway-groups"),
+  const chosen = params.get("exposition");
+  const [one, plans, groups] = await Promise.all([
+    chosen ? ctx.api.get(`/expositions/${encodeURIComponent(chosen)}`) : null,
+    ctx.api.get("/plans"), ctx.api.get("/gateway-groups"),
   ]);
   const planOf = new Map(plans.map((p) => [p.id, p]));
   const groupName = new Map(groups.map((g) => [g.id, g.name]));
-  const chosen = params.get("exposition");
   const rerender = () => render(screen, ctx, params).catch(ctx.fail);
-  const cards = expositions
-    .filter((e) => !chosen || e.id === chosen)
-    .map((exposition) => card(ctx, exposition, planOf.get(exposition.plan_id), groupName.get(exposition.group_id),
-      editForm(ctx, exposition, plans, groups)));
-  const create = createForm(ctx, plans, groups);
+  const cards = (found) => found.map((exposition) => card(ctx, exposition, planOf.get(exposition.plan_id),
+    groupName.get(exposition.group_id), editForm(ctx, exposition, plans, groups)));
+  const list = chosen ? null : listing(ctx, params, {
+    screen: "expositions",
+    noun: "expositions",
+    hint: "name or id, its plan's name, its service's name and version",
+    load: (query) => ctx.api.page(`/expositions?${query}`),
+    empty: "No exposition yet: expose a plan.",
+    show: cards,
+  });
   replace(screen,
     h("h1", {}, "Expositions"),
     chosen ? h("p", {}, h("a", { href: "#/expositions" }, "All expositions")) : null,
     gatewaySetting(ctx, rerender),
-    expositions.length === 0 ? h("p", { class: "empty" }, "No exposition yet: expose a plan.") : null,
-    cards,
-    chosen ? null : create);
+    chosen ? cards([one]) : list.node,
+    chosen ? null : createForm(ctx, plans, groups));
+  if (list) await list.ready;
 }
 
 function card(ctx, exposition, plan, group, edit) {

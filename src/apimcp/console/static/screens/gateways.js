@@ -2,6 +2,7 @@
 // decide what each serves, and the configured gateway's own /healthz.
 
 import { field, h, parseLabels, replace, table, when } from "../dom.js";
+import { listing } from "../pager.js";
 
 const LIVE_SECONDS = 60; // gateways long-poll for changes every 25 s and are seen again at least then
 
@@ -28,8 +29,29 @@ async function gatewayHealth(base) {
   }
 }
 
-export async function render(screen, ctx) {
-  const [gateways, groups] = await Promise.all([ctx.api.get("/gateways"), ctx.api.get("/gateway-groups")]);
+export async function render(screen, ctx, params = new URLSearchParams()) {
+  const again = () => render(screen, ctx, params);
+  const gateways = listing(ctx, params, {
+    screen: "gateways",
+    prefix: "gateways_",
+    noun: "gateways",
+    hint: "name, labels (zone=eu), version or host name",
+    load: (query) => ctx.api.page(`/gateways?${query}`),
+    empty: "No gateway has synchronized yet.",
+    show: (found) => table("Gateways seen by the control plane", ["Name", "Health", "Labels", "Version", "Started",
+      "Last seen"], found.map((g) => [g.name, health(g), labels(g.labels), g.version || "", when(g.started_at),
+      when(g.last_seen)])),
+  });
+  const groups = listing(ctx, params, {
+    screen: "gateways",
+    prefix: "groups_",
+    noun: "gateway groups",
+    hint: "name or labels (zone=eu)",
+    load: (query) => ctx.api.page(`/gateway-groups?${query}`),
+    empty: "No gateway group.",
+    show: (found) => table("Gateway groups", ["Name", "Labels", "Created", ""],
+      found.map((g) => [g.name, labels(g.labels), when(g.created_at), groupActions(ctx, again, g)])),
+  });
   const base = ctx.gatewayBase();
   const healthz = h("p", { id: "healthz" }, "Asking…");
   const name = h("input", { type: "text", name: "group_name", autocomplete: "off", required: true });
@@ -43,7 +65,7 @@ export async function render(screen, ctx) {
     event.preventDefault();
     try {
       const group = await ctx.api.post("/gateway-groups", { name: name.value.trim(), labels: parseLabels(groupLabels.value) });
-      await render(screen, ctx);
+      await again();
       ctx.say(`Created gateway group ${group.name}.`);
     } catch (error) {
       ctx.fail(error);
@@ -53,13 +75,13 @@ export async function render(screen, ctx) {
     h("h1", {}, "Gateways"),
     h("h2", {}, `Gateway at ${base}`),
     healthz,
-    gateways.length === 0
-      ? h("p", { class: "empty" }, "No gateway has synchronized yet.")
-      : table("Gateways seen by the control plane", ["Name", "Health", "Labels", "Version", "Started", "Last seen"],
-        gateways.map((g) => [g.name, health(g), labels(g.labels), g.version || "", when(g.started_at), when(g.last_seen)])),
-    table("Gateway groups", ["Name", "Labels", "Created", ""],
-      groups.map((g) => [g.name, labels(g.labels), when(g.created_at), groupActions(ctx, screen, g)])),
+    h("h2", {}, "Gateways seen by the control plane"),
+    gateways.node,
+    h("h2", {}, "Gateway groups"),
+    groups.node,
     create);
+  await Promise.all([gateways.ready, groups.ready]);
+  await quotas.ready;
   healthz.textContent = `/healthz: ${await gatewayHealth(base)}`;
 }
 
@@ -68,7 +90,7 @@ function labelText(map) {
 }
 
 /** Edit a group's labels (which gateways serve it), or delete it (the API refuses while it has expositions). */
-function groupActions(ctx, screen, group) {
+function groupActions(ctx, again, group) {
   const input = h("input", { type: "text", name: "labels", autocomplete: "off", value: labelText(group.labels) });
   const edit = h("details", {},
     h("summary", {}, `Edit the labels of ${group.name}`),
@@ -79,7 +101,7 @@ function groupActions(ctx, screen, group) {
     event.preventDefault();
     try {
       const saved = await ctx.api.patch(`/gateway-groups/${encodeURIComponent(group.id)}`, { labels: parseLabels(input.value) });
-      await render(screen, ctx);
+      await again();
       ctx.say(`Saved the labels of ${saved.name}: ${labels(saved.labels)}.`);
     } catch (error) {
       ctx.fail(error);
@@ -90,7 +112,7 @@ function groupActions(ctx, screen, group) {
     if (!window.confirm(`Delete the gateway group ${group.name}?`)) return;
     try {
       await ctx.api.delete(`/gateway-groups/${encodeURIComponent(group.id)}`);
-      await render(screen, ctx);
+      await again();
       ctx.say(`Deleted the gateway group ${group.name}.`);
     } catch (error) {
       ctx.fail(error);

@@ -2,6 +2,7 @@
 // rotating them) and are never read back: the REST API does not return them, and this page never keeps them.
 
 import { field, h, replace, table, when } from "../dom.js";
+import { listing } from "../pager.js";
 
 let kinds = null;
 
@@ -48,8 +49,9 @@ function forget(rows) {
   }
 }
 
-export async function render(screen, ctx) {
-  const [secrets, known] = await Promise.all([ctx.api.get("/secrets"), secretKinds()]);
+export async function render(screen, ctx, params = new URLSearchParams()) {
+  const known = await secretKinds();
+  const again = () => render(screen, ctx, params);
   const name = h("input", { type: "text", name: "secret_name", autocomplete: "off", required: true });
   const kind = h("select", { name: "kind" }, Object.keys(known).map((k) => h("option", { value: k }, k)));
   const description = h("input", { type: "text", name: "secret_description", autocomplete: "off" });
@@ -79,26 +81,34 @@ export async function render(screen, ctx) {
     try {
       const secret = await ctx.api.post("/secrets", body);
       forget(valueRows);
-      await render(screen, ctx);
+      await again();
       ctx.say(`Created secret ${secret.name} (${secret.kind}).`);
     } catch (error) {
       ctx.fail(error);
     }
   });
+  const list = listing(ctx, params, {
+    screen: "secrets",
+    noun: "secrets",
+    hint: "name, kind, description or a public field",
+    load: (query) => ctx.api.page(`/secrets?${query}`),
+    empty: "No secret yet.",
+    show: (secrets) => table("Secrets", ["Name", "Kind", "Public fields", "Description", "Updated", ""],
+      secrets.map((s) => [
+        s.name, s.kind, Object.entries(s.fields).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(" ") : v}`).join("; "),
+        s.description || "", when(s.updated_at), actions(ctx, again, s, known),
+      ])),
+  });
   replace(screen,
     h("h1", {}, "Secrets"),
     h("p", {}, "Backend credentials. Their values are sealed at rest and only leave the control plane sealed to a "
       + "gateway's key: no page or API response shows them."),
-    secrets.length === 0
-      ? h("p", { class: "empty" }, "No secret yet.")
-      : table("Secrets", ["Name", "Kind", "Public fields", "Description", "Updated", ""], secrets.map((s) => [
-        s.name, s.kind, Object.entries(s.fields).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(" ") : v}`).join("; "),
-        s.description || "", when(s.updated_at), actions(ctx, screen, s, known),
-      ])),
+    list.node,
     create);
+  await list.ready;
 }
 
-function actions(ctx, screen, secret, known) {
+function actions(ctx, again, secret, known) {
   const rows = inputs((known[secret.kind] || { values: {} }).values, false, true);
   const rotate = h("details", {},
     h("summary", {}, `Set new values of ${secret.name}`),
@@ -110,7 +120,7 @@ function actions(ctx, screen, secret, known) {
     try {
       await ctx.api.put(`/secrets/${encodeURIComponent(secret.id)}/values`, { values: collect(rows) });
       forget(rows);
-      await render(screen, ctx);
+      await again();
       ctx.say(`New values of ${secret.name} saved; gateways use them at once.`);
     } catch (error) {
       ctx.fail(error);
@@ -121,7 +131,7 @@ function actions(ctx, screen, secret, known) {
     if (!window.confirm(`Delete secret ${secret.name}?`)) return;
     try {
       await ctx.api.delete(`/secrets/${encodeURIComponent(secret.id)}`);
-      await render(screen, ctx);
+      await again();
       ctx.say(`Deleted secret ${secret.name}.`);
     } catch (error) {
       ctx.fail(error);

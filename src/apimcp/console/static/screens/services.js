@@ -3,28 +3,52 @@
 import { confirmAction } from "../confirm.js";
 import { field, h, replace, table, when } from "../dom.js";
 import { markdown } from "../markdown.js";
+import { listing } from "../pager.js";
 
 export async function render(screen, ctx, params) {
   const selected = params.get("service");
-  if (selected) return renderOne(screen, ctx, selected);
-  const listed = await ctx.api.get("/services");
+  if (selected) return renderOne(screen, ctx, selected, params);
+  const list = listing(ctx, params, {
+    screen: "services",
+    noun: "services",
+    hint: "name, version, kind or description; every word must match",
+    load: (query) => ctx.api.page(`/services?${query}`),
+    empty: "No service yet.",
+    show: (listed) => table("Services", ["Name", "Version", "Kind", "Operations", "Held changes", "Updated", ""],
+      listed.map((s) => [
+        s.name, s.version, s.kind, String(s.operation_count), s.held_changes ? String(s.held_changes) : "",
+        when(s.updated_at),
+        h("a", { href: `#/services?service=${encodeURIComponent(s.id)}` }, `Show ${s.name} ${s.version}`),
+      ])),
+  });
   replace(screen,
     h("h1", {}, "Services"),
     h("p", {}, "The API descriptions imported into this organization. ",
       h("a", { href: "#/import" }, "Import a description"), " to add one."),
-    listed.length === 0
-      ? h("p", { class: "empty" }, "No service yet.")
-      : table("Services", ["Name", "Version", "Kind", "Operations", "Held changes", "Updated", ""], listed.map((s) => [
-        s.name, s.version, s.kind, String(s.operation_count), s.held_changes ? String(s.held_changes) : "",
-        when(s.updated_at),
-        h("a", { href: `#/services?service=${encodeURIComponent(s.id)}` }, `Show ${s.name} ${s.version}`),
-      ])));
+    list.node);
+  await list.ready;
   return undefined;
 }
 
-async function renderOne(screen, ctx, id) {
+/** The service's operations, searched and paged by the API (a service may have thousands). */
+function operations(ctx, id, params) {
+  return listing(ctx, params, {
+    screen: "services",
+    noun: "operations",
+    hint: "tool name, method and path (GET /pets), operationId, title, tag or description",
+    load: (query) => ctx.api.page(`/services/${encodeURIComponent(id)}/operations?${query}`),
+    empty: "This service has no operation.",
+    show: (found) => table("Operations", ["Tool", "Signature", "Operation id", "Title", "Tags"], found.map((op) => [
+      h("code", {}, op.tool_name), h("code", {}, op.signature), op.operation_id || "", op.title || "", op.tags.join(", "),
+    ])),
+  });
+}
+
+async function renderOne(screen, ctx, id, params = new URLSearchParams({ service: id })) {
+  const ops = operations(ctx, id, params); // its first page is asked for with the service, not after it
+  ops.ready.catch(() => {}); // a service that is not there is said once, below
   const [service, artifacts] = await Promise.all([
-    ctx.api.get(`/services/${encodeURIComponent(id)}`),
+    ctx.api.get(`/services/${encodeURIComponent(id)}?operations=false`), // paged by `ops`
     ctx.api.get(`/services/${encodeURIComponent(id)}/artifacts`),
   ]);
   const file = h("input", { type: "file", name: "file", accept: ".yaml,.yml,.json", required: true });
@@ -42,7 +66,7 @@ async function renderOne(screen, ctx, id) {
     if (name.value.trim()) form.append("name", name.value.trim());
     try {
       const artifact = await ctx.api.upload(`/services/${encodeURIComponent(id)}/artifacts`, form);
-      await render(screen, ctx, new URLSearchParams({ service: id }));
+      await render(screen, ctx, params);
       ctx.say(`Attached ${artifact.name} (${artifact.kind}).`);
     } catch (error) {
       ctx.fail(error);
@@ -74,7 +98,7 @@ async function renderOne(screen, ctx, id) {
         });
         if (!sure) return;
         const result = await ctx.api.delete(`/artifacts/${encodeURIComponent(artifact.id)}`);
-        await render(screen, ctx, new URLSearchParams({ service: id }));
+        await render(screen, ctx, params);
         const plans = result.impacted_plans.map((p) => p.name);
         ctx.say(`Detached ${artifact.name}${plans.length ? `; plans that selected it: ${plans.join(", ")}` : ""}.`);
       } catch (error) {
@@ -92,15 +116,15 @@ async function renderOne(screen, ctx, id) {
     h("p", {}, `${service.kind}, ${service.operation_count} operations, updated ${when(service.updated_at)}.`),
     service.kind === "mcp" ? serverHealth(service) : null,
     held,
-    table("Operations", ["Tool", "Signature", "Operation id", "Title", "Tags"], service.operations.map((op) => [
-      h("code", {}, op.tool_name), h("code", {}, op.signature), op.operation_id || "", op.title || "", op.tags.join(", "),
-    ])),
+    h("h2", {}, "Operations"),
+    ops.node,
     table("Artifacts", ["Name", "Role", "Kind", "Declares", ""], artifacts.map((a) => [
       a.name, a.role, a.kind || "", a.capabilities.join(", "), a.role === "main" ? "" : detach(a),
     ])),
     attach,
     h("h2", {}, "Danger zone"),
     remove);
+  await ops.ready;
   return undefined;
 }
 

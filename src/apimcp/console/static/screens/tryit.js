@@ -65,29 +65,131 @@ export async function render(screen, ctx, params) {
   replace(screen, load, toolHolder, result);
 }
 
+export const MAX_SHOWN = 50; // the most matching tools listed at a time: type more to narrow
+
+/** The tools whose name or title holds every word typed (case-insensitive), the ones whose name starts with it
+ * first: `{matches, total}`, at most `MAX_SHOWN` of them. */
+export function matchTools(tools, typed) {
+  const words = typed.toLowerCase().split(/\s+/).filter(Boolean);
+  const found = words.length === 0 ? tools : tools.filter((t) => {
+    const text = `${t.name}\n${t.title || ""}`.toLowerCase();
+    return words.every((word) => text.includes(word));
+  });
+  const first = words.join(" ");
+  const ordered = first ? [...found.filter((t) => t.name.toLowerCase().startsWith(first)),
+    ...found.filter((t) => !t.name.toLowerCase().startsWith(first))] : found;
+  return { matches: ordered.slice(0, MAX_SHOWN), total: found.length };
+}
+
+/** A searchable list of tools (the ARIA combobox pattern: type to filter, Down and Up move through the matches,
+ * Enter picks one, Escape closes the list): `{row, input, chosen()}`; `onPick(tool)` when one is picked. */
+function toolPicker(tools, onPick) {
+  const listId = uid("tools");
+  const input = h("input", { type: "text", name: "tool", autocomplete: "off", spellcheck: "false", role: "combobox",
+    "aria-autocomplete": "list", "aria-expanded": "false", "aria-controls": listId });
+  const list = h("ul", { id: listId, role: "listbox", class: "picker", "aria-label": "Matching tools", hidden: true });
+  const found = h("p", { class: "hint", id: uid("tools-found"), "aria-live": "polite" });
+  const described = field("Tool", input, `type to find one of ${tools.length} tools by name or title; Down and Up `
+    + "move through the matches, Enter picks one");
+  let chosen = tools[0] || null;
+  let options = [];
+  let active = -1;
+  input.value = chosen ? chosen.name : "";
+
+  const open = (isOpen) => {
+    list.hidden = !isOpen;
+    input.setAttribute("aria-expanded", String(isOpen));
+    if (!isOpen) input.removeAttribute("aria-activedescendant");
+  };
+  const highlight = (index) => {
+    active = index;
+    options.forEach(({ node }, i) => node.setAttribute("aria-selected", String(i === index)));
+    if (index >= 0) {
+      input.setAttribute("aria-activedescendant", options[index].node.id);
+      options[index].node.scrollIntoView({ block: "nearest" });
+    } else {
+      input.removeAttribute("aria-activedescendant");
+    }
+  };
+  const pick = (tool) => {
+    chosen = tool;
+    input.value = tool.name;
+    open(false);
+    found.textContent = "";
+    onPick(tool);
+  };
+  const filter = () => {
+    const { matches, total } = matchTools(tools, input.value);
+    options = matches.map((tool) => {
+      const node = h("li", { role: "option", id: uid("tool"), "aria-selected": "false" }, tool.name,
+        tool.title && tool.title !== tool.name ? h("span", { class: "hint" }, ` ${tool.title}`) : null);
+      node.addEventListener("mousedown", (event) => event.preventDefault()); // keeps the focus in the input
+      node.addEventListener("click", () => pick(tool));
+      return { tool, node };
+    });
+    replace(list, options.map((o) => o.node));
+    active = -1;
+    input.removeAttribute("aria-activedescendant");
+    open(options.length > 0);
+    found.textContent = total === 0 ? "No tool matches."
+      : total > matches.length ? `${total} tools match; the first ${matches.length} are listed: type more to narrow.`
+        : `${total} ${total === 1 ? "tool matches" : "tools match"}.`;
+  };
+  input.addEventListener("input", filter);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      if (list.hidden) filter();
+      if (!options.length) return;
+      const step = event.key === "ArrowDown" ? 1 : -1;
+      highlight(active < 0 ? (step > 0 ? 0 : options.length - 1) : (active + step + options.length) % options.length);
+    } else if (event.key === "Enter" && !list.hidden) {
+      event.preventDefault(); // picking is not calling
+      const target = active >= 0 ? options[active] : (options.length === 1 ? options[0] : null);
+      if (target) pick(target.tool);
+    } else if (event.key === "Escape" && !list.hidden) {
+      event.preventDefault();
+      open(false);
+    }
+  });
+  input.addEventListener("blur", () => {
+    open(false);
+    if (chosen && input.value !== chosen.name) {
+      const exact = tools.find((t) => t.name === input.value.trim());
+      if (exact) pick(exact);
+    }
+  });
+  described.row.append(list, found);
+  return { row: described.row, input, chosen: () => (chosen && input.value.trim() === chosen.name ? chosen : null) };
+}
+
 function showTools(ctx, holder, tools, newClient, result) {
-  const tool = h("select", { name: "tool" }, tools.map((t, index) => h("option", { value: String(index) }, t.name)));
   const description = h("div", { class: "description", id: uid("tool-description") });
-  tool.setAttribute("aria-describedby", description.id);
   const formHolder = h("div", {});
   let form = null;
-  const sync = () => {
-    const chosen = tools[Number(tool.value)];
+  const sync = (chosen) => {
     replace(description, chosen ? markdown(chosen.description || chosen.title || "") : null);
     form = chosen ? schemaForm(chosen.inputSchema || {}) : null;
     replace(formHolder, form ? form.node : null);
   };
-  tool.addEventListener("change", sync);
-  sync();
+  const picker = toolPicker(tools, sync);
+  const tool = picker.input;
+  tool.setAttribute("aria-describedby", `${tool.getAttribute("aria-describedby")} ${description.id}`);
+  sync(picker.chosen());
   const call = h("form", { "aria-labelledby": "call-title" },
     h("h2", { id: "call-title" }, "Call a tool"),
-    field("Tool", tool).row,
+    picker.row,
     description,
     h("fieldset", {}, h("legend", {}, "Arguments"), formHolder),
     h("button", { type: "submit", disabled: tools.length === 0 }, "Call the tool"));
   call.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const chosen = tools[Number(tool.value)];
+    const chosen = picker.chosen();
+    if (!chosen) {
+      ctx.fail(new Error(`no tool is named “${tool.value.trim()}”: pick one of the list`));
+      tool.focus();
+      return;
+    }
     let args;
     try {
       args = form.read();
