@@ -81,7 +81,6 @@ export async function render(screen, ctx, params = new URLSearchParams()) {
     groups.node,
     create);
   await Promise.all([gateways.ready, groups.ready]);
-  await quotas.ready;
   healthz.textContent = `/healthz: ${await gatewayHealth(base)}`;
 }
 
