@@ -264,33 +264,34 @@ def test_organization_requests_are_validated(
 
 
 def test_a_user_token_can_no_longer_mint_a_gateway_or_admin_token(api: Api) -> None:
-    """The finding: any user token could mint a gateway (or admin) token. Only admins can now."""
+    """The finding: any user token could mint a gateway (or admin) token. Tokens are an admin's now (a user token
+    acts as an editor)."""
     acme = api.org("acme")
     member = api.member(acme)
-    for kind in ("gateway", "admin"):
+    for kind in ("gateway", "admin", "user", "viewer"):
         body = problem(member.post("/tokens", json={"name": f"sneaky-{kind}", "kind": kind}), 403)
-        article = "a" if kind == "gateway" else "an"
-        needs = f"creating {article} {kind} token needs an admin token of organization acme; this is a user token"
+        needs = (
+            "POST /api/v1/tokens needs the admin role in organization acme; this is a user token, with the editor role"
+        )
         assert body["detail"] == needs
-    assert created(member.post("/tokens", json={"name": "another-user"}))["kind"] == "user"
-    for kind in ("gateway", "admin", "user"):
+    for kind in ("gateway", "admin", "user", "viewer"):
         issued = created(acme.user.post("/tokens", json={"name": f"by-admin-{kind}", "kind": kind}))
         assert issued["token"].startswith(f"apimcp_{kind}_")
+        assert issued["service_account"] == f"by-admin-{kind}"
+        assert issued["user_id"] is None
     names = {t["name"] for t in ok(acme.user.get("/tokens"))}
-    assert "sneaky-gateway" not in names
-    assert "sneaky-admin" not in names
+    assert not any(name.startswith("sneaky-") for name in names)
 
 
-def test_only_admins_revoke_admin_tokens(api: Api) -> None:
+def test_only_admins_revoke_tokens(api: Api) -> None:
     acme = api.org("acme")
     member = api.member(acme)
     tokens = {t["name"]: t for t in ok(acme.user.get("/tokens"))}
-    body = problem(member.delete(f"/tokens/{tokens['tester']['id']}"), 403)
-    assert "revoking an admin token needs an admin token" in body["detail"]
+    for name in ("tester", "edge", "member"):
+        body = problem(member.delete(f"/tokens/{tokens[name]['id']}"), 403)
+        assert "DELETE /api/v1/tokens/{token_id} needs the admin role" in body["detail"]
     assert ok(acme.user.get("/organization"))["name"] == "acme"  # still valid
-    other = created(acme.user.post("/tokens", json={"name": "colleague"}))
-    assert ok(member.delete(f"/tokens/{other['id']}"))["revoked_at"] is not None  # users revoke user tokens
-    assert ok(member.delete(f"/tokens/{tokens['edge']['id']}"))["revoked_at"] is not None  # and gateway tokens
+    assert ok(acme.user.delete(f"/tokens/{tokens['edge']['id']}"))["revoked_at"] is not None
     assert ok(acme.user.delete(f"/tokens/{tokens['tester']['id']}"))["revoked_at"] is not None
 
 

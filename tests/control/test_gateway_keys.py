@@ -61,7 +61,8 @@ def test_only_admins_register_and_revoke_gateway_keys(api: Api) -> None:
     key = GatewayKey.generate()
     refused = problem(member.post("/gateway-keys", json={"name": "site-b", "public_key": key.public.text}), 403)
     assert refused["detail"] == (
-        "registering a gateway key needs an admin token of organization acme; this is a user token"
+        "POST /api/v1/gateway-keys needs the admin role in organization acme; "
+        "this is a user token, with the editor role"
     )
     registered = created(acme.user.post("/gateway-keys", json={"name": "site-b", "public_key": key.public.text}))
     assert registered["fingerprint"] == key.public.fingerprint
@@ -69,7 +70,7 @@ def test_only_admins_register_and_revoke_gateway_keys(api: Api) -> None:
     assert registered["revoked_at"] is None
     assert [k["name"] for k in ok(member.get("/gateway-keys"))] == ["edge-key", "site-b"]
     assert (
-        "revoking a gateway key needs an admin token"
+        "DELETE /api/v1/gateway-keys/{key_id} needs the admin role"
         in problem(member.delete(f"/gateway-keys/{registered['id']}"), 403)["detail"]
     )
     assert ok(acme.snapshot_response(public_key=key.public.text))["expositions"] == []

@@ -35,12 +35,13 @@ def test_a_user_token_could_send_an_organization_s_secrets_to_its_own_backend(ap
     service = import_echo(acme.user)["id"]
     secret = _secret(acme)
     body = problem(_plan(member, service, backend_endpoint=ECHO_BACKEND, secret_ids=[secret]), 403)
-    assert (
-        body["detail"] == "attaching secrets to a plan needs an admin token of organization acme; this is a user token"
+    assert body["detail"] == (
+        "attaching secrets to a plan needs the admin role in organization acme; "
+        "this is a user token, with the editor role"
     )
     plan = created(_plan(acme.user, service, backend_endpoint=ECHO_BACKEND, secret_ids=[secret]))["id"]
     moved = problem(member.patch(f"/plans/{plan}", json={"backend_endpoint": "http://attacker.example/v1"}), 403)
-    assert "changing the backend of a plan that carries secrets needs an admin token" in moved["detail"]
+    assert "changing the backend of a plan that carries secrets needs the admin role" in moved["detail"]
     assert problem(member.patch(f"/plans/{plan}", json={"tls_secret_id": secret}), 403)["status"] == 403
     assert problem(member.patch(f"/plans/{plan}", json={"introspection_secret_id": secret}), 403)["status"] == 403
     assert problem(_plan(member, service, name="q", secret_id=secret), 403)["status"] == 403
@@ -64,11 +65,11 @@ def test_a_user_token_could_open_an_admin_s_plan_with_secrets_to_anyone_or_take_
                          inbound_mode="api_key"))["id"]  # fmt: skip
     for change in ({"inbound_mode": "none"}, {"inbound_mode": "oauth", "oauth": {"issuers": ["https://i.test"]}}):
         refused = problem(member.patch(f"/plans/{plan}", json=change), 403)
-        assert "changing who may call a plan that carries secrets needs an admin token" in refused["detail"]
+        assert "changing who may call a plan that carries secrets needs the admin role" in refused["detail"]
     renewed = problem(member.post(f"/plans/{plan}/api-key"), 403)
     assert "changing who may call a plan that carries secrets" in renewed["detail"]
     copied = problem(member.post(f"/plans/{plan}/duplicate", json={"name": "copy"}), 403)
-    assert "duplicating a plan that carries secrets needs an admin token" in copied["detail"]
+    assert "duplicating a plan that carries secrets needs the admin role" in copied["detail"]
     assert ok(acme.user.get(f"/plans/{plan}"))["inbound_mode"] == "api_key"
     # an admin may; a member may for a plan without secrets
     assert ok(acme.user.patch(f"/plans/{plan}", json={"inbound_mode": "none"}))["inbound_mode"] == "none"
@@ -84,7 +85,7 @@ def test_a_user_token_could_read_a_description_url_of_its_choice_with_a_secret(a
     secret = _secret(acme, "reader")
     body = {"url": "http://attacker.example/openapi.yaml", "name": "x", "version": "1", "secret_id": secret}
     refused = problem(member.post("/services", json=body), 403)
-    assert refused["detail"].startswith("reading a description with a secret needs an admin token")
+    assert refused["detail"].startswith("reading a description with a secret needs the admin role")
 
 
 def test_a_user_token_could_point_a_description_s_servers_elsewhere_under_plans_with_secrets(api: Api) -> None:

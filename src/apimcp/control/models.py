@@ -63,8 +63,10 @@ class Organization(Base):
 
 
 class ApiToken(Base):
-    """A bearer token; only its hash is kept. Its kind is its role: "admin" (the API, including gateway tokens,
-    admin tokens and gateway keys), "user" (the API, without those) or "gateway" (snapshot sync only)."""
+    """A bearer token; only its hash is kept. Its kind is its role: "admin", "user" (the editor role), "viewer"
+    (read only) or "gateway" (snapshot sync only). It is bound to a person (`user_id`: it then acts with the lesser of
+    its kind's role and the person's membership role, and dies with the membership) or else to a service account
+    (`service_account`: a named non-person; tokens made before people existed are their own service accounts)."""
 
     __tablename__ = "api_tokens"
     id: Mapped[str] = _id()
@@ -77,6 +79,8 @@ class ApiToken(Base):
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    user_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True, default=None)
+    service_account: Mapped[str | None] = mapped_column(String(100), default=None)
 
 
 class Service(Base):
@@ -352,3 +356,48 @@ class Version(Base):
     actor_name: Mapped[str | None] = mapped_column(String(100))
     actor_role: Mapped[str | None] = mapped_column(String(16))
     at: Mapped[datetime] = _created()
+
+
+class User(Base):
+    """A person, as an identity provider names them: `issuer` and `subject` (the OIDC `iss` and `sub`). People who
+    joined by invitation before single sign-on have the issuer "local" and their e-mail as subject."""
+
+    __tablename__ = "users"
+    __table_args__ = (UniqueConstraint("issuer", "subject"),)
+    id: Mapped[str] = _id()
+    issuer: Mapped[str] = mapped_column(String(255))
+    subject: Mapped[str] = mapped_column(String(255))
+    email: Mapped[str] = mapped_column(String(254), index=True)
+    display_name: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = _created()
+    last_sign_in_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Membership(Base):
+    """A person's role in an organization: admin, editor or viewer."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (UniqueConstraint("user_id", "organization_id"),)
+    id: Mapped[str] = _id()
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    organization_id: Mapped[str] = _org()
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = _created()
+
+
+class Invitation(Base):
+    """An admin's invitation of an e-mail address to an organization with a role; its one-time code is kept as a
+    SHA-256 hash. Accepting it makes the membership (`control.domain.people`)."""
+
+    __tablename__ = "invitations"
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    email: Mapped[str] = mapped_column(String(254))
+    role: Mapped[str] = mapped_column(String(16))
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    invited_by: Mapped[str | None] = mapped_column(String(254))
+    """Who invited: the admin's e-mail, or the service account's name."""
+    created_at: Mapped[datetime] = _created()
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    accepted_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), default=None)

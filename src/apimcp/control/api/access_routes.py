@@ -84,8 +84,19 @@ def delete_secret(secret_id: str, caller: UserCaller, session: DbSession) -> Non
 
 @router.post("/tokens", response_model=IssuedToken, status_code=201, tags=["tokens"])
 def issue_token(body: TokenInput, caller: UserCaller, session: DbSession) -> IssuedToken:
-    """Issue a token (admin and gateway tokens need an admin token)."""
-    record, value = tokens.issue(session, caller.organization_id, body.name, body.kind, body.valid_days, by=caller)
+    """Issue a token (an admin): for a service account (default: one named as the token), or bound to a member
+    (`user_id`), when it acts with at most the person's role and dies with the membership."""
+    record, value = tokens.issue(
+        session,
+        caller.organization_id,
+        body.name,
+        body.kind,
+        body.valid_days,
+        by=caller,
+        user_id=body.user_id,
+        service_account=body.service_account,
+    )
+
     return view(IssuedToken, record, token=value)
 
 
@@ -106,7 +117,7 @@ def list_tokens(
 
 @router.delete("/tokens/{token_id}", response_model=TokenView, tags=["tokens"])
 def revoke_token(token_id: str, caller: UserCaller, session: DbSession) -> TokenView:
-    """Revoke a token at once (an admin token needs an admin token)."""
+    """Revoke a token at once (an admin)."""
     return TokenView.model_validate(tokens.revoke(session, caller.organization_id, token_id, by=caller))
 
 

@@ -24,6 +24,7 @@ from apimcp.control.api import (
     exposure_routes,
     history_routes,
     key_routes,
+    people_routes,
     sync_routes,
     traffic_routes,
 )
@@ -75,6 +76,7 @@ def create_api(
         export_routes,
         access_routes,
         key_routes,
+        people_routes,
         sync_routes,
         audit_routes,
         history_routes,

@@ -1,5 +1,8 @@
-"""Who may call: admin and user tokens for the API, gateway tokens for sync, the server's admin token for
-organizations. What an admin may do that a user may not is checked where it is done (domain.tokens)."""
+"""Who may call: API tokens (admin, user, viewer) for the API, with the role each route requires (`roles.REQUIRED`,
+checked here, in `user`); gateway tokens for sync; the server's admin token for organizations.
+
+A person's token acts in another organization the person belongs to when the request names it in the
+`X-Organization` header (the organization's name); without the header it acts in its own."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 from sqlalchemy.orm import Session
 
+from apimcp.control.api import roles
 from apimcp.control.domain import history, tokens
 from apimcp.control.domain.tokens import Caller
 from apimcp.control.errors import Forbidden, Unauthorized
@@ -46,23 +50,54 @@ def user(
     request: Request,
     plane: Annotated[ControlPlane, Depends(plane_of)],
     authorization: Annotated[str | None, Header()] = None,
+    x_organization: Annotated[
+        str | None, Header(description="act in this organization (a person's token, the person a member there)")
+    ] = None,
 ) -> Caller:
+    """The caller, refused (403, naming the role) unless it has the role the route requires (`roles.REQUIRED`)."""
+    needed = roles.required(request)
+    if needed not in tokens.RANK:
+        raise Forbidden(f"{request.method} {request.url.path} is not for API tokens")
     token = _bearer(authorization)
     with plane.session() as session:
-        caller = tokens.authenticate(session, token, tokens.API_ROLES)
+        caller = tokens.authenticate(session, token, tokens.API_ROLES, x_organization or None)
+    method, path = roles.route_key(request)
+    tokens.require(caller, needed, f"{method} /api/v1{path}")
     request.state.caller = caller  # the author of what the request changes (history)
     return caller
 
 
+def person(
+    request: Request,
+    plane: Annotated[ControlPlane, Depends(plane_of)],
+    authorization: Annotated[str | None, Header()] = None,
+) -> Caller | None:
+    """Who is signed in, if a token is sent (routes that an invitation's code opens: `roles.INVITED`)."""
+    if roles.required(request) != roles.INVITED:
+        raise Forbidden(f"{request.method} {request.url.path} is not opened by an invitation")
+    if authorization is None:
+        return None
+    with plane.session() as session:
+        caller = tokens.authenticate(session, _bearer(authorization), tokens.API_ROLES)
+    request.state.caller = caller
+    return caller
+
+
 def gateway(
-    plane: Annotated[ControlPlane, Depends(plane_of)], authorization: Annotated[str | None, Header()] = None
+    request: Request,
+    plane: Annotated[ControlPlane, Depends(plane_of)],
+    authorization: Annotated[str | None, Header()] = None,
 ) -> Caller:
+    if roles.required(request) != roles.GATEWAY:
+        raise Forbidden(f"{request.method} {request.url.path} is not for gateway tokens")
     token = _bearer(authorization)
     with plane.session() as session:
         return tokens.authenticate(session, token, (tokens.GATEWAY,))
 
 
-def admin(authorization: Annotated[str | None, Header()] = None) -> None:
+def admin(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
+    if roles.required(request) != roles.OPERATOR:
+        raise Forbidden(f"{request.method} {request.url.path} is not for the server's admin token")
     expected = os.environ.get(ADMIN_TOKEN_VARIABLE)
     if not expected:
         raise Forbidden(f"organizations are managed with the admin token; set {ADMIN_TOKEN_VARIABLE} on the server")
@@ -71,6 +106,7 @@ def admin(authorization: Annotated[str | None, Header()] = None) -> None:
 
 
 UserCaller = Annotated[Caller, Depends(user)]
+PersonOrNone = Annotated[Caller | None, Depends(person)]
 GatewayCaller = Annotated[Caller, Depends(gateway)]
 # committed before the response is sent (not after: a client's next request must see the change)
 DbSession = Annotated[Session, Depends(session_of, scope="function")]

@@ -106,7 +106,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
                 fetcher=plane.fetcher,
                 yaml_limits=plane.yaml_limits,
                 schema_limits=plane.schema_limits,
-                may_move_secrets=caller.kind == tokens.ADMIN,
+                may_move_secrets=caller.may(tokens.ADMIN),
             ),
         )
     else:
@@ -132,7 +132,7 @@ async def import_service(request: Request, caller: UserCaller, session: DbSessio
                 fetcher=plane.fetcher,
                 yaml_limits=plane.yaml_limits,
                 schema_limits=plane.schema_limits,
-                may_move_secrets=caller.kind == tokens.ADMIN,
+                may_move_secrets=caller.may(tokens.ADMIN),
             )
 
         imported = await in_import_pool(plane, import_by_url)

@@ -69,14 +69,23 @@ class TokenView(View):
     expires_at: Timestamp | None
     revoked_at: Timestamp | None
     last_used_at: Timestamp | None
+    user_id: str | None = Field(default=None, description="the person the token is bound to")
+    service_account: str | None = Field(default=None, description="the service account the token belongs to")
 
 
 class TokenInput(Input):
     name: str
-    kind: Literal["admin", "user", "gateway"] = Field(
-        default="user", description="admin and gateway tokens can only be created with an admin token"
+    kind: Literal["admin", "user", "viewer", "gateway"] = Field(
+        default="user", description="admin: the admin role; user: the editor role; viewer: read only; gateway: sync"
     )
     valid_days: int | None = Field(default=None, ge=1, le=3650)
+    user_id: str | None = Field(
+        default=None,
+        description="bind the token to this member: it acts with at most their role and dies with the membership",
+    )
+    service_account: str | None = Field(
+        default=None, max_length=100, description="the service account it belongs to (default: the token's name)"
+    )
 
 
 class IssuedToken(TokenView):
@@ -85,6 +94,85 @@ class IssuedToken(TokenView):
 
 class IssuedOrganization(OrganizationView):
     token: str = Field(description="a first admin token of the new organization, shown once")
+
+
+# --- people ------------------------------------------------------------------------------------------
+
+
+Role = Literal["admin", "editor", "viewer"]
+
+
+class UserView(View):
+    id: str
+    issuer: str
+    subject: str
+    email: str
+    display_name: str | None
+    created_at: Timestamp
+    last_sign_in_at: Timestamp | None
+
+
+class MemberView(BaseModel):
+    user: UserView
+    role: str = Field(description="admin, editor or viewer")
+    since: Timestamp
+
+
+class RoleInput(Input):
+    role: Role
+
+
+class MembershipView(BaseModel):
+    organization_id: str
+    organization: str
+    role: str = Field(description="admin, editor or viewer")
+
+
+class MeView(BaseModel):
+    user: UserView | None = Field(description="the person the token is bound to; null: a service account's token")
+    service_account: str | None
+    token_id: str
+    token_kind: str
+    organization_id: str = Field(description="where this request acted (see the X-Organization header)")
+    organization: str
+    role: str = Field(description="the role this token acts with here: admin, editor or viewer")
+    memberships: list[MembershipView] = Field(description="the person's organizations and roles")
+
+
+class InvitationInput(Input):
+    email: str = Field(max_length=254)
+    role: Role
+    valid_days: int = Field(default=7, ge=1, le=90)
+
+
+class InvitationView(View):
+    id: str
+    organization_id: str
+    email: str
+    role: str
+    expires_at: Timestamp
+    invited_by: str | None
+    created_at: Timestamp
+    accepted_at: Timestamp | None
+
+
+class IssuedInvitation(InvitationView):
+    code: str = Field(description="the one-time code the invited person accepts with: shown this once, never again")
+
+
+class AcceptInput(Input):
+    code: str = Field(min_length=1, max_length=200)
+    display_name: str | None = Field(default=None, max_length=200, description="how a new person is named")
+
+
+class AcceptedView(BaseModel):
+    user: UserView
+    organization_id: str
+    organization: str
+    role: str
+    token: str | None = Field(
+        description="a token of the new person (when the code alone was sent): shown this once, never again"
+    )
 
 
 # --- services and artifacts --------------------------------------------------------------------

@@ -365,7 +365,7 @@ def check_secret_use(caller: Caller, values: Mapping[str, Any], plan: Plan | Non
     carries secrets to another backend (any holder of a user token could otherwise receive them on its own
     server), or changing who may call it (a user token could otherwise open an admin's credentials to anyone, or
     take a new API key to them). Removing secrets, and every other change, is anyone's."""
-    if caller.kind == tokens.ADMIN:
+    if caller.may(tokens.ADMIN):
         return
     if any(values.get(field) for field in _SECRET_FIELDS):
         tokens.require_admin(caller, "attaching secrets to a plan")
@@ -408,7 +408,7 @@ def check_trust(caller: Caller, values: Mapping[str, Any]) -> None:
 def check_duplication(caller: Caller, plan: Plan) -> None:
     """A duplicate keeps the plan's secrets and gets an API key of its own: only an admin makes one of a plan that
     carries secrets."""
-    if caller.kind != tokens.ADMIN and carries_secrets(plan):
+    if not caller.may(tokens.ADMIN) and carries_secrets(plan):
         tokens.require_admin(caller, "duplicating a plan that carries secrets")
 
 
