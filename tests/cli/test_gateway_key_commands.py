@@ -54,8 +54,11 @@ def test_a_user_token_cannot_create_a_gateway_key_and_leaves_no_key_file(admin: 
     as_user = {"APIMCP_URL": admin.base, "APIMCP_TOKEN": issued["token"]}
     path = tmp_path / "sneaky.pem"
     refused = run("gateway-key", "create", "sneaky", "--out", str(path), code=1, env=as_user).output
-    assert "registering a gateway key needs an admin token of organization default; this is a user token" in refused
+    needs = (
+        "POST /api/v1/gateway-keys needs the admin role in organization default; this is a user token, with the editor"
+    )
+    assert f"{needs} role" in refused
     assert not path.exists()
     gateway = run("token", "create", "edge", "--kind", "gateway", code=1, env=as_user).output
-    assert "creating a gateway token needs an admin token" in gateway
+    assert "POST /api/v1/tokens needs the admin role" in gateway
     assert "apimcp_gateway_" in run("token", "create", "edge", "--kind", "gateway").output

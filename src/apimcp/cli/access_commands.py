@@ -17,7 +17,9 @@ from apimcp.control.secret_kinds import KINDS
 from apimcp.safety.plain_http import refusal
 
 secret_app = typer.Typer(help="Backend secrets: values are sealed and never shown again.", no_args_is_help=True)
-token_app = typer.Typer(help="API tokens of the organization (admin, user and gateway tokens).", no_args_is_help=True)
+token_app = typer.Typer(
+    help="API tokens of the organization (admin, user, viewer and gateway tokens); an admin's.", no_args_is_help=True
+)
 org_app = typer.Typer(help="Organizations (needs the control plane's admin token).", no_args_is_help=True)
 
 SECRET_COLUMNS: list[output.Column] = [
@@ -29,8 +31,8 @@ SECRET_COLUMNS: list[output.Column] = [
     ("UPDATED", "updated_at"),
 ]
 KIND_HELP = (
-    "user (CLI and API), admin (also creates gateway and admin tokens and gateway keys; needs an admin token) "
-    "or gateway (for `apimcp gateway`; needs an admin token)."
+    "user (the editor role: changes services, plans, expositions, secrets), viewer (reads only), admin (also "
+    "tokens, gateway keys, members) or gateway (for `apimcp gateway`)."
 )
 TOKEN_COLUMNS: list[output.Column] = [
     ("ID", "id"),
@@ -227,12 +229,22 @@ def create_token(
         typer.Option(help=KIND_HELP),
     ] = "user",
     days: Annotated[int | None, typer.Option(help="Expire after this many days (default: never).")] = None,
+    member: Annotated[
+        str | None,
+        typer.Option(help="Bind it to this member (e-mail or user id): at most their role, dies with the membership."),
+    ] = None,
     out: OutputOption = Format.table,
 ) -> None:
-    """Issue a token; its value is shown this once."""
+    """Issue a token (for a service account named as the token, or a member's); its value is shown this once."""
     api = client()
     with reporting():
-        issued = api.post("/tokens", {"name": name, "kind": kind, "valid_days": days})
+        body: dict[str, Any] = {"name": name, "kind": kind, "valid_days": days}
+        if member is not None:
+            found = [m["user"] for m in api.get("/members") if member in (m["user"]["id"], m["user"]["email"])]
+            if not found:
+                fail(f"no member {member!r} (`apimcp members list` shows them)")
+            body["user_id"] = found[0]["id"]
+        issued = api.post("/tokens", body)
     if out is Format.json:
         output.record(issued, out)
         return

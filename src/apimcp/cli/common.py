@@ -35,7 +35,9 @@ def client() -> ControlPlaneClient:
     if problem is not None:
         fail(problem)
     try:
-        return ControlPlaneClient(current.url, current.token, ca_file=current.ca_file)
+        return ControlPlaneClient(
+            current.url, current.token, ca_file=current.ca_file, organization=current.organization
+        )
     except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
         fail(f"cannot use the CA file {current.ca_file}: {exc}")
 

@@ -24,9 +24,12 @@ from apimcp.cli import (
     history_commands,
     mcp_commands,
     mcp_listing,
+    people_commands,
     policy_commands,
+    quota_commands,
     server_commands,
     stdio_command,
+    template_commands,
     upstream_commands,
 )
 from apimcp.cli.readable_help import ReadableGroup
@@ -63,6 +66,10 @@ app.add_typer(gateway_app, name="gateway")
 
 app.command()(access_commands.login)
 app.command()(access_commands.logout)
+app.command("switch-org")(people_commands.switch_org)
+app.command()(people_commands.whoami)
+app.command()(people_commands.join)
+app.add_typer(people_commands.members_app, name="members")
 app.command("import")(catalog_commands.import_command)
 app.command("attach")(catalog_commands.attach_command)
 app.command("detach")(catalog_commands.detach_command)
@@ -89,6 +96,8 @@ app.add_typer(gateway_key_commands.gateway_key_app, name="gateway-key")
 app.add_typer(access_commands.org_app, name="organization")
 app.add_typer(discovery_commands.discovery_app, name="discovery")
 app.add_typer(policy_commands.policy_app, name="policy")
+app.add_typer(quota_commands.quotas_app, name="quotas")
+app.add_typer(template_commands.template_app, name="template")
 app.command()(mcp_commands.tools)
 app.command()(mcp_commands.call)
 app.command()(stdio_command.stdio)
