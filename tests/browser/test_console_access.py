@@ -98,11 +98,11 @@ def test_a_token_is_shown_once_then_revoked_and_refused(
         robot.get_by_label("Token kind").select_option("admin")
         robot.get_by_role("button", name="Create the token").click()
         expect(robot.get_by_role("alert")).to_contain_text("Forbidden: ")
-        expect(robot.get_by_role("alert")).to_contain_text("needs an admin token of organization default")
+        expect(robot.get_by_role("alert")).to_contain_text("needs the admin role in organization default")
         robot.get_by_label("Key name").fill("site-a")
         robot.get_by_label("Public key").fill(GatewayKey.generate().public.text)
         robot.get_by_role("button", name="Register the key").click()
-        expect(robot.get_by_role("alert")).to_contain_text("registering a gateway key needs an admin token")
+        expect(robot.get_by_role("alert")).to_contain_text("POST /api/v1/gateway-keys needs the admin role")
 
         # revoked from the admin's console: the API refuses it at once, and its console logs out
         page.get_by_role("button", name="Revoke the token ci-robot").click()

@@ -31,10 +31,13 @@ function problemOf(status, body, text) {
 export class Api {
   constructor(token) {
     this.token = token;
+    /** Where a person's token acts (`X-Organization`); null: the token's own organization. */
+    this.organization = null;
   }
 
   async request(method, path, { json, form, counted = false } = {}) {
     const headers = { Authorization: `Bearer ${this.token}`, Accept: "application/json" };
+    if (this.organization) headers["X-Organization"] = this.organization;
     let body;
     if (form !== undefined) {
       body = form;

@@ -11,7 +11,9 @@ import * as expositions from "./screens/expositions.js";
 import * as gateways from "./screens/gateways.js";
 import * as history from "./screens/history.js";
 import * as importing from "./screens/importing.js";
+import * as members from "./screens/members.js";
 import * as plans from "./screens/plans.js";
+import { gate } from "./roles.js";
 import * as secrets from "./screens/secrets.js";
 import * as services from "./screens/services.js";
 import * as traffic from "./screens/traffic.js";
@@ -19,14 +21,18 @@ import * as tryit from "./screens/tryit.js";
 
 const TOKEN_KEY = "apimcp.console.token";
 const GATEWAY_KEY = "apimcp.console.gateway";
-const SCREENS = { traffic, services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, audit, history,
-  discovery };
+const ORGANIZATION_KEY = "apimcp.console.organization";
+const SCREENS = {
+  traffic, services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, members, audit,
+  history, discovery,
+};
 const DEFAULT_SCREEN = "traffic";
 const STATUS_MS = 10000; // how long a message of success stays; an error stays until the next action or dismissed
 
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const who = document.getElementById("who");
+const switcher = document.getElementById("switch-org");
 const logout = document.getElementById("logout");
 const statusRegion = document.getElementById("status");
 const alertRegion = document.getElementById("alert");
@@ -98,6 +104,7 @@ function go(name, params = {}, message = null) {
 }
 
 let context = null;
+let watching = null;
 
 async function show() {
   if (!context) return;
@@ -108,6 +115,11 @@ async function show() {
   }
   const screen = h("section", { class: "screen", "aria-busy": "true" });
   replace(main, screen);
+  // what the role may not change is disabled, as the screen draws it and as its lists load
+  if (watching) watching.disconnect();
+  const shownContext = context;
+  watching = new MutationObserver(() => gate(screen, current.name, shownContext));
+  watching.observe(screen, { childList: true, subtree: true });
   try {
     await SCREENS[current.name].render(screen, context, current.params);
   } catch (error) {
@@ -127,27 +139,63 @@ async function show() {
   }
 }
 
-function startSession(api, organization) {
-  context = { api, organization, say, fail, clearMessages, go, gatewayBase, setGatewayBase };
-  who.textContent = `Organization ${organization.name}`;
+/** The organization the token acts in (`X-Organization`, for a person of several), who it is and its role. */
+async function enter(api) {
+  const [organization, me] = await Promise.all([api.get("/organization"), api.get("/me")]);
+  return { organization, me };
+}
+
+function startSession(api, { organization, me }) {
+  context = { api, organization, me, role: me.role, say, fail, clearMessages, go, gatewayBase, setGatewayBase };
+  const person = me.user ? me.user.email : `service account ${me.service_account}`;
+  who.textContent = `Organization ${organization.name} · ${me.role} · ${person}`;
+  showSwitcher(me, organization.name);
   nav.hidden = false;
   logout.hidden = false;
   show();
 }
 
+/** The organization switcher: shown to a person of several organizations. */
+function showSwitcher(me, current) {
+  const choices = me.memberships || [];
+  switcher.hidden = choices.length < 2;
+  const select = switcher.querySelector("select");
+  select.replaceChildren(...choices.map((m) =>
+    h("option", { value: m.organization, selected: m.organization === current }, `${m.organization} (${m.role})`)));
+}
+
+async function switchOrganization(name) {
+  const api = context.api;
+  const previous = api.organization;
+  api.organization = name;
+  try {
+    const entered = await enter(api);
+    sessionStorage.setItem(ORGANIZATION_KEY, name);
+    clearMessages();
+    pending = `Now in organization ${name}, as ${entered.me.role}.`;
+    startSession(api, entered);
+  } catch (error) {
+    api.organization = previous;
+    showSwitcher(context.me, context.organization.name);
+    fail(error);
+  }
+}
+
 function endSession(message) {
   sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(ORGANIZATION_KEY);
   context = null;
   nav.hidden = true;
   logout.hidden = true;
+  switcher.hidden = true;
   who.textContent = "";
   showLogin(message);
 }
 
 function showLogin(message) {
   const token = h("input", { type: "password", name: "token", autocomplete: "off", required: true, spellcheck: "false" });
-  const tokenField = field("API token", token, "An admin or user token of your organization (apimcp_admin_… or "
-    + "apimcp_user_…). apimcp serve writes its first one to <data dir>/bootstrap-token.");
+  const tokenField = field("API token", token, "A token of your organization (apimcp_admin_…, apimcp_user_… or "
+    + "apimcp_viewer_…). apimcp serve writes its first one to <data dir>/bootstrap-token.");
   const form = h("form", { class: "login", "aria-labelledby": "login-title" },
     h("h1", { id: "login-title" }, "Log in"),
     tokenField.row,
@@ -156,11 +204,11 @@ function showLogin(message) {
     event.preventDefault();
     const api = new Api(token.value.trim());
     try {
-      const organization = await api.get("/organization");
+      const entered = await enter(api);
       sessionStorage.setItem(TOKEN_KEY, api.token);
       clearMessages();
       if (!route()) window.history.replaceState(null, "", `#/${DEFAULT_SCREEN}`);
-      startSession(api, organization);
+      startSession(api, entered);
     } catch (error) {
       const reason = error instanceof ApiError && error.status === 401
         ? `The control plane refused this token: ${error.detail || error.title}`
@@ -185,6 +233,7 @@ main.addEventListener("submit", clearMessages, true);
 main.addEventListener("click", (event) => {
   if (event.target instanceof Element && event.target.closest("button")) clearMessages();
 }, true);
+switcher.querySelector("select").addEventListener("change", (event) => switchOrganization(event.target.value));
 logout.addEventListener("click", () => {
   endSession();
   say("Logged out.");
@@ -214,8 +263,9 @@ async function boot() {
     return;
   }
   const api = new Api(saved);
+  api.organization = sessionStorage.getItem(ORGANIZATION_KEY);
   try {
-    startSession(api, await api.get("/organization"));
+    startSession(api, await enter(api));
   } catch (error) {
     endSession(error instanceof ApiError && error.status === 401 ? "Your session ended; log in again." : error.message);
   }
