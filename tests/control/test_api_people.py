@@ -217,4 +217,4 @@ def test_the_history_names_the_person(api: Api, acme: Org) -> None:
     _, ann = _join(api, acme, "ann@example.com", "editor")
     import_echo(ann)
     items = ok(acme.user.get("/history"))["items"]
-    assert items[0]["actor"]["name"] == "ann@example.com"
+    assert (items[0]["actor"]["name"], items[0]["actor"]["role"]) == ("ann@example.com", "editor")

@@ -89,8 +89,8 @@ def _actor(session: Session) -> tuple[str | None, str | None, str | None]:
     caller: Caller | None = source() if source is not None else None
     if caller is None:
         return None, None, None
-    if caller.person is not None:  # a person's token: the person made the change
-        return caller.token_id, caller.person[:100], caller.kind
+    if caller.person is not None:  # a person's token: the person made the change, with their role here
+        return caller.token_id, caller.person[:100], caller.role
     token = session.get(ApiToken, caller.token_id)
     return caller.token_id, token.name if token is not None else None, caller.kind
 
