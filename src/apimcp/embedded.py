@@ -56,7 +56,7 @@ class LocalSource(SnapshotSource):
     def _build(self, known_services: list[str]) -> Mapping[str, Any]:
         with self._plane.session() as session:
             for organization in session.scalars(select(Organization)):
-                gateways.register(session, organization.id, EMBEDDED_GATEWAY, {}, version=__version__)
+                gateways.register(session, organization.id, EMBEDDED_GATEWAY, {}, version=__version__, counted=False)
             return snapshot.build(
                 session,
                 self._plane.keys,

@@ -59,6 +59,11 @@ class Organization(Base):
     name: Mapped[str] = mapped_column(String(64), unique=True)
     policies: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     """Rules applied to every call of every plan, before the plan's own (`apimcp.policies`); None: none."""
+    quota_expositions: Mapped[int | None] = mapped_column(Integer, default=None)
+    """How many expositions the organization may have (`control.domain.quotas`); None: no limit."""
+    quota_gateway_groups: Mapped[int | None] = mapped_column(Integer, default=None)
+    quota_gateways: Mapped[int | None] = mapped_column(Integer, default=None)
+    """How many gateways may register in it (a gateway registering again under its name is the same one)."""
     created_at: Mapped[datetime] = _created()
 
 
@@ -218,6 +223,22 @@ class PlanSecret(Base):
     plan_id: Mapped[str] = mapped_column(ForeignKey("plans.id", ondelete="CASCADE"), primary_key=True)
     secret_id: Mapped[str] = mapped_column(ForeignKey("secrets.id", ondelete="RESTRICT"), primary_key=True, index=True)
     position: Mapped[int] = mapped_column(Integer)
+
+
+class PlanTemplate(Base):
+    """An organization's named preset of plan settings (inbound security, rate limits, header policy, audit...),
+    copied into a plan made from it; the plan does not follow the template afterwards (`control.domain.templates`)."""
+
+    __tablename__ = "plan_templates"
+    __table_args__ = (UniqueConstraint("organization_id", "name"),)
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str | None] = mapped_column(Text)
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Plan fields, checked and kept as a plan keeps them (`domain.plans.SETTINGS`)."""
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 
 class GatewayGroup(Base):

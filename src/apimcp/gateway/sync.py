@@ -116,7 +116,7 @@ class HttpSource(SnapshotSource):
             timeout=aiohttp.ClientTimeout(total=60),
             ssl=self._tls,
         ) as response:
-            if response.status in (401, 403):
+            if response.status in (401, 403, 429):  # 429: the organization's quota of gateways is reached
                 raise Refused(f"the control plane refused this gateway: {await _detail(response)}")
             if response.status != 200:
                 raise ConnectionError(f"the control plane answered HTTP {response.status}: {await _detail(response)}")

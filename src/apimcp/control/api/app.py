@@ -25,6 +25,7 @@ from apimcp.control.api import (
     history_routes,
     key_routes,
     people_routes,
+    quota_routes,
     sync_routes,
     traffic_routes,
 )
@@ -77,6 +78,7 @@ def create_api(
         access_routes,
         key_routes,
         people_routes,
+        quota_routes,
         sync_routes,
         audit_routes,
         history_routes,

@@ -86,6 +86,8 @@ REQUIRED: dict[tuple[str, str], str] = {
     ("GET", "/organization"): VIEWER,
     ("PUT", "/organization/policies"): ADMIN,
     ("POST", "/organizations"): OPERATOR,
+    ("GET", "/organization/quotas"): VIEWER,
+    ("PUT", "/organization/quotas"): ADMIN,
     # people
     ("GET", "/me"): VIEWER,
     ("GET", "/members"): VIEWER,

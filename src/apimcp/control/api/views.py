@@ -486,6 +486,31 @@ class PlanResult(PlanView):
     api_key: str | None = Field(default=None, description="a new inbound API key: shown this once")
 
 
+# --- quotas and templates ----------------------------------------------------------------------------
+
+
+class QuotaView(BaseModel):
+    limit: int | None = Field(description="how many the organization may have; null: no limit")
+    used: int = Field(description="how many it has")
+
+
+class QuotasView(BaseModel):
+    expositions: QuotaView
+    gateway_groups: QuotaView
+    gateways: QuotaView = Field(description="registered gateways (one per name)")
+
+
+Quota = Annotated[int | None, Field(ge=0, le=1_000_000)]
+
+
+class QuotasInput(Input):
+    """Each quota given is set (null: no limit); one left out stays as it is."""
+
+    expositions: Quota = None
+    gateway_groups: Quota = None
+    gateways: Quota = None
+
+
 class DuplicateInput(Input):
     name: str
 

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from apimcp.control import changes
+from apimcp.control.domain import quotas
 from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Conflict, Invalid, NotFound
 from apimcp.control.models import Exposition, GatewayGroup, Plan
@@ -47,6 +48,7 @@ def create(
     group = _group(session, organization_id, group_id)
     if name is not None:
         _check_free(session, organization_id, name)
+    quotas.check(session, organization_id, "expositions")
     exposition = Exposition(organization_id=organization_id, plan_id=plan.id, group_id=group.id, name=name)
     session.add(exposition)
     session.flush()

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from apimcp.control.domain import quotas
 from apimcp.control.domain.common import check_name
 from apimcp.control.errors import Invalid
 from apimcp.control.models import Gateway, as_utc, utcnow
@@ -19,13 +20,19 @@ def register(
     labels: Mapping[str, str],
     fqdns: Sequence[str] = (),
     version: str | None = None,
+    *,
+    counted: bool = True,
 ) -> Gateway:
-    """Record (or refresh) a gateway; called on every snapshot it fetches."""
+    """Record (or refresh) a gateway; called on every snapshot it fetches. A gateway new under its name takes a
+    place of the organization's quota of gateways (`counted`: unless it is the control plane's own, `apimcp serve`'s
+    embedded gateway, which is never refused)."""
     check_name(name)
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
         raise Invalid("gateway labels map names to strings", field="labels")
     gateway = session.scalar(select(Gateway).where(Gateway.organization_id == organization_id, Gateway.name == name))
     if gateway is None:
+        if counted:
+            quotas.check(session, organization_id, "gateways")
         gateway = Gateway(organization_id=organization_id, name=name)
         session.add(gateway)
     gateway.labels = dict(labels)

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from apimcp.control import changes
+from apimcp.control.domain import quotas
 from apimcp.control.domain.common import check_name, get_owned
 from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.models import Exposition, GatewayGroup
@@ -33,6 +34,7 @@ def create(session: Session, organization_id: str, name: str, labels: Mapping[st
         select(GatewayGroup).where(GatewayGroup.organization_id == organization_id, GatewayGroup.name == name)
     ):
         raise Conflict(f"gateway group {name!r} already exists", field="name")
+    quotas.check(session, organization_id, "gateway_groups")
     group = GatewayGroup(organization_id=organization_id, name=name, labels=_labels(labels))
     session.add(group)
     session.flush()
