@@ -27,9 +27,10 @@ function hintOf(schema, kind) {
   return parts.join(" · ");
 }
 
-function control(name, schema, required) {
+function control(name, schema, required, titled = false) {
   const kind = Array.isArray(schema.enum) ? "enum" : typeOf(schema);
-  const label = required ? `${name} (required)` : name;
+  const shown = titled && typeof schema.title === "string" && schema.title ? schema.title : name;
+  const label = required ? `${shown} (required)` : shown;
   const hint = hintOf(schema, ["object", "array", "json"].includes(kind) ? "json" : kind);
   let input;
   let read;
@@ -79,8 +80,10 @@ function control(name, schema, required) {
   };
 }
 
-/** `{node, read}` for `schema` (an object schema; a schema without properties gets one JSON field). */
-export function schemaForm(schema) {
+/** `{node, read}` for `schema` (an object schema; a schema without properties gets one JSON field); `titled`:
+ * controls are labelled with their properties' titles (a form a server asks the user to fill), else their names
+ * (a tool's arguments, as a model sees them). */
+export function schemaForm(schema, { titled = false } = {}) {
   const properties = schema && typeof schema.properties === "object" && schema.properties ? schema.properties : {};
   const required = new Set(Array.isArray(schema && schema.required) ? schema.required : []);
   const names = Object.keys(properties);
@@ -98,7 +101,7 @@ export function schemaForm(schema) {
       },
     };
   }
-  const controls = names.map((name) => [name, control(name, properties[name] || {}, required.has(name))]);
+  const controls = names.map((name) => [name, control(name, properties[name] || {}, required.has(name), titled)]);
   return {
     node: h("div", { class: "schema-form" }, controls.map(([, c]) => c.row)),
     read() {

@@ -1,11 +1,16 @@
 // Try it: pick an exposition and one of its tools, fill the form made from the tool's input schema, and call it
-// through the real gateway endpoint, in either era, as any MCP client would.
+// through the real gateway endpoint, in either era, as any MCP client would; get its prompts, read its resources,
+// send raw JSON-RPC. Every request is kept in the page's record (headers, bodies, time, copy as curl); a
+// 2026-07-28 call that needs the user (an approval, a credential) asks in the page.
 
 import { field, h, replace, uid } from "../dom.js";
 import { markdown } from "../markdown.js";
+import { askInput } from "../elicitation.js";
 import { client, LEGACY, MODERN } from "../mcp.js";
 import { FormError, schemaForm } from "../schemaform.js";
+import { Transcript } from "../transcript.js";
 import { endpointsOf } from "./expositions.js";
+import { promptPanel, rawPanel, resourcePanel } from "./tryit_more.js";
 
 export async function render(screen, ctx, params) {
   const [expositions, plans] = await Promise.all([ctx.api.get("/expositions"), ctx.api.get("/plans")]);
@@ -25,6 +30,10 @@ export async function render(screen, ctx, params) {
   const toolHolder = h("div", {});
   const result = h("section", { class: "result", "aria-live": "polite", "aria-labelledby": "result-title" },
     h("h2", { id: "result-title" }, "Result"), h("p", { class: "empty" }, "No call yet."));
+  const asked = h("div", {});
+  const more = h("div", {});
+  const transcript = new Transcript(ctx);
+  const hooks = { onExchange: transcript.add, onInput: (requests) => askInput(asked, requests) };
   const current = () => {
     const chosen = expositions.find((e) => e.id === exposition.value);
     if (!chosen) return null;
@@ -35,6 +44,7 @@ export async function render(screen, ctx, params) {
     keyRow.hidden = !now || !now.plan || now.plan.inbound_mode !== "api_key";
     endpoint.textContent = now ? `Calls go to ${now.url}` : "";
     replace(toolHolder);
+    replace(more);
   };
   exposition.addEventListener("change", sync);
   sync();
@@ -51,10 +61,15 @@ export async function render(screen, ctx, params) {
     event.preventDefault();
     const now = current();
     if (!now) return;
-    const mcp = client(era(), now.url, apiKey.value.trim());
+    const chosenEra = era();
+    const newClient = () => client(chosenEra, now.url, apiKey.value.trim(), hooks);
+    const mcp = newClient();
     try {
       const tools = await mcp.listTools();
-      showTools(ctx, toolHolder, tools, () => client(era(), now.url, apiKey.value.trim()), result);
+      const [prompts, resources, templates] = [await mcp.listPrompts(), await mcp.listResources(), await mcp.listTemplates()];
+      showTools(ctx, toolHolder, tools, newClient, result);
+      replace(more, promptPanel(ctx, prompts, newClient, result),
+        resourcePanel(ctx, resources, templates, newClient, result), rawPanel(ctx, newClient, result, chosenEra));
       ctx.say(`${tools.length} tools at ${now.url}.`);
     } catch (error) {
       ctx.fail(error);
@@ -62,7 +77,7 @@ export async function render(screen, ctx, params) {
       await mcp.close();
     }
   });
-  replace(screen, load, toolHolder, result);
+  replace(screen, load, toolHolder, asked, result, more, transcript.node);
 }
 
 export const MAX_SHOWN = 50; // the most matching tools listed at a time: type more to narrow
@@ -238,7 +253,7 @@ function contentNode(item) {
 function showResult(node, name, answer) {
   if (answer.resultType && answer.resultType !== "complete") {
     replace(node, h("h2", { id: "result-title" }, "Result"),
-      h("p", {}, `${name} answered ${answer.resultType}: it needs input the console cannot give (use an MCP client).`));
+      h("p", {}, `${name} answered ${answer.resultType}: the question it asked was left unanswered.`));
     return;
   }
   replace(node,
