@@ -27,6 +27,7 @@ from apimcp.control.api import (
     people_routes,
     quota_routes,
     sync_routes,
+    template_routes,
     traffic_routes,
 )
 from apimcp.control.api.no_store import NoStore
@@ -79,6 +80,7 @@ def create_api(
         key_routes,
         people_routes,
         quota_routes,
+        template_routes,
         sync_routes,
         audit_routes,
         history_routes,

@@ -26,7 +26,7 @@ from apimcp.control.api.views import (
     PolicyTestInput,
     view,
 )
-from apimcp.control.domain import expositions, gateways, groups, plan_preview, plans, policy_checks
+from apimcp.control.domain import expositions, gateways, groups, plan_preview, plans, policy_checks, templates
 from apimcp.control.domain.common import get_owned
 from apimcp.control.models import Exposition, GatewayGroup, Plan, Service
 
@@ -46,7 +46,7 @@ def plan_view(plan: Plan, api_key: str | None = None) -> PlanResult:
 
 
 def _plan_values(fields: PlanFields) -> dict[str, Any]:
-    values = fields.model_dump(exclude_unset=True, exclude={"name", "service_id"})
+    values = fields.model_dump(exclude_unset=True, exclude={"name", "service_id", "template"})
     if "cache" in values and values["cache"] is not None:
         values["cache"] = {m: dict(h) for m, h in values["cache"].items()}
     return values
@@ -54,7 +54,11 @@ def _plan_values(fields: PlanFields) -> dict[str, Any]:
 
 @router.post("/plans", response_model=PlanResult, status_code=status.HTTP_201_CREATED, tags=["plans"])
 def create_plan(body: PlanInput, caller: UserCaller, session: DbSession) -> PlanResult:
+    """Create a plan; with `template` (id or name), the template's settings are copied into it, the request's own
+    fields winning (a request naming an inbound_mode other than oauth takes none of its OAuth settings)."""
     values = _plan_values(body)
+    if body.template is not None:
+        values = templates.merged(session, caller.organization_id, body.template, values)
     plans.check_secret_use(caller, values)
     plans.check_trust(caller, values)
     plan, key = plans.create(session, caller.organization_id, body.service_id, body.name, values)

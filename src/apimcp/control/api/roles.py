@@ -88,6 +88,12 @@ REQUIRED: dict[tuple[str, str], str] = {
     ("POST", "/organizations"): OPERATOR,
     ("GET", "/organization/quotas"): VIEWER,
     ("PUT", "/organization/quotas"): ADMIN,
+    # plan templates
+    ("POST", "/templates"): EDITOR,
+    ("GET", "/templates"): VIEWER,
+    ("GET", "/templates/{template_id}"): VIEWER,
+    ("PATCH", "/templates/{template_id}"): EDITOR,
+    ("DELETE", "/templates/{template_id}"): EDITOR,
     # people
     ("GET", "/me"): VIEWER,
     ("GET", "/members"): VIEWER,

@@ -357,17 +357,10 @@ class CacheHintInput(Input):
     scope: Literal["public", "private"] = "private"
 
 
-class PlanFields(Input):
-    description: str | None = None
-    backend_endpoint: str | None = None
+class PlanSettings(Input):
+    """The plan fields that do not depend on its service: what a template holds (`domain.plans.SETTINGS`)."""
+
     backend_timeout_ms: int | None = None
-    include: list[str] | None = None
-    exclude: list[str] | None = None
-    secret_id: str | None = Field(default=None, description="one backend secret (sets secret_ids to it alone)")
-    secret_ids: list[str] | None = Field(
-        default=None, description="the backend secrets every call carries (e.g. an API key and a client id)"
-    )
-    tls_secret_id: str | None = Field(default=None, description="a tls secret (CA, client certificate) for the backend")
     inbound_mode: Literal["none", "api_key", "oauth"] | None = None
     oauth: dict[str, Any] | None = Field(
         default=None,
@@ -403,11 +396,6 @@ class PlanFields(Input):
         "execute_code, which runs a JavaScript program calling the tools, each call governed as a direct one; "
         '"read_only": programs call only tools that change nothing; "off" (or false, the default)',
     )
-    trust_changes: bool | None = Field(
-        default=None,
-        description="an MCP server's plan: serve what the server lists now, without waiting for an admin to accept "
-        "what it changed (admin token)",
-    )
     policies: list[dict[str, Any]] | None = Field(
         default=None,
         description="rules in CEL, read in order: [{name, when, effect: allow|deny|approve|redact, message?, fields?, "
@@ -420,25 +408,46 @@ class PlanFields(Input):
         description="scanners on calls' arguments and answers, in order: [{use: secrets|personal_data|injection|"
         "<installed>, action: report|redact|block, on: [arguments, answers], options?}]",
     )
-    fallback_endpoints: list[str] | None = Field(
-        default=None,
-        description="backend URLs tried in order when the one before cannot be reached, or fails an "
-        "idempotent call transiently (each with its own circuit breaker); changed by an admin on a plan with secrets",
-    )
     resilience: dict[str, Any] | None = Field(
         default=None,
         description="{retries: {attempts, backoff_ms, max_backoff_ms, budget_percent} | true, breaker: {failures, "
         "open_seconds} | true, cache: {ttl_seconds, tools: {<tool>: seconds}} | true}",
     )
     cache: dict[str, CacheHintInput] | None = None
+    output_schemas: bool | None = None
+
+
+class PlanFields(PlanSettings):
+    description: str | None = None
+    backend_endpoint: str | None = None
+    include: list[str] | None = None
+    exclude: list[str] | None = None
+    secret_id: str | None = Field(default=None, description="one backend secret (sets secret_ids to it alone)")
+    secret_ids: list[str] | None = Field(
+        default=None, description="the backend secrets every call carries (e.g. an API key and a client id)"
+    )
+    tls_secret_id: str | None = Field(default=None, description="a tls secret (CA, client certificate) for the backend")
+    trust_changes: bool | None = Field(
+        default=None,
+        description="an MCP server's plan: serve what the server lists now, without waiting for an admin to accept "
+        "what it changed (admin token)",
+    )
+    fallback_endpoints: list[str] | None = Field(
+        default=None,
+        description="backend URLs tried in order when the one before cannot be reached, or fails an "
+        "idempotent call transiently (each with its own circuit breaker); changed by an admin on a plan with secrets",
+    )
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
-    output_schemas: bool | None = None
 
 
 class PlanInput(PlanFields):
     name: str
     service_id: str
+    template: str | None = Field(
+        default=None,
+        description="a template (id or name) whose settings the plan starts with; the request's own fields win",
+    )
 
 
 class PlanPreviewInput(Input):
@@ -509,6 +518,27 @@ class QuotasInput(Input):
     expositions: Quota = None
     gateway_groups: Quota = None
     gateways: Quota = None
+
+
+class TemplateView(View):
+    id: str
+    name: str
+    description: str | None
+    settings: dict[str, Any] = Field(description="plan fields, as a plan keeps them")
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class TemplateInput(Input):
+    name: str
+    description: str | None = Field(default=None, max_length=2000)
+    settings: PlanSettings = Field(default_factory=PlanSettings)
+
+
+class TemplateUpdate(Input):
+    name: str | None = None
+    description: str | None = Field(default=None, max_length=2000)
+    settings: PlanSettings | None = Field(default=None, description="replaces every setting of the template")
 
 
 class DuplicateInput(Input):

@@ -50,6 +50,11 @@ FIELDS = frozenset(
      "rate_limit", "tasks", "tool_search", "code_mode", "policies", "guardrails", "resilience", "cache",
      "artifacts", "tool_prefix", "output_schemas", "trust_changes", "fallback_endpoints"}
 )  # fmt: skip
+SETTINGS = frozenset(
+    {"backend_timeout_ms", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit", "rate_limit",
+     "tasks", "tool_search", "code_mode", "policies", "guardrails", "resilience", "cache", "output_schemas"}
+)  # fmt: skip
+"""The fields that do not depend on a plan's service: what a template may hold (`domain.templates`)."""
 
 
 def api_key_hash(value: str) -> str:
@@ -89,11 +94,7 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
         plan.backend_endpoint = endpoint
     if "fallback_endpoints" in values:
         plan.fallback_endpoints = _fallbacks(service.kind, values["fallback_endpoints"]) or None
-    if "backend_timeout_ms" in values:
-        timeout = values["backend_timeout_ms"]
-        if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= 3_600_000:
-            raise Invalid("the backend timeout is 1 to 3600000 milliseconds", field="backend_timeout_ms")
-        plan.backend_timeout_ms = timeout
+    _apply_settings(session, plan, values)
     if "tool_prefix" in values:
         plan.tool_prefix = checked_prefix(values["tool_prefix"])
     include = list(values.get("include", plan.include) or [])  # None clears
@@ -110,14 +111,36 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             if secret.kind != "tls":
                 raise Invalid(f"the TLS secret must be of kind tls, not {secret.kind}", field="tls_secret_id")
         plan.tls_secret_id = tls_id
-    if "cache" in values:
-        plan.cache = _cache(values["cache"])
     if "artifacts" in values:
         plan.artifacts = _artifact_selection(session, service, values["artifacts"])
-    if "output_schemas" in values:
-        plan.output_schemas = bool(values["output_schemas"])
     if "description" in values:
         plan.description = values["description"]
+    if "trust_changes" in values:
+        if not isinstance(values["trust_changes"], bool):
+            raise Invalid("trust_changes is true or false", field="trust_changes")
+        plan.trust_changes = values["trust_changes"]
+    if plan.backend_endpoint is None:
+        catalog = decode_service(service.compiled)
+        served_here = select_operations(served(catalog.operations, plan.tool_prefix or ""), plan.include or [],
+                                        plan.exclude or [], plan.tool_prefix or "")  # fmt: skip
+        needed = backend_needed(catalog, served_here)
+        if needed is not None:
+            raise Invalid(f"{service.name} {needed}: the plan needs a backend endpoint (the API's URL)",
+                          field="backend_endpoint")  # fmt: skip
+    return _apply_inbound(session, plan, service, values)
+
+
+def _apply_settings(session: Session, plan: Plan, values: Mapping[str, Any]) -> None:
+    """Check and set the fields that do not depend on the plan's service (`SETTINGS`, but for inbound security)."""
+    if "backend_timeout_ms" in values:
+        timeout = values["backend_timeout_ms"]
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1 <= timeout <= 3_600_000:
+            raise Invalid("the backend timeout is 1 to 3600000 milliseconds", field="backend_timeout_ms")
+        plan.backend_timeout_ms = timeout
+    if "cache" in values:
+        plan.cache = _cache(values["cache"])
+    if "output_schemas" in values:
+        plan.output_schemas = bool(values["output_schemas"])
     if "header_policy" in values:
         try:
             plan.header_policy = normalized(values["header_policy"], "header_policy")
@@ -159,18 +182,10 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             plan.guardrails = guardrail_settings(parse_guardrails(values["guardrails"])) or None
         except GuardrailError as exc:
             raise Invalid(str(exc), field="guardrails") from None
-    if "trust_changes" in values:
-        if not isinstance(values["trust_changes"], bool):
-            raise Invalid("trust_changes is true or false", field="trust_changes")
-        plan.trust_changes = values["trust_changes"]
-    if plan.backend_endpoint is None:
-        catalog = decode_service(service.compiled)
-        served_here = select_operations(served(catalog.operations, plan.tool_prefix or ""), plan.include or [],
-                                        plan.exclude or [], plan.tool_prefix or "")  # fmt: skip
-        needed = backend_needed(catalog, served_here)
-        if needed is not None:
-            raise Invalid(f"{service.name} {needed}: the plan needs a backend endpoint (the API's URL)",
-                          field="backend_endpoint")  # fmt: skip
+
+
+def _apply_inbound(session: Session, plan: Plan, service: Service | None, values: Mapping[str, Any]) -> str | None:
+    """Check and set who may call the plan; returns a newly generated inbound API key, if any."""
     mode = values.get("inbound_mode")
     if mode is None:
         if "oauth" in values or "introspection_secret_id" in values:
@@ -189,8 +204,9 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
     return renew_api_key(plan)
 
 
-def _set_oauth(session: Session, plan: Plan, service: Service, values: Mapping[str, Any]) -> None:
-    """Check and set the plan's OAuth settings (given now, or kept from before) and its introspection secret."""
+def _set_oauth(session: Session, plan: Plan, service: Service | None, values: Mapping[str, Any]) -> None:
+    """Check and set the plan's OAuth settings (given now, or kept from before) and its introspection secret
+    (`service` None: settings without a service, whose tool scopes are checked when a plan is made of them)."""
     previous = plan.inbound if plan.inbound.get("mode") == "oauth" else {}
     raw = values.get("oauth", previous.get("oauth"))
     if raw is None:
@@ -199,7 +215,7 @@ def _set_oauth(session: Session, plan: Plan, service: Service, values: Mapping[s
         settings = parse_oauth(raw, "oauth")
     except OAuthSettingsError as exc:
         raise Invalid(str(exc), field=exc.field) from None
-    tools = _tool_names(session, plan, service)
+    tools = _tool_names(session, plan, service) if service is not None else set(settings.tool_scopes)
     unknown = sorted(set(settings.tool_scopes) - tools)
     if unknown:
         raise Invalid(f"oauth.tool_scopes names {unknown[0]!r}, which is not a tool of this plan",
@@ -306,6 +322,31 @@ def _cache(raw: Any) -> dict[str, Any]:
             raise Invalid(f"the cache hint of {method} needs ttl_ms >= 0 and scope public or private", field="cache")
         hints[method] = {"ttl_ms": ttl, "scope": scope}
     return hints
+
+
+def checked_settings(session: Session, organization_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """`values` (fields of `SETTINGS`) checked exactly as a plan's are, and as a plan keeps them (`"100/s"` as
+    `{requests, per_seconds, burst}`, say); a field whose value is the default (None, off) is left out. The tool
+    names of `oauth.tool_scopes` are checked when a plan is made of the settings."""
+    unknown = sorted(set(values) - SETTINGS)
+    if unknown:
+        raise Invalid(f"{unknown[0]!r} is not a setting a template holds (those are {', '.join(sorted(SETTINGS))})",
+                      field=unknown[0])  # fmt: skip
+    scratch = Plan(organization_id=organization_id, inbound={"mode": "none"}, cache={}, backend_timeout_ms=30_000,
+                   output_schemas=True)  # fmt: skip
+    _apply_settings(session, scratch, values)
+    _apply_inbound(session, scratch, None, values)
+    kept: dict[str, Any] = {}
+    for field in sorted(values):
+        if field == "inbound_mode":
+            value: Any = scratch.inbound.get("mode") if values[field] is not None else None
+        elif field in ("oauth", "introspection_secret_id"):
+            value = scratch.inbound.get(field)
+        else:
+            value = getattr(scratch, field)
+        if value is not None and value != {}:
+            kept[field] = value
+    return kept
 
 
 def renew_api_key(plan: Plan) -> str:
