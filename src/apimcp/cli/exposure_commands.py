@@ -174,6 +174,10 @@ def create_plan(
     tool_search: ToolSearchOption = None,
     code_mode: CodeModeOption = None,
     trust_changes: TrustChangesOption = None,
+    template: Annotated[
+        str | None,
+        typer.Option(help="A template (id or name) whose settings the plan starts with; the options given here win."),
+    ] = None,
     out: OutputOption = Format.table,
 ) -> None:
     """Create a plan for a service."""
@@ -187,6 +191,8 @@ def create_plan(
             **rate_limit_values(given),
             **task_values(given),
         }
+        if template is not None:
+            values["template"] = template
         plan = api.post("/plans", {"name": name, "service_id": found["id"], **values})
     _show_plan(plan, out, f"Created plan {plan['name']} ({plan['id']})")
 
