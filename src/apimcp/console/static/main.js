@@ -16,6 +16,7 @@ import * as plans from "./screens/plans.js";
 import { gate } from "./roles.js";
 import * as secrets from "./screens/secrets.js";
 import * as services from "./screens/services.js";
+import * as templates from "./screens/templates.js";
 import * as traffic from "./screens/traffic.js";
 import * as tryit from "./screens/tryit.js";
 
@@ -23,8 +24,8 @@ const TOKEN_KEY = "apimcp.console.token";
 const GATEWAY_KEY = "apimcp.console.gateway";
 const ORGANIZATION_KEY = "apimcp.console.organization";
 const SCREENS = {
-  traffic, services, import: importing, plans, expositions, try: tryit, gateways, secrets, access, members, audit,
-  history, discovery,
+  traffic, services, import: importing, plans, templates, expositions, try: tryit, discovery, gateways, secrets, access,
+  members, audit, history
 };
 const DEFAULT_SCREEN = "traffic";
 const STATUS_MS = 10000; // how long a message of success stays; an error stays until the next action or dismissed

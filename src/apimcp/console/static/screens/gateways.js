@@ -2,6 +2,7 @@
 // decide what each serves, and the configured gateway's own /healthz.
 
 import { field, h, parseLabels, replace, table, when } from "../dom.js";
+import { quotaSection } from "./quotas.js";
 import { listing } from "../pager.js";
 
 const LIVE_SECONDS = 60; // gateways long-poll for changes every 25 s and are seen again at least then
@@ -52,6 +53,7 @@ export async function render(screen, ctx, params = new URLSearchParams()) {
     show: (found) => table("Gateway groups", ["Name", "Labels", "Created", ""],
       found.map((g) => [g.name, labels(g.labels), when(g.created_at), groupActions(ctx, again, g)])),
   });
+  const quotas = quotaSection(ctx);
   const base = ctx.gatewayBase();
   const healthz = h("p", { id: "healthz" }, "Asking…");
   const name = h("input", { type: "text", name: "group_name", autocomplete: "off", required: true });
@@ -73,6 +75,7 @@ export async function render(screen, ctx, params = new URLSearchParams()) {
   });
   replace(screen,
     h("h1", {}, "Gateways"),
+    quotas.node,
     h("h2", {}, `Gateway at ${base}`),
     healthz,
     h("h2", {}, "Gateways seen by the control plane"),
@@ -81,6 +84,7 @@ export async function render(screen, ctx, params = new URLSearchParams()) {
     groups.node,
     create);
   await Promise.all([gateways.ready, groups.ready]);
+  await quotas.ready;
   healthz.textContent = `/healthz: ${await gatewayHealth(base)}`;
 }
 

@@ -181,24 +181,31 @@ function shownOnce(key) {
 }
 
 async function renderCreate(screen, ctx, serviceId) {
-  const [services, secrets] = await Promise.all([ctx.api.get("/services"), ctx.api.get("/secrets")]);
+  const [services, secrets, templates] = await Promise.all([ctx.api.get("/services"), ctx.api.get("/secrets"),
+    ctx.api.get("/templates")]);
   const service = choice([["", "(choose a service)"], ...services.map((s) => [s.id, `${s.name} ${s.version}`])], serviceId);
+  const template = choice([["", "(none: the defaults)"], ...templates.map((t) => [t.id, t.name])], "");
+  let baseline = null; // the form as the template filled it: what is left as it was comes from the template
   const name = h("input", { type: "text", name: "name", autocomplete: "off", required: true, value: "default" });
   const holder = h("div", {});
   let form = null;
   const load = async () => {
     const artifacts = service.value ? await ctx.api.get(`/services/${encodeURIComponent(service.value)}/artifacts`) : [];
-    form = planForm({ inbound_mode: "none", output_schemas: true }, secrets, artifacts,
+    const preset = templates.find((t) => t.id === template.value);
+    form = planForm({ inbound_mode: "none", output_schemas: true, ...(preset ? preset.settings : {}) }, secrets, artifacts,
       (inputs) => selectionPreview(ctx, () => service.value, inputs));
+    baseline = preset ? form.read() : null;
     replace(holder, form.node);
   };
   service.addEventListener("change", () => load().catch(ctx.fail));
+  template.addEventListener("change", () => load().catch(ctx.fail));
   await load();
   const submit = h("form", { "aria-labelledby": "plan-title" },
     h("h1", { id: "plan-title" }, "New plan"),
     h("p", {}, h("a", { href: "#/plans" }, "All plans")),
     field("Service", service).row,
     field("Plan name", name, "unique for the service").row,
+    field("Template", template, "settings the form starts from (see Templates); the plan keeps its own copy").row,
     holder,
     h("button", { type: "submit" }, "Create the plan"));
   submit.addEventListener("submit", async (event) => {
@@ -207,10 +214,11 @@ async function renderCreate(screen, ctx, serviceId) {
       if (!service.value) throw new Error("choose the service the plan exposes");
       const values = form.read();
       const body = { name: name.value.trim(), service_id: service.value };
+      if (baseline) body.template = template.value;
       for (const [key, value] of Object.entries(values)) {
         const empty = value === null || value === "" || (Array.isArray(value) && value.length === 0)
           || (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0);
-        if (!empty) body[key] = value;
+        if (baseline ? JSON.stringify(value) !== JSON.stringify(baseline[key]) : !empty) body[key] = value;
       }
       const plan = await ctx.api.post("/plans", body);
       await renderEdit(screen, ctx, plan.id, plan.api_key);
