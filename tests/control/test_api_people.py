@@ -48,7 +48,7 @@ def _api_routes(plane: ControlPlane) -> list[tuple[str, str, APIRoute]]:
 def test_every_route_declares_the_role_it_requires(plane: ControlPlane) -> None:
     """No route can forget its role: each is in `roles.REQUIRED`, and depends on the check its role names."""
     checks = {VIEWER: auth.user, EDITOR: auth.user, ADMIN: auth.user, roles.GATEWAY: auth.gateway,
-              roles.OPERATOR: auth.admin, roles.INVITED: auth.person}  # fmt: skip
+              roles.OPERATOR: auth.admin, roles.INVITED: auth.person, roles.SIGNING_IN: auth.signing_in}  # fmt: skip
     served = _api_routes(plane)
     assert len(served) > 60
     for method, path, route in served:

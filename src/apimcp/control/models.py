@@ -422,3 +422,16 @@ class Invitation(Base):
     created_at: Mapped[datetime] = _created()
     accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     accepted_by: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"), default=None)
+
+
+class SignInHandoff(Base):
+    """A one-time code that hands a person who just signed in (single sign-on) their token: the console or the CLI
+    redeems it once, within a minute; only its SHA-256 is kept (`control.domain.sign_ins`)."""
+
+    __tablename__ = "sign_in_handoffs"
+    id: Mapped[str] = _id()
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)

@@ -22,6 +22,8 @@ from apimcp.importers.openapi import SchemaLimits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import Fetcher, FetchLimits
 from apimcp.safety.yaml_loading import YamlLimits
+from apimcp.sso.provider import Provider
+from apimcp.sso.settings import SsoSettings
 
 
 @dataclass
@@ -41,6 +43,9 @@ class ControlPlane:
     """Discovery reports, made one at a time on the import workers, and kept."""
     rereads: Rereads = field(default_factory=Rereads)
     """MCP servers gateways said changed, read again at most once a minute each (`upstream_refresh.reread_soon`)."""
+    sso: SsoSettings | None = None
+    """The OpenID provider people sign in with; None: people use tokens only."""
+    _provider: Provider | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # Waiting gateways learn of a change as soon as the transaction that made it commits.
@@ -50,6 +55,15 @@ class ControlPlane:
     def _committed(self, session: Session) -> None:
         if changes.recorded(session):  # reads and heartbeats commit too; they must not wake anyone
             self.signal.notify()
+
+    @property
+    def sign_in_provider(self) -> Provider | None:
+        """The provider of `sso`, its metadata and keys kept between sign-ins."""
+        if self.sso is None:
+            return None
+        if self._provider is None or self._provider.settings is not self.sso:
+            self._provider = Provider(self.sso)
+        return self._provider
 
     @property
     def fetcher(self) -> Fetcher:

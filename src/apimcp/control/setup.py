@@ -22,6 +22,7 @@ from apimcp.importers.openapi import SchemaLimits
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import FetchLimits
 from apimcp.safety.yaml_loading import YamlLimits
+from apimcp.sso.settings import from_environment
 
 log = logging.getLogger("apimcp.control")
 SECRET_KEYS_VARIABLE = "APIMCP_SECRET_KEYS"
@@ -51,7 +52,9 @@ def open_plane(
     import_capacity: ImportCapacity | None = None,
 ) -> ControlPlane:
     """The control plane on `database_url` (default: SQLite in `data_dir`), schema migrated; imports by URL
-    reach what `fetch_policy` allows (default: public addresses only)."""
+    reach what `fetch_policy` allows (default: public addresses only); people sign in through the OpenID provider
+    `APIMCP_SSO_ISSUER` names, when it does (`sso.settings`)."""
+    sso = from_environment(os.environ)
     keys = load_keys(data_dir)
     store = open_store(database_url or sqlite_url(data_dir))
     with store.session() as session:
@@ -67,6 +70,7 @@ def open_plane(
         yaml_limits=yaml_limits or YamlLimits(),
         schema_limits=schema_limits or SchemaLimits(),
         imports=ImportPool(import_capacity or ImportCapacity()),
+        sso=sso,
     )
 
 

@@ -49,7 +49,7 @@ const issuer = `http://127.0.0.1:${port}`;
 const provider = new Provider(issuer, {
   clients: config.clients || [],
   jwks: { keys },
-  scopes: ['openid', 'offline_access', ...scopes],
+  scopes: ['openid', 'offline_access', 'email', 'profile', ...scopes],
   pkce: { required: () => true },
   ttl: {
     AccessToken: (ctx, token) => lifetime(token),
@@ -60,11 +60,17 @@ const provider = new Provider(issuer, {
     RefreshToken: 3600,
   },
   enabledJWA: { authorizationSigningAlgValues: ['ES256', 'RS256', 'PS256', 'EdDSA'] },
-  findAccount: async (ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+  // Each account is named by its id (the login_hint): `alice` is alice@example.test, for single sign-on tests.
+  findAccount: async (ctx, sub) => ({
+    accountId: sub,
+    claims: async () => ({ sub, email: `${sub}@example.test`, email_verified: true, name: sub }),
+  }),
+  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
   // Claims a static client's access tokens carry besides the usual ones (groups, region...), for policy tests.
   extraTokenClaims: async (ctx, token) => (config.claims || {})[token.clientId],
   features: {
     devInteractions: { enabled: false },
+    userinfo: { enabled: true },
     registration: { enabled: true },
     introspection: { enabled: true, allowedPolicy: async () => true },
     revocation: { enabled: true },

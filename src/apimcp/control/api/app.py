@@ -26,6 +26,7 @@ from apimcp.control.api import (
     key_routes,
     people_routes,
     quota_routes,
+    sso_routes,
     sync_routes,
     template_routes,
     traffic_routes,
@@ -85,6 +86,7 @@ def create_api(
         audit_routes,
         history_routes,
         traffic_routes,
+        sso_routes,
     ):
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(console_router(console_gateways))

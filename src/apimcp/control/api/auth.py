@@ -83,6 +83,13 @@ def person(
     return caller
 
 
+def signing_in(request: Request) -> None:
+    """Nothing to check: single sign-on's steps are for people who have no token yet (each step checks what it is
+    given: the sealed state, the provider's ID token, the one-time code)."""
+    if roles.required(request) != roles.SIGNING_IN:
+        raise Forbidden(f"{request.method} {request.url.path} is not a step of signing in")
+
+
 def gateway(
     request: Request,
     plane: Annotated[ControlPlane, Depends(plane_of)],

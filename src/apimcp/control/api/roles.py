@@ -22,6 +22,8 @@ OPERATOR = "operator"
 """The server's admin token, $APIMCP_ADMIN_TOKEN (`auth.admin`): organizations."""
 INVITED = "invitation"
 """An invitation's code, with or without a person's token (`auth.person`)."""
+SIGNING_IN = "signing-in"
+"""Anyone, before they have a token: the steps of single sign-on (`auth.signing_in`)."""
 
 _HISTORY = {
     **{("GET", f"/{kind}/{{object_id}}/{tail}"): VIEWER
@@ -103,6 +105,11 @@ REQUIRED: dict[tuple[str, str], str] = {
     ("GET", "/invitations"): VIEWER,
     ("DELETE", "/invitations/{invitation_id}"): ADMIN,
     ("POST", "/invitations/accept"): INVITED,
+    # single sign-on
+    ("GET", "/sso"): SIGNING_IN,
+    ("GET", "/sso/start"): SIGNING_IN,
+    ("GET", "/sso/callback"): SIGNING_IN,
+    ("POST", "/sso/session"): SIGNING_IN,
     # what gateways report and fetch
     ("POST", "/gateway/snapshot"): GATEWAY,
     ("GET", "/gateway/changes"): GATEWAY,

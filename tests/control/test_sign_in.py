@@ -1,0 +1,95 @@
+"""Single sign-on through a real OpenID provider (oidc-provider): a person an admin invited signs in through the
+control plane (authorization code with PKCE, the ID token checked), joins, and redeems a one-time code for a token
+that acts with their role; the console and the CLI's loopback get the code; every way it can go wrong is said."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from apimcp.sso.settings import SsoSettings
+from tests.control.api_harness import Api, created, ok, problem
+from tests.support.idp import Browser, client, running_idp
+
+CLIENT_ID = "apimcp-console"
+
+
+@pytest.fixture
+def sso(api: Api) -> Iterator[Api]:
+    """`api` with single sign-on through a provider that knows its callback (a public client: PKCE alone)."""
+    callback = f"{api.base}/api/v1/sso/callback"
+    with running_idp([client(CLIENT_ID, None, grants=["authorization_code"], redirect_uris=[callback])]) as idp:
+        api.plane.sso = SsoSettings(issuer=idp.issuer, client_id=CLIENT_ID)
+        try:
+            yield api
+        finally:
+            api.plane.sso = None
+
+
+def _sign_in(api: Api, user: str, **start: str) -> dict[str, str]:
+    """`user` signs in from the console (or the CLI, with `port`): what comes back after the fragment or query."""
+    query = "&".join(f"{k}={v}" for k, v in {"client": "console", **start}.items())
+    browser = Browser(user)
+    try:
+        back = "http://127.0.0.1:" + start["port"] if "port" in start else f"{api.base}/console/"
+        landed = browser.go(f"{api.base}/api/v1/sso/start?{query}&login_hint={user}", stop_at=back)
+    finally:
+        browser.close()
+    assert isinstance(landed, str), landed
+    parts = urlsplit(landed)
+    said = parts.query if "port" in start else parts.fragment.partition("?")[2]
+    return {key: values[0] for key, values in parse_qs(said).items()}
+
+
+def test_an_invited_person_signs_in_and_acts_with_their_role(sso: Api) -> None:
+    acme = sso.org("acme-sso")
+    assert ok(sso.client().get("/sso")) == {"enabled": True, "issuer": sso.plane.sso.issuer if sso.plane.sso else ""}
+    invited = created(acme.user.post("/invitations", json={"email": "alice@example.test", "role": "editor"}))
+    assert invited["email"] == "alice@example.test"
+
+    back = _sign_in(sso, "alice")
+    assert set(back) == {"code"}, back
+    signed = ok(sso.client().post("/sso/session", json={"code": back["code"]}))
+    assert signed["email"] == "alice@example.test" and signed["organization"] == "acme-sso"
+    assert signed["role"] == "editor"
+    alice = sso.client(signed["token"])
+    me = ok(alice.get("/me"))
+    assert me["user"]["email"] == "alice@example.test" and me["role"] == "editor"
+    problem(alice.post("/tokens", json={"name": "mine", "kind": "admin"}), 403)  # an editor is no admin
+    problem(sso.client().post("/sso/session", json={"code": back["code"]}), 409)  # a code works once
+
+    again = _sign_in(sso, "alice")  # the second time, the same person: no invitation needed
+    assert ok(sso.client().post("/sso/session", json={"code": again["code"]}))["email"] == "alice@example.test"
+    members = ok(acme.user.get("/members"))
+    assert [(m["user"]["email"], m["role"]) for m in members] == [("alice@example.test", "editor")]
+
+
+def test_the_cli_gets_its_code_on_its_loopback_port(sso: Api) -> None:
+    acme = sso.org("acme-sso-cli")
+    created(acme.user.post("/invitations", json={"email": "bob@example.test", "role": "viewer"}))
+    back = _sign_in(sso, "bob", client="cli", port="54321")
+    signed = ok(sso.client().post("/sso/session", json={"code": back["code"]}))
+    assert signed["role"] == "viewer"
+
+
+def test_what_goes_wrong_is_said(sso: Api) -> None:
+    sso.org("acme-sso-refusals")
+    nobody = _sign_in(sso, "mallory")
+    assert "mallory@example.test is in no organization here" in nobody["error"]
+    elsewhere = sso.org("acme-sso-other")
+    created(elsewhere.user.post("/invitations", json={"email": "carol@example.test", "role": "viewer"}))
+    assert (
+        "not a member of organization 'acme-sso-refusals'"
+        in _sign_in(sso, "carol", organization="acme-sso-refusals")["error"]
+    )
+    forged = sso.client().get("/sso/callback", params={"code": "x", "state": "not-sealed-here"})
+    assert forged.status_code == 302 and "start+again" in forged.headers["location"]
+    problem(sso.client().post("/sso/session", json={"code": "apimcp_signin_nope"}), 404)
+    problem(sso.client().get("/sso/start", params={"client": "cli"}), 409, "port")
+
+
+def test_without_a_provider_sign_in_is_off(api: Api) -> None:
+    assert ok(api.client().get("/sso")) == {"enabled": False, "issuer": None}
+    problem(api.client().get("/sso/start"), 404)
