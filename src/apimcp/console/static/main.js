@@ -3,6 +3,7 @@
 // so a message never covers a field; it lasts until the next action or screen, or is dismissed).
 
 import { Api, ApiError } from "./api.js";
+import { redeem, returned, signInButton } from "./sso.js";
 import * as access from "./screens/access.js";
 import * as audit from "./screens/audit.js";
 import * as discovery from "./screens/discovery.js";
@@ -221,6 +222,9 @@ function showLogin(message) {
   replace(main, form);
   if (message) fail(new Error(message));
   token.focus();
+  signInButton().then((button) => {
+    if (button && form.isConnected) form.querySelector("h1").after(button);
+  });
 }
 
 // The skip link moves the focus only: following its `#main` would replace the screen's `#/name?params` in the URL.
@@ -256,8 +260,30 @@ async function loadNamedGateways() {
   }
 }
 
+/** Back from single sign-on: the one-time code redeemed for the person's token, or the reason it failed. */
+async function signedIn(back) {
+  window.history.replaceState(null, "", `#/${DEFAULT_SCREEN}`);  // the code is never kept in the address
+  if (!back.code) {
+    showLogin(`Single sign-on did not sign you in: ${back.error || "no code came back"}`);
+    return;
+  }
+  try {
+    const signed = await redeem(back.code);
+    const api = new Api(signed.token);
+    sessionStorage.setItem(TOKEN_KEY, api.token);
+    startSession(api, await enter(api));
+  } catch (error) {
+    showLogin(`Single sign-on did not sign you in: ${error.message}`);
+  }
+}
+
 async function boot() {
   await loadNamedGateways();
+  const back = returned();
+  if (back) {
+    await signedIn(back);
+    return;
+  }
   const saved = sessionStorage.getItem(TOKEN_KEY);
   if (!saved) {
     showLogin();
