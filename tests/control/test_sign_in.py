@@ -4,11 +4,15 @@ that acts with their role; the console and the CLI's loopback get the code; ever
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from typer.testing import CliRunner
 
+from apimcp.cli import sso_login
+from apimcp.cli.main import app
 from apimcp.sso.settings import SsoSettings
 from tests.control.api_harness import Api, created, ok, problem
 from tests.support.idp import Browser, client, running_idp
@@ -93,3 +97,26 @@ def test_what_goes_wrong_is_said(sso: Api) -> None:
 def test_without_a_provider_sign_in_is_off(api: Api) -> None:
     assert ok(api.client().get("/sso")) == {"enabled": False, "issuer": None}
     problem(api.client().get("/sso/start"), 404)
+
+
+def test_apimcp_login_sso_signs_a_person_in_through_a_loopback_port(sso: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    acme = sso.org("acme-sso-login")
+    created(acme.user.post("/invitations", json={"email": "dave@example.test", "role": "admin"}))
+    opened: list[str] = []
+
+    def browse(url: str) -> bool:  # the person's browser, following the sign-in to the CLI's loopback port
+        opened.append(url)
+        browser = Browser("dave")
+        threading.Thread(target=lambda: (browser.go(f"{url}&login_hint=dave"), browser.close()), daemon=True).start()
+        return True
+
+    monkeypatch.setattr(sso_login.webbrowser, "open", browse)
+    result = CliRunner().invoke(app, ["login", sso.base, "--sso"])
+    assert result.exit_code == 0, result.output
+    assert opened and opened[0].startswith(f"{sso.base}/api/v1/sso/start?client=cli&port=")
+    assert "Signed in as dave@example.test (admin of acme-sso-login)" in result.output
+    whoami = CliRunner().invoke(app, ["whoami"])
+    assert whoami.exit_code == 0 and "acme-sso-login" in whoami.output, whoami.output
+
+    refused = CliRunner().invoke(app, ["login", sso.base, "--sso", "--token", "x"])
+    assert refused.exit_code == 2 and "give it no --token" in refused.output

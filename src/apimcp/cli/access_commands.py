@@ -57,13 +57,29 @@ def login(
         bool,
         typer.Option("--allow-http", help="Accept plain http:// off loopback (the token is sent in clear)."),
     ] = False,
+    sso: Annotated[
+        bool,
+        typer.Option(
+            "--sso", help="Sign in as a person through your company's provider (in the browser), not a token."
+        ),
+    ] = False,
+    work_in: Annotated[
+        str | None,
+        typer.Option("--organization", help="With --sso: the organization to work in (default: your first)."),
+    ] = None,
+    browser: Annotated[
+        bool, typer.Option("--browser/--no-browser", help="With --sso: open the sign-in page (else only print it).")
+    ] = True,
 ) -> None:
-    """Check a token against a control plane and remember both for the next commands."""
+    """Check a token against a control plane and remember both for the next commands (or, with --sso, sign in as a
+    person: the browser goes through the company's provider and back to this command on a loopback port)."""
     problem = refusal(url, allow_http=allow_http)
     if problem is not None:
         fail(problem, EXIT_USAGE)
     ca_file = str(ca.resolve()) if ca is not None else None
-    value = token or os.environ.get(context.TOKEN_VARIABLE)
+    if sso and token:
+        fail("--sso signs you in as a person: give it no --token", EXIT_USAGE)
+    value = _signed_in(url, work_in, browser, ca_file) if sso else token or os.environ.get(context.TOKEN_VARIABLE)
     if not value:
         if not sys.stdin.isatty():
             fail("give --token or set APIMCP_TOKEN (no terminal to ask on)", EXIT_USAGE)
@@ -77,6 +93,27 @@ def login(
     saved = context.Context(api.url, value, organization["name"], ca_file=ca_file, allow_http=allow_http)
     path = context.save(saved)
     typer.echo(f"Logged in to {api.url} as organization {organization['name']} (context saved to {path})")
+
+
+def _to_stderr(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+def _signed_in(url: str, organization: str | None, browser: bool, ca_file: str | None) -> str:
+    """The token of a person signed in through the control plane's single sign-on."""
+    from apimcp.cli.sso_login import SignInFailed, sign_in_code  # noqa: PLC0415 - only for --sso
+
+    anonymous = ControlPlaneClient(url, "", ca_file=ca_file)
+    try:
+        code = sign_in_code(
+            anonymous.url, organization, open_browser=browser, tell=lambda text: typer.echo(text, err=True)
+        )
+    except SignInFailed as exc:
+        fail(f"single sign-on did not sign you in: {exc}")
+    with reporting():
+        signed = anonymous.post("/sso/session", {"code": code})
+    typer.echo(f"Signed in as {signed['email']} ({signed['role']} of {signed['organization']})", err=True)
+    return str(signed["token"])
 
 
 def logout() -> None:
