@@ -50,7 +50,7 @@ def served(tmp_path: Path, limits: ApiLimits | None = None) -> Iterator[Served]:
     plane = ControlPlane(store, KeySet.generate(), limits=limits or ApiLimits())
     with plane.session() as session:
         organization = orgs.create(session, "acme")
-        _, token = tokens.issue(session, organization.id, "owner", "user")
+        _, token = tokens.issue(session, organization.id, "owner", "admin")  # tokens are made by admins
     try:
         with live_server(create_api(plane)) as base:
             url = urlsplit(base)
