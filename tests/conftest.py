@@ -16,7 +16,17 @@ def _private_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("APIMCP_HOME", str(home / "data"))
     monkeypatch.setenv("APIMCP_CONFIG", str(home / "config" / "context.json"))
-    for variable in ("APIMCP_URL", "APIMCP_TOKEN", "APIMCP_SECRET_KEYS", "APIMCP_DATABASE_URL", "APIMCP_ADMIN_TOKEN"):
+    for variable in (
+        "APIMCP_URL",
+        "APIMCP_TOKEN",
+        "APIMCP_SECRET_KEYS",
+        "APIMCP_DATABASE_URL",
+        "APIMCP_ADMIN_TOKEN",
+        "APIMCP_SSO_ISSUER",
+        "APIMCP_SSO_CLIENT_ID",
+        "APIMCP_SSO_CLIENT_SECRET",
+        "APIMCP_SSO_REDIRECT_URI",
+    ):
         monkeypatch.delenv(variable, raising=False)
 
 
