@@ -96,7 +96,6 @@ def issue_token(body: TokenInput, caller: UserCaller, session: DbSession) -> Iss
         user_id=body.user_id,
         service_account=body.service_account,
     )
-
     return view(IssuedToken, record, token=value)
 
 
@@ -107,7 +106,7 @@ def list_tokens(
     page: ListPage,
     response: Response,
     kind: Annotated[
-        Literal["admin", "user", "gateway"] | None, Query(description="only the tokens of this kind")
+        Literal["admin", "user", "viewer", "gateway"] | None, Query(description="only the tokens of this kind")
     ] = None,
 ) -> list[TokenView]:
     """The organization's API tokens (never their values); `q` searches name, kind and first characters."""
