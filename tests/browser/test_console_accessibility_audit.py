@@ -54,7 +54,7 @@ def test_no_screen_has_a_serious_accessibility_finding(
         findings = {}
         for name in screens(page, served, shelf):
             findings[name] = _findings(page)
-        assert len(findings) == 13
+        assert len(findings) == 18
         assert {name: found for name, found in findings.items() if found} == {}
     finally:
         context.close()
