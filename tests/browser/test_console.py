@@ -58,10 +58,10 @@ def test_import_plan_expose_and_try_a_tool(page: Page, served: Served, seen: See
     expect(page.get_by_label("Exclude")).to_have_value("DELETE *")
 
     # a bad edit is refused with the API's words, and nothing changes
-    page.get_by_label("Include").fill("no_such_tool")
+    page.get_by_label("Include", exact=True).fill("no_such_tool")
     page.get_by_role("button", name="Save the plan").click()
     expect(page.get_by_role("alert")).to_contain_text("no_such_tool")
-    page.get_by_label("Include").fill("")
+    page.get_by_label("Include", exact=True).fill("")
 
     # expose it
     page.get_by_label("Exposition name").fill("shelf")

@@ -234,11 +234,11 @@ def test_messages_go_away_and_never_cover_a_field(page: Page, served: Served, sh
     page.get_by_role("button", name="Dismiss the message").click()
     expect(status).to_be_empty()
     expect(page.get_by_role("button", name="Dismiss the message")).to_be_hidden()
-    page.get_by_label("Include").fill("no_such_tool")
+    page.get_by_label("Include", exact=True).fill("no_such_tool")
     save.click()  # far below the messages: an error is brought into view
     expect(page.get_by_role("alert")).to_contain_text("no_such_tool")
     expect(page.get_by_role("alert")).to_be_in_viewport()
-    page.get_by_label("Include").fill("")
+    page.get_by_label("Include", exact=True).fill("")
     save.click()
     expect(page.get_by_role("alert")).to_be_empty()  # the next action
     expect(status).to_have_text("Nothing changed.")

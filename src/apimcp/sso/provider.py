@@ -65,9 +65,14 @@ class Provider:
         if not isinstance(found, dict) or str(found.get("issuer", "")).rstrip("/") != issuer:
             raise ProviderError(f"the provider's metadata does not name {issuer} as its issuer")
         try:
-            endpoints = (str(found[key]) for key in ("authorization_endpoint", "token_endpoint", "jwks_uri"))
             userinfo = found.get("userinfo_endpoint")
-            metadata = Metadata(issuer, *endpoints, userinfo_endpoint=userinfo if isinstance(userinfo, str) else None)
+            metadata = Metadata(
+                issuer,
+                authorization_endpoint=str(found["authorization_endpoint"]),
+                token_endpoint=str(found["token_endpoint"]),
+                jwks_uri=str(found["jwks_uri"]),
+                userinfo_endpoint=userinfo if isinstance(userinfo, str) else None,
+            )
         except KeyError as missing:
             raise ProviderError(f"the provider's metadata has no {missing}") from None
         methods = found.get("code_challenge_methods_supported")
