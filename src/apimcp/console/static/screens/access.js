@@ -5,7 +5,8 @@
 import { copyButton, field, h, replace, table, when } from "../dom.js";
 import { listing } from "../pager.js";
 
-const KINDS = [["user", "user"], ["admin", "admin (needs an admin token)"], ["gateway", "gateway (needs an admin token)"]];
+const KINDS = [["user", "user (acts as an editor)"], ["viewer", "viewer (reads only)"], ["admin", "admin"],
+  ["gateway", "gateway (syncs a gateway)"]];
 
 function state(record) {
   if (record.revoked_at) return `revoked ${when(record.revoked_at)}`;
