@@ -218,3 +218,13 @@ def test_the_history_names_the_person(api: Api, acme: Org) -> None:
     import_echo(ann)
     items = ok(acme.user.get("/history"))["items"]
     assert (items[0]["actor"]["name"], items[0]["actor"]["role"]) == ("ann@example.com", "editor")
+
+
+def test_the_last_admin_member_is_neither_demoted_nor_removed(api: Api, acme: Org) -> None:
+    first, _ = _join(api, acme, "first@example.com", "admin")
+    first_id = first["user"]["id"] if "user" in first else ok(api.client(first["token"]).get("/me"))["user"]["id"]
+    refused = problem(acme.user.patch(f"/members/{first_id}", json={"role": "editor"}), 409)
+    assert "last admin" in refused["detail"]
+    problem(acme.user.delete(f"/members/{first_id}"), 409)
+    _join(api, acme, "second@example.com", "admin")
+    assert ok(acme.user.patch(f"/members/{first_id}", json={"role": "editor"}))["role"] == "editor"

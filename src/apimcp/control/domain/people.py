@@ -88,9 +88,24 @@ def member(session: Session, organization_id: str, user_id: str) -> Member:
     return Member(found, user)
 
 
+def _keep_an_admin(session: Session, organization_id: str, found: Member, doing: str) -> None:
+    """Conflict when `found` is the organization's last admin member: nobody would be left to manage its people."""
+    if found.membership.role != tokens.ADMIN:
+        return
+    admins = session.scalar(
+        select(func.count())
+        .select_from(Membership)
+        .where(Membership.organization_id == organization_id, Membership.role == tokens.ADMIN)
+    )
+    if (admins or 0) <= 1:
+        raise Conflict(f"{found.user.email} is the organization's last admin: make another member admin before {doing}")
+
+
 def set_role(session: Session, organization_id: str, user_id: str, role: str) -> Member:
     found = member(session, organization_id, user_id)
-    found.membership.role = check_role(role)
+    if check_role(role) != tokens.ADMIN:
+        _keep_an_admin(session, organization_id, found, "changing their role")
+    found.membership.role = role
     session.flush()
     return found
 
@@ -98,6 +113,7 @@ def set_role(session: Session, organization_id: str, user_id: str, role: str) ->
 def remove(session: Session, organization_id: str, user_id: str) -> int:
     """End a membership; the person's tokens of the organization are revoked (how many were live)."""
     found = member(session, organization_id, user_id)
+    _keep_an_admin(session, organization_id, found, "removing them")
     revoked = tokens.revoke_persons(session, organization_id, user_id)
     session.delete(found.membership)
     session.flush()
