@@ -107,6 +107,11 @@ def test_changing_or_deleting_the_template_changes_no_plan(acme: Org, echo: dict
     acme.user.delete(f"/templates/{template['id']}")
     problem(acme.user.get(f"/templates/{template['id']}"), 404)
     assert ok(acme.user.get(f"/plans/{plan['id']}")) == before
+    # the template's history: made, changed, deleted, with what differs
+    versions = ok(acme.user.get(f"/templates/{template['id']}/versions"))["items"]
+    assert [v["action"] for v in versions] == ["deleted", "updated", "created"]
+    changes = ok(acme.user.get(f"/templates/{template['id']}/diff", params={"from": 1, "to": 2}))["changes"]
+    assert {"name", "settings.inbound_mode"} <= {change["path"] for change in changes}
 
 
 def test_a_templates_settings_are_checked_as_a_plans(acme: Org) -> None:

@@ -183,5 +183,6 @@ for _collection, _kind in (
     ("plans", "plan"),
     ("expositions", "exposition"),
     ("secrets", "secret"),
+    ("templates", "template"),
 ):
     _routes(_collection, _kind)

@@ -27,7 +27,7 @@ SIGNING_IN = "signing-in"
 
 _HISTORY = {
     **{("GET", f"/{kind}/{{object_id}}/{tail}"): VIEWER
-       for kind in ("services", "artifacts", "plans", "expositions", "secrets")
+       for kind in ("services", "artifacts", "plans", "expositions", "secrets", "templates")
        for tail in ("versions", "versions/{number}", "diff")},
     **{("POST", f"/{kind}/{{object_id}}/versions/{{number}}/restore"): EDITOR for kind in ("plans", "expositions")},
 }  # fmt: skip

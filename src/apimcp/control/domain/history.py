@@ -37,6 +37,7 @@ from apimcp.control.models import (
     Organization,
     Plan,
     PlanSecret,
+    PlanTemplate,
     Secret,
     Service,
     Version,
@@ -44,7 +45,7 @@ from apimcp.control.models import (
 )
 
 CREATED, UPDATED, DELETED, ROLLED_BACK = "created", "updated", "deleted", "rolled back"
-KINDS = ("service", "artifact", "plan", "exposition", "secret", "organization")
+KINDS = ("service", "artifact", "plan", "exposition", "secret", "organization", "template")
 RESTORABLE = ("plan", "exposition")
 RETAINED = 100
 """Versions kept per object: older ones are pruned as new ones come."""
@@ -59,6 +60,7 @@ _MODELS: dict[str, type[Any]] = {
     "exposition": Exposition,
     "secret": Secret,
     "organization": Organization,
+    "template": PlanTemplate,
 }
 _TOUCHED = "apimcp.history.touched"
 _ACTOR = "apimcp.history.actor"
@@ -111,6 +113,8 @@ def _key(instance: object) -> tuple[Key, str] | None:
         return ("plan", instance.plan_id), ""
     if isinstance(instance, Organization):
         return ("organization", instance.id), instance.id
+    if isinstance(instance, PlanTemplate):
+        return ("template", instance.id), instance.organization_id
     return None
 
 
@@ -263,6 +267,8 @@ def state_of(session: Session, kind: str, instance: Any) -> dict[str, Any]:
                 "content_sha256": instance.content_hash,
                 "source": instance.source,
             }
+        if kind == "template":
+            return {"name": instance.name, "description": instance.description, "settings": dict(instance.settings)}
         return {"name": instance.name, "policies": instance.policies}
 
 
