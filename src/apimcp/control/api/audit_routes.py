@@ -5,12 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query
-from sqlalchemy import select
 
 from apimcp.control.api.auth import DbSession, UserCaller
-from apimcp.control.domain import audit
-from apimcp.control.errors import NotFound
-from apimcp.control.models import Exposition
+from apimcp.control.domain import audit, expositions
 
 router = APIRouter(tags=["audit"])
 
@@ -28,14 +25,5 @@ def latest_events(
     """The newest events first: one per MCP request (answered, or refused by authentication or a rate limit) of the
     plans that audit. Beyond the first few refusals of a kind in a minute, one event stands for the rest of them:
     `count` (how many), `first_time` and `last_time`."""
-    exposition_id = None
-    if exposition is not None:
-        exposition_id = session.scalar(
-            select(Exposition.id).where(
-                Exposition.organization_id == caller.organization_id,
-                (Exposition.id == exposition) | (Exposition.name == exposition),
-            )
-        )
-        if exposition_id is None:
-            raise NotFound(f"no exposition {exposition!r}", field="exposition")
+    exposition_id = expositions.id_of(session, caller.organization_id, exposition) if exposition else None
     return audit.latest(session, caller.organization_id, limit, exposition_id, refused)

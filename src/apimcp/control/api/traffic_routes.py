@@ -5,14 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Query, status
-from sqlalchemy import select
 
 from apimcp.control.api.auth import DbSession, GatewayCaller, UserCaller
 from apimcp.control.api.views import AuditKept, TrafficReport
-from apimcp.control.domain import traffic
+from apimcp.control.domain import expositions, traffic
 from apimcp.control.domain.traffic_figures import WINDOWS, Scope, window
-from apimcp.control.errors import NotFound
-from apimcp.control.models import Exposition
 
 router = APIRouter(tags=["traffic"])
 
@@ -36,14 +33,5 @@ def traffic_window(
     """Calls, errors by kind, p50/p95 latency and backend latency over the last hour (by minute) or day (by
     hour), the busiest and the failing tools, each exposition's figures, and each gateway's health and revision;
     for the organization, one exposition, or one tool."""
-    exposition_id = None
-    if exposition is not None:
-        exposition_id = session.scalar(
-            select(Exposition.id).where(
-                Exposition.organization_id == caller.organization_id,
-                (Exposition.id == exposition) | (Exposition.name == exposition),
-            )
-        )
-        if exposition_id is None:
-            raise NotFound(f"no exposition {exposition!r}", field="exposition")
+    exposition_id = expositions.id_of(session, caller.organization_id, exposition) if exposition else None
     return window(session, Scope(caller.organization_id, exposition_id, tool), window_name)

@@ -89,3 +89,17 @@ def listed(session: Session, organization_id: str) -> list[Exposition]:
     return list(
         session.scalars(select(Exposition).where(Exposition.organization_id == organization_id).order_by(Exposition.id))
     )
+
+
+def id_of(session: Session, organization_id: str, id_or_name: str) -> str:
+    """The id of the organization's exposition with this id or name (a filter of the audit trail or of traffic);
+    NotFound naming it otherwise."""
+    found = session.scalar(
+        select(Exposition.id).where(
+            Exposition.organization_id == organization_id,
+            (Exposition.id == id_or_name) | (Exposition.name == id_or_name),
+        )
+    )
+    if found is None:
+        raise NotFound(f"no exposition {id_or_name!r}", field="exposition")
+    return found

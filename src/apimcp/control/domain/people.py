@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from apimcp.control.domain import tokens
 from apimcp.control.domain.tokens import Caller
 from apimcp.control.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
-from apimcp.control.models import Invitation, Membership, Organization, User, as_utc, utcnow
+from apimcp.control.models import ApiToken, Invitation, Membership, Organization, User, as_utc, utcnow
 
 LOCAL = "local"
 """The issuer of people who joined by invitation, before single sign-on."""
@@ -89,15 +89,32 @@ def member(session: Session, organization_id: str, user_id: str) -> Member:
 
 
 def _keep_an_admin(session: Session, organization_id: str, found: Member, doing: str) -> None:
-    """Conflict when `found` is the organization's last admin member: nobody would be left to manage its people."""
+    """Conflict when `found` is the organization's last admin: no other admin member, and no live admin token of a
+    service account (nobody would be left to manage its people)."""
     if found.membership.role != tokens.ADMIN:
         return
-    admins = session.scalar(
+    others = session.scalar(
         select(func.count())
         .select_from(Membership)
-        .where(Membership.organization_id == organization_id, Membership.role == tokens.ADMIN)
+        .where(
+            Membership.organization_id == organization_id,
+            Membership.role == tokens.ADMIN,
+            Membership.id != found.membership.id,
+        )
     )
-    if (admins or 0) <= 1:
+    now = utcnow()
+    robots = session.scalar(
+        select(func.count())
+        .select_from(ApiToken)
+        .where(
+            ApiToken.organization_id == organization_id,
+            ApiToken.kind == tokens.ADMIN,
+            ApiToken.user_id.is_(None),
+            ApiToken.revoked_at.is_(None),
+            (ApiToken.expires_at.is_(None)) | (ApiToken.expires_at > now),
+        )
+    )
+    if not others and not robots:
         raise Conflict(f"{found.user.email} is the organization's last admin: make another member admin before {doing}")
 
 

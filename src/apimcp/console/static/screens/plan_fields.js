@@ -35,6 +35,22 @@ function wholeNumber(input, label, { min = 0, max = Infinity } = {}) {
   return value;
 }
 
+/** Cache hints as the form shows them: `method=ttl_ms:scope`, one a line. */
+export function cacheText(cache) {
+  return Object.entries(cache || {}).map(([method, hint]) => `${method}=${hint.ttl_ms}:${hint.scope}`).join("\n");
+}
+
+/** Cache hints from the form's lines; Error naming a line that does not read method=ttl_ms[:public|private]. */
+export function parseCache(text) {
+  const cache = {};
+  for (const line of lines(text)) {
+    const match = /^([^=\s]+)\s*=\s*(\d+)(?::(public|private))?$/.exec(line);
+    if (!match) throw new Error(`cache hint "${line}" must read method=ttl_ms[:public|private], e.g. tools/list=60000:public`);
+    cache[match[1]] = { ttl_ms: Number(match[2]), scope: match[3] || "private" };
+  }
+  return cache;
+}
+
 /** Rate limits: for the whole exposition and for each caller, so many requests per period, with a burst. */
 export function rateLimitEditor(value) {
   const scopes = [["exposition", "The whole exposition (every caller together)"], ["caller", "Each caller"]];

@@ -3,8 +3,10 @@
 
 import { ApiError } from "../api.js";
 import { field, h, lines, replace, table, uid } from "../dom.js";
-import { clearFieldErrors, fieldError, headerPolicyEditor, oauthEditor, policiesEditor, rateLimitEditor, tasksEditor }
-  from "./plan_fields.js";
+import {
+  cacheText, clearFieldErrors, fieldError, headerPolicyEditor, oauthEditor, parseCache, policiesEditor, rateLimitEditor,
+  tasksEditor,
+} from "./plan_fields.js";
 import { selectionPreview } from "./plan_preview.js";
 
 const INBOUND = [["none", "none (anyone who reaches the gateway)"], ["api_key", "API key"], ["oauth", "OAuth"]];
@@ -32,20 +34,6 @@ export async function render(screen, ctx, params) {
         h("a", { href: `#/plans?plan=${encodeURIComponent(p.id)}` }, `Edit ${p.name}`),
       ])));
   return undefined;
-}
-
-function cacheText(cache) {
-  return Object.entries(cache || {}).map(([method, hint]) => `${method}=${hint.ttl_ms}:${hint.scope}`).join("\n");
-}
-
-function parseCache(text) {
-  const cache = {};
-  for (const line of lines(text)) {
-    const match = /^([^=\s]+)\s*=\s*(\d+)(?::(public|private))?$/.exec(line);
-    if (!match) throw new Error(`cache hint "${line}" must read method=ttl_ms[:public|private], e.g. tools/list=60000:public`);
-    cache[match[1]] = { ttl_ms: Number(match[2]), scope: match[3] || "private" };
-  }
-  return cache;
 }
 
 /** The API's refusal shown next to the editors it is about (each problem of a validation error), as well as in

@@ -2,9 +2,11 @@
 // tasks...), which the New plan form starts from. A plan keeps its copy: changing a template changes no plan.
 
 import { ApiError } from "../api.js";
-import { field, h, lines, replace, table, uid } from "../dom.js";
-import { clearFieldErrors, fieldError, headerPolicyEditor, oauthEditor, policiesEditor, rateLimitEditor, tasksEditor }
-  from "./plan_fields.js";
+import { field, h, replace, table, uid } from "../dom.js";
+import {
+  cacheText, clearFieldErrors, fieldError, headerPolicyEditor, oauthEditor, parseCache, policiesEditor, rateLimitEditor,
+  tasksEditor,
+} from "./plan_fields.js";
 
 const INBOUND = [["none", "none (anyone who reaches the gateway)"], ["api_key", "API key"], ["oauth", "OAuth"]];
 const CODE_MODE = [["off", "off"], ["on", "on: programs call the tools"], ["read_only", "read-only: programs call only tools that change nothing"]];
@@ -30,20 +32,6 @@ function readJson(area, label) {
   } catch (error) {
     throw new Error(`${label} is not JSON: ${error.message}`);
   }
-}
-
-function cacheText(cache) {
-  return Object.entries(cache || {}).map(([method, hint]) => `${method}=${hint.ttl_ms}:${hint.scope}`).join("\n");
-}
-
-function parseCache(text) {
-  const cache = {};
-  for (const line of lines(text)) {
-    const match = /^([^=\s]+)\s*=\s*(\d+)(?::(public|private))?$/.exec(line);
-    if (!match) throw new Error(`cache hint "${line}" must read method=ttl_ms[:public|private], e.g. tools/list=60000:public`);
-    cache[match[1]] = { ttl_ms: Number(match[2]), scope: match[3] || "private" };
-  }
-  return cache;
 }
 
 /** The settings editors: `{node, read}`, `read()` giving the settings set (defaults left out). */
