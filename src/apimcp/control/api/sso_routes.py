@@ -13,7 +13,7 @@ from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
 from apimcp.control.api.auth import DbSession, Plane, signing_in
-from apimcp.control.domain import sign_ins, tokens
+from apimcp.control.domain import sign_ins
 from apimcp.control.errors import Conflict, DomainError, NotFound
 from apimcp.sso import pkce
 from apimcp.sso.id_tokens import IdTokenError, has_email, person_of, verified_claims
@@ -146,7 +146,5 @@ async def callback(
 @router.post("/session", response_model=SignedIn)
 def redeem(body: Redeem, session: DbSession) -> SignedIn:
     """The token a sign-in's one-time code is worth, once, within a minute."""
-    token, user, organization = sign_ins.redeem(session, body.code)
-    membership = tokens.membership(session, user.id, organization.id)
-    return SignedIn(token=token, email=user.email, organization=organization.name,
-                    role=membership.role if membership else "")  # fmt: skip
+    token, user, organization, role = sign_ins.redeem(session, body.code)
+    return SignedIn(token=token, email=user.email, organization=organization.name, role=role)

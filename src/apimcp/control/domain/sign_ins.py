@@ -88,8 +88,9 @@ def handoff(session: Session, user: User, organization: Organization) -> str:
     return code
 
 
-def redeem(session: Session, code: str) -> tuple[str, User, Organization]:
-    """The token a handoff code is worth (made now: its value is never stored), once."""
+def redeem(session: Session, code: str) -> tuple[str, User, Organization, str]:
+    """The token a handoff code is worth (made now: its value is never stored), once; with the person, the
+    organization and the person's role there."""
     found = session.scalar(select(SignInHandoff).where(SignInHandoff.code_hash == tokens.digest(code.strip())))
     if found is None:
         raise NotFound("no sign-in has this code")
@@ -100,6 +101,7 @@ def redeem(session: Session, code: str) -> tuple[str, User, Organization]:
     found.used_at = utcnow()
     user = session.get(User, found.user_id)
     organization = session.get(Organization, found.organization_id)
-    if user is None or organization is None or tokens.membership(session, user.id, organization.id) is None:
+    membership = tokens.membership(session, user.id, organization.id) if user and organization else None
+    if user is None or organization is None or membership is None:
         raise Forbidden("this person is no longer a member of the organization")
-    return people.signed_in(session, user, organization.id), user, organization
+    return people.signed_in(session, user, organization.id), user, organization, membership.role

@@ -112,14 +112,14 @@ def record(
             continue
         key = (owner, exposition_id, method, tool, datetime.fromtimestamp(start, UTC), MINUTE)
         added.setdefault(key, Figures()).add(calls, outcomes, latency, backend)
-    _add(session, added)
+    _add(session, added, MINUTE)
     _note_revision(session, {key[0] for key in added} | ({organization_id} if organization_id else set()),
                    gateway_name, revision)  # fmt: skip
     roll_up_now_and_then(session)
     return len(checked) - dropped, dropped
 
 
-def _add(session: Session, added: Mapping[Key, Figures]) -> None:
+def _add(session: Session, added: Mapping[Key, Figures], seconds: int) -> None:
     """Each key's figures added to its row (made when there is none)."""
     if not added:
         return
@@ -129,7 +129,7 @@ def _add(session: Session, added: Mapping[Key, Figures]) -> None:
             TrafficCount.organization_id.in_({key[0] for key in added}),
             TrafficCount.start.in_(starts),
             TrafficCount.exposition_id.in_({key[1] for key in added}),
-            TrafficCount.seconds == _period(added),
+            TrafficCount.seconds == seconds,
         )
     )
     rows = {(r.organization_id, r.exposition_id, r.method, r.tool, as_utc(r.start), r.seconds): r for r in found}
@@ -150,13 +150,6 @@ def _add(session: Session, added: Mapping[Key, Figures]) -> None:
         total.add(figures.calls, figures.outcomes, figures.latency, figures.backend)
         row.calls, row.outcomes, row.latency, row.backend = total.calls, total.outcomes, total.latency, total.backend
     session.flush()
-
-
-def _period(added: Mapping[Key, Figures]) -> int:
-    periods = {key[5] for key in added}
-    if len(periods) != 1:
-        raise ValueError("rows of one period at a time")
-    return periods.pop()
 
 
 def _note_revision(session: Session, organizations: Iterable[str], gateway_name: str, revision: int) -> None:
@@ -196,5 +189,5 @@ def roll_up(session: Session, now: datetime) -> int:
         hours.setdefault(key, Figures()).add_row(row)
         session.delete(row)
     session.flush()
-    _add(session, hours)
+    _add(session, hours, HOUR)
     return len(old)
