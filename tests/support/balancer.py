@@ -49,8 +49,9 @@ class Balancer:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
         headers["X-Forwarded-Host"] = request.host
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=10)  # a busy machine's accept, not a dead upstream
+        first = next(self._turn)  # this request's turn; a retry goes to the next upstream after the one that refused
         for attempt in range(2 * len(self.upstreams)):
-            upstream = self.upstreams[next(self._turn) % len(self.upstreams)]
+            upstream = self.upstreams[(first + attempt) % len(self.upstreams)]
             session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(force_close=True), timeout=timeout, auto_decompress=False
             )
