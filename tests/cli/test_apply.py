@@ -159,3 +159,21 @@ services:
     (tmp_path / "greetings.yaml").write_text("kind: Prompts\n")
     refused = run("apply", str(path), code=2).output  # checked before anything is written
     assert "services.echo.artifacts[0]: " in refused and "apiVersion" in refused
+
+
+def test_templates_are_made_then_replaced_and_a_refused_one_names_itself(live: Deployment, tmp_path: Path) -> None:
+    path = config(tmp_path, live.backend, "  echo-api:\n    services: [echo]")
+    base = path.read_text()
+    path.write_text(base + "templates:\n  careful:\n    description: Audited\n    settings: {audit: true}\n")
+    assert "careful" in run("apply", str(path), env={"APPLY_TOKEN": TOKEN}).output
+    [made] = live.api.call("GET", "/templates")
+    assert (made["name"], made["description"], made["settings"]) == ("careful", "Audited", {"audit": True})
+    path.write_text(base + "templates:\n  careful:\n    settings: {tasks: all}\n")
+    run("apply", str(path), env={"APPLY_TOKEN": TOKEN})
+    [replaced] = live.api.call("GET", "/templates")
+    assert (replaced["id"], replaced["description"], replaced["settings"]) == (made["id"], None, {"tasks": "all"})
+
+    path.write_text(base + "templates:\n  wrong:\n    settings: {backend_endpoint: 'http://x'}\n")
+    refused = run("apply", str(path), code=1, env={"APPLY_TOKEN": TOKEN}).output
+    assert "template wrong: settings.backend_endpoint: Extra inputs are not permitted" in refused
+    assert [t["name"] for t in live.api.call("GET", "/templates")] == ["careful"]

@@ -100,6 +100,10 @@ def _rich_organization(live: Deployment) -> None:
     }
     plain_plan = live.api.call("POST", "/plans", 201, json=plain)
     live.api.call("POST", "/expositions", 201, json={"plan_id": plain_plan["id"], "name": "plain"})
+    oauth = {"issuers": ["https://idp.example.com"], "scopes": ["mcp:use"], "audiences": ["books"]}
+    settings = {"inbound_mode": "oauth", "oauth": oauth, "rate_limit": {"caller": "10/s"}, "audit": True}
+    live.api.call("POST", "/templates", 201, json={"name": "secured", "description": "Our IdP", "settings": settings})
+    live.api.call("POST", "/templates", 201, json={"name": "quiet", "settings": {"tasks": "slow"}})
     rules = [{"name": "office-hours", "when": "true", "effect": "allow"}]
     live.api.call("PUT", "/organization/policies", json={"policies": rules})
 
@@ -108,7 +112,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_an_export_applied_to_a_new_organization_exports_the_same_files(live: Deployment, tmp_path: Path) -> None:
+def test_an_export_applied_to_an_empty_control_plane_exports_the_same_files(live: Deployment, tmp_path: Path) -> None:
     _rich_organization(live)
     first = run("export", str(tmp_path / "one"))
     written = _files(tmp_path / "one")
@@ -124,6 +128,9 @@ def test_an_export_applied_to_a_new_organization_exports_the_same_files(live: De
         assert f"  {variable}  (" in first.stderr
     config = yaml.safe_load(written["apimcp.yaml"])
     assert config["policies"][0]["name"] == "office-hours"
+    assert list(config["templates"]) == ["quiet", "secured"]
+    assert config["templates"]["secured"]["description"] == "Our IdP"
+    assert config["templates"]["secured"]["settings"]["oauth"]["audiences"] == ["books"]
     main = config["services"]["main"]
     assert [c["type"] for c in main["credentials"]] == ["bearer", "api_key", "user_token"]
     assert main["credentials"][2] == {
@@ -147,13 +154,11 @@ def test_an_export_applied_to_a_new_organization_exports_the_same_files(live: De
         "env": "MAIN_INTROSPECTION_CLIENT_SECRET"
     }
 
-    fresh = live.api.call(
-        "POST", "/organizations", 201, json={"name": "fresh"}, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}
-    )
-    run("login", live.base, "--token", fresh["token"])
-    env = {variable: f"new-{variable.lower()}" for variable in variables}
-    run("apply", str(tmp_path / "one" / "apimcp.yaml"), env=env)
-    again = run("export", str(tmp_path / "two"))
+    with deployment(tmp_path / "empty-plane") as empty:  # a control plane of its own, nothing in it yet
+        run("login", empty.base, "--token", empty.api.http.headers["Authorization"].removeprefix("Bearer "))
+        env = {variable: f"new-{variable.lower()}" for variable in variables}
+        run("apply", str(tmp_path / "one" / "apimcp.yaml"), env=env)
+        again = run("export", str(tmp_path / "two"))
     assert _files(tmp_path / "two") == written
     for variable in variables:  # the same names, for the secrets apply made
         assert f"  {variable}  (" in again.stderr

@@ -9,6 +9,7 @@ brings them up to date (nothing is deleted):
 - credentials become a secret `<key>-credentials` (a list of several: `<key>-credentials-1`, `-2`..., OAuth
   clients after the others), created or rotated from the environment;
 - its artifact files are attached to the service (named after the file), and the plan selects them;
+- each of its `templates` is made, or replaced when the organization has one of that name;
 - each exposition becomes an exposition of that plan on the default gateway group (or `--group`);
   its cache hints and output-schema choice go to the plan. An exposition of several services has
   no equivalent in the control plane (an exposition publishes one plan) and is refused.
@@ -186,6 +187,21 @@ def _exposition_hints(key: str, config: GatewayConfig, expositions: dict[str, Ex
     return chosen or {}
 
 
+def _apply_templates(api: ControlPlaneClient, config: GatewayConfig, done: list[dict[str, str]]) -> None:
+    """Each template of the file made, or replaced (description and settings) when one has its name."""
+    existing = {t["name"]: t["id"] for t in api.get("/templates")} if config.templates else {}
+    for name, template in config.templates.items():
+        body = {"description": template.description, "settings": template.settings}
+        try:
+            if name in existing:
+                api.patch(f"/templates/{existing[name]}", body)
+            else:
+                api.post("/templates", {"name": name, **body})
+        except ApiError as exc:
+            raise ApiError(f"template {name}: {exc}", exc.status, exc.field) from None
+        done.append({"object": "template", "name": name, "action": "updated" if name in existing else "created"})
+
+
 def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) -> list[dict[str, str]]:
     done: list[dict[str, str]] = []
     expositions = config.exposition_map()
@@ -227,6 +243,7 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
     secrets = {key: _secret_bodies(key, service) for key, service in config.services.items()}
     group_id = find(api, "/gateway-groups", group, "gateway group")["id"] if group else None
     plans: dict[str, str] = {}
+    _apply_templates(api, config, done)  # the first writes: a template the control plane refuses stops all
     if config.policies is not None:  # the file's rules are its organization's (an admin token sets them)
         api.put("/organization/policies", {"policies": config.policies})
         done.append({"object": "policies", "name": "organization", "action": "updated"})
@@ -284,7 +301,8 @@ def apply(
     group: Annotated[str | None, typer.Option(help="Gateway group of the expositions (default: 'default').")] = None,
     out: OutputOption = Format.table,
 ) -> None:
-    """Create or update, in the control plane, the services, plans, secrets and expositions a file describes."""
+    """Create or update, in the control plane, the services, plans, secrets, expositions and templates a file
+    describes."""
     from apimcp.gateway.config import ConfigError, load_config  # noqa: PLC0415
 
     try:

@@ -63,8 +63,8 @@ def export(
     directory: Annotated[Path, typer.Argument(help="The folder to write apimcp.yaml and its files into.")],
     force: Annotated[bool, typer.Option("--force", help="Write into a folder that is not empty.")] = False,
 ) -> None:
-    """Write the organization's services, plans, expositions and policies as a configuration `apimcp apply` takes
-    (secret values are named by environment variables, never written)."""
+    """Write the organization's services, plans, expositions, policies and templates as a configuration
+    `apimcp apply` takes (secret values are named by environment variables, never written)."""
     _check(directory, force)
     api = client()
     with reporting():

@@ -5,7 +5,8 @@ with the description and artifact files it refers to under `services/<service>/`
 applying it to an empty organization and exporting that gives the same bytes back: every name is written as
 `apimcp apply` would make it again (exposition names in lower case, per-user credentials without the `<key>-`
 apply puts before them, a plan's credentials in the order apply makes them), defaults are left out, and each
-secret value is named by an environment variable derived from the key, never written. What a configuration file
+secret value is named by an environment variable derived from the key, never written. Plan templates are written
+under `templates:`, as the control plane keeps their settings. What a configuration file
 cannot say (a TLS secret, an exposition on another gateway group, an inbound API key...) is left out and said in
 `notes`.
 """
@@ -277,6 +278,9 @@ class _Builder:
         document: dict[str, Any] = {}
         if self.data["policies"]:
             document["policies"] = self.data["policies"]
+        templates = self.templates()
+        if templates:
+            document["templates"] = templates
         document["services"] = written_services
         if expositions:
             document["expositions"] = expositions
@@ -288,6 +292,19 @@ class _Builder:
         )
         self.out.files = {CONFIG_FILE: text.encode(), **self.out.files}
         return self.out
+
+    def templates(self) -> dict[str, Any]:
+        """The plan templates by name: their description and settings as the control plane keeps them (which
+        `POST /templates` takes again), less an introspection secret (a configuration names none for templates)."""
+        written: dict[str, Any] = {}
+        for template in self.data.get("templates", []):
+            settings = dict(template["settings"])
+            if settings.pop("introspection_secret_id", None) is not None:
+                self.note(f"template {template['name']!r} checks opaque tokens with an introspection secret, which "
+                          "a configuration file cannot name: set it again with `apimcp template update`")  # fmt: skip
+            entry: dict[str, Any] = {"description": template["description"]} if template["description"] else {}
+            written[template["name"]] = {**entry, "settings": settings}
+        return written
 
     def expositions(self, plans: list[dict[str, Any]], keys: Mapping[str, str]) -> dict[str, Any]:
         by_plan = {plan["id"]: plan for plan in plans}

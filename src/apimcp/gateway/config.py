@@ -508,12 +508,23 @@ class ServerConfig(_Strict):
         return AddressPolicy.allowing(self.fetch_allow)
 
 
+class TemplateConfig(_Strict):
+    """A plan template of a control plane (`apimcp template`): `apimcp apply` makes or updates it; a gateway serving
+    the file has no plans to start from it and leaves it aside."""
+
+    description: str | None = Field(default=None, max_length=2000)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Plan settings as `POST /templates` takes them; the control plane checks them when the file is applied."""
+
+
 class GatewayConfig(_Strict):
     services: dict[str, ServiceConfig] = Field(min_length=1)
     expositions: dict[str, ExpositionConfig] = Field(default_factory=dict)
     server: ServerConfig = Field(default_factory=ServerConfig)
     policies: list[dict[str, Any]] | None = None
     """Rules for every exposition of the file, before each exposition's own (as an organization's are)."""
+    templates: dict[str, TemplateConfig] = Field(default_factory=dict, max_length=1000)
+    """Plan templates by name, for `apimcp apply` (a control plane's presets of plan settings)."""
     base_dir: Path = Field(default_factory=Path.cwd, exclude=True)
     _positions: Positions = PrivateAttr(default_factory=lambda: Positions("the configuration"))
 

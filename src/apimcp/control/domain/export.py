@@ -1,5 +1,5 @@
 """What an organization holds, read in one go for `apimcp export`: its services with their files, plans, the
-public side of the secrets those plans use, expositions and policies.
+public side of the secrets those plans use, expositions, policies and plan templates.
 
 Secret values never leave: a secret is described by its kind, its public fields and the names of the values it
 holds (so that an export can say which environment variables stand for them), never by the values.
@@ -17,7 +17,16 @@ from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import GrpcBinding
 from apimcp.control.crypto import KeySet
 from apimcp.control.domain import secrets as stored_secrets
-from apimcp.control.models import Artifact, Exposition, GatewayGroup, Organization, Plan, Secret, Service
+from apimcp.control.models import (
+    Artifact,
+    Exposition,
+    GatewayGroup,
+    Organization,
+    Plan,
+    PlanTemplate,
+    Secret,
+    Service,
+)
 from apimcp.importers.detection import detect_kind
 from apimcp.importers.protobuf import looks_like_descriptor_set
 
@@ -106,6 +115,9 @@ def organization_export(session: Session, keys: KeySet, organization_id: str) ->
         group.id: group.name
         for group in session.scalars(select(GatewayGroup).where(GatewayGroup.organization_id == organization_id))
     }
+    templates = session.scalars(
+        select(PlanTemplate).where(PlanTemplate.organization_id == organization_id).order_by(PlanTemplate.name)
+    )
     exposed = select(Exposition).where(Exposition.organization_id == organization_id)
     expositions = session.scalars(exposed.order_by(Exposition.name, Exposition.id))
     return {
@@ -117,4 +129,5 @@ def organization_export(session: Session, keys: KeySet, organization_id: str) ->
         "expositions": [
             {"id": e.id, "name": e.name, "plan_id": e.plan_id, "group": groups.get(e.group_id)} for e in expositions
         ],
+        "templates": [{"name": t.name, "description": t.description, "settings": t.settings} for t in templates],
     }
