@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff check src tests bench
 .venv/bin/ruff format --check src tests bench
 .venv/bin/mypy
-exec .venv/bin/pytest "$@"
+# Three processes, each test module whole in one of them (module fixtures stay shared): most tests wait on
+# servers they started rather than compute, so three share two cores well. `-n 0` runs in this process alone.
+exec .venv/bin/pytest -n "${APIMCP_TEST_PROCESSES:-3}" --dist loadfile "$@"

@@ -88,12 +88,12 @@ async def test_a_plans_secret_reaches_the_upstream_and_the_clients_token_does_no
     exposition = live.api.call("POST", "/expositions", 201, json={"plan_id": created["id"], "name": "notes-secret"})
     endpoint = exposition["endpoints"][0]
     wait_until(lambda: live.served(endpoint))
-    seen.authorization.clear()
+    seen.tool_calls.clear()
     assert await call(live.base + endpoint, "2026-07-28", "find_note", {"topic": "tea"}) == {
         "topic": "tea",
         "text": "all about tea",
     }
-    assert seen.authorization and set(seen.authorization) == {"Bearer n-7781"}
+    assert seen.tool_calls == ["Bearer n-7781"]
 
 
 async def test_an_http_sse_server_is_imported_by_the_rest_api_and_called(live: Deployment) -> None:

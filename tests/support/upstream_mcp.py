@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from apimcp.protocol import EndpointOptions, McpEndpoint
 from apimcp.protocol.sessions import MemorySessionStore
@@ -30,6 +30,9 @@ class SeenHeaders:
 
     def __init__(self) -> None:
         self.authorization: list[str | None] = []
+        self.tool_calls: list[str | None] = []
+        """`Authorization` of the requests calling a tool only (a control plane reading the server's tools, or a
+        gateway probing its health, sends requests of its own)."""
 
 
 def sdk_server() -> MCPServer:
@@ -69,7 +72,17 @@ class _Recording:
         if scope["type"] == "http":
             headers = dict(scope["headers"])
             value = headers.get(b"authorization")
-            self._seen.authorization.append(value.decode() if value is not None else None)
+            authorization = value.decode() if value is not None else None
+            self._seen.authorization.append(authorization)
+
+            async def reading() -> Message:
+                message = await receive()
+                if message["type"] == "http.request" and b'"tools/call"' in message.get("body", b""):
+                    self._seen.tool_calls.append(authorization)
+                return message
+
+            await self._app(scope, reading, send)
+            return
         await self._app(scope, receive, send)
 
 
