@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import socket
 from typing import Any
 
 import pytest
 
 from apimcp.servers.factory import server_for
+from apimcp.servers.lifecycle import COLLECTOR_THRESHOLDS, settle_memory
 from tests.support.processes import free_port
 
 
@@ -44,3 +46,13 @@ def test_a_server_that_cannot_listen_announces_nothing() -> None:
         with pytest.raises(SystemExit):
             asyncio.run(server.serve())
     assert announced == []
+
+
+def test_a_settled_server_collects_cycles_after_fifty_thousand_new_objects_not_seven_hundred() -> None:
+    before = gc.get_threshold()
+    try:
+        settle_memory()
+        assert gc.get_threshold() == COLLECTOR_THRESHOLDS == (50_000, 20, 100)
+        assert gc.get_freeze_count() > 0  # what was alive is out of the collector's sight
+    finally:
+        gc.set_threshold(*before)

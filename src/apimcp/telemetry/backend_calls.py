@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
@@ -54,7 +53,9 @@ def describe(kind: str, operation: Operation) -> tuple[str, Attributes]:
 def _traced(extras: CallExtras | None, trace_headers: dict[str, str]) -> CallExtras:
     if extras is None:
         return CallExtras(headers=trace_headers)  # nothing of the client's to replace
-    return replace(extras, headers=with_trace_context(extras.headers, trace_headers))
+    # made field by field: `dataclasses.replace` reads the class's fields on every call
+    headers = with_trace_context(extras.headers, trace_headers)
+    return CallExtras(headers=headers, credentials=extras.credentials, mask=extras.mask, client=extras.client)
 
 
 def outcome_of(result: BackendResult) -> str:
