@@ -246,6 +246,15 @@ def test_a_thousand_operations_are_searched_and_paged(page: Page, served: Served
     page.goto(f"{served.base}/console/#/services?q=MANY")
     expect(page.get_by_role("table", name="Services").locator("tbody tr")).to_have_count(1)
     expect(page.get_by_text(counted("1-1 of 1 services matching “MANY”"))).to_be_visible()
+    # and the plans list
+    page.goto(f"{served.base}/console/#/plans")
+    page.get_by_label("Search the plans").fill("many 1")
+    page.get_by_role("button", name="Search", exact=True).click()
+    rows = page.get_by_role("table", name="Plans").locator("tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("many 1")  # the plan's service, by name and version
+    expect(page.get_by_text(counted("1-1 of 1 plans matching “many 1”"))).to_be_visible()
+    assert "q=many+1" in page.url
     assert unexpected(seen.problems) == []
 
 

@@ -3,6 +3,7 @@
 
 import { ApiError } from "../api.js";
 import { field, h, lines, replace, table, uid } from "../dom.js";
+import { listing } from "../pager.js";
 import {
   cacheText, clearFieldErrors, fieldError, headerPolicyEditor, oauthEditor, parseCache, policiesEditor, rateLimitEditor,
   tasksEditor,
@@ -17,23 +18,33 @@ const BACKEND_SECRET_KINDS = new Set(["bearer", "basic", "api_key", "oauth_clien
 export async function render(screen, ctx, params) {
   if (params.get("plan")) return renderEdit(screen, ctx, params.get("plan"));
   if (params.has("new")) return renderCreate(screen, ctx, params.get("new"));
-  const [plans, services, expositions] = await Promise.all([
-    ctx.api.get("/plans"), ctx.api.get("/services"), ctx.api.get("/expositions"),
-  ]);
-  const serviceName = new Map(services.map((s) => [s.id, `${s.name} ${s.version}`]));
+  // what the table names beside each plan: read before the first page is drawn with them
+  const [services, expositions] = await Promise.all([ctx.api.get("/services"), ctx.api.get("/expositions")]);
+  const names = new Map(services.map((s) => [s.id, `${s.name} ${s.version}`]));
   const exposed = new Set(expositions.map((e) => e.plan_id));
+  const list = listing(ctx, params, {
+    screen: "plans",
+    noun: "plans",
+    hint: "name, description, tool prefix, backend URL, or its service's name and version",
+    load: (query) => ctx.api.page(`/plans?${query}`),
+    empty: "No plan yet.",
+    show: (plans) => plansTable(plans, names, exposed),
+  });
   replace(screen,
     h("h1", {}, "Plans"),
     h("p", {}, "A plan says which operations of a service become tools, which backend they call, with which "
       + "secrets, and who may call them. ", h("a", { href: "#/plans?new=" }, "Create a plan")),
-    plans.length === 0
-      ? h("p", { class: "empty" }, "No plan yet.")
-      : table("Plans", ["Name", "Service", "Backend", "Inbound", "Exposed", ""], plans.map((p) => [
-        p.name, serviceName.get(p.service_id) || p.service_id, p.backend_endpoint || "(the description's)",
-        p.inbound_mode, exposed.has(p.id) ? "yes" : "no",
-        h("a", { href: `#/plans?plan=${encodeURIComponent(p.id)}` }, `Edit ${p.name}`),
-      ])));
+    list.node);
+  await list.ready;
   return undefined;
+}
+
+function plansTable(plans, serviceName, exposed) {
+  return table("Plans", ["Name", "Service", "Backend", "Inbound", "Exposed", ""], plans.map((p) => [
+    p.name, serviceName.get(p.service_id) || p.service_id, p.backend_endpoint || "(the description's)",
+    p.inbound_mode, exposed.has(p.id) ? "yes" : "no",
+    h("a", { href: `#/plans?plan=${encodeURIComponent(p.id)}` }, `Edit ${p.name}`),
+  ]));
 }
 
 /** The API's refusal shown next to the editors it is about (each problem of a validation error), as well as in
