@@ -23,9 +23,9 @@ OnListening = Callable[[], Awaitable[None] | None]
 COLLECTOR_THRESHOLDS = (50_000, 20, 100)
 """When the cyclic collector runs once the long-lived objects are frozen: after 50,000 new container objects
 (Python's default is 700), every 20th of those collections the middle generation, every 100th of these the
-rest. A request makes and frees hundreds of objects, nearly all freed by reference counting; at the default a
-gateway spent about 8% of its CPU on collections that found little (bench/README.md, the fast path), while a
-larger first generation thrashes the caches instead (200,000 measured slower than 50,000)."""
+rest. A request makes hundreds of objects, nearly all freed by reference counting; under load (64 connections)
+the default cost a gateway about 8% more CPU per request than these, with many requests' objects alive at each
+collection, and no less at 4 connections; 200,000 measured slower than 50,000 (bench/README.md, the fast path)."""
 
 
 def socket_from(listening: Any) -> socket:
