@@ -142,3 +142,11 @@ def test_traffic_counting_is_plugged_in_and_knows_nothing_of_gateways_or_the_con
     """The runtime plugs the tally's observer and timed backend in, the sync loop sends its rows; the control
     plane reads its histogram's bounds and methods from it, never the other way round."""
     assert _foreign("traffic", ("apimcp.gateway", "apimcp.control", "apimcp.cli", "fastapi", "sqlalchemy")) == {}
+
+
+def test_the_lean_http_client_knows_nothing_of_what_it_calls() -> None:
+    """http1/ sends requests and reads answers; of apimcp it knows only the address policy's refusal, which the
+    resolver it is given may raise."""
+    modules = sorted((SRC / "http1").glob("*.py"))
+    assert {m.name for m in modules} >= {"answer.py", "client.py", "connection.py", "errors.py", "wire.py"}
+    assert _beyond("http1", "apimcp.safety.addresses") == {}

@@ -14,6 +14,7 @@ import aiohttp
 import yarl
 
 from apimcp.backends.base import Failure
+from apimcp.http1.errors import BadAnswer, Dropped, NotConnected, Unsendable
 from apimcp.safety.addresses import AddressRefused
 
 log = logging.getLogger("apimcp.backends")
@@ -105,6 +106,30 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
         return Failure(f"The backend URL is not valid: {public_url}")
     log.warning("backend call to %s failed: %s", origin(public_url), type(exc).__name__)
     return Failure(f"The backend call failed: {type(exc).__name__} ({origin(public_url)})")
+
+
+LANE_ERRORS = (NotConnected, Dropped, Unsendable, BadAnswer, AddressRefused, TimeoutError, OSError)
+"""What `apimcp.http1` raises (`lane_failure` says each as `exception_failure` says aiohttp's)."""
+
+
+def lane_failure(exc: BaseException, public_url: str, timeout_seconds: float) -> Failure:
+    """The Failure for what the lean client raised while calling the backend at `public_url`: the same words,
+    and the same transient and unsent flags, as aiohttp's counterparts get."""
+    where = origin(public_url)
+    if isinstance(exc, TimeoutError | AddressRefused):
+        return exception_failure(exc, public_url, timeout_seconds)
+    if isinstance(exc, NotConnected):
+        if exc.resolving:
+            return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}", unsent=True)
+        return Failure(f"Could not connect to the backend at {where}: {exc.reason}", transient=True, unsent=True)
+    if isinstance(exc, Dropped):
+        return Failure(f"The backend closed the connection without answering ({where})", transient=True)
+    if isinstance(exc, Unsendable):
+        return Failure(f"The request cannot be sent: {exc}")
+    if isinstance(exc, BadAnswer):
+        return Failure(f"The backend's answer cannot be read ({where}): {exc}")
+    reason = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else type(exc).__name__
+    return Failure(f"The connection to the backend failed ({where}): {reason.lower()}", transient=True)
 
 
 def _tls_hint(public_url: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -53,10 +53,15 @@ class Redirect:
 
 def redirect_of(response: aiohttp.ClientResponse) -> Redirect | None:
     """The redirect an answer asks for; None for every other answer (the common case, decided first)."""
-    if response.status not in REDIRECT_STATUSES:
+    return answer_redirect(response.status, response.reason, response.headers)
+
+
+def answer_redirect(status: int, reason: str | None, headers: Mapping[str, str]) -> Redirect | None:
+    """`redirect_of` for an answer of any client."""
+    if status not in REDIRECT_STATUSES:
         return None
-    location = response.headers.get("Location")
-    return Redirect(response.status, response.reason, location) if location else None
+    location = headers.get("Location")
+    return Redirect(status, reason, location) if location else None
 
 
 def next_hop(redirect: Redirect, url: yarl.URL, method: str, hops: int, max_hops: int) -> Hop | Failure:

@@ -18,6 +18,7 @@ import functools
 import logging
 import ssl
 import time
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,20 +41,24 @@ from apimcp.backends.base import (
 )
 from apimcp.backends.http_common import (
     CALL_ERRORS,
+    LANE_ERRORS,
     exception_failure,
+    lane_failure,
     origin,
     read_limited,
     status_failure,
     too_large,
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
-from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, follow, redirect_of
+from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, answer_redirect, follow, redirect_of
 from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.base_urls import described_base_url
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
+from apimcp.http1.client import Http1Client
+from apimcp.http1.errors import AnswerTooLarge
 from apimcp.safety.addresses import ANYTHING_BUT_METADATA, Resolve, system_resolve
 from apimcp.safety.json_parsing import parse_json
 from apimcp.safety.masking import SecretMask
@@ -66,15 +71,26 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 
 
+_FAST_LANES: weakref.WeakKeyDictionary[aiohttp.ClientSession, Http1Client] = weakref.WeakKeyDictionary()
+"""The lean client beside each session `new_session` made, resolving names with the same resolver."""
+
+
 def new_session(limit: int = 256, resolve: Resolve = system_resolve) -> aiohttp.ClientSession:
     """The one client session a gateway shares between all its REST and GraphQL backends. Its resolver refuses
     names that resolve to a cloud metadata address (`resolve`: how names resolve, tests map them); it runs once
-    per host and minute at most (the DNS cache), never per request."""
+    per host and minute at most (the DNS cache), never per request. REST calls to `http://` backends take the
+    lean client made beside it (`apimcp.http1`), under the same resolver and limit."""
     resolver = PolicyResolver(ANYTHING_BUT_METADATA, resolve)
-    return aiohttp.ClientSession(
+    session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=60, resolver=resolver),
         cookie_jar=aiohttp.DummyCookieJar(),  # a gateway must not carry one user's cookies to another
     )
+    _FAST_LANES[session] = Http1Client(resolver, limit)
+    return session
+
+
+def fast_lane(session: aiohttp.ClientSession) -> Http1Client | None:
+    return _FAST_LANES.get(session)
 
 
 class RestBackend(Backend):
@@ -99,6 +115,7 @@ class RestBackend(Backend):
             raise ValueError(f"service {service.name!r} declares no servers: a backend URL is needed")
         self._service = service
         self._session = session
+        self._fast = fast_lane(session)
         self._base_url = base_url
         self._access = BackendAccess(credentials, oauth_session or session)
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
@@ -162,18 +179,39 @@ class RestBackend(Backend):
         started = time.monotonic()
         try:
             url = yarl.URL(request.url, encoded=True)
-            async with self._session.request(
-                request.method,
-                url,
-                headers=request.headers,
-                data=request.body,
-                timeout=self._timeout,
-                ssl=self._ssl,
-                allow_redirects=False,  # redirects.follow decides which are followed
-            ) as response:
-                redirect = redirect_of(response)
+            body = request.body
+            if (
+                self._fast is not None
+                and url.scheme == "http"
+                and request.method != "HEAD"
+                and not isinstance(body, aiohttp.FormData)
+                and not self._session.trace_configs  # a session someone traces keeps every call in its sight
+            ):
+                try:
+                    async with asyncio.timeout(self._timeout_seconds):
+                        answer = await self._fast.request(request.method, url, request.headers, body,
+                                                          max_bytes=self._max_bytes)  # fmt: skip
+                except AnswerTooLarge:
+                    return too_large(self._max_bytes)
+                except LANE_ERRORS as exc:
+                    return lane_failure(exc, request.public_url, self._timeout_seconds)
+                redirect = answer_redirect(answer.status, answer.reason, answer.headers)
                 if redirect is None:
-                    return await self._answer(response, request.public_url, access)
+                    return self._answered(answer.status, answer.reason, answer.headers, answer.body,
+                                          request.public_url, access)  # fmt: skip
+            else:
+                async with self._session.request(
+                    request.method,
+                    url,
+                    headers=request.headers,
+                    data=body,
+                    timeout=self._timeout,
+                    ssl=self._ssl,
+                    allow_redirects=False,  # redirects.follow decides which are followed
+                ) as response:
+                    redirect = redirect_of(response)
+                    if redirect is None:
+                        return await self._answer(response, request.public_url, access)
             again = Outgoing(
                 request.method,
                 url,
@@ -202,14 +240,17 @@ class RestBackend(Backend):
         body = await read_limited(response, self._max_bytes)
         if body is None:
             return too_large(self._max_bytes)
-        reason = response.reason
+        return self._answered(response.status, response.reason, response.headers, body, uri, access)
+
+    def _answered(
+        self, status: int, reason: str | None, headers: Mapping[str, str], body: bytes, uri: str, access: Access
+    ) -> BackendResult:
         if access.mask:  # once, on the bytes: text, structured content and error excerpts all come from them
             body = access.mask.mask_bytes(body)
             reason = access.mask.mask_text(reason) if reason else reason
-        status = response.status
         if status >= 400:
             return status_failure(status, reason, body)
-        media_type = response.headers.get("Content-Type", "application/octet-stream")
+        media_type = headers.get("Content-Type", "application/octet-stream")
         return _body(body, media_type, status, uri, self._large_from_bytes)
 
 
@@ -246,5 +287,8 @@ def json_answer(body: bytes, status: int, media_type: str) -> JsonBody | TextBod
 
 
 async def close_session(session: aiohttp.ClientSession) -> None:
+    lane = _FAST_LANES.pop(session, None)
+    if lane is not None:
+        await lane.close()
     await session.close()
     await asyncio.sleep(0)  # let the connector close its transports

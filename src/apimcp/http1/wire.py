@@ -1,0 +1,57 @@
+"""The request head as bytes: one write per request, refusing what aiohttp refuses to send."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import yarl
+from aiohttp.http import SERVER_SOFTWARE
+
+from apimcp.http1.errors import Unsendable
+
+USER_AGENT = SERVER_SOFTWARE
+"""The User-Agent aiohttp sends, so that a backend sees the same client on either lane."""
+ACCEPT_ENCODING = "gzip, deflate"
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_BAD_VALUE = re.compile(r"[\r\n\x00]")
+_WITH_BODY = frozenset(("POST", "PUT", "PATCH"))
+
+
+def host_header(url: yarl.URL) -> str:
+    host = url.raw_host or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    return host if url.port is None or url.is_default_port() else f"{host}:{url.port}"
+
+
+def request_head(method: str, url: yarl.URL, headers: Mapping[str, str], body: bytes | None) -> bytes:
+    """`METHOD /path?query HTTP/1.1` and the headers: `Host` (the caller's, else the URL's), the caller's, then
+    the defaults it did not set; `Content-Length` from the body."""
+    if not _TOKEN.match(method):
+        raise Unsendable(f"{method!r} is not an HTTP method")
+    lines = [f"{method} {url.raw_path_qs or '/'} HTTP/1.1"]
+    host = next((value for name, value in headers.items() if name.lower() == "host"), None)
+    lines.append(f"Host: {host if host is not None else host_header(url)}")
+    given = set()
+    for name, value in headers.items():
+        if not _TOKEN.match(name):
+            raise Unsendable(f"{name!r} is not a header name")
+        if _BAD_VALUE.search(value):
+            raise Unsendable(f"the value of header {name} holds a line break or a NUL")
+        lowered = name.lower()
+        if lowered in ("host", "content-length", "transfer-encoding", "connection"):
+            continue  # written above, or by this client itself
+        given.add(lowered)
+        lines.append(f"{name}: {value}")
+    if "accept" not in given:
+        lines.append("Accept: */*")
+    if "accept-encoding" not in given:
+        lines.append(f"Accept-Encoding: {ACCEPT_ENCODING}")
+    if "user-agent" not in given:
+        lines.append(f"User-Agent: {USER_AGENT}")
+    if body and "content-type" not in given:
+        lines.append("Content-Type: application/octet-stream")  # as aiohttp labels bytes it is given
+    if body is not None or method in _WITH_BODY:
+        lines.append(f"Content-Length: {len(body) if body is not None else 0}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")

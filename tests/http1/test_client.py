@@ -1,0 +1,236 @@
+"""The lean HTTP/1.1 client against servers that answer byte for byte what each test needs: kept-alive
+connections reused, every way a body can be framed and coded, bounds held, and each failure told as the
+call path tells aiohttp's."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import pytest
+import yarl
+
+from apimcp.http1.client import Http1Client
+from apimcp.http1.errors import AnswerTooLarge, BadAnswer, Dropped, NotConnected, Unsendable
+from apimcp.safety.addresses import ANYTHING_BUT_METADATA
+from apimcp.safety.resolver import PolicyResolver
+from tests.support.processes import free_port
+
+pytestmark = pytest.mark.anyio
+
+
+class Served:
+    def __init__(self, port: int) -> None:
+        self.url = yarl.URL(f"http://127.0.0.1:{port}")
+        self.connections = 0
+        self.heads: list[bytes] = []
+
+
+@asynccontextmanager
+async def raw_server(answer: Callable[[Served, bytes, asyncio.StreamWriter], Awaitable[bool]]) -> AsyncIterator[Served]:
+    """A server reading request heads (and a Content-Length body) and letting `answer` write what it likes;
+    `answer` returns whether to keep the connection for another request."""
+    served = Served(0)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        served.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)  # fmt: skip
+                head += await reader.readexactly(length)
+                served.heads.append(head)
+                if not await answer(served, head, writer):
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    served.url = yarl.URL(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+    async with server:
+        yield served
+
+
+def client() -> Http1Client:
+    return Http1Client(PolicyResolver(ANYTHING_BUT_METADATA))
+
+
+def ok(body: bytes, *headers: str) -> bytes:
+    head = "".join(f"{h}\r\n" for h in headers)
+    return f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n{head}\r\n".encode() + body
+
+
+async def test_connections_are_kept_alive_and_reused() -> None:
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(ok(b'{"n": %d}' % len(served.heads), "Content-Type: application/json"))
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        bodies = [(await lane.request("GET", served.url / "items" / str(i), {}, None, max_bytes=1000)).body
+                  for i in range(5)]  # fmt: skip
+        assert bodies == [b'{"n": %d}' % n for n in range(1, 6)]
+        assert served.connections == 1
+        first = served.heads[0].decode()
+        assert first.startswith("GET /items/0 HTTP/1.1\r\nHost: 127.0.0.1:")
+        assert "Accept-Encoding: gzip, deflate" in first and "User-Agent: Python/" in first
+        assert "Content-Length" not in first
+    await lane.close()
+
+
+async def test_a_body_is_sent_with_its_length_and_the_callers_headers() -> None:
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(ok(b"done"))
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        headers = {"Content-Type": "application/json", "X-Api-Key": "k"}
+        found = await lane.request("POST", served.url.with_path("/items").with_query(q="a b"), headers, b'{"a":1}',
+                                   max_bytes=100)  # fmt: skip
+        assert (found.status, found.reason, found.body) == (200, "OK", b"done")
+        sent = served.heads[0].decode()
+        assert sent.startswith("POST /items?q=a+b HTTP/1.1\r\n")
+        assert "Content-Type: application/json\r\nX-Api-Key: k\r\n" in sent and "Content-Length: 7\r\n" in sent
+        assert sent.endswith('\r\n\r\n{"a":1}')
+        await lane.request("POST", served.url, {}, None, max_bytes=100)
+        assert "Content-Length: 0\r\n" in served.heads[1].decode()
+    await lane.close()
+
+
+@pytest.mark.parametrize(
+    ("coding", "encode"),
+    [("gzip", gzip.compress), ("deflate", zlib.compress), ("deflate", lambda b: zlib.compress(b, wbits=-15))],
+)
+async def test_chunked_and_coded_bodies_are_read_whole_and_decoded(
+    coding: str, encode: Callable[[bytes], bytes]
+) -> None:
+    text = b'{"items": "' + b"x" * 5000 + b'"}'
+    coded = encode(text)
+
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(f"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: {coding}\r\n\r\n".encode())
+        for start in range(0, len(coded), 100):
+            piece = coded[start : start + 100]
+            writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        assert (await lane.request("GET", served.url, {}, None, max_bytes=10_000)).body == text
+        assert (await lane.request("GET", served.url, {}, None, max_bytes=10_000)).body == text
+        assert served.connections == 1
+    await lane.close()
+
+
+async def test_a_body_without_length_ends_with_the_connection() -> None:
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nall of it")
+        return False
+
+    lane = client()
+    async with raw_server(answer) as served:
+        assert (await lane.request("GET", served.url, {}, None, max_bytes=100)).body == b"all of it"
+        assert (await lane.request("GET", served.url, {}, None, max_bytes=100)).body == b"all of it"
+        assert served.connections == 2  # never reused
+    await lane.close()
+
+
+async def test_bodies_beyond_the_bound_are_refused_however_they_come() -> None:
+    bomb = gzip.compress(b"0" * 1_000_000)  # 1 MB of zeros in about a kilobyte
+
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        if b"/announced" in head:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n")  # refused before a byte of the body
+        elif b"/chunked" in head:
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"100\r\n" + b"y" * 256 + b"\r\n")
+        else:
+            writer.write(ok(bomb, "Content-Encoding: gzip"))
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        for path in ("/announced", "/chunked", "/bomb"):
+            with pytest.raises(AnswerTooLarge):
+                await lane.request("GET", served.url.with_path(path), {}, None, max_bytes=200)
+        assert served.connections == 3  # a refused answer's connection is not used again
+    await lane.close()
+
+
+async def test_a_closed_kept_alive_connection_is_replaced_for_an_idempotent_request_only() -> None:
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(ok(b"fine"))
+        return False  # closes after each answer, without saying so
+
+    lane = client()
+    async with raw_server(answer) as served:
+        assert (await lane.request("GET", served.url, {}, None, max_bytes=100)).body == b"fine"
+        await asyncio.sleep(0.05)  # the close reaches the client's idle connection
+        assert (await lane.request("GET", served.url, {}, None, max_bytes=100)).body == b"fine"
+        assert served.connections == 2
+    await lane.close()
+
+
+async def test_a_request_the_backend_drops_unanswered_is_not_sent_again() -> None:
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        if len(served.heads) == 1:
+            writer.write(ok(b"first"))
+            return True
+        return False  # the second request is read, then the connection closed without an answer
+
+    lane = client()
+    async with raw_server(answer) as served:
+        await lane.request("POST", served.url, {}, b"1", max_bytes=100)
+        with pytest.raises(Dropped):
+            await lane.request("POST", served.url, {}, b"2", max_bytes=100)
+        assert len(served.heads) == 2  # sent once
+    await lane.close()
+
+
+async def test_what_cannot_be_read_or_sent_or_reached_is_said() -> None:
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        if b"/many" in head:
+            writer.write(b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: 1\r\n" % n for n in range(300)) + b"\r\n")
+        else:
+            writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        with pytest.raises(BadAnswer, match="beyond 256"):
+            await lane.request("GET", served.url.with_path("/many"), {}, None, max_bytes=100)
+        with pytest.raises(BadAnswer, match=r"not HTTP/1\.1"):
+            await lane.request("GET", served.url, {}, None, max_bytes=100)
+        with pytest.raises(Unsendable, match="line break"):
+            await lane.request("GET", served.url, {"X-Bad": "a\r\nInjected: 1"}, None, max_bytes=100)
+    with pytest.raises(NotConnected) as refused:
+        await lane.request("GET", yarl.URL(f"http://127.0.0.1:{free_port()}/"), {}, None, max_bytes=100)
+    assert not refused.value.resolving
+    with pytest.raises(NotConnected) as unresolved:
+        await lane.request("GET", yarl.URL("http://no-such-host.invalid/"), {}, None, max_bytes=100)
+    assert unresolved.value.resolving
+    await lane.close()
+
+
+async def test_a_cancelled_exchange_closes_its_connection() -> None:
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        if len(served.heads) > 1:
+            writer.write(ok(b"late but whole"))
+        return True  # the first request is never answered
+
+    lane = client()
+    async with raw_server(answer) as served:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.2):
+                await lane.request("GET", served.url, {}, None, max_bytes=100)
+        assert (await lane.request("GET", served.url, {}, None, max_bytes=100)).body == b"late but whole"
+        assert served.connections == 2
+    await lane.close()
