@@ -211,6 +211,9 @@ async def test_what_cannot_be_read_or_sent_or_reached_is_said() -> None:
             await lane.request("GET", served.url, {}, None, max_bytes=100)
         with pytest.raises(Unsendable, match="line break"):
             await lane.request("GET", served.url, {"X-Bad": "a\r\nInjected: 1"}, None, max_bytes=100)
+        smuggled = yarl.URL(f"{served.url}/a HTTP/1.1\r\nX: 1", encoded=True)
+        with pytest.raises(Unsendable, match="control character"):
+            await lane.request("GET", smuggled, {}, None, max_bytes=100)
     with pytest.raises(NotConnected) as refused:
         await lane.request("GET", yarl.URL(f"http://127.0.0.1:{free_port()}/"), {}, None, max_bytes=100)
     assert not refused.value.resolving

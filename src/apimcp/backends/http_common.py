@@ -14,7 +14,7 @@ import aiohttp
 import yarl
 
 from apimcp.backends.base import Failure
-from apimcp.http1.errors import BadAnswer, Dropped, NotConnected, Unsendable
+from apimcp.http1.errors import BadAnswer, Dropped, NotConnected
 from apimcp.safety.addresses import AddressRefused
 
 log = logging.getLogger("apimcp.backends")
@@ -108,8 +108,9 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
     return Failure(f"The backend call failed: {type(exc).__name__} ({origin(public_url)})")
 
 
-LANE_ERRORS = (NotConnected, Dropped, Unsendable, BadAnswer, AddressRefused, TimeoutError, OSError)
-"""What `apimcp.http1` raises (`lane_failure` says each as `exception_failure` says aiohttp's)."""
+LANE_ERRORS = (NotConnected, Dropped, BadAnswer, AddressRefused, TimeoutError, OSError)
+"""What `apimcp.http1` raises (`lane_failure` says each as `exception_failure` says aiohttp's), but `Unsendable`:
+a ValueError, told as aiohttp's refusals to send are."""
 
 
 def lane_failure(exc: BaseException, public_url: str, timeout_seconds: float) -> Failure:
@@ -124,8 +125,6 @@ def lane_failure(exc: BaseException, public_url: str, timeout_seconds: float) ->
         return Failure(f"Could not connect to the backend at {where}: {exc.reason}", transient=True, unsent=True)
     if isinstance(exc, Dropped):
         return Failure(f"The backend closed the connection without answering ({where})", transient=True)
-    if isinstance(exc, Unsendable):
-        return Failure(f"The request cannot be sent: {exc}")
     if isinstance(exc, BadAnswer):
         return Failure(f"The backend's answer cannot be read ({where}): {exc}")
     reason = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else type(exc).__name__

@@ -15,6 +15,7 @@ USER_AGENT = SERVER_SOFTWARE
 ACCEPT_ENCODING = "gzip, deflate"
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _BAD_VALUE = re.compile(r"[\r\n\x00]")
+_BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
 _WITH_BODY = frozenset(("POST", "PUT", "PATCH"))
 
 
@@ -30,7 +31,10 @@ def request_head(method: str, url: yarl.URL, headers: Mapping[str, str], body: b
     the defaults it did not set; `Content-Length` from the body."""
     if not _TOKEN.match(method):
         raise Unsendable(f"{method!r} is not an HTTP method")
-    lines = [f"{method} {url.raw_path_qs or '/'} HTTP/1.1"]
+    target = url.raw_path_qs or "/"
+    if _BAD_TARGET.search(target):
+        raise Unsendable("the request's path or query holds a space or a control character")
+    lines = [f"{method} {target} HTTP/1.1"]
     host = next((value for name, value in headers.items() if name.lower() == "host"), None)
     lines.append(f"Host: {host if host is not None else host_header(url)}")
     given = set()
