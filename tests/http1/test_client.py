@@ -237,3 +237,18 @@ async def test_a_cancelled_exchange_closes_its_connection() -> None:
         assert (await lane.request("GET", served.url, {}, None, max_bytes=100)).body == b"late but whole"
         assert served.connections == 2
     await lane.close()
+
+
+async def test_informational_answers_before_the_answer_are_passed_over() -> None:
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
+        writer.write(ok(b"the answer", "Content-Type: text/plain"))
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        for _ in range(2):
+            found = await lane.request("GET", served.url, {}, None, max_bytes=100)
+            assert (found.status, found.body, "Link" in found.headers) == (200, b"the answer", False)
+        assert served.connections == 1
+    await lane.close()

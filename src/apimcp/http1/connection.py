@@ -122,8 +122,13 @@ class Connection(asyncio.Protocol):
         self._chunks.append(body)
 
     def on_message_complete(self) -> None:
-        if not self._failed:
-            self._complete(keep_alive=self._parser.should_keep_alive())
+        if self._failed:
+            return
+        if 100 <= self._parser.get_status_code() < 200:  # informational (103 Early Hints...): the answer follows
+            self._reason, self._headers, self._head_bytes, self._chunks, self._size = b"", [], 0, [], 0
+            self._headers_done = False
+            return
+        self._complete(keep_alive=self._parser.should_keep_alive())
 
     # --- within ---------------------------------------------------------------------------------------
 
