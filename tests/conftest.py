@@ -1,3 +1,4 @@
+import gc
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +29,17 @@ def _private_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
         "APIMCP_SSO_REDIRECT_URI",
     ):
         monkeypatch.delenv(variable, raising=False)
+
+
+_COLLECTOR_THRESHOLDS = gc.get_threshold()
+
+
+@pytest.fixture(autouse=True)
+def _collector_thresholds_after_each_test() -> Iterator[None]:
+    """A server run in-process settles memory and raises the collector's thresholds (`servers.lifecycle`); the
+    tests after it run with the interpreter's own."""
+    yield
+    gc.set_threshold(*_COLLECTOR_THRESHOLDS)
 
 
 @pytest.fixture(autouse=True)
