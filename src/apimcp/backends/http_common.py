@@ -76,7 +76,7 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
     if isinstance(exc, AddressRefused):  # from the session's resolver: the name leads to a cloud metadata address
         return Failure(f"The backend is refused: {exc}")
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}", unsent=True)
+        return _unresolved(public_url)
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         reason = getattr(exc.certificate_error, "verify_message", None) or type(exc.certificate_error).__name__
         return Failure(f"The backend's TLS certificate is not trusted ({origin(public_url)}): {reason}")
@@ -85,23 +85,14 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
         return Failure(f"The TLS handshake with the backend failed ({origin(public_url)}): {reason}")
     if isinstance(exc, aiohttp.ClientConnectorError):
         errno = exc.os_error.errno
-        reason = os.strerror(errno) if errno else type(exc.os_error).__name__
-        return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}", transient=True,
-                       unsent=True)  # fmt: skip
+        return _not_connected(public_url, os.strerror(errno) if errno else type(exc.os_error).__name__)
     if isinstance(exc, aiohttp.ClientOSError):
         if isinstance(exc.__cause__, ssl.SSLError):  # e.g. TLSV13_ALERT_CERTIFICATE_REQUIRED
             reason = exc.__cause__.reason or type(exc.__cause__).__name__
             return Failure(f"The TLS connection with the backend failed ({origin(public_url)}): {reason}")
-        reason = os.strerror(exc.errno) if exc.errno else type(exc).__name__
-        return Failure(
-            f"The connection to the backend failed ({origin(public_url)}): {reason.lower()}{_tls_hint(public_url)}",
-            transient=True,
-        )
+        return _connection_failed(public_url, exc)
     if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return Failure(
-            f"The backend closed the connection without answering ({origin(public_url)}){_tls_hint(public_url)}",
-            transient=True,
-        )
+        return _dropped(public_url)
     if isinstance(exc, aiohttp.InvalidURL):
         return Failure(f"The backend URL is not valid: {public_url}")
     log.warning("backend call to %s failed: %s", origin(public_url), type(exc).__name__)
@@ -114,21 +105,41 @@ a ValueError, told as aiohttp's refusals to send are."""
 
 
 def lane_failure(exc: BaseException, public_url: str, timeout_seconds: float) -> Failure:
-    """The Failure for what the lean client raised while calling the backend at `public_url`: the same words,
-    and the same transient and unsent flags, as aiohttp's counterparts get."""
-    where = origin(public_url)
+    """The Failure for what the lean client raised while calling the backend at `public_url`: the one aiohttp's
+    counterpart gets (the same words, the same transient and unsent flags)."""
     if isinstance(exc, TimeoutError | AddressRefused):
         return exception_failure(exc, public_url, timeout_seconds)
     if isinstance(exc, NotConnected):
-        if exc.resolving:
-            return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}", unsent=True)
-        return Failure(f"Could not connect to the backend at {where}: {exc.reason}", transient=True, unsent=True)
+        return _unresolved(public_url) if exc.resolving else _not_connected(public_url, exc.reason)
     if isinstance(exc, Dropped):
-        return Failure(f"The backend closed the connection without answering ({where})", transient=True)
+        return _dropped(public_url)
     if isinstance(exc, BadAnswer):
-        return Failure(f"The backend's answer cannot be read ({where}): {exc}")
+        return Failure(f"The backend's answer cannot be read ({origin(public_url)}): {exc}")
+    return _connection_failed(public_url, exc)
+
+
+def _unresolved(public_url: str) -> Failure:
+    return Failure(f"Could not resolve the backend host {yarl.URL(public_url).host!r}", unsent=True)
+
+
+def _not_connected(public_url: str, reason: str) -> Failure:
+    return Failure(f"Could not connect to the backend at {origin(public_url)}: {reason.lower()}", transient=True,
+                   unsent=True)  # fmt: skip
+
+
+def _dropped(public_url: str) -> Failure:
+    return Failure(
+        f"The backend closed the connection without answering ({origin(public_url)}){_tls_hint(public_url)}",
+        transient=True,
+    )
+
+
+def _connection_failed(public_url: str, exc: BaseException) -> Failure:
     reason = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else type(exc).__name__
-    return Failure(f"The connection to the backend failed ({where}): {reason.lower()}", transient=True)
+    return Failure(
+        f"The connection to the backend failed ({origin(public_url)}): {reason.lower()}{_tls_hint(public_url)}",
+        transient=True,
+    )
 
 
 def _tls_hint(public_url: str) -> str:

@@ -50,8 +50,15 @@ from apimcp.backends.http_common import (
     too_large,
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
-from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, answer_redirect, follow, redirect_of
-from apimcp.backends.rest_request import InvalidArgument, build_request
+from apimcp.backends.redirects import (
+    DEFAULT_MAX_REDIRECTS,
+    Outgoing,
+    Redirect,
+    answer_redirect,
+    follow,
+    redirect_of,
+)
+from apimcp.backends.rest_request import InvalidArgument, PreparedRequest, build_request
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.base_urls import described_base_url
@@ -179,32 +186,19 @@ class RestBackend(Backend):
         started = time.monotonic()
         try:
             url = yarl.URL(request.url, encoded=True)
-            body = request.body
-            if (
-                self._fast is not None
-                and url.scheme == "http"
-                and request.method != "HEAD"
-                and not isinstance(body, aiohttp.FormData)
-                and not self._session.trace_configs  # a session someone traces keeps every call in its sight
-            ):
-                try:
-                    async with asyncio.timeout(self._timeout_seconds):
-                        answer = await self._fast.request(request.method, url, request.headers, body,
-                                                          max_bytes=self._max_bytes)  # fmt: skip
-                except AnswerTooLarge:
-                    return too_large(self._max_bytes)
-                except LANE_ERRORS as exc:
-                    return lane_failure(exc, request.public_url, self._timeout_seconds)
-                redirect = answer_redirect(answer.status, answer.reason, answer.headers)
-                if redirect is None:
-                    return self._answered(answer.status, answer.reason, answer.headers, answer.body,
-                                          request.public_url, access)  # fmt: skip
+            redirect: Redirect | None
+            lane = self._lane_for(url, request)
+            if lane is not None:
+                answered = await self._by_lane(*lane, url, request, access)
+                if not isinstance(answered, Redirect):
+                    return answered
+                redirect = answered
             else:
                 async with self._session.request(
                     request.method,
                     url,
                     headers=request.headers,
-                    data=body,
+                    data=request.body,
                     timeout=self._timeout,
                     ssl=self._ssl,
                     allow_redirects=False,  # redirects.follow decides which are followed
@@ -235,6 +229,30 @@ class RestBackend(Backend):
             return exception_failure(exc, request.public_url, self._timeout_seconds)
         except ValueError as exc:
             return _unsendable(operation, request.public_url, exc, access.mask)
+
+    def _lane_for(self, url: yarl.URL, request: PreparedRequest) -> tuple[Http1Client, bytes | None] | None:
+        """The lean client and the body it sends, for what it sends as aiohttp would: plain HTTP, a body of bytes,
+        an answer with a body, and a session no one traces (aiohttp's trace configs see every call)."""
+        lane, body = self._fast, request.body
+        if lane is None or url.scheme != "http" or request.method == "HEAD" or self._session.trace_configs:
+            return None
+        return None if isinstance(body, aiohttp.FormData) else (lane, body)
+
+    async def _by_lane(
+        self, lane: Http1Client, body: bytes | None, url: yarl.URL, request: PreparedRequest, access: Access
+    ) -> BackendResult | Redirect:
+        """The answer through the lean client, or the redirect it asks for (its next hops go through aiohttp)."""
+        try:
+            async with asyncio.timeout(self._timeout_seconds):
+                answer = await lane.request(request.method, url, request.headers, body, max_bytes=self._max_bytes)
+        except AnswerTooLarge:
+            return too_large(self._max_bytes)
+        except LANE_ERRORS as exc:
+            return lane_failure(exc, request.public_url, self._timeout_seconds)
+        redirect = answer_redirect(answer.status, answer.reason, answer.headers)
+        if redirect is not None:
+            return redirect
+        return self._answered(answer.status, answer.reason, answer.headers, answer.body, request.public_url, access)
 
     async def _answer(self, response: aiohttp.ClientResponse, uri: str, access: Access) -> BackendResult:
         body = await read_limited(response, self._max_bytes)

@@ -17,7 +17,6 @@ from apimcp.http1.answer import Answer
 from apimcp.http1.connection import Connection
 from apimcp.http1.errors import Dropped, NotConnected
 from apimcp.http1.wire import request_head
-from apimcp.safety.addresses import AddressRefused
 
 IDEMPOTENT = frozenset(("GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"))
 """Methods sent again on a new connection when a kept-alive one turns out closed before answering (RFC 9110)."""
@@ -39,7 +38,8 @@ class Http1Client:
         self, method: str, url: yarl.URL, headers: Mapping[str, str], body: bytes | None, *, max_bytes: int
     ) -> Answer:
         """The whole answer to one request (`url` an absolute, encoded http URL); raises what `errors.py` names,
-        AddressRefused for a name the resolver refuses, and whatever cancels the caller (the connection closed)."""
+        what the resolver raises for a name its policy refuses, and whatever cancels the caller (the connection
+        closed)."""
         head = request_head(method, url, headers, body)
         origin = (url.raw_host or "", url.port or 80)
         async with self._slots:
@@ -83,9 +83,7 @@ class Http1Client:
         try:
             sock = await aiohappyeyeballs.start_connection(infos, happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY)
         except OSError as exc:
-            raise NotConnected(
-                (os.strerror(exc.errno) if exc.errno else str(exc) or "no address answered").lower()
-            ) from None
+            raise NotConnected(os.strerror(exc.errno) if exc.errno else str(exc) or "no address answered") from None
         _, connection = await asyncio.get_running_loop().create_connection(Connection, sock=sock)
         return connection
 
@@ -94,10 +92,8 @@ class Http1Client:
         now = time.monotonic()
         if cached is not None and cached[0] > now:
             return cached[1]
-        try:
+        try:  # a name the address policy refuses raises its own error (not an OSError), passed on as it is
             found = await self._resolver.resolve(origin[0], origin[1], family=socket.AF_UNSPEC)
-        except AddressRefused:
-            raise
         except OSError as exc:
             raise NotConnected(str(exc), resolving=True) from None
         addresses = [(socket.AddressFamily(item["family"]), str(item["host"])) for item in found]
