@@ -4,7 +4,7 @@ in the console in the API's words."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from apimcp.demo_api import spec_path
 from tests.browser.conftest import Seen, Served, api, log_in, open_screen, unexpected, unlabelled
@@ -36,12 +36,18 @@ def test_a_plan_made_from_a_template_and_a_quota_refusal_shown(page: Page, serve
 
     open_screen(page, "Plans")
     page.get_by_role("link", name="Create a plan").click()
+    held: list[Route] = []  # the answer to the service's choice comes last, after the template's form is edited
+    page.route("**/artifacts", lambda route: held.append(route) if not held else route.continue_())
     page.get_by_label("Service").select_option(label="shelf-templates 1.0.0")
     page.get_by_label("Plan name").fill("from-template")
     page.get_by_label("Template").select_option(label="secure")
     expect(page.get_by_label("Who may call")).to_have_value("oauth")  # the form starts from the template
     expect(page.get_by_label("Scopes every call needs")).to_have_value("books.read")
     page.get_by_label("Tasks", exact=True).select_option("all")  # the plan's own, winning over the template's
+    held[0].continue_()
+    page.unroute("**/artifacts")
+    page.wait_for_load_state("networkidle")
+    expect(page.get_by_label("Tasks", exact=True)).to_have_value("all")  # the late answer replaced nothing
     assert unlabelled(page) == []
     page.get_by_role("button", name="Create the plan").click()
     expect(page.get_by_role("status")).to_contain_text("Created plan from-template.")

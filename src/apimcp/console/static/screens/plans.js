@@ -188,8 +188,11 @@ async function renderCreate(screen, ctx, serviceId) {
   const name = h("input", { type: "text", name: "name", autocomplete: "off", required: true, value: "default" });
   const holder = h("div", {});
   let form = null;
+  let loads = 0; // a later choice wins: a slower answer to an earlier one must not replace the form being edited
   const load = async () => {
+    const turn = ++loads;
     const artifacts = service.value ? await ctx.api.get(`/services/${encodeURIComponent(service.value)}/artifacts`) : [];
+    if (turn !== loads) return;
     const preset = templates.find((t) => t.id === template.value);
     form = planForm({ inbound_mode: "none", output_schemas: true, ...(preset ? preset.settings : {}) }, secrets, artifacts,
       (inputs) => selectionPreview(ctx, () => service.value, inputs));
