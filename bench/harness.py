@@ -146,8 +146,30 @@ def open_session(url: str, version: str = "2025-11-25", extra: dict[str, str] | 
     return headers
 
 
-def lua_script(body: dict[str, object], headers: dict[str, str], directory: Path) -> Path:
-    """A wrk script sending `body` with a fresh JSON-RPC id per request (servers may match on ids)."""
+_ANSWER_CHECK = [
+    "local threads = {}",
+    "function setup(thread) table.insert(threads, thread) end",
+    "failed = 0",
+    "function response(status, headers, body)",
+    "  if not string.find(body, '\"result\"', 1, true) or string.find(body, '\"isError\":true', 1, true) then",
+    "    failed = failed + 1",
+    "  end",
+    "end",
+    "function done(summary, latency, requests)",
+    "  local total = 0",
+    '  for _, thread in ipairs(threads) do total = total + thread:get("failed") end',
+    '  io.write("answers without a result: " .. total .. "\\n")',
+    "end",
+]
+"""Lua that reads every answer and counts those that are a JSON-RPC error or a tool error: wrk sees only HTTP
+statuses, and a server refusing work quickly (200, with an error in the body) would look fast."""
+
+
+def lua_script(
+    body: dict[str, object], headers: dict[str, str], directory: Path, *, check_answers: bool = False
+) -> Path:
+    """A wrk script sending `body` with a fresh JSON-RPC id per request (servers may match on ids); with
+    `check_answers`, `run_wrk` fails when any answer is not a successful result (reading each costs wrk some CPU)."""
     template = json.dumps({**body, "id": 999_999_999})
     prefix, suffix = template.split("999999999")
     all_headers = {"Content-Type": "application/json", "Accept": ACCEPT, **headers}
@@ -161,8 +183,9 @@ def lua_script(body: dict[str, object], headers: dict[str, str], directory: Path
         "  counter = counter + 1",
         '  return wrk.format("POST", nil, headers, prefix .. counter .. suffix)',
         "end",
+        *(_ANSWER_CHECK if check_answers else ()),
     ]
-    path = directory / f"request-{abs(hash(template))}.lua"
+    path = directory / f"request-{abs(hash(template))}-{int(check_answers)}.lua"
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -179,6 +202,9 @@ def run_wrk(url: str, script: Path, duration: int, connections: int) -> tuple[fl
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     if "Non-2xx or 3xx responses" in output or "Socket errors" in output:
         raise SystemExit(f"wrk saw failed requests; figures would not be honest:\n{output}")
+    failed = re.search(r"answers without a result: (\d+)", output)
+    if failed is not None and int(failed.group(1)):
+        raise SystemExit(f"{failed.group(1)} answers were errors, not results; figures would not be honest:\n{output}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))  # type: ignore[union-attr]
     latency = {m.group(1): float(m.group(2)) * _UNIT[m.group(3)] for m in _LATENCY.finditer(output)}
     return rps, latency["50"], latency["99"]

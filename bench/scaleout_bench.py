@@ -11,8 +11,14 @@
 4. 2026-07-28 `tools/call` from a client that declared the tasks extension, with the plan's task mode
    `slow:1s` against `off`: what running every call as a possible task costs when calls are quick (each is
    started in the background and answered directly within the second).
+5. `cores` (not in the default parts): `--workers 2` against `--workers 1` with every worker pinned to CPU 0, in
+   both eras. The core count held, what is left is what a worker costs beside another (the state store, the
+   shared port); and `ss` counts, halfway through each run, how the shared port gave wrk's connections out to
+   the two workers. Both together say how close N workers come to N times one worker's rate on a machine with
+   N cores free for them, which this 2-core machine, with wrk and the backend on the second core, cannot show
+   directly.
 
-    python -m bench.scaleout_bench [--rounds 3] [--duration 10] [--parts store,workers,balancer,tasks]
+    python -m bench.scaleout_bench [--rounds 3] [--duration 10] [--parts store,workers,balancer,tasks,cores]
 
 Figures are medians of interleaved rounds; ratios are taken within each round (bench/harness.py).
 """
@@ -22,10 +28,13 @@ from __future__ import annotations
 import argparse
 import base64
 import os
+import re
 import secrets
 import subprocess
 import sys
 import tempfile
+import threading
+from collections import Counter
 from pathlib import Path
 
 from bench import harness
@@ -102,6 +111,15 @@ def measure_modern(scenario: Scenario, url: str, args: argparse.Namespace, tmp: 
     print(f"{scenario.label}: {scenario.rps[-1]:,.0f} req/s, p99 {scenario.p99[-1]:.1f} ms", file=sys.stderr)
 
 
+def measure_stateless(scenario: Scenario, url: str, args: argparse.Namespace, tmp: Path) -> None:
+    body, headers = harness.modern_request("tools/call", CALL, name="get_item")
+    check_item(url, body, headers)
+    script = harness.lua_script(body, headers, tmp)
+    harness.run_wrk(url, script, args.warmup, args.connections)
+    scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+    print(f"{scenario.label}: {scenario.rps[-1]:,.0f} req/s, p99 {scenario.p99[-1]:.1f} ms", file=sys.stderr)
+
+
 def tasks_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scenario]:
     off, slow = Scenario("2026-07-28 tools/call, tasks off"), Scenario("2026-07-28 tools/call, tasks slow:1s")
     text = config.read_text()
@@ -147,6 +165,43 @@ def workers_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scen
         (scenario, [str(config), "--workers", n], redis_env(), "0,1") for scenario, n in ((one, "1"), (two, "2"))
     ]
     return one_gateway_rounds(args, tmp, variants)
+
+
+def connections_by_process(port: int) -> Counter[int]:
+    """How many established connections to `port` each process holds (by pid), as `ss` sees them."""
+    listed = subprocess.run(
+        ["ss", "-tnpH", "state", "established", f"( sport = :{port} )"], check=True, capture_output=True, text=True
+    ).stdout
+    return Counter(int(pid) for pid in re.findall(r"pid=(\d+)", listed))
+
+
+def cores_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scenario]:
+    scenarios = {
+        (era, workers): Scenario(f"{era}, --workers {workers} (Redis), all on CPU 0")
+        for era in ("2025-11-25 session", "2026-07-28 stateless") for workers in (1, 2)
+    }  # fmt: skip
+    splits: list[tuple[str, list[int]]] = []
+    for _ in range(args.rounds):
+        for (era, workers), scenario in scenarios.items():
+            port = harness.free_port()
+            env = redis_env()
+            server = apimcp_serve([str(config), "--workers", str(workers)], port, connections=args.connections,
+                                  env=env, cpus="0")  # fmt: skip
+            sample: list[Counter[int]] = []
+            halfway = args.warmup + args.duration / 2
+            timer = threading.Timer(halfway, lambda into, at: into.append(connections_by_process(at)), (sample, port))
+            try:
+                url = f"http://127.0.0.1:{port}/mcp/items"
+                timer.start()
+                (measure if era.endswith("session") else measure_stateless)(scenario, url, args, tmp)
+            finally:
+                timer.cancel()
+                harness.stop(server)
+            if workers == 2 and sample:
+                splits.append((era, sorted(sample[0].values(), reverse=True)))
+    for era, split in splits:
+        print(f"{era}: wrk's {args.connections} connections per worker of 2: {split}", file=sys.stderr)
+    return list(scenarios.values())
 
 
 def balancer_part(args: argparse.Namespace, tmp: Path, config: Path) -> list[Scenario]:
@@ -203,6 +258,8 @@ def main() -> None:
                 tables.append(("a load balancer in front", balancer_part(args, tmp, config)))
             if "tasks" in parts:
                 tables.append(("the task mode, quick calls", tasks_part(args, tmp, config)))
+            if "cores" in parts:
+                tables.append(("workers sharing one core", cores_part(args, tmp, config)))
         finally:
             harness.stop(backend)
     for title, scenarios in tables:
