@@ -183,8 +183,10 @@ class StatelessEra:
             await self._listen(exchange, receive, message, revision)
             return
         observer = self._handler.observer
+        target = None
         if observer is not None:
-            observer.request_started(message.method, target_of(message.method, message.params), source)
+            target = target_of(message.method, message.params)
+            observer.request_started(message.method, target, source)
         started = time.perf_counter()
         answer = _Answer(None)
         try:
@@ -195,12 +197,13 @@ class StatelessEra:
                 await exchange.close()
         finally:  # a client gone before the answer was written is still heard of
             if observer is not None:
-                self._observed(observer, message, revision, answer, started, source)
+                self._observed(observer, message, target, revision, answer, started, source)
 
     def _observed(
         self,
         observer: RequestObserver,
         message: Request,
+        target: str | None,
         revision: Revision,
         answer: _Answer,
         started: float,
@@ -210,7 +213,7 @@ class StatelessEra:
         outcome, code = outcome_of(answer.response, refused)
         record = RequestRecord(
             method=message.method,
-            target=target_of(message.method, message.params),
+            target=target,
             request_id=message.id,
             session_id=None,
             revision=revision.version,

@@ -45,16 +45,16 @@ class ServerSpans:
 
     def started(self, method: str, target: str | None, source: RequestSource) -> None:
         tracing = self._tracing
-        attributes: Attributes = {
-            "mcp.method.name": method,
-            "apimcp.exposition": self._exposition,
-            "apimcp.snapshot.revision": self._revision(),
-        }
-        if target is not None:
-            shown = resource_target(target) if method.startswith("resources/") else bounded(target)
-            attributes["apimcp.target"] = shown
-            attributes[_TARGET_ATTRIBUTE.get(method, "mcp.resource.uri")] = shown
-        span = tracing.server_span(method, tracing.incoming(source.headers), attributes)
+        span = tracing.server_span(method, tracing.incoming(source.headers), {})
+        if span.recording:  # a span not sampled is never exported: its attributes would be made for nothing
+            attributes = span.attributes
+            attributes["mcp.method.name"] = method
+            attributes["apimcp.exposition"] = self._exposition
+            attributes["apimcp.snapshot.revision"] = self._revision()
+            if target is not None:
+                shown = resource_target(target) if method.startswith("resources/") else bounded(target)
+                attributes["apimcp.target"] = shown
+                attributes[_TARGET_ATTRIBUTE.get(method, "mcp.resource.uri")] = shown
         _CURRENT.set((span, _CURRENT.get()))  # the engine calls `finished` in the same task
 
     def finished(self, record: RequestRecord) -> None:
