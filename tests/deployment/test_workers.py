@@ -3,8 +3,10 @@ that dies is replaced; SIGTERM stops them all gracefully; without a shared state
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,3 +140,43 @@ def test_each_worker_owns_its_shaping_processes_and_none_outlives_the_gateway(tm
         finally:
             server.stop()
             forget_prefix(prefix)
+
+
+def _established(pid: int, port: int) -> int:
+    """How many established TCP connections to `port` the process `pid` holds."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].rsplit(":", 1)[1], 16)
+            if local_port == port and fields[3] == "01" and fields[9] in inodes:  # 01: ESTABLISHED
+                count += 1
+    return count
+
+
+def test_connections_are_spread_over_the_workers(config: Path, tmp_path: Path) -> None:
+    """Each worker listens on the port with its own socket: 32 connections opened one after another do not all go
+    to one worker (with the socket they all shared, the worker that woke first took every one)."""
+    env, prefix = shared_state_env()
+    port = free_port()
+    server = Background(tmp_path / "workers.log", "serve", str(config), "--port", str(port), "--workers", "2", env=env)
+    opened: list[socket.socket] = []
+    try:
+        server.wait_for_http(f"http://127.0.0.1:{port}/healthz")
+        _wait_for(lambda: len(_workers(server.process.pid)) == 2)
+        opened = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(32)]
+        workers = _workers(server.process.pid)
+        _wait_for(lambda: sum(_established(worker, port) for worker in workers) == 32)
+        held = sorted(_established(worker, port) for worker in workers)
+        assert held[0] >= 4, held  # spread by the connections' addresses: fewer than 4 is 3 chances in a million
+    finally:
+        for sock in opened:
+            sock.close()
+        server.stop()
+        forget_prefix(prefix)

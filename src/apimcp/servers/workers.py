@@ -1,7 +1,11 @@
 """Several processes serving one port (`--workers N`), so that one machine's cores are all used.
 
-This process binds the port, forks the workers (each inherits the listening socket: the kernel hands every
-new connection to one of them) and supervises them: SIGTERM or SIGINT is passed on, and each worker stops
+This process binds the port, forks the workers and supervises them. Where the system has `SO_REUSEPORT`
+(Linux), this process only holds the port, and each worker listens on it with a socket of its own: the kernel
+spreads new connections over the workers by their addresses. A listening socket they all inherited (elsewhere)
+lets the first worker that wakes take a whole burst of connections, as asyncio and uvloop accept every one
+waiting: wrk's 64 went 62 to one of two workers, 2 to the other (bench/README.md), and that worker's core
+bounded the rate. SIGTERM or SIGINT is passed on, and each worker stops
 gracefully (`apimcp.servers.lifecycle`); a worker that dies is replaced. Workers share sessions and users' values
 through the state store, so they need a shared one: the CLI refuses `--workers` above 1 without it.
 Workers run in process groups of their own, so a Ctrl-C in a terminal reaches them once, through here.
@@ -27,13 +31,24 @@ MAX_WORKERS = 64
 _RESTART_PAUSE_SECONDS = 1.0
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
-    """The port the workers share, bound here before any of them starts."""
+LISTEN_BACKLOG = 2048
+REUSE_PORT: bool = hasattr(socket, "SO_REUSEPORT")
+
+
+def port_socket(host: str, port: int, *, listen: bool = True, reuse_port: bool = False) -> socket.socket:
+    """A socket bound to host:port (port 0: one the system picks), listening unless `listen` is false."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host.strip("[]"), port))
-    sock.listen(2048)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host.strip("[]"), port))
+        if listen:
+            sock.listen(LISTEN_BACKLOG)
+    except BaseException:
+        sock.close()
+        raise
     sock.set_inheritable(True)
     return sock
 
@@ -42,7 +57,9 @@ def run_workers(count: int, host: str, port: int, start: Callable[[], None]) -> 
     """Run `start` (a blocking server) in `count` worker processes on host:port until stopped; the exit code."""
     if not 1 <= count <= MAX_WORKERS:
         raise ValueError(f"--workers is between 1 and {MAX_WORKERS}")
-    sock = listening_socket(host, port)
+    # held here before any worker starts: a port in use fails now, and is the workers' until they stop
+    sock = port_socket(host, port, listen=not REUSE_PORT, reuse_port=REUSE_PORT)
+    address = sock.getsockname()
     children: dict[int, int] = {}
     stopping: list[int] = []
 
@@ -51,7 +68,7 @@ def run_workers(count: int, host: str, port: int, start: Callable[[], None]) -> 
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            os._exit(_worker(index, sock, start))
+            os._exit(_worker(index, sock, address[0], address[1], start))
         children[pid] = index
 
     def stop(signum: int, _: FrameType | None) -> None:
@@ -86,12 +103,19 @@ def run_workers(count: int, host: str, port: int, start: Callable[[], None]) -> 
     return failed
 
 
-def _worker(index: int, sock: socket.socket, start: Callable[[], None]) -> int:
+def _worker(index: int, held: socket.socket, host: str, port: int, start: Callable[[], None]) -> int:
     os.setpgid(0, 0)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.environ["APIMCP_WORKER"] = str(index)
-    lifecycle.inherit_socket(sock)
+    if REUSE_PORT:
+        held.close()  # the supervisor's; this worker listens on a socket of its own
+        try:
+            held = port_socket(host, port, reuse_port=True)
+        except OSError:
+            traceback.print_exc()
+            return 1
+    lifecycle.inherit_socket(held)
     try:
         start()
     except SystemExit as exc:
