@@ -114,9 +114,7 @@ def measure(
             raise SystemExit(f"unexpected answer from {url}: {str(answer)[:400]}")
         time.sleep(0.5)
     script = harness.lua_script(body, {**headers, **modern}, tmp, check_answers=True)
-    if args.warmup:
-        harness.run_wrk(url, script, args.warmup, connections)
-    scenario.record(*harness.run_wrk(url, script, args.duration, connections))
+    harness.load(scenario, url, script, args.warmup, args.duration, connections)
 
 
 def main() -> None:

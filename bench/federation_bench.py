@@ -33,9 +33,7 @@ CLIENTS = ("modern", "session")
 
 def measure(url: str, era: str, scenario: Scenario, tmp: Path, args: argparse.Namespace, connections: int) -> None:
     script = harness.lua_script(*prepare(url, era), tmp)  # the same call and check as the engine bench
-    if args.warmup:
-        harness.run_wrk(url, script, args.warmup, connections)
-    scenario.record(*harness.run_wrk(url, script, args.duration, connections))
+    harness.load(scenario, url, script, args.warmup, args.duration, connections)
 
 
 def main() -> None:

@@ -113,8 +113,7 @@ def call_throughput(args: argparse.Namespace, tmp: Path, backend: str) -> list[S
                     body, headers = harness.modern_request("tools/call", call, name="get_item")
                 check_item(url, body, headers)
                 script = harness.lua_script(body, headers, tmp)
-                harness.run_wrk(url, script, args.warmup, args.connections)
-                scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+                harness.load(scenario, url, script, args.warmup, args.duration, args.connections)
             finally:
                 harness.stop(server)
             print(f"round {round_number}: {scenario.label}: {scenario.rps[-1]:,.0f} req/s", file=sys.stderr)
@@ -138,8 +137,7 @@ def list_latency(args: argparse.Namespace, tmp: Path) -> list[Scenario]:
                 _, answer = harness.post(url, body, headers)
                 count = len(answer["result"]["tools"])  # type: ignore[index, arg-type]
                 script = harness.lua_script(body, headers, tmp)
-                harness.run_wrk(url, script, args.warmup, 1)
-                scenario.record(*harness.run_wrk(url, script, args.duration, 1))
+                harness.load(scenario, url, script, args.warmup, args.duration, 1)
                 print(f"round {round_number}: {scenario.label} ({count} tools): p50 {scenario.p50[-1]:.2f} ms",
                       file=sys.stderr)  # fmt: skip
     finally:

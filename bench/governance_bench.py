@@ -104,8 +104,7 @@ def main() -> None:
                     _, answer = harness.post(url, body, headers)
                     if answer.get("result", {}).get("structuredContent", {}).get("name") != "widget":  # type: ignore[union-attr]
                         raise SystemExit(f"unexpected answer from {name}: {str(answer)[:300]}")
-                    harness.run_wrk(url, script, args.warmup, args.connections)
-                    scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+                    harness.load(scenario, url, script, args.warmup, args.duration, args.connections)
                     print(f"round {round_number}: {scenario.label}: {scenario.rps[-1]:,.0f} req/s", file=sys.stderr)
         finally:
             harness.stop(server)

@@ -210,6 +210,13 @@ def run_wrk(url: str, script: Path, duration: int, connections: int) -> tuple[fl
     return rps, latency["50"], latency["99"]
 
 
+def load(scenario: Scenario, url: str, script: Path, warmup: int, duration: int, connections: int) -> None:
+    """`warmup` seconds of load unrecorded (none for 0), then `duration` seconds recorded in `scenario`."""
+    if warmup:
+        run_wrk(url, script, warmup, connections)
+    scenario.record(*run_wrk(url, script, duration, connections))
+
+
 def print_table(title: str, scenarios: Sequence[Scenario], baseline: Scenario, other: Scenario | None = None) -> None:
     """Medians, and each row's ratio to `baseline` (and `other`): the median of the ratios of runs
     made in the same round, which cancels the drift a noisy machine adds between rounds."""

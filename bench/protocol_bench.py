@@ -74,9 +74,7 @@ def main() -> None:
                 try:
                     url = f"http://127.0.0.1:{port}/mcp"
                     script = harness.lua_script(*prepare(url, era), Path(tmp))
-                    if args.warmup:
-                        harness.run_wrk(url, script, args.warmup, args.connections)
-                    scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+                    harness.load(scenario, url, script, args.warmup, args.duration, args.connections)
                 finally:
                     harness.stop(server)
                 print(f"round {round_number}: {scenario.label}: {scenario.rps[-1]:,.0f} req/s", file=sys.stderr)

@@ -93,8 +93,7 @@ def measure(scenario: Scenario, url: str, args: argparse.Namespace, tmp: Path) -
     body: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": CALL}
     check_item(url, body, headers)
     script = harness.lua_script(body, headers, tmp)
-    harness.run_wrk(url, script, args.warmup, args.connections)
-    scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+    harness.load(scenario, url, script, args.warmup, args.duration, args.connections)
     print(f"{scenario.label}: {scenario.rps[-1]:,.0f} req/s, p99 {scenario.p99[-1]:.1f} ms", file=sys.stderr)
 
 
@@ -106,8 +105,7 @@ def measure_modern(scenario: Scenario, url: str, args: argparse.Namespace, tmp: 
     body: dict[str, object] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**CALL, "_meta": meta}}
     check_item(url, body, headers)
     script = harness.lua_script(body, headers, tmp)
-    harness.run_wrk(url, script, args.warmup, args.connections)
-    scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+    harness.load(scenario, url, script, args.warmup, args.duration, args.connections)
     print(f"{scenario.label}: {scenario.rps[-1]:,.0f} req/s, p99 {scenario.p99[-1]:.1f} ms", file=sys.stderr)
 
 
@@ -115,8 +113,7 @@ def measure_stateless(scenario: Scenario, url: str, args: argparse.Namespace, tm
     body, headers = harness.modern_request("tools/call", CALL, name="get_item")
     check_item(url, body, headers)
     script = harness.lua_script(body, headers, tmp)
-    harness.run_wrk(url, script, args.warmup, args.connections)
-    scenario.record(*harness.run_wrk(url, script, args.duration, args.connections))
+    harness.load(scenario, url, script, args.warmup, args.duration, args.connections)
     print(f"{scenario.label}: {scenario.rps[-1]:,.0f} req/s, p99 {scenario.p99[-1]:.1f} ms", file=sys.stderr)
 
 
