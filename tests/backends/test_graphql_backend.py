@@ -10,10 +10,13 @@ from typing import Any
 import aiohttp
 import jsonschema
 import pytest
+import yarl
 
+from apimcp.backends import lane
 from apimcp.backends.base import Failure, JsonBody
 from apimcp.backends.credentials import ApiKey, Bearer
 from apimcp.backends.graphql import GraphQLBackend
+from apimcp.backends.lane import fast_lane
 from apimcp.backends.rest import close_session, new_session
 from apimcp.catalog.model import GraphQLBinding, Operation, RestBinding, Service
 from apimcp.importers.graphql import import_graphql
@@ -245,3 +248,30 @@ async def test_credentials_a_graphql_server_echoes_are_masked(service: Service, 
     result = await ok(backend, service, "requestInfo", {})
     assert result.value == {"requestInfo": {"authorization": "Bearer ***", "apiKeyHeader": "***", "apiKeyQuery": "***"}}
     assert "key-value" not in result.text and "graphql-bearer-token" not in result.text
+
+
+async def test_plain_http_calls_take_the_lean_client_unless_the_session_is_traced(
+    service: Service, session: aiohttp.ClientSession, endpoint: str
+) -> None:
+    lean = fast_lane(session)
+    assert lean is not None
+    sent: list[str] = []
+    request = lean.request
+
+    async def counted(method: str, url: yarl.URL, *args: Any, **kwargs: Any) -> Any:
+        sent.append(f"{method} {url.path}")
+        return await request(method, url, *args, **kwargs)
+
+    lean.request = counted  # type: ignore[method-assign]
+    assert (await ok(GraphQLBackend(service, session), service, "book", {"id": "b1"})).value["book"]["id"] == "b1"
+    assert len(sent) == 1 and sent[0].startswith("POST ")
+    plain = yarl.URL(endpoint)
+    assert lane.lane_for(session, plain) is lean
+    assert lane.lane_for(session, plain.with_scheme("https")) is None  # TLS stays with aiohttp
+    traced = aiohttp.ClientSession(trace_configs=[aiohttp.TraceConfig()])
+    lane.attach(traced, lean)
+    try:
+        assert lane.lane_for(traced, plain) is None  # its trace configs must see every call
+    finally:
+        lane.detach(traced)
+        await traced.close()

@@ -8,7 +8,8 @@ import logging
 import pytest
 
 from apimcp.backends.base import Failure
-from apimcp.backends.rest import RestBackend, close_session, fast_lane, new_session
+from apimcp.backends.lane import fast_lane
+from apimcp.backends.rest import RestBackend, close_session, new_session
 from apimcp.importers.openapi import import_openapi
 from tests.gateway.conftest import ECHO_SPEC
 

@@ -18,6 +18,7 @@ import aiohttp
 import orjson
 import yarl
 
+from apimcp.backends import lane
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress, UnparsedJson
 from apimcp.backends.http_common import (
@@ -29,7 +30,7 @@ from apimcp.backends.http_common import (
     too_large,
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
-from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, follow, redirect_of
+from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, Redirect, follow, redirect_of
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
@@ -128,18 +129,31 @@ class GraphQLBackend(Backend):
         )
         started = time.monotonic()
         try:
-            async with self._session.request(
-                "POST",
-                url,
-                headers=headers,
-                data=payload,
-                timeout=self._timeout,
-                ssl=self._ssl,
-                allow_redirects=False,  # redirects.follow decides which are followed
-            ) as response:
-                redirect = redirect_of(response)
-                if redirect is None:
-                    return await self._answer(response, access)
+            fast = lane.lane_for(self._session, url)
+            redirect: Redirect | None
+            if fast is not None:
+                answer = await lane.exchange(
+                    fast, "POST", url, headers, payload,
+                    public_url=self._endpoint, timeout_seconds=self._timeout_seconds, max_bytes=self._max_bytes,
+                )  # fmt: skip
+                if isinstance(answer, Failure):
+                    return answer
+                if not isinstance(answer, Redirect):
+                    return self._answered(answer.status, answer.reason, answer.body, access)
+                redirect = answer
+            else:
+                async with self._session.request(
+                    "POST",
+                    url,
+                    headers=headers,
+                    data=payload,
+                    timeout=self._timeout,
+                    ssl=self._ssl,
+                    allow_redirects=False,  # redirects.follow decides which are followed
+                ) as response:
+                    redirect = redirect_of(response)
+                    if redirect is None:
+                        return await self._answer(response, access)
             return await follow(
                 self._session,
                 Outgoing("POST", url, headers, lambda: payload, access.placement.query),
@@ -158,13 +172,15 @@ class GraphQLBackend(Backend):
         body = await read_limited(response, self._max_bytes)
         if body is None:
             return too_large(self._max_bytes)
-        reason = response.reason
+        return self._answered(response.status, response.reason, body, access)
+
+    def _answered(self, status: int, reason: str | None, body: bytes, access: Access) -> BackendResult:
         if access.mask:  # once, on the bytes: data, notes and error excerpts all come from them
             body = access.mask.mask_bytes(body)
             reason = access.mask.mask_text(reason) if reason else reason
-        if response.status < 400 and len(body) >= self._large_from_bytes:
-            return UnparsedJson(body, graphql_answer, response.status)
-        return _result(response.status, reason, body)
+        if status < 400 and len(body) >= self._large_from_bytes:
+            return UnparsedJson(body, graphql_answer, status)
+        return _result(status, reason, body)
 
 
 def graphql_answer(body: bytes, status: int, media_type: str) -> JsonBody | Failure:

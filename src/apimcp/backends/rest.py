@@ -18,7 +18,6 @@ import functools
 import logging
 import ssl
 import time
-import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +25,7 @@ import aiohttp
 import orjson
 import yarl
 
+from apimcp.backends import lane
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials
 from apimcp.backends.base import (
     Backend,
@@ -41,9 +41,7 @@ from apimcp.backends.base import (
 )
 from apimcp.backends.http_common import (
     CALL_ERRORS,
-    LANE_ERRORS,
     exception_failure,
-    lane_failure,
     origin,
     read_limited,
     status_failure,
@@ -54,7 +52,6 @@ from apimcp.backends.redirects import (
     DEFAULT_MAX_REDIRECTS,
     Outgoing,
     Redirect,
-    answer_redirect,
     follow,
     redirect_of,
 )
@@ -65,7 +62,6 @@ from apimcp.catalog.base_urls import described_base_url
 from apimcp.catalog.media import media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.http1.client import Http1Client
-from apimcp.http1.errors import AnswerTooLarge
 from apimcp.safety.addresses import ANYTHING_BUT_METADATA, Resolve, system_resolve
 from apimcp.safety.json_parsing import parse_json
 from apimcp.safety.masking import SecretMask
@@ -78,10 +74,6 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 
 
-_FAST_LANES: weakref.WeakKeyDictionary[aiohttp.ClientSession, Http1Client] = weakref.WeakKeyDictionary()
-"""The lean client beside each session `new_session` made, resolving names with the same resolver."""
-
-
 def new_session(limit: int = 256, resolve: Resolve = system_resolve) -> aiohttp.ClientSession:
     """The one client session a gateway shares between all its REST and GraphQL backends. Its resolver refuses
     names that resolve to a cloud metadata address (`resolve`: how names resolve, tests map them); it runs once
@@ -92,12 +84,8 @@ def new_session(limit: int = 256, resolve: Resolve = system_resolve) -> aiohttp.
         connector=aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=60, resolver=resolver),
         cookie_jar=aiohttp.DummyCookieJar(),  # a gateway must not carry one user's cookies to another
     )
-    _FAST_LANES[session] = Http1Client(resolver, limit)
+    lane.attach(session, Http1Client(resolver, limit))
     return session
-
-
-def fast_lane(session: aiohttp.ClientSession) -> Http1Client | None:
-    return _FAST_LANES.get(session)
 
 
 class RestBackend(Backend):
@@ -122,7 +110,6 @@ class RestBackend(Backend):
             raise ValueError(f"service {service.name!r} declares no servers: a backend URL is needed")
         self._service = service
         self._session = session
-        self._fast = fast_lane(session)
         self._base_url = base_url
         self._access = BackendAccess(credentials, oauth_session or session)
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
@@ -187,9 +174,9 @@ class RestBackend(Backend):
         try:
             url = yarl.URL(request.url, encoded=True)
             redirect: Redirect | None
-            lane = self._lane_for(url, request)
-            if lane is not None:
-                answered = await self._by_lane(*lane, url, request, access)
+            fast = self._lane_for(url, request)
+            if fast is not None:
+                answered = await self._by_lane(*fast, url, request, access)
                 if not isinstance(answered, Redirect):
                     return answered
                 redirect = answered
@@ -233,25 +220,22 @@ class RestBackend(Backend):
     def _lane_for(self, url: yarl.URL, request: PreparedRequest) -> tuple[Http1Client, bytes | None] | None:
         """The lean client and the body it sends, for what it sends as aiohttp would: plain HTTP, a body of bytes,
         an answer with a body, and a session no one traces (aiohttp's trace configs see every call)."""
-        lane, body = self._fast, request.body
-        if lane is None or url.scheme != "http" or request.method == "HEAD" or self._session.trace_configs:
+        body = request.body
+        if request.method == "HEAD" or isinstance(body, aiohttp.FormData):
             return None
-        return None if isinstance(body, aiohttp.FormData) else (lane, body)
+        fast = lane.lane_for(self._session, url)
+        return None if fast is None else (fast, body)
 
     async def _by_lane(
-        self, lane: Http1Client, body: bytes | None, url: yarl.URL, request: PreparedRequest, access: Access
+        self, fast: Http1Client, body: bytes | None, url: yarl.URL, request: PreparedRequest, access: Access
     ) -> BackendResult | Redirect:
         """The answer through the lean client, or the redirect it asks for (its next hops go through aiohttp)."""
-        try:
-            async with asyncio.timeout(self._timeout_seconds):
-                answer = await lane.request(request.method, url, request.headers, body, max_bytes=self._max_bytes)
-        except AnswerTooLarge:
-            return too_large(self._max_bytes)
-        except LANE_ERRORS as exc:
-            return lane_failure(exc, request.public_url, self._timeout_seconds)
-        redirect = answer_redirect(answer.status, answer.reason, answer.headers)
-        if redirect is not None:
-            return redirect
+        answer = await lane.exchange(
+            fast, request.method, url, request.headers, body,
+            public_url=request.public_url, timeout_seconds=self._timeout_seconds, max_bytes=self._max_bytes,
+        )  # fmt: skip
+        if isinstance(answer, Failure | Redirect):
+            return answer
         return self._answered(answer.status, answer.reason, answer.headers, answer.body, request.public_url, access)
 
     async def _answer(self, response: aiohttp.ClientResponse, uri: str, access: Access) -> BackendResult:
@@ -305,8 +289,8 @@ def json_answer(body: bytes, status: int, media_type: str) -> JsonBody | TextBod
 
 
 async def close_session(session: aiohttp.ClientSession) -> None:
-    lane = _FAST_LANES.pop(session, None)
-    if lane is not None:
-        await lane.close()
+    fast = lane.detach(session)
+    if fast is not None:
+        await fast.close()
     await session.close()
     await asyncio.sleep(0)  # let the connector close its transports
