@@ -34,6 +34,7 @@ from apimcp.catalog.model import GraphQLBinding
 from apimcp.importers.graphql import import_graphql
 from apimcp.importers.protobuf import compile_protos
 from bench import harness
+from bench.gateway_bench import apimcp_serve
 from bench.harness import Scenario
 
 SUPPORT = harness.ROOT / "tests" / "support"
@@ -49,13 +50,6 @@ _H2LOAD_REQUESTS = re.compile(
 def start_backend(module: str, port: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", module, "--port", str(port)]
     return harness.start_pinned(1, command, port, module)
-
-
-def apimcp_serve(config: Path, port: int) -> subprocess.Popen[bytes]:
-    command = ["taskset", "-c", "0", sys.executable, "-m", "apimcp.cli", "serve", str(config), "--port", str(port)]
-    process = subprocess.Popen(command, cwd=harness.ROOT, stdout=subprocess.DEVNULL)  # keep the tables readable
-    harness.wait_for_port(port, process, "apimcp serve")
-    return process
 
 
 def static_post_script(body: bytes, headers: dict[str, str], directory: Path) -> Path:
@@ -126,7 +120,7 @@ def graphql_round(args: argparse.Namespace, tmp: Path, scenarios: list[Scenario]
         f"services:\n  library:\n    graphql: {schema}\n    name: library\n    version: '1'\n"
         f"    backend: {endpoint}\n    selections: {{book: '{BOOK_SELECTION}'}}\n"
     )
-    gateway = apimcp_serve(config, gateway_port)
+    gateway = apimcp_serve([str(config)], gateway_port, connections=args.connections)
     try:
         body = {"query": binding.document, "variables": {"id": "b1"}, "operationName": binding.operation_name}
         _, answer = harness.post(endpoint, body, {})
@@ -165,7 +159,7 @@ def grpc_round(args: argparse.Namespace, tmp: Path, scenarios: list[Scenario]) -
         f"services:\n  shop:\n    grpc: {SHOP_PROTO}\n    include_paths: [{PROTOS}]\n"
         f"    backend: 127.0.0.1:{backend_port}\n"
     )
-    gateway = apimcp_serve(config, gateway_port)
+    gateway = apimcp_serve([str(config)], gateway_port, connections=args.connections)
     try:
 
         def check(content: object) -> None:

@@ -67,8 +67,10 @@ def apimcp_serve(
 ) -> subprocess.Popen[bytes]:
     """`apimcp serve ARGUMENTS` pinned to `cpus`, with `env` added to this process's environment."""
     command = [checkout.python, "-m", "apimcp.cli", "serve", *arguments, "--port", str(port)]
-    # wrk's connections all share one session, far more requests at once than one client sends (32 by default)
-    full_env = {**os.environ, "APIMCP_MCP_MAX_REQUESTS_PER_SESSION": str(max(32, connections)), **(env or {})}
+    # wrk's connections all share one session, far more requests at once than one client sends (32 by default);
+    # twice as many, since a request still counts for a moment after wrk has its answer and sends the next one
+    # (with just as many, the gRPC rows of backends_bench saw a few 429s)
+    full_env = {**os.environ, "APIMCP_MCP_MAX_REQUESTS_PER_SESSION": str(max(32, 2 * connections)), **(env or {})}
     process = subprocess.Popen(
         ["taskset", "-c", cpus, *command], cwd=checkout.root, stdout=subprocess.DEVNULL, env=full_env
     )
