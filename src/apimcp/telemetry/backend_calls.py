@@ -73,6 +73,8 @@ class InstrumentedBackend(Backend):
         self._exposition = exposition
         self._tracing = tracing
         self._metrics = metrics
+        self._send = inner.call if metrics is None else self._timed
+        """How a call reaches `inner`: timed when metrics are on, else directly (one coroutine less)."""
 
     async def call(
         self,
@@ -83,22 +85,15 @@ class InstrumentedBackend(Backend):
     ) -> BackendResult:
         current = current_span() if self._tracing is not None else None
         if current is None:
-            return await self._timed(operation, arguments, progress, extras)
+            return await self._send(operation, arguments, progress, extras)
         if not current.recording:
             # a request not sampled: no span of its own; the backend still learns the trace (and that it is not
             # sampled) from the request's span
-            extras = _traced(extras, current.outgoing())
-            if self._metrics is None:  # one coroutine less on every call
-                return await self.inner.call(operation, arguments, progress, extras)
-            return await self._timed(operation, arguments, progress, extras)
+            return await self._send(operation, arguments, progress, _traced(extras, current.outgoing()))
         name, attributes = describe(self._kind, operation)
         span = current.child(name, CLIENT, attributes)
         try:
-            extras = _traced(extras, span.outgoing())
-            if self._metrics is None:
-                result = await self.inner.call(operation, arguments, progress, extras)
-            else:
-                result = await self._timed(operation, arguments, progress, extras)
+            result = await self._send(operation, arguments, progress, _traced(extras, span.outgoing()))
         except BaseException as exc:
             attributes["error.type"] = type(exc).__qualname__
             span.fail(type(exc).__qualname__)
@@ -117,8 +112,7 @@ class InstrumentedBackend(Backend):
         self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None, extras: CallExtras | None
     ) -> BackendResult:
         metrics = self._metrics
-        if metrics is None:
-            return await self.inner.call(operation, arguments, progress, extras)
+        assert metrics is not None  # `_send` is this only with metrics
         started = time.perf_counter()
         outcome = "exception"
         try:
