@@ -30,7 +30,7 @@ from apimcp.backends.http_common import (
     too_large,
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
-from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, Redirect, follow, redirect_of
+from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, Redirect, follow
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import GraphQLBinding, Operation, Service
@@ -129,35 +129,18 @@ class GraphQLBackend(Backend):
         )
         started = time.monotonic()
         try:
-            fast = lane.lane_for(self._session, url)
-            redirect: Redirect | None
-            if fast is not None:
-                answer = await lane.exchange(
-                    fast, "POST", url, headers, payload,
-                    public_url=self._endpoint, timeout_seconds=self._timeout_seconds, max_bytes=self._max_bytes,
-                )  # fmt: skip
-                if isinstance(answer, Failure):
-                    return answer
-                if not isinstance(answer, Redirect):
-                    return self._answered(answer.status, answer.reason, answer.body, access)
-                redirect = answer
-            else:
-                async with self._session.request(
-                    "POST",
-                    url,
-                    headers=headers,
-                    data=payload,
-                    timeout=self._timeout,
-                    ssl=self._ssl,
-                    allow_redirects=False,  # redirects.follow decides which are followed
-                ) as response:
-                    redirect = redirect_of(response)
-                    if redirect is None:
-                        return await self._answer(response, access)
+            hop = await lane.first_hop(
+                self._session, "POST", url, headers, payload, public_url=self._endpoint, client_timeout=self._timeout,
+                timeout_seconds=self._timeout_seconds, tls=self._ssl, max_bytes=self._max_bytes,
+            )  # fmt: skip
+            if isinstance(hop, Failure):
+                return hop
+            if not isinstance(hop, Redirect):
+                return self._answered(hop.status, hop.reason, hop.body, access)
             return await follow(
                 self._session,
                 Outgoing("POST", url, headers, lambda: payload, access.placement.query),
-                redirect,
+                hop,
                 functools.partial(self._answer, access=access),
                 started=started,
                 client_timeout=self._timeout,

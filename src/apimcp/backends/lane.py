@@ -1,14 +1,16 @@
-"""Backend calls through the lean HTTP/1.1 client (`apimcp.http1`): the one made beside each client session
-(`rest.new_session`), under the session's resolver and limit, for plain-HTTP exchanges it makes as aiohttp would.
+"""The first hop of a REST or GraphQL backend call: through the lean HTTP/1.1 client (`apimcp.http1`) made beside
+each client session (`rest.new_session`), under the session's resolver and limit, when it can take the exchange,
+else through aiohttp; either way the whole answer, the redirect it asks for, or the Failure it made.
 
 aiohttp's client cost about three times the CPU of the lean one per request (bench/README.md, the fast path).
-REST and GraphQL backends ask `lane_for` first; what it does not take (TLS, a session someone traces, what a
-backend sends only through aiohttp) goes through aiohttp as before, and so do a redirect's later hops.
+What the lean client does not take (TLS, a session someone traces, what a backend sends only through aiohttp)
+goes through aiohttp as before, and so do a redirect's later hops (`redirects.follow`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 import weakref
 from collections.abc import Mapping
 
@@ -16,8 +18,8 @@ import aiohttp
 import yarl
 
 from apimcp.backends.base import Failure
-from apimcp.backends.http_common import LANE_ERRORS, lane_failure, too_large
-from apimcp.backends.redirects import Redirect, answer_redirect
+from apimcp.backends.http_common import LANE_ERRORS, lane_failure, read_limited, too_large
+from apimcp.backends.redirects import Redirect, answer_redirect, redirect_of
 from apimcp.http1.answer import Answer
 from apimcp.http1.client import Http1Client
 from apimcp.http1.errors import AnswerTooLarge
@@ -68,3 +70,38 @@ async def exchange(
         return lane_failure(exc, public_url, timeout_seconds)
     redirect = answer_redirect(answer.status, answer.reason, answer.headers)
     return redirect if redirect is not None else answer
+
+
+async def first_hop(
+    session: aiohttp.ClientSession,
+    method: str,
+    url: yarl.URL,
+    headers: Mapping[str, str],
+    body: bytes | aiohttp.FormData | None,
+    *,
+    public_url: str,
+    client_timeout: aiohttp.ClientTimeout,
+    timeout_seconds: float,
+    tls: ssl.SSLContext | bool,
+    max_bytes: int,
+) -> Answer | Redirect | Failure:
+    """One request to the backend, by the lean client when it can send it as aiohttp would (not `HEAD`, whose
+    answer has no body, nor a multipart form); aiohttp's own errors are raised (`http_common.CALL_ERRORS`)."""
+    if method != "HEAD" and not isinstance(body, aiohttp.FormData):
+        fast = lane_for(session, url)
+        if fast is not None:
+            return await exchange(
+                fast, method, url, headers, body, public_url=public_url, timeout_seconds=timeout_seconds,
+                max_bytes=max_bytes,
+            )  # fmt: skip
+    async with session.request(
+        method, url, headers=headers, data=body, timeout=client_timeout, ssl=tls,
+        allow_redirects=False,  # redirects.follow decides which are followed
+    ) as response:  # fmt: skip
+        redirect = redirect_of(response)
+        if redirect is not None:
+            return redirect
+        read = await read_limited(response, max_bytes)
+        if read is None:
+            return too_large(max_bytes)
+        return Answer(response.status, response.reason or "", response.headers, read)

@@ -53,9 +53,8 @@ from apimcp.backends.redirects import (
     Outgoing,
     Redirect,
     follow,
-    redirect_of,
 )
-from apimcp.backends.rest_request import InvalidArgument, PreparedRequest, build_request
+from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.base_urls import described_base_url
@@ -173,26 +172,15 @@ class RestBackend(Backend):
         started = time.monotonic()
         try:
             url = yarl.URL(request.url, encoded=True)
-            redirect: Redirect | None
-            fast = self._lane_for(url, request)
-            if fast is not None:
-                answered = await self._by_lane(*fast, url, request, access)
-                if not isinstance(answered, Redirect):
-                    return answered
-                redirect = answered
-            else:
-                async with self._session.request(
-                    request.method,
-                    url,
-                    headers=request.headers,
-                    data=request.body,
-                    timeout=self._timeout,
-                    ssl=self._ssl,
-                    allow_redirects=False,  # redirects.follow decides which are followed
-                ) as response:
-                    redirect = redirect_of(response)
-                    if redirect is None:
-                        return await self._answer(response, request.public_url, access)
+            hop = await lane.first_hop(
+                self._session, request.method, url, request.headers, request.body, public_url=request.public_url,
+                client_timeout=self._timeout, timeout_seconds=self._timeout_seconds, tls=self._ssl,
+                max_bytes=self._max_bytes,
+            )  # fmt: skip
+            if isinstance(hop, Failure):
+                return hop
+            if not isinstance(hop, Redirect):
+                return self._answered(hop.status, hop.reason, hop.headers, hop.body, request.public_url, access)
             again = Outgoing(
                 request.method,
                 url,
@@ -204,7 +192,7 @@ class RestBackend(Backend):
             return await follow(
                 self._session,
                 again,
-                redirect,
+                hop,
                 functools.partial(self._answer, uri=request.public_url, access=access),
                 started=started,
                 client_timeout=self._timeout,
@@ -216,27 +204,6 @@ class RestBackend(Backend):
             return exception_failure(exc, request.public_url, self._timeout_seconds)
         except ValueError as exc:
             return _unsendable(operation, request.public_url, exc, access.mask)
-
-    def _lane_for(self, url: yarl.URL, request: PreparedRequest) -> tuple[Http1Client, bytes | None] | None:
-        """The lean client and the body it sends, for what it sends as aiohttp would: plain HTTP, a body of bytes,
-        an answer with a body, and a session no one traces (aiohttp's trace configs see every call)."""
-        body = request.body
-        if request.method == "HEAD" or isinstance(body, aiohttp.FormData):
-            return None
-        fast = lane.lane_for(self._session, url)
-        return None if fast is None else (fast, body)
-
-    async def _by_lane(
-        self, fast: Http1Client, body: bytes | None, url: yarl.URL, request: PreparedRequest, access: Access
-    ) -> BackendResult | Redirect:
-        """The answer through the lean client, or the redirect it asks for (its next hops go through aiohttp)."""
-        answer = await lane.exchange(
-            fast, request.method, url, request.headers, body,
-            public_url=request.public_url, timeout_seconds=self._timeout_seconds, max_bytes=self._max_bytes,
-        )  # fmt: skip
-        if isinstance(answer, Failure | Redirect):
-            return answer
-        return self._answered(answer.status, answer.reason, answer.headers, answer.body, request.public_url, access)
 
     async def _answer(self, response: aiohttp.ClientResponse, uri: str, access: Access) -> BackendResult:
         body = await read_limited(response, self._max_bytes)
