@@ -211,6 +211,11 @@ async def test_what_cannot_be_read_or_sent_or_reached_is_said() -> None:
             await lane.request("GET", served.url, {}, None, max_bytes=100)
         with pytest.raises(Unsendable, match="line break"):
             await lane.request("GET", served.url, {"X-Bad": "a\r\nInjected: 1"}, None, max_bytes=100)
+        for name in ("X-Bad\n", "X Bad", ""):  # a name ending in a line break once passed a `$` pattern
+            with pytest.raises(Unsendable, match="not a header name"):
+                await lane.request("GET", served.url, {name: "1"}, None, max_bytes=100)
+        with pytest.raises(Unsendable, match="not an HTTP method"):
+            await lane.request("GET\n", served.url, {}, None, max_bytes=100)
         smuggled = yarl.URL(f"{served.url}/a HTTP/1.1\r\nX: 1", encoded=True)
         with pytest.raises(Unsendable, match="control character"):
             await lane.request("GET", smuggled, {}, None, max_bytes=100)

@@ -3,24 +3,57 @@
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from multidict import CIMultiDict, CIMultiDictProxy
-
 from apimcp.http1.errors import AnswerTooLarge
+
+
+class RawHeaders(Mapping[str, str]):
+    """An answer's headers as they came, read by name without case: the call path asks for one or two of them
+    (Content-Type, Content-Encoding, Location), so none is decoded before it is asked for. A name sent twice
+    gives its first value, as `multidict`'s `get` does."""
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self._raw = raw
+
+    def __getitem__(self, name: str) -> str:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        wanted = name.lower().encode("latin-1")
+        for key, value in self._raw:
+            if key.lower() == wanted:
+                return value.decode("latin-1")
+        return default
+
+    def __iter__(self) -> Iterator[str]:
+        """Each name once, as first sent."""
+        first: dict[bytes, str] = {}
+        for key, _ in self._raw:
+            first.setdefault(key.lower(), key.decode("latin-1"))
+        return iter(first.values())
+
+    def __len__(self) -> int:
+        return len({key.lower() for key, _ in self._raw})
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
     status: int
     reason: str
-    headers: CIMultiDictProxy[str]
+    headers: Mapping[str, str]
+    """`RawHeaders` from this client, aiohttp's own from aiohttp (`backends.lane`)."""
     body: bytes
     """Decoded (no `Content-Encoding` left), at most the caller's bound."""
-
-
-def headers_of(raw: list[tuple[bytes, bytes]]) -> CIMultiDictProxy[str]:
-    return CIMultiDictProxy(CIMultiDict((name.decode("latin-1"), value.decode("latin-1")) for name, value in raw))
 
 
 def decoded(body: bytes, encoding: str | None, max_bytes: int) -> bytes:

@@ -7,7 +7,7 @@ import zlib
 
 import httptools
 
-from apimcp.http1.answer import Answer, decoded, headers_of
+from apimcp.http1.answer import Answer, RawHeaders, decoded
 from apimcp.http1.errors import AnswerTooLarge, BadAnswer, Dropped
 
 MAX_HEADERS = 256
@@ -140,7 +140,7 @@ class Connection(asyncio.Protocol):
         waiter = self._waiter
         if waiter is None or waiter.done():
             return
-        headers = headers_of(self._headers)
+        headers = RawHeaders(self._headers)
         try:
             body = decoded(b"".join(self._chunks), headers.get("Content-Encoding"), self._max_bytes)
         except zlib.error:

@@ -13,7 +13,7 @@ from apimcp.http1.errors import Unsendable
 USER_AGENT = SERVER_SOFTWARE
 """The User-Agent aiohttp sends, so that a backend sees the same client on either lane."""
 ACCEPT_ENCODING = "gzip, deflate"
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _BAD_VALUE = re.compile(r"[\r\n\x00]")
 _BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
 _WITH_BODY = frozenset(("POST", "PUT", "PATCH"))
@@ -26,22 +26,32 @@ def host_header(url: yarl.URL) -> str:
     return host if url.port is None or url.is_default_port() else f"{host}:{url.port}"
 
 
+def _token(text: str) -> bool:
+    """Whether `text` is an RFC 9110 token; names of letters, digits and hyphens (nearly all) without a pattern."""
+    return (text.isascii() and text.replace("-", "").isalnum()) or _TOKEN.fullmatch(text) is not None
+
+
+def _bad_value(value: str) -> bool:
+    """Whether a header value holds a line break or a NUL (a printable one cannot)."""
+    return not value.isprintable() and _BAD_VALUE.search(value) is not None
+
+
 def request_head(method: str, url: yarl.URL, headers: Mapping[str, str], body: bytes | None) -> bytes:
     """`METHOD /path?query HTTP/1.1` and the headers: `Host` (the caller's, else the URL's), the caller's, then
     the defaults it did not set; `Content-Length` from the body."""
-    if not _TOKEN.match(method):
+    if not _token(method):
         raise Unsendable(f"{method!r} is not an HTTP method")
     target = url.raw_path_qs or "/"
-    if _BAD_TARGET.search(target):
+    if not (target.isprintable() and " " not in target) and _BAD_TARGET.search(target):
         raise Unsendable("the request's path or query holds a space or a control character")
     lines = [f"{method} {target} HTTP/1.1"]
     host = next((value for name, value in headers.items() if name.lower() == "host"), None)
     lines.append(f"Host: {host if host is not None else host_header(url)}")
     given = set()
     for name, value in headers.items():
-        if not _TOKEN.match(name):
+        if not _token(name):
             raise Unsendable(f"{name!r} is not a header name")
-        if _BAD_VALUE.search(value):
+        if _bad_value(value):
             raise Unsendable(f"the value of header {name} holds a line break or a NUL")
         lowered = name.lower()
         if lowered in ("host", "content-length", "transfer-encoding", "connection"):
