@@ -48,6 +48,8 @@ DEFAULT_DENY = frozenset(
 )  # fmt: skip
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
+_GATEWAY_READ = frozenset({"traceparent", "tracestate", "forwarded", "x-forwarded-for"})
+"""Headers of the client's that `headers_for` reads (and writes anew) although they never pass on as sent."""
 MAX_TRACESTATE = 512
 MAX_FORWARDED = 2048
 _FIELDS = frozenset({"allow", "deny", "rename", "passthrough", "forwarded"})
@@ -68,6 +70,13 @@ class HeaderPolicy:
     rename: Mapping[str, str] = field(default_factory=dict)
     """lower-case source name -> name the backend receives."""
     forwarded: bool = True
+    _skipped: frozenset[bytes] = field(init=False, repr=False, compare=False)
+    """Names (as ASGI gives them: lower-case bytes) of headers never passed on nor read here, which a request's
+    headers are checked against before anything is decoded: most of a request's headers are these."""
+
+    def __post_init__(self) -> None:
+        never = (BASELINE - _GATEWAY_READ) | (self.denied - self.rename.keys())
+        object.__setattr__(self, "_skipped", frozenset(name.encode("latin-1") for name in never))
 
     def passes(self, name: str) -> bool:
         """Whether a client header called `name` (lower case) is passed on under its own name."""
@@ -81,7 +90,10 @@ class HeaderPolicy:
         prior_forwarded: list[str] = []
         prior_for: list[str] = []
         rename = self.rename
+        skipped = self._skipped
         for raw_name, raw_value in source.headers:
+            if raw_name in skipped or raw_name.startswith(b"mcp-param-"):
+                continue
             name = raw_name.decode("latin-1")
             value = raw_value.decode("latin-1")
             if name in rename:
@@ -124,12 +136,16 @@ NO_POLICY = HeaderPolicy()
 TRACE_HEADERS = ("traceparent", "tracestate")
 
 
-def with_trace_context(headers: Mapping[str, str], trace: Mapping[str, str]) -> dict[str, str]:
+def with_trace_context(headers: Mapping[str, str], trace: Mapping[str, str], *, own: bool = False) -> dict[str, str]:
     """`headers` (as `headers_for` made them) with the trace context `trace` gives instead of the client's, under
-    the same rules: a malformed `traceparent` is not sent, nor a `tracestate` without one."""
-    out = {name: value for name, value in headers.items() if name not in TRACE_HEADERS}
+    the same rules: a malformed `traceparent` is not sent, nor a `tracestate` without one. `own`: `trace` is the
+    gateway's own span's (`telemetry.spans`), whose `traceparent` is well-formed as written, so not read again."""
+    if "traceparent" in headers or "tracestate" in headers:
+        out = {name: value for name, value in headers.items() if name not in TRACE_HEADERS}
+    else:
+        out = dict(headers)
     parent = trace.get("traceparent")
-    if parent is not None and _TRACEPARENT.match(parent):
+    if parent is not None and (own or _TRACEPARENT.match(parent)):
         out["traceparent"] = parent
         state = trace.get("tracestate")
         if state and len(state) <= MAX_TRACESTATE:

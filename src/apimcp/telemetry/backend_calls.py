@@ -54,7 +54,7 @@ def _traced(extras: CallExtras | None, trace_headers: dict[str, str]) -> CallExt
     if extras is None:
         return CallExtras(headers=trace_headers)  # nothing of the client's to replace
     # made field by field: `dataclasses.replace` reads the class's fields on every call
-    headers = with_trace_context(extras.headers, trace_headers)
+    headers = with_trace_context(extras.headers, trace_headers, own=True)
     return CallExtras(headers=headers, credentials=extras.credentials, mask=extras.mask, client=extras.client)
 
 
