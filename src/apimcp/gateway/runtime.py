@@ -76,7 +76,7 @@ from apimcp.shaping.limits import ShapingLimits
 from apimcp.shaping.pool import ShapingPool
 from apimcp.state import GatewayState
 from apimcp.telemetry import Telemetry, installed
-from apimcp.telemetry.backend_calls import InstrumentedBackend
+from apimcp.telemetry.backend_calls import instrumented
 from apimcp.telemetry.gauges import GatewayFigures
 from apimcp.telemetry.observer import TelemetryObserver, chained
 from apimcp.telemetry.resilience import cache_heard, resilience_heard
@@ -417,7 +417,7 @@ class GatewayRuntime:
             backend = self._backends.build(service, {**member, "backend_endpoint": endpoint})
             raw.append(backend)
             if telemetry.on:
-                backend = InstrumentedBackend(backend, service.kind, label, telemetry.tracing, telemetry.metrics)
+                backend = instrumented(backend, service.kind, label, telemetry.tracing, telemetry.metrics)
             if resilience.breaker is not None or len(endpoints) > 1:
                 guarded = Resilience(breaker=resilience.breaker or Breaker())
                 backend = ResilientBackend(backend, guarded, f"{label} ({endpoint})", heard)

@@ -58,10 +58,6 @@ def _traced(extras: CallExtras | None, trace_headers: dict[str, str]) -> CallExt
     return CallExtras(headers=headers, credentials=extras.credentials, mask=extras.mask, client=extras.client)
 
 
-def outcome_of(result: BackendResult) -> str:
-    return "failure" if isinstance(result, Failure) else "success"
-
-
 class InstrumentedBackend(Backend):
     """`inner`, with a span and a latency figure per call."""
 
@@ -70,10 +66,8 @@ class InstrumentedBackend(Backend):
     ) -> None:
         self.inner = inner
         self._kind = kind
-        self._exposition = exposition
         self._tracing = tracing
-        self._metrics = metrics
-        self._send = inner.call if metrics is None else self._timed
+        self._send = inner.call if metrics is None else TimedBackend(inner, kind, exposition, metrics).call
         """How a call reaches `inner`: timed when metrics are on, else directly (one coroutine less)."""
 
     async def call(
@@ -108,20 +102,45 @@ class InstrumentedBackend(Backend):
         span.end()
         return result
 
-    async def _timed(
-        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None, extras: CallExtras | None
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class TimedBackend(Backend):
+    """`inner`, with the latency of each call in `apimcp_backend_call_duration_seconds` (metrics without spans:
+    what `instrumented` gives then)."""
+
+    def __init__(self, inner: Backend, kind: str, exposition: str, metrics: Metrics) -> None:
+        self.inner = inner
+        self._histograms = {
+            outcome: metrics.backend_duration.labels(exposition, kind, outcome)
+            for outcome in ("success", "failure", "exception")
+        }
+
+    async def call(
+        self,
+        operation: Operation,
+        arguments: Mapping[str, Any],
+        progress: Progress | None = None,
+        extras: CallExtras | None = None,
     ) -> BackendResult:
-        metrics = self._metrics
-        assert metrics is not None  # `_send` is this only with metrics
         started = time.perf_counter()
         outcome = "exception"
         try:
             result = await self.inner.call(operation, arguments, progress, extras)
-            outcome = outcome_of(result)
+            outcome = "failure" if isinstance(result, Failure) else "success"
             return result
         finally:
-            histogram = metrics.child(metrics.backend_duration, self._exposition, self._kind, outcome)
-            histogram.observe(time.perf_counter() - started)
+            self._histograms[outcome].observe(time.perf_counter() - started)
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+def instrumented(
+    inner: Backend, kind: str, exposition: str, tracing: Tracing | None, metrics: Metrics | None
+) -> Backend:
+    """`inner` as telemetry sees it: spans (and latencies, with metrics) with tracing on, else latencies alone."""
+    if tracing is None and metrics is not None:
+        return TimedBackend(inner, kind, exposition, metrics)
+    return InstrumentedBackend(inner, kind, exposition, tracing, metrics)

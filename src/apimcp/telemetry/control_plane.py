@@ -60,5 +60,5 @@ class ControlPlaneMetrics:
             label = route_template(scope)
             method = http_method_label(str(scope.get("method", "")))
             metrics = self._metrics
-            metrics.child(metrics.control_requests, method, label, str(status[0])).inc()
-            metrics.child(metrics.control_duration, method, label).observe(time.perf_counter() - started)
+            metrics.control_requests.labels(method, label, str(status[0])).inc()
+            metrics.control_duration.labels(method, label).observe(time.perf_counter() - started)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from prometheus_client.metrics import Counter, Histogram
-
 from apimcp.guardrails.chain import Heard
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestObserver, RequestRecord
@@ -15,6 +13,7 @@ from apimcp.telemetry.active import Telemetry
 from apimcp.telemetry.labels import error_code_label, method_label, refusal_label
 from apimcp.telemetry.metrics import Metrics
 from apimcp.telemetry.server_spans import ServerSpans
+from apimcp.telemetry.tallies import Count, Spread
 
 
 class TelemetryObserver:
@@ -26,7 +25,7 @@ class TelemetryObserver:
         self._exposition = exposition
         self._spans = ServerSpans(telemetry.tracing, exposition, revision) if telemetry.tracing else None
         self._metrics = telemetry.metrics
-        self._children: dict[tuple[str, str, str], tuple[Counter, Histogram, Counter | None]] = {}
+        self._children: dict[tuple[str, str, str], tuple[Count, Spread, Count | None]] = {}
 
     def request_started(self, method: str, target: str | None, source: RequestSource) -> None:
         if self._spans is not None:
@@ -57,13 +56,13 @@ class TelemetryObserver:
             self._spans.call_finished(record)
         metrics = self._metrics
         if metrics is not None:
-            metrics.child(metrics.script_calls, self._exposition, record.outcome).inc()
+            metrics.script_calls.labels(self._exposition, record.outcome).inc()
 
     def call_denied(self, tool: str, source: RequestSource, rule: str | None, via: Mapping[str, str] | None) -> None:
         """A call a policy denied: counted by rule."""
         metrics = self._metrics
         if metrics is not None:
-            metrics.child(metrics.policy_denials, self._exposition, rule or "").inc()
+            metrics.policy_denials.labels(self._exposition, rule or "").inc()
 
     def call_approval(
         self, tool: str, source: RequestSource, rule: str | None, outcome: str, via: Mapping[str, str] | None
@@ -71,14 +70,14 @@ class TelemetryObserver:
         """A call that waited for a person's approval: counted by outcome."""
         metrics = self._metrics
         if metrics is not None:
-            metrics.child(metrics.approvals, self._exposition, outcome).inc()
+            metrics.approvals.labels(self._exposition, outcome).inc()
 
     def call_guarded(self, tool: str, source: RequestSource, heard: Heard, via: Mapping[str, str] | None) -> None:
         """What a guardrail found: counted by guardrail and outcome."""
         metrics = self._metrics
         if metrics is not None:
             found = sum(finding.count for finding in heard.findings) or 1
-            metrics.child(metrics.guardrail_findings, self._exposition, heard.guardrail, heard.outcome).inc(found)
+            metrics.guardrail_findings.labels(self._exposition, heard.guardrail, heard.outcome).inc(found)
 
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
         """A request the exposition's guard turned away (`gateway/door.py`): counted."""
@@ -93,15 +92,15 @@ class TelemetryObserver:
     def _count_refused(self, reason: str, count: int = 1) -> None:
         metrics = self._metrics
         if metrics is not None:
-            metrics.child(metrics.refused_requests, self._exposition, refusal_label(reason)).inc(count)
+            metrics.refused_requests.labels(self._exposition, refusal_label(reason)).inc(count)
 
     def _children_for(
         self, metrics: Metrics, method: str, outcome: str, code: str
-    ) -> tuple[Counter, Histogram, Counter | None]:
-        errors = metrics.child(metrics.mcp_errors, self._exposition, method, code) if outcome == "error" else None
+    ) -> tuple[Count, Spread, Count | None]:
+        errors = metrics.mcp_errors.labels(self._exposition, method, code) if outcome == "error" else None
         return (
-            metrics.child(metrics.mcp_requests, self._exposition, method, outcome),
-            metrics.child(metrics.mcp_duration, self._exposition, method),
+            metrics.mcp_requests.labels(self._exposition, method, outcome),
+            metrics.mcp_duration.labels(self._exposition, method),
             errors,
         )
 

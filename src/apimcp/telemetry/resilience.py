@@ -14,7 +14,7 @@ def resilience_heard(metrics: Metrics | None, exposition: str) -> Callable[[str,
 
     def heard(event: str, tool: str) -> None:
         if metrics is not None:
-            metrics.child(metrics.resilience_events, exposition, event).inc()
+            metrics.resilience_events.labels(exposition, event).inc()
 
     return heard
 
@@ -22,6 +22,6 @@ def resilience_heard(metrics: Metrics | None, exposition: str) -> Callable[[str,
 def cache_heard(metrics: Metrics | None, exposition: str) -> Callable[[Outcome], None]:
     def heard(outcome: Outcome) -> None:
         if metrics is not None:
-            metrics.child(metrics.answer_cache, exposition, outcome).inc()
+            metrics.answer_cache.labels(exposition, outcome).inc()
 
     return heard
