@@ -23,8 +23,23 @@ from apimcp.backends.redirects import Redirect, answer_redirect, redirect_of
 from apimcp.http1.answer import Answer
 from apimcp.http1.client import Http1Client
 from apimcp.http1.errors import AnswerTooLarge
+from apimcp.protocol.deadlines import SharedDeadline
 
 _LANES: weakref.WeakKeyDictionary[aiohttp.ClientSession, Http1Client] = weakref.WeakKeyDictionary()
+DEADLINE_GRAIN = 0.05
+"""Seconds: a call times out between its backend's timeout and that much later (`SharedDeadline`)."""
+_DEADLINES: dict[float, SharedDeadline] = {}
+"""One per timeout a backend has (a few per gateway), shared by all its calls: a timer per call cost about 4 µs."""
+_MAX_DEADLINES = 256
+
+
+def _deadline(seconds: float) -> SharedDeadline:
+    found = _DEADLINES.get(seconds)
+    if found is None:
+        if len(_DEADLINES) >= _MAX_DEADLINES:  # bounded whatever the configurations applied over time say
+            _DEADLINES.clear()
+        found = _DEADLINES[seconds] = SharedDeadline(seconds, DEADLINE_GRAIN)
+    return found
 
 
 def attach(session: aiohttp.ClientSession, lane: Http1Client) -> None:
@@ -61,13 +76,22 @@ async def exchange(
 ) -> Answer | Redirect | Failure:
     """The answer, the redirect it asks for (its next hops go through aiohttp), or the Failure the exchange
     made, in the words aiohttp's would have been told (`http_common`)."""
+    deadline = _deadline(timeout_seconds)
+    task, watched = deadline.watch()
     try:
-        async with asyncio.timeout(timeout_seconds):
-            answer = await lane.request(method, url, headers, body, max_bytes=max_bytes)
+        answer = await lane.request(method, url, headers, body, max_bytes=max_bytes)
     except AnswerTooLarge:
         return too_large(max_bytes)
     except LANE_ERRORS as exc:
         return lane_failure(exc, public_url, timeout_seconds)
+    except asyncio.CancelledError:
+        if task not in deadline.expired:
+            raise  # the caller's cancellation, not the deadline's
+        deadline.expired.discard(task)
+        task.uncancel()
+        return lane_failure(TimeoutError(), public_url, timeout_seconds)
+    finally:
+        watched.discard(task)
     redirect = answer_redirect(answer.status, answer.reason, answer.headers)
     return redirect if redirect is not None else answer
 
