@@ -163,7 +163,9 @@ def with_extras(access: Access, extras: CallExtras, check: PlacementCheck = http
     placement = access.placement
     if extras.credentials is not None:
         placement = merged(placement, extras.credentials)
-    if extras.headers:
+    if extras.headers and not (placement.headers or placement.cookies or placement.query):
+        placement = Placement(headers=dict(extras.headers))  # no credentials of the backend's to give way to
+    elif extras.headers:
         # Header names compare without case: a passed-on header never doubles one the credentials set.
         taken = {name.lower() for name in placement.headers}
         if placement.cookies:

@@ -91,8 +91,13 @@ class HeaderPolicy:
         prior_for: list[str] = []
         rename = self.rename
         skipped = self._skipped
+        host: bytes | None = None
         for raw_name, raw_value in source.headers:
-            if raw_name in skipped or raw_name.startswith(b"mcp-param-"):
+            if raw_name in skipped:
+                if raw_name == b"host" and host is None:
+                    host = raw_value
+                continue
+            if raw_name.startswith(b"mcp-param-"):
                 continue
             name = raw_name.decode("latin-1")
             value = raw_value.decode("latin-1")
@@ -113,25 +118,40 @@ class HeaderPolicy:
         if "tracestate" in out and "traceparent" not in out:
             del out["tracestate"]  # meaningless alone (W3C Trace Context, section 3.3)
         if self.forwarded and source.client:
-            self._forward(out, source, prior_forwarded, prior_for)
+            self._forward(out, source.client, source.scheme, host, prior_forwarded, prior_for)
         return out
 
-    def _forward(self, out: dict[str, str], source: RequestSource, prior: list[str], prior_for: list[str]) -> None:
-        client = source.client or "unknown"
-        node = f'"[{client}]"' if ":" in client else client
-        host = source.header(b"host")
-        element = f"for={node};proto={source.scheme}"
-        if host is not None and _TOKEN.match(host.decode("latin-1").replace(":", "")):
-            element += f";host={host.decode('latin-1')}"
-        chain = ", ".join([*prior, element])
+    @staticmethod
+    def _forward(
+        out: dict[str, str], client: str, scheme: str, host: bytes | None, prior: list[str], prior_for: list[str]
+    ) -> None:
+        element = _element(client, scheme, host)
+        chain = ", ".join([*prior, element]) if prior else element
         if len(chain) <= MAX_FORWARDED:
             out["forwarded"] = chain
-            out["x-forwarded-for"] = ", ".join([*prior_for, client])
+            out["x-forwarded-for"] = ", ".join([*prior_for, client]) if prior_for else client
         else:  # an overlong chain from the client is not carried on: only this hop is
             out["forwarded"] = element
             out["x-forwarded-for"] = client
 
 
+def _element(client: str, scheme: str, host: bytes | None) -> str:
+    """This hop's `Forwarded` element (RFC 7239): the same few clients, schemes and hosts over and over, so kept."""
+    key = (client, scheme, host)
+    element = _ELEMENTS.get(key)
+    if element is None:
+        node = f'"[{client}]"' if ":" in client else client
+        element = f"for={node};proto={scheme}"
+        if host is not None and _TOKEN.match(host.decode("latin-1").replace(":", "")):
+            element += f";host={host.decode('latin-1')}"
+        if len(_ELEMENTS) >= _MAX_ELEMENTS:
+            _ELEMENTS.clear()
+        _ELEMENTS[key] = element
+    return element
+
+
+_ELEMENTS: dict[tuple[str, str, bytes | None], str] = {}
+_MAX_ELEMENTS = 4096
 NO_POLICY = HeaderPolicy()
 TRACE_HEADERS = ("traceparent", "tracestate")
 

@@ -17,6 +17,7 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _BAD_VALUE = re.compile(r"[\r\n\x00]")
 _BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
 _WITH_BODY = frozenset(("POST", "PUT", "PATCH"))
+_WRITTEN_HERE = frozenset(("host", "content-length", "transfer-encoding", "connection"))
 
 
 def host_header(url: yarl.URL) -> str:
@@ -31,11 +32,6 @@ def _token(text: str) -> bool:
     return (text.isascii() and text.replace("-", "").isalnum()) or _TOKEN.fullmatch(text) is not None
 
 
-def _bad_value(value: str) -> bool:
-    """Whether a header value holds a line break or a NUL (a printable one cannot)."""
-    return not value.isprintable() and _BAD_VALUE.search(value) is not None
-
-
 def request_head(method: str, url: yarl.URL, headers: Mapping[str, str], body: bytes | None) -> bytes:
     """`METHOD /path?query HTTP/1.1` and the headers: `Host` (the caller's, else the URL's), the caller's, then
     the defaults it did not set; `Content-Length` from the body."""
@@ -44,20 +40,22 @@ def request_head(method: str, url: yarl.URL, headers: Mapping[str, str], body: b
     target = url.raw_path_qs or "/"
     if not (target.isprintable() and " " not in target) and _BAD_TARGET.search(target):
         raise Unsendable("the request's path or query holds a space or a control character")
-    lines = [f"{method} {target} HTTP/1.1"]
-    host = next((value for name, value in headers.items() if name.lower() == "host"), None)
-    lines.append(f"Host: {host if host is not None else host_header(url)}")
+    lines = [f"{method} {target} HTTP/1.1", ""]  # the Host line goes second, once the caller's is known
+    host = None
     given = set()
     for name, value in headers.items():
         if not _token(name):
             raise Unsendable(f"{name!r} is not a header name")
-        if _bad_value(value):
+        if not value.isprintable() and _BAD_VALUE.search(value):  # a printable value cannot break a line
             raise Unsendable(f"the value of header {name} holds a line break or a NUL")
         lowered = name.lower()
-        if lowered in ("host", "content-length", "transfer-encoding", "connection"):
-            continue  # written above, or by this client itself
+        if lowered in _WRITTEN_HERE:
+            if lowered == "host" and host is None:
+                host = value
+            continue  # written by this client itself
         given.add(lowered)
         lines.append(f"{name}: {value}")
+    lines[1] = f"Host: {host if host is not None else host_header(url)}"
     if "accept" not in given:
         lines.append("Accept: */*")
     if "accept-encoding" not in given:
