@@ -58,6 +58,10 @@ def _traced(extras: CallExtras | None, trace_headers: dict[str, str]) -> CallExt
     return CallExtras(headers=headers, credentials=extras.credentials, mask=extras.mask, client=extras.client)
 
 
+_MAX_DESCRIBED = 4096
+"""Operations described per backend (a service has that many at most, nearly always)."""
+
+
 class InstrumentedBackend(Backend):
     """`inner`, with a span and a latency figure per call."""
 
@@ -69,6 +73,8 @@ class InstrumentedBackend(Backend):
         self._tracing = tracing
         self._send = inner.call if metrics is None else TimedBackend(inner, kind, exposition, metrics).call
         """How a call reaches `inner`: timed when metrics are on, else directly (one coroutine less)."""
+        self._described: dict[int, tuple[Operation, str, Attributes]] = {}
+        """Each operation's span name and attributes, made on its first traced call."""
 
     async def call(
         self,
@@ -84,7 +90,13 @@ class InstrumentedBackend(Backend):
             # a request not sampled: no span of its own; the backend still learns the trace (and that it is not
             # sampled) from the request's span
             return await self._send(operation, arguments, progress, _traced(extras, current.outgoing()))
-        name, attributes = describe(self._kind, operation)
+        described = self._described.get(id(operation))
+        if described is None or described[0] is not operation:
+            if len(self._described) >= _MAX_DESCRIBED:
+                self._described.clear()
+            # the operation is kept with its description: its id is not another's while it is here
+            described = self._described[id(operation)] = (operation, *describe(self._kind, operation))
+        name, attributes = described[1], dict(described[2])  # a copy: the call's outcome is added to it
         span = current.child(name, CLIENT, attributes)
         try:
             result = await self._send(operation, arguments, progress, _traced(extras, span.outgoing()))

@@ -66,7 +66,9 @@ class ServerSpans:
         if not span.recording:
             return
         if _ended(span, record) and record.target is not None:
-            shown = resource_target(record.target) if record.method.startswith("resources/") else record.target
+            shown = span.attributes.get("apimcp.target")  # as `started` bounded it, for the same target
+            if not isinstance(shown, str):
+                shown = resource_target(record.target) if record.method.startswith("resources/") else record.target
             span.name = f"{record.method} {bounded(shown)}"
         span.end()
 
