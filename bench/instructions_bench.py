@@ -9,6 +9,8 @@ without a server in front: uvicorn's own cost is the same in every mode) serves 
 `bench/item_api.yaml` against nginx, N1 then N2 times in two processes under `valgrind --tool=cachegrind`;
 instructions per request = (I(N2) - I(N1)) / (N2 - N1), so start-up and import costs cancel out. Spans go to
 the local OTLP receiver of `telemetry_bench` (`bench/otlp_sink.py`), so encoding and sending them counts too.
+`policy`, `filter` and `federated` are `features_bench`'s (50 rules none of which holds; an output filter; a tool
+of an MCP server the gateway fronts, `bench.apps:engine` under uvicorn, whose own instructions are not counted).
 Also counted, for the engine against the practical limit: the protocol engine serving one trivial tool and the
 raw ASGI echo of `protocol_bench` (`bench/apps.py`).
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -47,9 +50,14 @@ MODES: dict[str, dict[str, str]] = {
         "OTEL_EXPORTER_OTLP_ENDPOINT": SINK, "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
         "OTEL_TRACES_SAMPLER_ARG": "0.1", "APIMCP_METRICS": "on", "APIMCP_METRICS_TOKEN": "bench",
     },
+    "policy": {},
+    "filter": {},
+    "federated": {},
     "engine": {},
     "raw echo": {},
 }  # fmt: skip
+"""Environment of each mode's process; `policy`, `filter` and `federated` are `features_bench`'s expositions."""
+UPSTREAM = "{upstream}"
 _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
@@ -106,25 +114,47 @@ def inner(mode: str, count: int, backend: str) -> None:
     from apimcp.telemetry import active  # noqa: PLC0415
 
     active.install(active.Telemetry.from_environment(os.environ))
-    config = f"services:\n  items: {{openapi: {ITEM_SPEC}, backend: '{backend}'}}\n"
-    body, headers = harness.modern_request("tools/call", {"name": "get_item", "arguments": {"itemId": 1}}, "get_item")
+    config, call, expected = _gateway(mode, backend)
+    body, headers = harness.modern_request("tools/call", call, str(call["name"]))
     raw = orjson.dumps(body)
 
     async def main() -> None:
         session = new_session()
         app = build_gateway(plan_gateway(parse_config(config, "bench", Path.cwd())), session)
-        await _serve(app, _scope("/mcp/items", headers, raw), raw, count, b'"widget"')
+        await _serve(app, _scope("/mcp/items", headers, raw), raw, count, expected)
         await close_session(session)
 
     asyncio.run(main())
     active.flush()
 
 
+def _gateway(mode: str, backend: str) -> tuple[str, dict[str, object], bytes]:
+    """The configuration of `mode`'s gateway (its one exposition is `items`), the call, and what its answer holds."""
+    from bench.features_bench import FILTERS  # noqa: PLC0415
+    from bench.governance_bench import RULES  # noqa: PLC0415
+
+    item = {"name": "get_item", "arguments": {"itemId": 1}}
+    if mode == "federated":
+        upstream = os.environ["APIMCP_BENCH_UPSTREAM"]
+        config = f"services:\n  items: {{mcp: '{upstream}'}}\nserver: {{fetch_allow: [127.0.0.1]}}\n"
+        return config, {"name": "greet", "arguments": {"name": "wrk"}}, b"Hello, wrk!"
+    if mode == "filter":  # the filters' file is written for a service named `shaped`
+        shaped = f"services:\n  items: {{openapi: {ITEM_SPEC}, name: shaped, version: '1', backend: '{backend}'"
+        return f"{shaped}, artifacts: [{FILTERS}]}}\n", item, b'"widget"'
+    service = f"services:\n  items: {{openapi: {ITEM_SPEC}, name: item, version: '1', backend: '{backend}'}}\n"
+    if mode == "policy":
+        exposition = f"expositions:\n  items: {{services: [items], policies: {json.dumps(RULES)}}}\n"
+        return service + exposition, item, b'"widget"'
+    return service, item, b'"widget"'
+
+
 # --- outside ----------------------------------------------------------------------------------------------------
 
 
-def count_instructions(checkout: Checkout, mode: str, count: int, backend: str, sink: str) -> int:
-    env = {**os.environ, **{name: value.format(sink=sink) for name, value in MODES[mode].items()}}
+def count_instructions(
+    checkout: Checkout, mode: str, count: int, backend: str, sink: str, upstream: dict[str, str]
+) -> int:
+    env = {**os.environ, **{name: value.format(sink=sink) for name, value in MODES[mode].items()}, **upstream}
     command = [
         "valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
         checkout.python, "-m", "bench.instructions_bench", "--inner", mode, str(count), backend,
@@ -136,9 +166,11 @@ def count_instructions(checkout: Checkout, mode: str, count: int, backend: str, 
     return int(found.group(1).replace(",", ""))
 
 
-def per_request(checkout: Checkout, mode: str, counts: tuple[int, int], backend: str, sink: str) -> float:
+def per_request(
+    checkout: Checkout, mode: str, counts: tuple[int, int], backend: str, sink: str, upstream: dict[str, str]
+) -> float:
     with ThreadPoolExecutor(2) as pool:  # one valgrind per core; counts do not depend on the other's load
-        low, high = pool.map(lambda n: count_instructions(checkout, mode, n, backend, sink), counts)
+        low, high = pool.map(lambda n: count_instructions(checkout, mode, n, backend, sink, upstream), counts)
     return (high - low) / (counts[1] - counts[0])
 
 
@@ -164,16 +196,22 @@ def main() -> None:
         nginx, nginx_port = start_nginx(Path(directory))
         sink_port = harness.free_port()
         sink = harness.start_pinned(1, [sys.executable, "-m", "bench.otlp_sink", str(sink_port)], sink_port, "sink")
+        upstream_port = harness.free_port()
+        upstream = harness.start_pinned(
+            1, harness.uvicorn_command("bench.apps:engine", upstream_port), upstream_port, "the MCP upstream"
+        )
+        where = {"APIMCP_BENCH_UPSTREAM": f"http://127.0.0.1:{upstream_port}/mcp"}
         try:
             for mode in modes:
                 for label, checkout in checkouts:
                     figures[label, mode] = per_request(
-                        checkout, mode, (low, high), f"http://127.0.0.1:{nginx_port}", f"http://127.0.0.1:{sink_port}"
-                    )
+                        checkout, mode, (low, high), f"http://127.0.0.1:{nginx_port}", f"http://127.0.0.1:{sink_port}",
+                        where,
+                    )  # fmt: skip
                     print(f"{label}: {mode}: {figures[label, mode]:,.0f} instructions per request", flush=True)
         finally:
-            harness.stop(sink)
-            harness.stop(nginx)
+            for process in (upstream, sink, nginx):
+                harness.stop(process)
     print(f"\ninstructions per tools/call, in process (requests {low} and {high})")
     header = f"{'mode':36} {'this':>12} {'vs off':>8}"
     if args.baseline:
