@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
-from typing import cast
+from typing import Generic, TypeVar, cast
 
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -53,22 +53,33 @@ class Spread:
         self.sum += value
 
 
-class CounterTally(Collector):
-    """A counter family: `labels(*values)` gives a label set's `Count` (made on first use)."""
+C = TypeVar("C", Count, Spread)
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
+
+class _Family(Collector, Generic[C]):
+    """A metric family: `labels(*values)` gives a label set's child, made on first use by `child`."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str], child: Callable[[], C]) -> None:
         self.name = name
         self.documentation = documentation
         self.labelnames = tuple(labelnames)
-        self._children: dict[tuple[str, ...], Count] = {}
+        self._child: Callable[[], C] = child
+        self._children: dict[tuple[str, ...], C] = {}
 
-    def labels(self, *values: str) -> Count:
-        child = self._children.get(values)
-        if child is None:
+    def labels(self, *values: str) -> C:
+        found = self._children.get(values)
+        if found is None:
             if len(values) != len(self.labelnames):
                 raise ValueError(f"{self.name} takes {len(self.labelnames)} label values, not {len(values)}")
-            child = self._children.setdefault(values, Count())
-        return child
+            found = self._children.setdefault(values, self._child())
+        return found
+
+
+class CounterTally(_Family[Count]):
+    """A counter family."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
+        super().__init__(name, documentation, labelnames, Count)
 
     def collect(self) -> Iterator[Metric]:
         family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
@@ -77,24 +88,13 @@ class CounterTally(Collector):
         yield family
 
 
-class HistogramTally(Collector):
-    """A histogram family with fixed bucket bounds: `labels(*values)` gives a label set's `Spread`."""
+class HistogramTally(_Family[Spread]):
+    """A histogram family with fixed bucket bounds."""
 
     def __init__(self, name: str, documentation: str, labelnames: Sequence[str], buckets: Sequence[float]) -> None:
-        self.name = name
-        self.documentation = documentation
-        self.labelnames = tuple(labelnames)
-        self._bounds = tuple(sorted(float(bound) for bound in buckets))
-        self._les = [_go_float(bound) for bound in self._bounds] + ["+Inf"]
-        self._children: dict[tuple[str, ...], Spread] = {}
-
-    def labels(self, *values: str) -> Spread:
-        child = self._children.get(values)
-        if child is None:
-            if len(values) != len(self.labelnames):
-                raise ValueError(f"{self.name} takes {len(self.labelnames)} label values, not {len(values)}")
-            child = self._children.setdefault(values, Spread(self._bounds))
-        return child
+        bounds = tuple(sorted(float(bound) for bound in buckets))
+        super().__init__(name, documentation, labelnames, lambda: Spread(bounds))
+        self._les = [_go_float(bound) for bound in bounds] + ["+Inf"]
 
     def collect(self) -> Iterator[Metric]:
         family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
