@@ -103,7 +103,8 @@ def test_a_plan_name_is_unique_per_service(plane: ControlPlane, acme: str, echo:
 
 
 def test_an_invalid_plan_name_is_refused(plane: ControlPlane, acme: str, echo: str) -> None:
-    assert _refused(plane, Invalid, plans.create, acme, echo, "no spaces", {}).field == "name"
+    for name in ("no spaces", "main\n"):  # a `$` once let the last through
+        assert _refused(plane, Invalid, plans.create, acme, echo, name, {}).field == "name"
 
 
 def test_a_plan_of_another_organizations_service_is_not_found(plane: ControlPlane, acme: str, echo: str) -> None:

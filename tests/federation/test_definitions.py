@@ -21,6 +21,7 @@ def test_tools_that_clients_could_not_use_are_left_out_with_a_warning_each() -> 
         GOOD,
         {"name": "has space", "inputSchema": {"type": "object"}},
         {"name": "x" * 65, "inputSchema": {"type": "object"}},
+        {"name": "line_break\n", "inputSchema": {"type": "object"}},  # a `$` once let it through
         {"name": "array_input", "inputSchema": {"type": "array"}},
         {"name": "odd_output", "inputSchema": {"type": "object"}, "outputSchema": {"type": "string"}},
         {"name": "huge", "inputSchema": {"type": "object"}, "description": "d" * (MAX_DEFINITION_BYTES + 1)},
@@ -30,14 +31,14 @@ def test_tools_that_clients_could_not_use_are_left_out_with_a_warning_each() -> 
     service = upstream_service("notes", "1", URL, tools)
     assert [op.tool_name for op in service.operations] == ["add"]
     problems = [w.problem for w in service.warnings]
-    assert len(problems) == 7
-    assert "is not 1 to 64 letters" in problems[0] and "is not 1 to 64 letters" in problems[1]
-    assert "inputSchema is not a JSON Schema of an object" in problems[2]
-    assert "outputSchema is not a JSON Schema of an object" in problems[3]
-    assert f"more than the {MAX_DEFINITION_BYTES} allowed" in problems[4]
-    assert "a second tool named 'add'" in problems[5]
-    assert "not an object" in problems[6]
-    assert [w.location for w in service.warnings] == [f"/tools/{i}" for i in range(1, 8)]
+    assert len(problems) == 8
+    assert all("is not 1 to 64 letters" in problem for problem in problems[:3])
+    assert "inputSchema is not a JSON Schema of an object" in problems[3]
+    assert "outputSchema is not a JSON Schema of an object" in problems[4]
+    assert f"more than the {MAX_DEFINITION_BYTES} allowed" in problems[5]
+    assert "a second tool named 'add'" in problems[6]
+    assert "not an object" in problems[7]
+    assert [w.location for w in service.warnings] == [f"/tools/{i}" for i in range(1, 9)]
 
 
 def test_fields_of_the_wrong_type_are_dropped_and_hints_kept_only_when_boolean() -> None:

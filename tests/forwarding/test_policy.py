@@ -97,6 +97,7 @@ def test_malformed_trace_context_is_not_passed_on() -> None:
     [
         ({"allow": "x-a"}, "header_policy.allow", "a list of header names"),
         ({"allow": ["bad name"]}, "header_policy.allow", "is not a header name"),
+        ({"deny": ["x-a\n"]}, "header_policy.deny", "is not a header name"),  # a `$` once let it through
         ({"allow": ["mcp-session-id"]}, "header_policy.allow", "never passed on"),
         ({"rename": ["Host:X-Host"]}, "header_policy.rename", "gateway's own"),
         ({"rename": {"x-a": "Content-Length"}}, "header_policy.rename", "set by the gateway itself"),

@@ -99,7 +99,7 @@ def _strings(value: object, where: str) -> tuple[str, ...]:
 def _scopes(value: object, where: str) -> tuple[str, ...]:
     scopes = _strings(value, where)
     for scope in scopes:
-        if not _SCOPE.match(scope):
+        if not _SCOPE.fullmatch(scope):
             raise OAuthSettingsError(f"{where}: {scope!r} is not a scope (printable ASCII, no space, quote or \\)",
                                      where)  # fmt: skip
     return scopes

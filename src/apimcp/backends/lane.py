@@ -78,6 +78,7 @@ async def exchange(
     made, in the words aiohttp's would have been told (`http_common`)."""
     deadline = _deadline(timeout_seconds)
     task, watched = deadline.watch()
+    cancelling = task.cancelling()
     try:
         answer = await lane.request(method, url, headers, body, max_bytes=max_bytes)
     except AnswerTooLarge:
@@ -88,7 +89,8 @@ async def exchange(
         if task not in deadline.expired:
             raise  # the caller's cancellation, not the deadline's
         deadline.expired.discard(task)
-        task.uncancel()
+        if task.uncancel() > cancelling:  # the caller cancelled too, meanwhile: that goes through
+            raise
         return lane_failure(TimeoutError(), public_url, timeout_seconds)
     finally:
         watched.discard(task)

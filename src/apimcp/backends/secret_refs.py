@@ -41,7 +41,7 @@ def reference_problem(value: str, organization: str) -> str | None:
         scheme, name = match.groups()
         if scheme != "env":
             return f"${{{scheme}:…}} is not a secret reference apimcp knows: only ${{env:NAME}} is"
-        if not _ENV_NAME.match(name):
+        if not _ENV_NAME.fullmatch(name):
             return f"${{env:{name}}} does not name an environment variable"
         prefix = prefix_of(organization)
         if not name.startswith(prefix) or name == prefix:

@@ -99,7 +99,7 @@ def api_key_problem(kind: str, name: str, location: str) -> str | None:
     if location != "header":
         return f"gRPC carries credentials in metadata only: an API key in the {location} cannot be sent"
     key = name.lower()
-    if not _METADATA_KEY.match(key) or key.endswith("-bin") or key.startswith("grpc-"):
+    if not _METADATA_KEY.fullmatch(key) or key.endswith("-bin") or key.startswith("grpc-"):
         return f"{name!r} cannot be a gRPC metadata key (letters, digits, '-', '_', '.'; not grpc-* nor *-bin)"
     return None
 

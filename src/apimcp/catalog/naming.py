@@ -45,7 +45,7 @@ class NameAllocator:
     """Hands out unique tool names; a name already taken gets a hash of what it stands for."""
 
     def __init__(self, prefix: str = "", budget: int = MAX_TOOL_NAME) -> None:
-        if prefix and not VALID_TOOL_NAME.match(prefix):
+        if prefix and not VALID_TOOL_NAME.fullmatch(prefix):
             raise ValueError(f"tool name prefix {prefix!r} may only contain letters, digits, '_', '.' and '-'")
         self._prefix = prefix
         self._budget = budget

@@ -107,7 +107,7 @@ def operation_of(raw: object) -> Operation:
     if not isinstance(raw, Mapping):
         raise ValueError("a tool is not an object")
     name = raw.get("name")
-    if not isinstance(name, str) or not VALID_TOOL_NAME.match(name):
+    if not isinstance(name, str) or not VALID_TOOL_NAME.fullmatch(name):
         shown = name[:80] if isinstance(name, str) else type(name).__name__
         raise ValueError(f"its name {shown!r} is not 1 to 64 letters, digits, '_', '.' or '-'")
     size = len(orjson.dumps(raw))

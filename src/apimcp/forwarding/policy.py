@@ -46,7 +46,8 @@ DEFAULT_DENY = frozenset(
      # what would change the answer's shape: a partial or an empty (304) body the tool cannot use
      "range", "if-range", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since"}
 )  # fmt: skip
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
+"""A header name (RFC 9110 token), whole: `fullmatch` (a `$` would let a final line break through)."""
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
 _GATEWAY_READ = frozenset({"traceparent", "tracestate", "forwarded", "x-forwarded-for"})
 """Headers of the client's that `headers_for` reads (and writes anew) although they never pass on as sent."""
@@ -104,7 +105,7 @@ class HeaderPolicy:
             if name in rename:
                 out[rename[name]] = value
             elif name == "traceparent":
-                if _TRACEPARENT.match(value):
+                if _TRACEPARENT.fullmatch(value):
                     out["traceparent"] = value
             elif name == "tracestate":
                 if len(value) <= MAX_TRACESTATE:
@@ -142,7 +143,7 @@ def _element(client: str, scheme: str, host: bytes | None) -> str:
     if element is None:
         node = f'"[{client}]"' if ":" in client else client
         element = f"for={node};proto={scheme}"
-        if host is not None and _TOKEN.match(host.decode("latin-1").replace(":", "")):
+        if host is not None and _TOKEN.fullmatch(host.decode("latin-1").replace(":", "")):
             element += f";host={host.decode('latin-1')}"
         if len(_ELEMENTS) >= _MAX_ELEMENTS:
             _ELEMENTS.clear()
@@ -165,7 +166,7 @@ def with_trace_context(headers: Mapping[str, str], trace: Mapping[str, str], *, 
     else:
         out = dict(headers)
     parent = trace.get("traceparent")
-    if parent is not None and (own or _TRACEPARENT.match(parent)):
+    if parent is not None and (own or _TRACEPARENT.fullmatch(parent)):
         out["traceparent"] = parent
         state = trace.get("tracestate")
         if state and len(state) <= MAX_TRACESTATE:
@@ -179,7 +180,7 @@ def _names(raw: object, where: str) -> frozenset[str]:
     if not isinstance(raw, list | tuple) or not all(isinstance(n, str) for n in raw):
         raise HeaderPolicyError(f"{where} is a list of header names", where)
     for name in raw:
-        if not _TOKEN.match(name):
+        if not _TOKEN.fullmatch(name):
             raise HeaderPolicyError(f"{where}: {name!r} is not a header name", where)
     return frozenset(name.lower() for name in raw)
 
@@ -200,7 +201,7 @@ def _renames(raw: object, where: str) -> dict[str, str]:
             raise HeaderPolicyError(f"{where} maps header names to header names", where)
         source, target = given_source.strip(), given_target.strip()
         for name in (source, target):
-            if not _TOKEN.match(name):
+            if not _TOKEN.fullmatch(name):
                 raise HeaderPolicyError(f"{where}: {name!r} is not a header name", where)
         if source.lower() in BASELINE or source.lower().startswith("mcp-"):
             raise HeaderPolicyError(f"{where}: {source} is the gateway's own and cannot be passed on", where)

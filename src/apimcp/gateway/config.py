@@ -320,7 +320,7 @@ class ServiceConfig(_Strict):
     @field_validator("tool_prefix")
     @classmethod
     def _prefix(cls, value: str) -> str:
-        if value and (not VALID_TOOL_NAME.match(value) or len(value) > 32):
+        if value and (not VALID_TOOL_NAME.fullmatch(value) or len(value) > 32):
             raise ValueError("a tool prefix is at most 32 letters, digits, '_', '.' or '-'")
         return value
 
@@ -566,7 +566,7 @@ class GatewayConfig(_Strict):
     @classmethod
     def _names(cls, value: dict[str, Any]) -> dict[str, Any]:
         for name in value:
-            if not _NAME.match(name):
+            if not _NAME.fullmatch(name):
                 raise ValueError(f"{name!r} is not a valid name (letters, digits, '_', '.', '-'; up to 64)")
         return value
 

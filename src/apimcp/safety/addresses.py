@@ -178,10 +178,10 @@ class AddressPolicy:
             name = normalized_host(entry)
             if name.startswith("*."):
                 suffix = name[1:]
-                if not _HOST_NAME.match(suffix[1:]):
+                if not _HOST_NAME.fullmatch(suffix[1:]):
                     raise ValueError(f"fetch allow-list entry {entry!r}: '*.' comes before a domain: *.corp.example")
                 suffixes.append(suffix)
-            elif _HOST_NAME.match(name):
+            elif _HOST_NAME.fullmatch(name):
                 hosts.add(name)
             else:
                 raise ValueError(

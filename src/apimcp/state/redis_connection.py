@@ -54,7 +54,7 @@ def _hosts(netloc: str, default_port: int) -> list[tuple[str, int]]:
     """`host[:port],host[:port]` of a sentinel or cluster URL."""
     hosts = []
     for item in netloc.rpartition("@")[2].split(","):
-        found = _HOST.match(item)
+        found = _HOST.fullmatch(item)
         if found is None:
             raise StateUrlError(f"{item!r} is not host[:port]")
         hosts.append((found.group(1).strip("[]"), int(found.group(2) or default_port)))

@@ -14,7 +14,7 @@ T = TypeVar("T")
 
 
 def check_name(name: str, field: str = "name") -> str:
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         raise Invalid("a name is 1-100 letters, digits, '_', '.' or '-', starting with a letter or digit", field=field)
     return name
 

@@ -26,7 +26,7 @@ def _default_group(session: Session, organization_id: str) -> GatewayGroup:
 
 
 def _check_free(session: Session, organization_id: str, name: str, exposition_id: str | None = None) -> None:
-    if not SLUG.match(name):
+    if not SLUG.fullmatch(name):
         raise Invalid("an exposition name is 1-100 lower-case letters, digits, '.', '_' or '-'", field="name")
     taken = session.scalar(
         select(Exposition).where(Exposition.organization_id == organization_id, Exposition.name == name)

@@ -16,7 +16,7 @@ DEFAULT = "default"
 
 
 def create(session: Session, name: str) -> Organization:
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         raise Invalid("an organization name is 1-63 lower-case letters, digits or '-'", field="name")
     if session.scalar(select(Organization).where(Organization.name == name)) is not None:
         raise Conflict(f"organization {name!r} already exists", field="name")

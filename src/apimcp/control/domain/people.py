@@ -51,7 +51,7 @@ class Accepted:
 
 def normalized_email(email: str) -> str:
     address = email.strip().lower()
-    if len(address) > 254 or not EMAIL.match(address):
+    if len(address) > 254 or not EMAIL.fullmatch(address):
         raise Invalid("an e-mail address reads name@domain.tld", field="email")
     return address
 

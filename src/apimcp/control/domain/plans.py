@@ -62,7 +62,7 @@ def api_key_hash(value: str) -> str:
 
 
 def checked_prefix(prefix: Any) -> str:
-    if prefix is not None and (not isinstance(prefix, str) or not _PREFIX.match(prefix)):
+    if prefix is not None and (not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix)):
         raise Invalid("a tool prefix is at most 32 letters, digits, '_', '.' or '-'", field="tool_prefix")
     return prefix or ""
 

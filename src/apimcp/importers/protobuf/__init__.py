@@ -98,7 +98,7 @@ def import_protobuf(
     index = SourceIndex.of(files)
     return Service(
         name=name or chosen.full_name,
-        version=version or (last if _VERSION.match(last) else "0"),
+        version=version or (last if _VERSION.fullmatch(last) else "0"),
         operations=operations(chosen, index, tool_prefix),
         description=index.comments.get(chosen.full_name),
         servers=servers,
