@@ -76,9 +76,7 @@ async def exchange(
 ) -> Answer | Redirect | Failure:
     """The answer, the redirect it asks for (its next hops go through aiohttp), or the Failure the exchange
     made, in the words aiohttp's would have been told (`http_common`)."""
-    deadline = _deadline(timeout_seconds)
-    task, watched = deadline.watch()
-    cancelling = task.cancelling()
+    watch = _deadline(timeout_seconds).watch()
     try:
         answer = await lane.request(method, url, headers, body, max_bytes=max_bytes)
     except AnswerTooLarge:
@@ -86,14 +84,11 @@ async def exchange(
     except LANE_ERRORS as exc:
         return lane_failure(exc, public_url, timeout_seconds)
     except asyncio.CancelledError:
-        if task not in deadline.expired:
-            raise  # the caller's cancellation, not the deadline's
-        deadline.expired.discard(task)
-        if task.uncancel() > cancelling:  # the caller cancelled too, meanwhile: that goes through
-            raise
+        if not watch.timed_out():
+            raise  # the caller's cancellation: it goes through
         return lane_failure(TimeoutError(), public_url, timeout_seconds)
     finally:
-        watched.discard(task)
+        watch.done()
     redirect = answer_redirect(answer.status, answer.reason, answer.headers)
     return redirect if redirect is not None else answer
 

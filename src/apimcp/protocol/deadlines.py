@@ -33,10 +33,10 @@ class SharedDeadline:
         self._second: set[Task] = set()
         self._second_ends = -math.inf
         self.expired: set[Task] = set()
-        """Tasks this deadline cancelled; whoever catches the cancellation removes its task."""
+        """Tasks this deadline cancelled and whose wait has not taken the cancellation back yet (`Watch.timed_out`)."""
 
-    def watch(self) -> tuple[Task, set[Task]]:
-        """Start watching the current task; discard it from the returned set once its wait is over."""
+    def watch(self) -> Watch:
+        """Start watching the current task, until `Watch.done`."""
         loop = self._loop
         task = asyncio.current_task(loop) if loop is not None else None  # cheaper with the loop given
         if loop is None or task is None:  # first use, or another loop serves now (tests)
@@ -51,9 +51,46 @@ class SharedDeadline:
             self._second = set()
             loop.call_at(self._second_ends + self._seconds, self._expire, self._second)
         self._second.add(task)
-        return task, self._second
+        return Watch(self, task, self._second)
 
     def _expire(self, tasks: set[Task]) -> None:
         for task in tasks:
             self.expired.add(task)
             task.cancel()
+
+
+class Watch:
+    """One task's wait under a `SharedDeadline`:
+
+    watch = deadline.watch()
+    try:
+        ...  # the wait
+    except asyncio.CancelledError:
+        if not watch.timed_out():
+            raise
+        ...  # say the wait took too long
+    finally:
+        watch.done()
+    """
+
+    __slots__ = ("_cancelling", "_deadline", "_task", "_tasks")
+
+    def __init__(self, deadline: SharedDeadline, task: Task, tasks: set[Task]) -> None:
+        self._deadline = deadline
+        self._task = task
+        self._tasks = tasks
+        self._cancelling = task.cancelling()
+
+    def timed_out(self) -> bool:
+        """In the `except CancelledError` of the wait: whether the deadline cancelled it and nothing else did; then
+        the cancellation is taken back (the task goes on). The deadline's is taken back in any case, so that a
+        cancellation from elsewhere that came meanwhile is the one that goes on."""
+        task, expired = self._task, self._deadline.expired
+        if task not in expired:
+            return False
+        expired.discard(task)
+        return task.uncancel() <= self._cancelling
+
+    def done(self) -> None:
+        """The wait is over: the deadline no longer cancels the task."""
+        self._tasks.discard(self._task)

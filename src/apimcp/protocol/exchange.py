@@ -204,7 +204,7 @@ async def read_body(receive: Receive, limit: int, deadline: SharedDeadline) -> b
         if len(body) > limit:
             raise BodyTooLarge
         return body
-    task, watched = deadline.watch()
+    watch = deadline.watch()
     try:
         chunks = [body]
         size = len(body)
@@ -219,13 +219,11 @@ async def read_body(receive: Receive, limit: int, deadline: SharedDeadline) -> b
             chunks.append(chunk)
         return b"".join(chunks)
     except asyncio.CancelledError:
-        if task not in deadline.expired:
+        if not watch.timed_out():
             raise
-        deadline.expired.discard(task)
-        task.uncancel()
         raise BodyTooSlow from None
     finally:
-        watched.discard(task)
+        watch.done()
 
 
 async def wait_for_disconnect(receive: Receive) -> None:
