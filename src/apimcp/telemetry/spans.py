@@ -31,8 +31,8 @@ class SpanSink(Protocol):
 
 
 class Span:
-    __slots__ = ("_sink", "attributes", "end_ns", "flags", "kind", "name", "parent_id", "recording", "span_id",
-                 "start_ns", "status_code", "status_message", "trace_id", "tracestate")  # fmt: skip
+    __slots__ = ("_sink", "attributes", "end_ns", "flags", "kind", "name", "parent_id", "span_id", "start_ns",
+                 "status_code", "status_message", "trace_id", "tracestate")  # fmt: skip
 
     def __init__(
         self,
@@ -47,8 +47,6 @@ class Span:
     ) -> None:
         self._sink = sink
         """None: not sampled."""
-        self.recording = sink is not None
-        """Sampled: its attributes are kept, and it is exported when it ends (read on every request: no property)."""
         self.name = name
         self.kind = kind
         self.trace_id = trace_id
@@ -62,6 +60,10 @@ class Span:
         self.status_message = ""
         self.start_ns = time.time_ns()
         self.end_ns = 0
+
+    @property
+    def recording(self) -> bool:
+        return self._sink is not None
 
     def fail(self, message: str) -> None:
         self.status_code = ERROR
