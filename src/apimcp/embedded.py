@@ -23,7 +23,8 @@ from apimcp import __version__
 from apimcp.backends.rest import close_session, new_session
 from apimcp.control import changes, snapshot
 from apimcp.control.api.app import create_api
-from apimcp.control.domain import audit, gateways, traffic
+from apimcp.control.domain import approvals, audit, gateways, traffic
+from apimcp.control.errors import DomainError
 from apimcp.control.models import Organization, Service
 from apimcp.control.plane import ControlPlane
 from apimcp.control.setup import bootstrap, open_plane
@@ -31,6 +32,7 @@ from apimcp.control.upstream_refresh import keep_refreshing, reread_soon
 from apimcp.gateway.app import GatewayApp
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.gateway.sync import SnapshotSource, following
+from apimcp.policies.admin_approval import AdminUnavailable
 from apimcp.protocol import EndpointOptions
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.safety.addresses import AddressPolicy
@@ -105,6 +107,16 @@ class LocalSource(SnapshotSource):
     def _record(self, events: list[dict[str, Any]]) -> None:
         with self._plane.session() as session:
             audit.record(session, None, events)
+
+    async def request_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        try:
+            return await asyncio.to_thread(self._submit_approval, request)
+        except DomainError as exc:  # what the HTTP route would answer as a problem
+            raise AdminUnavailable(f"the control plane refused it: {exc}") from exc
+
+    def _submit_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        with self._plane.session() as session:  # this gateway serves every organization: the exposition's decides
+            return approvals.submit(session, None, request)
 
 
 CONTROL_PLANE_PATHS = ("/api/", "/console/")

@@ -126,6 +126,14 @@ def test_config_errors_about_variables_and_patterns_name_file_line_and_key(monke
     )
     assert error_of(clash).startswith("gw.yaml:8:15: expositions.both.services: services 'a' and 'b' both offer")
     assert "give one of them a tool_prefix" in error_of(clash)
+    admin = '{name: refunds, when: "true", effect: approve, approver: admin}'
+    alone = f"services:\n  echo:\n    openapi: {ECHO_SPEC}\nexpositions:\n  e:\n    services: [echo]\n"
+    assert error_of(f"{alone}    policies:\n      - {admin}\n") == (
+        "gw.yaml:8:9: expositions.e.policies[0]: the rule 'refunds' has approver: admin, which needs a control plane "
+        "to ask an administrator (`apimcp apply` this file to one); a gateway serving a configuration file alone can "
+        "ask only the person behind the caller's client (approver: caller)"
+    )
+    assert error_of(f"{alone}policies:\n  - {admin}\n").startswith("gw.yaml:8:5: policies[0]: the rule 'refunds'")
 
 
 HOSTLESS = """swagger: "2.0"

@@ -175,6 +175,9 @@ def test_an_approve_rule_decides_as_deny_does_and_lists_as_allow_does() -> None:
                   {"name": "mask", "when": "true", "effect": "redact", "fields": ["email"]})  # fmt: skip
     both = masked.decide("get_book", _call(None))
     assert (both.effect, both.approval_seconds, both.redact) == ("approve", 9, ("email",))
+    assert (asked.approver, both.approver) == ("caller", "caller")
+    by_admin = _set({"name": "ask-admin", "when": "true", "effect": "approve", "approver": "admin"})
+    assert by_admin.decide("delete_book", _call(None)).approver == "admin"
     broken = policies.decide("transfer", _call(None))  # no amount: the approve rule cannot be evaluated
     assert (broken.effect, broken.rule) == ("approve", "no-big")
     listed = policies.visible(None, None, "2025-11-25")
@@ -211,6 +214,12 @@ def test_fifty_rules_that_all_apply_decide_in_order_across_programs() -> None:
         ([{"name": "a", "when": "true", "effect": "ask"}], "effect is one of allow, deny, approve, redact, not 'ask'"),
         ([{"name": "a", "when": "true", "effect": "deny", "approval_seconds": 5}], "this rule does not approve"),
         ([{"name": "a", "when": "true", "effect": "approve", "approval_seconds": 0}], "a number of seconds above 0"),
+        ([{"name": "a", "when": "true", "effect": "deny", "approver": "admin"}], "this rule does not approve"),
+        ([{"name": "a", "when": "true", "effect": "approve", "approver": "boss"}], "approver is one of caller, admin"),
+        (
+            [{"name": "a", "when": "true", "effect": "approve", "approver": "admin", "approval_seconds": 0.5}],
+            "approval_seconds is at least 1 for an administrator's approval",
+        ),
         ([{"name": "a", "when": "true", "effect": "allow", "message": "x"}], "message is what a deny rule tells"),
         ([{"name": "a", "when": "true", "effect": "redact"}], "a redact rule lists the fields it hides"),
         ([{"name": "a", "when": "true", "effect": "deny", "fields": ["x"]}], "fields are what a redact rule hides"),
@@ -229,7 +238,8 @@ def test_a_rule_that_cannot_be_used_is_refused_where_it_is_written(rules: object
 
 
 def test_rules_read_back_as_they_were_written() -> None:
-    written = [CONTRACTORS, {"name": "r", "when": "true", "effect": "redact", "fields": ["email"]}]
+    written = [CONTRACTORS, {"name": "r", "when": "true", "effect": "redact", "fields": ["email"]},
+               {"name": "a", "when": "true", "effect": "approve", "approver": "admin"}]  # fmt: skip
     assert [rule.as_json() for rule in parse_rules(written)] == written
     assert parse_rules(None) == ()
     assert isinstance(parse_rules(written)[0], Rule)

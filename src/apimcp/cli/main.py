@@ -15,6 +15,7 @@ from apimcp import __version__
 from apimcp.cli import (
     access_commands,
     apply_command,
+    approval_commands,
     audit_commands,
     catalog_commands,
     discovery_commands,
@@ -97,6 +98,7 @@ app.add_typer(access_commands.org_app, name="organization")
 app.add_typer(discovery_commands.discovery_app, name="discovery")
 app.add_typer(policy_commands.policy_app, name="policy")
 app.add_typer(quota_commands.quotas_app, name="quotas")
+app.add_typer(approval_commands.approvals_app, name="approvals")
 app.add_typer(template_commands.template_app, name="template")
 app.command()(mcp_commands.tools)
 app.command()(mcp_commands.call)

@@ -435,3 +435,31 @@ class SignInHandoff(Base):
     organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+
+class ApprovalRequest(Base):
+    """A call that a policy rule sends to an administrator (`approver: admin`): pending until an admin approves or
+    refuses it, or it expires; an approval serves one call, then it is used (`control.domain.approvals`)."""
+
+    __tablename__ = "approval_requests"
+    __table_args__ = (
+        Index("ix_approval_requests_call", "exposition_id", "tool", "digest"),
+        Index("ix_approval_requests_expiry", "organization_id", "expires_at"),
+    )
+    id: Mapped[str] = _id()
+    organization_id: Mapped[str] = mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"))
+    exposition_id: Mapped[str] = mapped_column(ForeignKey("expositions.id", ondelete="CASCADE"))
+    tool: Mapped[str] = mapped_column(String(200))
+    digest: Mapped[str] = mapped_column(String(64))
+    """The digest of the call's arguments, as the gateway computes it."""
+    caller: Mapped[str] = mapped_column(String(512))
+    """Who made the call, as the gateway names them (an issuer and subject, or "anonymous")."""
+    question: Mapped[str] = mapped_column(Text)
+    """What the admin is asked ("Approve delete_book with bookId=3?"), at most 1000 characters."""
+    status: Mapped[str] = mapped_column(String(16))
+    """pending, approved, refused or used."""
+    created_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    decided_by: Mapped[str | None] = mapped_column(String(254), default=None)
+    """The admin who decided: their e-mail, or the service account's token (`domain.people.who`)."""
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)

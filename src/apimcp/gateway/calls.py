@@ -14,7 +14,8 @@ call into another exposition all go through the `CallPath` of the exposition who
 
 - before everything: the exposition's policies (`apimcp.policies`), for every call, a client's or a script's. A
   denied call is a tool error naming the rule, told to the observers (`call_denied`: the audit trail keeps the
-  rule's name); one an `approve` rule holds waits for a person's answer (`approval.py`, told as `call_approval`);
+  rule's name); one an `approve` rule holds waits for a person's answer (`approval.py`), or an administrator's
+  (`admin_approval.py`, through the control plane), told as `call_approval`;
   an allowed one has the fields `redact` rules name hidden in its answer.
 - around the call: the plan's guardrails (`apimcp.guardrails`), on its arguments and on its answer; what they find
   is told to the observers (`call_guarded`), and one may block the call or withhold its answer.
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -35,6 +36,7 @@ from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.guardrails.chain import Guardrails, Heard
 from apimcp.guardrails.hooks import GuardedCall
 from apimcp.policies import approval
+from apimcp.policies.admin_approval import AdminAsk, ask_admin
 from apimcp.policies.approval import APPROVAL_SECONDS
 from apimcp.policies.decisions import ALLOWED, CallFacts
 from apimcp.policies.policy_set import PolicySet
@@ -63,8 +65,8 @@ class CallObserver(Protocol):
         """A policy denied a call of `tool` (`rule`: the rule that decided; via: None for a client's own call)."""
 
     def call_approval(self, tool: str, source: RequestSource, rule: str | None, outcome: str, via: Via | None) -> None:
-        """A call of `tool` that `rule` makes wait for a person: approved, refused, expired or unavailable (the
-        client cannot ask)."""
+        """A call of `tool` that `rule` makes wait for a person: approved, refused, expired, unavailable (the
+        client, or the control plane, cannot be asked) or pending (an administrator has not answered yet)."""
 
     def call_guarded(self, tool: str, source: RequestSource, heard: Heard, via: Via | None) -> None:
         """A guardrail found something in a call of `tool` (its kinds and counts, never its value)."""
@@ -73,12 +75,15 @@ class CallObserver(Protocol):
 class CallPath:
     """One exposition's checks around each call of its tools."""
 
-    __slots__ = ("_limiter", "_observers", "exposition_id", "guardrails", "name", "policies")
+    __slots__ = ("_admin", "_limiter", "_observers", "exposition_id", "guardrails", "name", "policies")
 
     def __init__(
         self, exposition_id: str, name: str, limiter: RateLimiter | None = None, observers: Sequence[CallObserver] = (),
-        guardrails: Guardrails | None = None,
+        guardrails: Guardrails | None = None, admin: Callable[[], AdminAsk | None] = lambda: None,
     ) -> None:  # fmt: skip
+        self._admin = admin
+        """Who asks the control plane for an administrator's approval, when the gateway has one (it may come and
+        go: asked at each call)."""
         self.exposition_id = exposition_id
         self.name = name
         self._limiter = limiter
@@ -124,7 +129,11 @@ class CallPath:
                 return error_result(decision.refusal(entry.name))
             if decision.effect == "approve":
                 lifetime = decision.approval_seconds or APPROVAL_SECONDS
-                answer = await approval.ask(ctx, entry.name, arguments, decision.message, lifetime)
+                if decision.approver == "admin":
+                    answer = await ask_admin(self._admin(), self.exposition_id, entry.name, arguments, source.caller,
+                                             decision.message, lifetime)  # fmt: skip
+                else:
+                    answer = await approval.ask(ctx, entry.name, arguments, decision.message, lifetime)
                 for observer in self._observers:
                     observer.call_approval(entry.name, source, decision.rule, answer.outcome, via)
                 if answer.refusal is not None:

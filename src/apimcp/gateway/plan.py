@@ -22,7 +22,7 @@ from apimcp.federation.listing import import_stdio, import_upstream
 from apimcp.federation.stdio_channel import StdioCommand
 from apimcp.gateway.artifact_files import read_artifact_files
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig, StdioConfig
-from apimcp.gateway.config_positions import errors
+from apimcp.gateway.config_positions import KeyPath, errors
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql import import_graphql
 from apimcp.importers.openapi import SchemaLimits, import_openapi
@@ -215,6 +215,7 @@ def plan_gateway(
 ) -> GatewayPlan:
     """Import what `config` describes (descriptions read within these limits) and check it can be served."""
     config.check_environment()
+    _check_approvers(config)
     keys = _request_state_keys(config)
     services = {}
     fetcher = Fetcher(config.server.fetch_policy(), fetch_limits or FetchLimits())
@@ -240,6 +241,22 @@ def plan_gateway(
         expositions.append(PlannedExposition(name, exposition, members))
     commands = {key: stdio_command(service.stdio, config) for key, service in config.services.items() if service.stdio}
     return GatewayPlan(config, services, tuple(expositions), keys, commands)
+
+
+def _check_approvers(config: GatewayConfig) -> None:
+    """A configuration file served alone has no control plane, so no administrator to approve calls: a rule that
+    asks one is refused here rather than failing every call it holds (`apimcp apply` takes it to a control plane)."""
+    written: list[tuple[KeyPath, list[dict[str, Any]] | None]] = [(("policies",), config.policies)]
+    written += [(("expositions", name, "policies"), e.policies) for name, e in config.exposition_map().items()]
+    for where, rules in written:
+        for index, rule in enumerate(rules or ()):
+            if rule.get("approver") == "admin":
+                raise config.error(
+                    (*where, index),
+                    f"the rule {rule['name']!r} has approver: admin, which needs a control plane to ask an "
+                    "administrator (`apimcp apply` this file to one); a gateway serving a configuration file alone "
+                    "can ask only the person behind the caller's client (approver: caller)",
+                )
 
 
 def _request_state_keys(config: GatewayConfig) -> tuple[bytes, ...]:

@@ -56,6 +56,7 @@ from apimcp.gateway.routing import Routes, canonical_path, index
 from apimcp.gateway.tool_entries import RefusedEntry
 from apimcp.gateway.upstream_lists import UpstreamLists
 from apimcp.guardrails.registry import exposition_guardrails
+from apimcp.policies.admin_approval import AdminAsk
 from apimcp.policies.rules import exposition_rules
 from apimcp.protocol import CacheHint, EndpointOptions, McpEndpoint
 from apimcp.protocol.caller import Caller, request_host
@@ -172,6 +173,9 @@ class GatewayRuntime:
         """The sync loop that follows a control plane, when there is one (`gateway.sync.following` sets it)."""
         self.traffic: TrafficTally | None = None
         """Where the expositions count their requests for the control plane (set with `follower`)."""
+        self.admin_approvals: AdminAsk | None = None
+        """Where calls that need an administrator's approval ask for it: the control plane followed (set with
+        `follower`); None: no administrator can be asked."""
         stores = state or GatewayState()
         self._shaping_limits = shaping_limits or ShapingLimits()
         self.shaping = ShapingPool(self._shaping_limits)
@@ -349,7 +353,14 @@ class GatewayRuntime:
             cache_hints={m: CacheHint(ttl_ms=h["ttl_ms"], scope=h["scope"]) for m, h in exposition["cache"].items()},
             resource=resource,
             observer=observer,
-            calls=CallPath(exposition["id"], name, limiter, call_observers, exposition_guardrails(exposition)),
+            calls=CallPath(
+                exposition["id"],
+                name,
+                limiter,
+                call_observers,
+                exposition_guardrails(exposition),
+                admin=lambda: self.admin_approvals,
+            ),
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),
             tool_search=exposition.get("tool_search") is True,
             code_mode=parse_code_mode(exposition.get("code_mode")),

@@ -25,6 +25,7 @@ import orjson
 
 from apimcp import __version__
 from apimcp.gateway.runtime import GatewayRuntime
+from apimcp.policies.admin_approval import AdminUnavailable
 from apimcp.safety.plain_http import refusal
 from apimcp.sealing.keys import GatewayPublicKey
 from apimcp.traffic.reporting import report_traffic, send_once
@@ -37,6 +38,8 @@ AUDIT_INTERVAL_SECONDS = 1.0
 AUDIT_BATCH = 1000
 UPSTREAMS_CHECK_SECONDS = 2.0
 UPSTREAMS_REPEAT_SECONDS = 60.0
+APPROVAL_TIMEOUT_SECONDS = 10.0
+"""How long a call that needs an administrator's approval waits for the control plane to say where it stands."""
 
 
 class SnapshotSource(ABC):
@@ -60,6 +63,11 @@ class SnapshotSource(ABC):
     async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:  # noqa: B027 - as audit
         """Hand the control plane what the gateway counted of its requests (`traffic.tally` rows), and the
         revision it serves; raises when they did not arrive."""
+
+    async def request_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Where a call's request for an administrator's approval stands (`policies.admin_approval.AdminAsk`);
+        `AdminUnavailable` when it cannot be asked (the default: this source keeps no approvals)."""
+        raise AdminUnavailable("this gateway's control plane keeps no approvals")
 
 
 class AuditRefused(Exception):
@@ -135,6 +143,25 @@ class HttpSource(SnapshotSource):
     async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
         await self._report("traffic", {"name": self._name, "revision": revision, "rows": rows})
 
+    async def request_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        try:
+            async with self._session.post(
+                f"{self._url}/api/v1/gateway/approvals",
+                data=orjson.dumps(request),
+                headers={**self._headers, "Content-Type": "application/json"},
+                timeout=aiohttp.ClientTimeout(total=APPROVAL_TIMEOUT_SECONDS),
+                ssl=self._tls,
+            ) as response:
+                if response.status != 200:
+                    detail = await _detail(response)
+                    raise AdminUnavailable(f"the control plane answered HTTP {response.status}: {detail}")
+                answer = orjson.loads(await _bounded(response, 64 * 1024))
+        except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
+            raise AdminUnavailable(f"the control plane did not answer ({type(exc).__name__})") from exc
+        if not isinstance(answer, dict):
+            raise AdminUnavailable("the control plane's answer is not an object")
+        return answer
+
     async def _report(self, route: str, body: Mapping[str, Any]) -> None:
         """POST `body` to the gateway route `route`: `AuditRefused` when the control plane refuses it for what it
         holds (sending it again cannot help), `ConnectionError` when it may be sent again."""
@@ -163,6 +190,17 @@ class HttpSource(SnapshotSource):
             if response.status != 200:
                 raise ConnectionError(f"the control plane answered HTTP {response.status}")
             await response.read()
+
+
+async def _bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The whole body, refused when longer than `limit` bytes."""
+    chunks, size = [], 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            raise AdminUnavailable(f"the control plane's answer is longer than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def _detail(response: aiohttp.ClientResponse) -> str:
@@ -294,6 +332,7 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
     runtime ends its streams and closes its backend connections."""
     sync = GatewaySync(runtime, source)
     runtime.follower = sync
+    runtime.admin_approvals = source.request_approval
     runtime.upstream_lists.report = sync.upstream_changed
     tally = runtime.traffic = TrafficTally()  # before the first snapshot: every exposition counts its requests
     tasks = [
@@ -306,6 +345,7 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
         yield sync
     finally:
         runtime.upstream_lists.report = None
+        runtime.admin_approvals = None
         for task in tasks:
             task.cancel()
         for task in tasks:

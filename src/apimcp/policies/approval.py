@@ -40,7 +40,8 @@ _FORM: Final = {
     "required": [FIELD],
 }
 
-Outcome = Literal["approved", "refused", "expired", "unavailable"]
+Outcome = Literal["approved", "refused", "expired", "unavailable", "pending"]
+"""`pending`: an administrator has not answered yet (`admin_approval.py`)."""
 
 
 @dataclass(frozen=True, slots=True)

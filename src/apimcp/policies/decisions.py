@@ -25,6 +25,8 @@ class Decision:
     """(rule, why) for each condition that could not be evaluated (counted as `policy_set.py` says)."""
     approval_seconds: float | None = None
     """For `approve`: the deciding rule's lifetime of an answer (None: the default)."""
+    approver: Literal["caller", "admin"] = "caller"
+    """For `approve`: who answers (the deciding rule's `approver`)."""
 
     @property
     def allowed(self) -> bool:

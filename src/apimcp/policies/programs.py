@@ -141,7 +141,9 @@ def _one_by_one(decisions: Sequence[CompiledRule], always: bool, context: Any) -
 def decided(compiled: CompiledRule, errors: tuple[tuple[str, str], ...] = ()) -> Decision:
     rule = compiled.rule
     effect: Literal["allow", "deny", "approve"] = "deny" if rule.effect == "redact" else rule.effect
-    return Decision(effect, rule.name, rule.message, errors=errors, approval_seconds=rule.approval_seconds)
+    return Decision(
+        effect, rule.name, rule.message, errors=errors, approval_seconds=rule.approval_seconds, approver=rule.approver
+    )
 
 
 Holds = tuple[tuple[cel.Program, int, int], ...]

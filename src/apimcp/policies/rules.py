@@ -27,6 +27,8 @@ import cel
 
 Effect = Literal["allow", "deny", "approve", "redact"]
 EFFECTS: Final[tuple[str, ...]] = get_args(Effect)
+Approver = Literal["caller", "admin"]
+APPROVERS: Final[tuple[str, ...]] = get_args(Approver)
 
 VARIABLES: Final[frozenset[str]] = frozenset({"caller", "claims", "tool", "args", "now"})
 """What a condition may name (`facts.py` says what each holds)."""
@@ -43,7 +45,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _FIELD = re.compile(r"[^\s.][^\s]{0,127}")
 _LOOPS = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(")
 _BOUND = re.compile(r"\.\s*(?:all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_]\w*)\s*,")
-_KEYS: Final = frozenset({"name", "when", "effect", "message", "fields", "approval_seconds"})
+_KEYS: Final = frozenset({"name", "when", "effect", "message", "fields", "approval_seconds", "approver"})
 MAX_APPROVAL_SECONDS: Final = 3600
 
 
@@ -64,6 +66,9 @@ class Rule:
     """For `redact`: the keys whose values are hidden wherever they appear in an answer's JSON."""
     approval_seconds: float | None = None
     """For `approve`: how long after the question an answer is taken (`approval.APPROVAL_SECONDS` by default)."""
+    approver: Approver = "caller"
+    """For `approve`: who says yes: the person behind the caller's client (`approval.py`), or an administrator of
+    the organization in the console or the CLI, for agents acting alone (`admin_approval.py`)."""
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "when": self.when, "effect": self.effect}
@@ -73,6 +78,8 @@ class Rule:
             out["fields"] = list(self.fields)
         if self.approval_seconds is not None:
             out["approval_seconds"] = self.approval_seconds
+        if self.approver != "caller":
+            out["approver"] = self.approver
         return out
 
 
@@ -153,9 +160,17 @@ def _rule(item: object) -> Rule:
             )
         if not isinstance(seconds, int | float) or isinstance(seconds, bool) or not 0 < seconds <= MAX_APPROVAL_SECONDS:
             raise PolicyError(f"approval_seconds is a number of seconds above 0, at most {MAX_APPROVAL_SECONDS}")
+    approver = item.get("approver", "caller")
+    if approver != "caller" and effect != "approve":
+        raise PolicyError("approver is who approves an approve rule's calls; this rule does not approve")
+    if approver not in APPROVERS:
+        raise PolicyError(f"approver is one of {', '.join(APPROVERS)}, not {approver!r}")
+    if approver == "admin" and seconds is not None and seconds < 1:
+        raise PolicyError("approval_seconds is at least 1 for an administrator's approval (approver: admin)")
     compile_condition(when)
     return Rule(name=name, when=when, effect=cast(Effect, effect), message=message, fields=fields,
-                approval_seconds=float(seconds) if seconds is not None else None)  # fmt: skip
+                approval_seconds=float(seconds) if seconds is not None else None,
+                approver=cast(Approver, approver))  # fmt: skip
 
 
 def _fields(raw: object, effect: object) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from apimcp import __version__
 from apimcp.console.routes import console_router
 from apimcp.control.api import (
     access_routes,
+    approval_routes,
     audit_routes,
     catalog_routes,
     discovery_routes,
@@ -86,6 +87,7 @@ def create_api(
         audit_routes,
         history_routes,
         traffic_routes,
+        approval_routes,
         sso_routes,
     ):
         app.include_router(module.router, prefix="/api/v1")

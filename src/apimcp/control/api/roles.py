@@ -117,11 +117,16 @@ REQUIRED: dict[tuple[str, str], str] = {
     ("POST", "/gateway/upstream-changed"): GATEWAY,
     ("POST", "/gateway/upstreams"): GATEWAY,
     ("POST", "/gateway/traffic"): GATEWAY,
+    ("POST", "/gateway/approvals"): GATEWAY,
     # what the organization's traffic, audit trail and history say
     ("GET", "/audit"): VIEWER,
     ("GET", "/traffic"): VIEWER,
     ("GET", "/history"): VIEWER,
     **_HISTORY,
+    # calls a policy rule sends to an administrator
+    ("GET", "/approvals"): VIEWER,
+    ("POST", "/approvals/{approval_id}/approve"): ADMIN,
+    ("POST", "/approvals/{approval_id}/refuse"): ADMIN,
 }
 
 

@@ -399,9 +399,9 @@ class PlanSettings(Input):
     policies: list[dict[str, Any]] | None = Field(
         default=None,
         description="rules in CEL, read in order: [{name, when, effect: allow|deny|approve|redact, message?, fields?, "
-        "approval_seconds?}]; the first allow, deny or approve rule that holds decides a call (none: allowed; "
-        "approve: once a person approves it), redact rules hide fields of answers; tools a caller may not call are "
-        "not listed (docs/governance.md)",
+        "approval_seconds?, approver?: caller|admin}]; the first allow, deny or approve rule that holds decides a call "
+        "(none: allowed; approve: once a person approves it: the caller's user, or an administrator), redact rules "
+        "hide fields of answers; tools a caller may not call are not listed (docs/governance.md)",
     )
     guardrails: list[dict[str, Any]] | None = Field(
         default=None,

@@ -1,0 +1,70 @@
+"""An administrator's approval of one call, for agents acting alone (an `approve` rule with `approver: admin`).
+
+Nobody behind the agent's client can answer a form, so the question goes to the control plane instead: the first
+call is answered with a tool error naming a pending request (`apimcp approvals approve ID`, or the console), and
+the same call made again once an administrator approved it goes on. An approval holds for one call only:
+
+- bound to the call: the exposition, the tool, a digest of its arguments and the caller's principal (callers
+  without one share "anonymous"): other arguments or another caller make a request of their own;
+- used once: the control plane answers "approved" to one call, and the next one asks again;
+- short-lived: a request not decided within the rule's `approval_seconds` (300 by default) expires, and so does
+  an approval not used within that time.
+
+The control plane is reached through `AdminAsk` (the gateway's snapshot source): this module knows nothing of
+how. A gateway without one (a configuration file alone), or one that cannot reach it, answers a tool error that
+says so: the call is never made unapproved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+from apimcp.policies.approval import Answer, digest, question
+from apimcp.protocol.caller import Caller
+
+AdminAsk = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+"""Asks the control plane about a call's approval request (making it when there is none): given {exposition,
+tool, digest, caller, question, lifetime}, answers {id, status: pending | approved | refused, expires_in}."""
+
+ANONYMOUS: Final = "anonymous"
+MAX_QUESTION: Final = 1000
+
+
+class AdminUnavailable(Exception):
+    """The control plane could not be asked (none, or not reachable): the message says which, never a secret."""
+
+
+async def ask_admin(
+    ask: AdminAsk | None, exposition: str, tool: str, arguments: Mapping[str, Any], caller: Caller | None,
+    message: str | None, lifetime: float,
+) -> Answer:  # fmt: skip
+    """Where the approval of calling `tool` with `arguments` stands; `approved` once, when an administrator said
+    yes."""
+    if ask is None:
+        return Answer("unavailable", f"Calling {tool} needs an administrator's approval, and this gateway has no "
+                                     "control plane to ask for it")  # fmt: skip
+    request = {
+        "exposition": exposition,
+        "tool": tool,
+        "digest": digest(tool, arguments),
+        "caller": caller.principal[:512] if caller is not None else ANONYMOUS,
+        "question": question(tool, arguments, message)[:MAX_QUESTION],
+        "lifetime": lifetime,
+    }
+    try:
+        state = await ask(request)
+    except AdminUnavailable as exc:
+        return Answer("unavailable", f"Calling {tool} needs an administrator's approval, and it could not be asked "
+                                     f"for ({exc}): try again shortly")  # fmt: skip
+    status, identifier, left = state.get("status"), state.get("id"), state.get("expires_in")
+    if status == "approved":
+        return Answer("approved")
+    if status == "refused":
+        return Answer("refused", f"Calling {tool} was refused by an administrator (approval request {identifier})")
+    if status == "pending" and isinstance(identifier, str) and isinstance(left, int | float):
+        return Answer("pending", f"Calling {tool} needs an administrator's approval: request {identifier} waits for "
+                                 f"one (`apimcp approvals approve {identifier}`, or the console). Call it again with "
+                                 f"the same arguments once it is approved, within {max(int(left), 1)} s")  # fmt: skip
+    return Answer("unavailable", f"Calling {tool} needs an administrator's approval, and the control plane's answer "
+                                 "was not understood: try again shortly")  # fmt: skip

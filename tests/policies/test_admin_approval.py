@@ -1,0 +1,87 @@
+"""What a call an administrator must approve is told, for each answer of the control plane, and what the control
+plane is asked: the call's digest and the caller, never the caller's credential."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from apimcp.policies.admin_approval import MAX_QUESTION, AdminUnavailable, ask_admin
+from apimcp.policies.approval import digest
+from apimcp.protocol.caller import Caller
+
+pytestmark = pytest.mark.anyio
+
+ALICE = Caller("https://issuer.example|alice", subject="alice", token="secret-token-value")
+
+
+class ControlPlane:
+    """Answers `state` and remembers what it was asked."""
+
+    def __init__(self, state: Mapping[str, Any] | Exception) -> None:
+        self.state = state
+        self.asked: list[Mapping[str, Any]] = []
+
+    async def __call__(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.asked.append(request)
+        if isinstance(self.state, Exception):
+            raise self.state
+        return self.state
+
+
+async def test_a_pending_request_is_a_tool_error_naming_it_and_how_to_approve_it() -> None:
+    plane = ControlPlane({"id": "apr_1", "status": "pending", "expires_in": 299.6})
+    answer = await ask_admin(plane, "exp_1", "delete_book", {"bookId": 3}, ALICE, "No undo.", 300)
+    assert answer.outcome == "pending"
+    assert answer.refusal == (
+        "Calling delete_book needs an administrator's approval: request apr_1 waits for one (`apimcp approvals "
+        "approve apr_1`, or the console). Call it again with the same arguments once it is approved, within 299 s"
+    )
+    (asked,) = plane.asked
+    assert asked == {
+        "exposition": "exp_1", "tool": "delete_book", "digest": digest("delete_book", {"bookId": 3}),
+        "caller": "https://issuer.example|alice", "question": "Approve delete_book with bookId=3? No undo.",
+        "lifetime": 300,
+    }  # fmt: skip
+    assert "secret-token-value" not in repr(asked)
+
+
+async def test_approved_goes_on_and_refused_says_by_whom() -> None:
+    approved = await ask_admin(ControlPlane({"id": "a", "status": "approved", "expires_in": 5}), "e", "t", {}, None,
+                               None, 60)  # fmt: skip
+    assert (approved.outcome, approved.refusal) == ("approved", None)
+    plane = ControlPlane({"id": "apr_2", "status": "refused", "expires_in": 5})
+    refused = await ask_admin(plane, "e", "delete_book", {}, None, None, 60)
+    assert (refused.outcome, refused.refusal) == (
+        "refused",
+        "Calling delete_book was refused by an administrator (approval request apr_2)",
+    )
+    assert plane.asked[0]["caller"] == "anonymous"  # callers without a principal share one
+
+
+@pytest.mark.parametrize(
+    ("plane", "told"),
+    [
+        (None, "Calling t needs an administrator's approval, and this gateway has no control plane to ask for it"),
+        (ControlPlane(AdminUnavailable("the control plane did not answer (TimeoutError)")),
+         "Calling t needs an administrator's approval, and it could not be asked for (the control plane did not "
+         "answer (TimeoutError)): try again shortly"),
+        (ControlPlane({"status": "pending"}), "the control plane's answer was not understood"),
+        (ControlPlane({"id": "x", "status": "maybe", "expires_in": 1}),
+         "the control plane's answer was not understood"),
+    ],
+)  # fmt: skip
+async def test_a_control_plane_that_cannot_say_leaves_the_call_unmade(plane: ControlPlane | None, told: str) -> None:
+    answer = await ask_admin(plane, "e", "t", {"x": 1}, ALICE, None, 60)
+    assert answer.outcome == "unavailable"
+    assert answer.refusal is not None and told in answer.refusal
+
+
+async def test_long_arguments_are_shown_cut_within_what_the_control_plane_keeps() -> None:
+    plane = ControlPlane({"id": "a", "status": "pending", "expires_in": 1})
+    await ask_admin(plane, "e", "t", {"text": "x" * 5000}, ALICE, "m" * 512, 60)
+    shown = plane.asked[0]["question"]
+    assert shown.startswith('Approve t with text="xxx') and "…?" in shown and shown.endswith("m" * 512)
+    assert len(shown) <= MAX_QUESTION
