@@ -17,7 +17,9 @@ says so: the call is never made unapproved.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
+from itertools import pairwise
 from typing import Any, Final
 
 from apimcp.policies.approval import Answer, digest, question
@@ -29,6 +31,16 @@ tool, digest, caller, question, lifetime}, answers {id, status: pending | approv
 
 ANONYMOUS: Final = "anonymous"
 MAX_QUESTION: Final = 1000
+HIDDEN: Final = "[hidden]"
+_CREDENTIAL_WORDS: Final = frozenset(
+    {"password", "passwd", "passphrase", "secret", "token", "apikey", "authorization", "credential", "credentials",
+     "cookie", "pin", "otp"}
+)  # fmt: skip
+_CREDENTIAL_PAIRS: Final = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key")})
+"""Argument names whose values the question does not show (a word of the name, in any case style: `password`,
+`clientSecret`, `x-api-key`; not `author`): the question is kept by the control plane and read by its
+administrators, unlike a caller's own form. The digest still binds the approval to the values."""
+_MAX_DEPTH: Final = 8
 
 
 class AdminUnavailable(Exception):
@@ -49,7 +61,7 @@ async def ask_admin(
         "tool": tool,
         "digest": digest(tool, arguments),
         "caller": caller.principal[:512] if caller is not None else ANONYMOUS,
-        "question": question(tool, arguments, message)[:MAX_QUESTION],
+        "question": question(tool, shown(arguments), message)[:MAX_QUESTION],
         "lifetime": lifetime,
     }
     try:
@@ -68,3 +80,23 @@ async def ask_admin(
                                  f"the same arguments once it is approved, within {max(int(left), 1)} s")  # fmt: skip
     return Answer("unavailable", f"Calling {tool} needs an administrator's approval, and the control plane's answer "
                                  "was not understood: try again shortly")  # fmt: skip
+
+
+def shown(arguments: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
+    """`arguments` with the values of credential-like names (at any depth of objects) replaced by `HIDDEN`."""
+    out: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if isinstance(key, str) and _credential_like(key):
+            out[key] = HIDDEN
+        elif isinstance(value, Mapping) and depth < _MAX_DEPTH:
+            out[key] = shown(value, depth + 1)
+        else:
+            out[key] = value
+    return out
+
+
+def _credential_like(name: str) -> bool:
+    words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name[:200]).lower())
+    return any(word in _CREDENTIAL_WORDS for word in words) or any(
+        pair in _CREDENTIAL_PAIRS for pair in pairwise(words)
+    )
