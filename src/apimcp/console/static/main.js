@@ -5,6 +5,7 @@
 import { Api, ApiError } from "./api.js";
 import { redeem, returned, signInButton } from "./sso.js";
 import * as access from "./screens/access.js";
+import * as approvals from "./screens/approvals.js";
 import * as audit from "./screens/audit.js";
 import * as discovery from "./screens/discovery.js";
 import { field, h, replace } from "./dom.js";
@@ -26,7 +27,7 @@ const GATEWAY_KEY = "apimcp.console.gateway";
 const ORGANIZATION_KEY = "apimcp.console.organization";
 const SCREENS = {
   traffic, services, import: importing, plans, templates, expositions, try: tryit, discovery, gateways, secrets, access,
-  members, audit, history
+  members, approvals, audit, history
 };
 const DEFAULT_SCREEN = "traffic";
 const STATUS_MS = 10000; // how long a message of success stays; an error stays until the next action or dismissed

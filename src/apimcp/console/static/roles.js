@@ -4,11 +4,12 @@
 //
 // Change controls are found by what they are, in one place: forms other than searches (role="search") and the
 // buttons that act on an object (deleting, revoking, detaching, duplicating, renewing, rolling back, accepting
-// and rejecting an MCP server's changes). Screens that only read or call gateways are left alone.
+// and rejecting an MCP server's changes). Screens that only read or call gateways are left alone, and so is
+// Approvals, which offers its decisions (an admin's) to admins only.
 
 import { h } from "./dom.js";
 
-const READING_SCREENS = new Set(["traffic", "try", "audit"]);
+const READING_SCREENS = new Set(["traffic", "try", "audit", "approvals"]);
 const ACTIONS = /^(Delete|Detach|Revoke|Stop exposing|Duplicate|Make a new API key|Roll back|Accept|Reject|Remove|Save|Create|Register|Invite|Attach|Import|Change|Rotate)/;
 const RANK = { viewer: 1, editor: 2, admin: 3 };
 
