@@ -90,13 +90,13 @@ async def test_long_arguments_are_shown_cut_within_what_the_control_plane_keeps(
 async def test_credential_like_arguments_are_hidden_from_the_question_but_still_bind_the_approval() -> None:
     plane = ControlPlane({"id": "a", "status": "pending", "expires_in": 1})
     arguments = {"user": "ann", "clientSecret": "s3cr3t", "auth": {"password": "hunter2", "author": "me"},
-                 "x-api-key": "k-123", "spinner": "on"}  # fmt: skip
+                 "x-api-key": "k-123", "spinner": "on", "logins": [{"pin": "1234"}]}  # fmt: skip
     await ask_admin(plane, "e", "login", arguments, ALICE, None, 60)
     asked = plane.asked[0]
     assert asked["question"] == (
         'Approve login with user="ann", clientSecret="[hidden]", auth={"password":"[hidden]","author":"me"}, '
-        'x-api-key="[hidden]", spinner="on"?'
+        'x-api-key="[hidden]", spinner="on", logins=[{"pin":"[hidden]"}]?'
     )
-    assert not any(secret in asked["question"] for secret in ("s3cr3t", "hunter2", "k-123"))
+    assert not any(secret in asked["question"] for secret in ("s3cr3t", "hunter2", "k-123", "1234"))
     assert asked["digest"] == digest("login", arguments)
     assert asked["digest"] != digest("login", {**arguments, "clientSecret": "other"})

@@ -82,17 +82,22 @@ async def ask_admin(
                                  "was not understood: try again shortly")  # fmt: skip
 
 
-def shown(arguments: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
-    """`arguments` with the values of credential-like names (at any depth of objects) replaced by `HIDDEN`."""
-    out: dict[str, Any] = {}
-    for key, value in arguments.items():
-        if isinstance(key, str) and _credential_like(key):
-            out[key] = HIDDEN
-        elif isinstance(value, Mapping) and depth < _MAX_DEPTH:
-            out[key] = shown(value, depth + 1)
-        else:
-            out[key] = value
-    return out
+def shown(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """`arguments` with the values of credential-like names (in nested objects and lists too) replaced by
+    `HIDDEN`."""
+    return {key: HIDDEN if _credential_like(key) else _shown(value, 1) for key, value in arguments.items()}
+
+
+def _shown(value: Any, depth: int) -> Any:
+    if depth >= _MAX_DEPTH:
+        return value
+    if isinstance(value, Mapping):
+        return {
+            k: HIDDEN if isinstance(k, str) and _credential_like(k) else _shown(v, depth + 1) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_shown(item, depth + 1) for item in value]
+    return value
 
 
 def _credential_like(name: str) -> bool:
