@@ -82,3 +82,16 @@ def dump_all_rows(session: Session) -> str:
                 else:
                     parts.append(str(value))
     return "\n".join(parts)
+
+
+def approval_call(exposition: str, **changes: Any) -> dict[str, Any]:
+    """What a gateway submits of a call waiting for an administrator (`POST /gateway/approvals`), with `changes`."""
+    call = {
+        "exposition": exposition,
+        "tool": "delete_book",
+        "digest": "a" * 64,
+        "caller": "https://login.example.com ann",
+        "question": "Approve delete_book with bookId=3?",
+        "lifetime": 300.0,
+    }
+    return {**call, **changes}

@@ -11,6 +11,7 @@ import pytest
 
 from apimcp.control.domain import approvals
 from tests.control.api_harness import Api, Org, created, import_echo, ok, problem
+from tests.control.factories import approval_call
 
 
 @pytest.fixture
@@ -26,15 +27,7 @@ def _exposition(org: Org, name: str = "library") -> str:
 
 
 def _call(exposition: str, **changes: Any) -> dict[str, Any]:
-    call = {
-        "exposition": exposition,
-        "tool": "delete_book",
-        "digest": "a" * 64,
-        "caller": "https://login.example.com ann",
-        "question": "Approve delete_book with bookId=3?",
-        "lifetime": 120,
-    }
-    return {**call, **changes}
+    return approval_call(exposition, lifetime=120, **changes)
 
 
 def _submit(org: Org, call: dict[str, Any]) -> Any:

@@ -15,7 +15,7 @@ from apimcp.control.domain.common import get_owned
 from apimcp.control.errors import Conflict, DomainError, Invalid, NotFound
 from apimcp.control.models import ApprovalRequest, utcnow
 from apimcp.control.plane import ControlPlane
-from tests.control.factories import import_echo, new_org
+from tests.control.factories import approval_call, import_echo, new_org
 
 
 def _exposition(plane: ControlPlane, organization_id: str, name: str = "library") -> str:
@@ -36,15 +36,7 @@ def library(plane: ControlPlane, acme: str) -> str:
 
 
 def _call(exposition: str, **changes: Any) -> dict[str, Any]:
-    call = {
-        "exposition": exposition,
-        "tool": "delete_book",
-        "digest": "a" * 64,
-        "caller": "https://login.example.com ann",
-        "question": "Approve delete_book with bookId=3?",
-        "lifetime": 300.0,
-    }
-    return {**call, **changes}
+    return approval_call(exposition, **changes)
 
 
 def _submit(plane: ControlPlane, organization_id: str | None, call: dict[str, Any]) -> dict[str, Any]:
