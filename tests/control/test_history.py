@@ -55,6 +55,10 @@ def test_plan_changes_are_versions_with_their_author_and_a_diff(api: Api, acme: 
     assert backwards["changes"] == [{"path": "backend_timeout_ms", "before": 5000, "after": 30_000}]
     problem(acme.user.get(f"/plans/{plan['id']}/versions/9"), 404)
     problem(acme.user.get(f"/plans/{plan['id']}/diff", params={"from": 1, "to": 9}), 404)
+    huge = str(2**70)  # more than the store's integers hold: refused as input, not a server error
+    problem(acme.user.get(f"/plans/{plan['id']}/versions/{huge}"), 422, "number")
+    problem(acme.user.post(f"/plans/{plan['id']}/versions/{huge}/restore"), 422, "number")
+    problem(acme.user.get(f"/plans/{plan['id']}/diff", params={"from": 1, "to": huge}), 422, "to")
 
     same = ok(acme.user.patch(f"/plans/{plan['id']}", json={"backend_timeout_ms": 5000}))  # changes nothing
     assert same["backend_timeout_ms"] == 5000

@@ -4,15 +4,19 @@ two of them, and rolling a plan or an exposition back to one (`control.domain.hi
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, Field
 
 from apimcp.control.api.auth import DbSession, UserCaller
 from apimcp.control.api.views import Timestamp, View
 from apimcp.control.domain import history
 from apimcp.control.models import Version
+
+MAX_VERSION: Final = 2**31 - 1
+"""The highest version number a request may name: what the store's integer column holds (a larger one was a 500)."""
+VersionNumber = Annotated[int, Path(ge=1, le=MAX_VERSION, description="a version's number (1 for the first)")]
 
 router = APIRouter(tags=["history"])
 
@@ -105,7 +109,7 @@ def _routes(collection: str, kind: str) -> None:
             history.version(session, caller.organization_id, kind, object_id, 1)  # 404 naming it
         return VersionPage(total=page.total, limit=limit, offset=offset, items=[_view(v) for v in page.items])
 
-    def one(object_id: str, number: int, caller: UserCaller, session: DbSession) -> VersionDetail:
+    def one(object_id: str, number: VersionNumber, caller: UserCaller, session: DbSession) -> VersionDetail:
         found = history.version(session, caller.organization_id, kind, object_id, number)
         detail: VersionDetail = _view(found, VersionDetail)
         return detail
@@ -114,8 +118,8 @@ def _routes(collection: str, kind: str) -> None:
         object_id: str,
         caller: UserCaller,
         session: DbSession,
-        from_version: int = Query(alias="from", ge=1),
-        to_version: int = Query(alias="to", ge=1),
+        from_version: int = Query(alias="from", ge=1, le=MAX_VERSION),
+        to_version: int = Query(alias="to", ge=1, le=MAX_VERSION),
     ) -> VersionDiff:
         before = history.version(session, caller.organization_id, kind, object_id, from_version)
         after = history.version(session, caller.organization_id, kind, object_id, to_version)
@@ -156,7 +160,7 @@ def _routes(collection: str, kind: str) -> None:
     if kind not in history.RESTORABLE:
         return
 
-    def restore(object_id: str, number: int, caller: UserCaller, session: DbSession) -> RestoreResult:
+    def restore(object_id: str, number: VersionNumber, caller: UserCaller, session: DbSession) -> RestoreResult:
         restored = history.restore(session, caller, kind, object_id, number)
         return RestoreResult(
             version=_view(restored.version),
