@@ -124,11 +124,17 @@ def test_the_server_s_health_as_the_gateways_report_it(
         with McpHttp(url) as mcp:  # a call through the gateway: it now knows the server answers
             session = wait_for(lambda: _initialized(mcp))
             assert not session.request("tools/call", {"name": "weather", "arguments": {}}).result.get("isError")
-        wait_for(lambda: rest.get(f"/services/{service['id']}").json()["upstream_health"] or None)
+        # a report made before the call says "unknown": wait for the one made after it
+        wait_for(lambda: _reported_up(rest, str(service["id"])) or None)
     page.reload()
     health = page.get_by_role("table", name="Server health")
     expect(health).to_contain_text("embedded")
     expect(health).to_contain_text("up (answers)")
+
+
+def _reported_up(rest: httpx2.Client, service_id: str) -> bool:
+    health = rest.get(f"/services/{service_id}").json()["upstream_health"]
+    return any(report["state"] == "up" for report in health)
 
 
 def _initialized(mcp: McpHttp) -> Session | None:
