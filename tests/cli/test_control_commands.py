@@ -16,6 +16,7 @@ from starlette.routing import Route
 from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
+from tests.cli.invoking import log_in
 from tests.control.factories import prompts
 from tests.deployment.harness import ECHO_SPEC, Deployment, deployment, wait_until
 from tests.support.live_server import live_server
@@ -37,9 +38,7 @@ def run(*args: str, code: int = 0, env: dict[str, str] | None = None) -> Result:
 
 @pytest.fixture
 def logged_in(live: Deployment) -> Deployment:
-    token = live.api.http.headers["Authorization"].removeprefix("Bearer ")
-    run("login", live.base, "--token", token)
-    return live
+    return log_in(live)
 
 
 def test_commands_need_a_login_and_a_valid_token(live: Deployment) -> None:

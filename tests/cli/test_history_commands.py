@@ -7,9 +7,8 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from apimcp.cli.main import app
+from tests.cli.invoking import log_in, run
 from tests.deployment.harness import Deployment, deployment, wait_until
 from tests.support.mcp_http import McpHttp
 
@@ -24,15 +23,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
 
 @pytest.fixture
 def logged_in(live: Deployment) -> Deployment:
-    token = live.api.http.headers["Authorization"].removeprefix("Bearer ")
-    run("login", live.base, "--token", token)
-    return live
-
-
-def run(*args: str, code: int = 0) -> Result:
-    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "250"})  # a table row on one line
-    assert result.exit_code == code, (args, result.output)
-    return result
+    return log_in(live)
 
 
 def _tools(url: str) -> set[str]:

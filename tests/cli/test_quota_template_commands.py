@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from apimcp.cli.main import app
+from tests.cli.invoking import log_in, run
 from tests.deployment.harness import ECHO_SPEC, Deployment, deployment
 
 SETTINGS = """
@@ -31,17 +30,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
         yield running
 
 
-def run(*args: str, code: int = 0) -> Result:
-    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "250"})
-    assert result.exit_code == code, (args, result.output)
-    return result
-
-
 @pytest.fixture
 def logged_in(live: Deployment) -> Deployment:
-    token = live.api.http.headers["Authorization"].removeprefix("Bearer ")
-    run("login", live.base, "--token", token)
-    return live
+    return log_in(live)
 
 
 def test_quotas_are_set_shown_and_enforced(logged_in: Deployment) -> None:
