@@ -120,6 +120,15 @@ def api(served: Served, token: str | None = None) -> httpx2.Client:
     )
 
 
+def issue_token(served: Served, name: str, kind: str) -> str:
+    """A new API token of `kind` (`user`, with the editor role; `viewer`; `gateway`...), issued by the first admin."""
+    with api(served) as client:
+        issued = client.post("/tokens", json={"name": name, "kind": kind})
+        assert issued.status_code == 201, issued.text
+        value: str = issued.json()["token"]
+    return value
+
+
 def serving(url: str, *, within: float = 10) -> dict[str, Any]:
     """The tools/list answer of the exposition at `url`, once the gateway serves it."""
     deadline = time.monotonic() + within

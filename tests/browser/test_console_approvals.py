@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from apimcp.demo_api import spec_path
-from tests.browser.conftest import Seen, Served, api, log_in, open_screen, unexpected, unlabelled
+from tests.browser.conftest import Seen, Served, api, issue_token, log_in, open_screen, unexpected, unlabelled
 
 PENDING = "Pending approval requests, newest first"
 
@@ -31,19 +31,11 @@ def exposition(served: Served) -> str:
     return exposition_id
 
 
-def _token(served: Served, name: str, kind: str) -> str:
-    with api(served) as client:
-        issued = client.post("/tokens", json={"name": name, "kind": kind})
-        assert issued.status_code == 201, issued.text
-        value: str = issued.json()["token"]
-    return value
-
-
 def _submit(served: Served, exposition: str, book: str) -> dict[str, Any]:
     """A pending request, made as a gateway makes it (`POST /gateway/approvals` with a gateway token)."""
     call = {"exposition": exposition, "tool": "delete_book", "digest": book * 64, "caller": "https://idp.example ann",
             "question": f"Approve delete_book with bookId={book}?", "lifetime": 600}  # fmt: skip
-    with api(served, _token(served, f"edge-{book}", "gateway")) as gateway:
+    with api(served, issue_token(served, f"edge-{book}", "gateway")) as gateway:
         answer = gateway.post("/gateway/approvals", json=call)
     assert answer.status_code == 200, answer.text
     pending: dict[str, Any] = answer.json()
@@ -85,7 +77,7 @@ def test_an_admin_approves_a_waiting_call(served: Served, exposition: str, page:
 
 def test_a_viewer_reads_the_requests_but_decides_none(served: Served, exposition: str, page: Page, seen: Seen) -> None:
     waiting = _submit(served, exposition, "3")
-    log_in(page, Served(served.base, _token(served, "viewer-approvals", "viewer"), served.backend))
+    log_in(page, Served(served.base, issue_token(served, "viewer-approvals", "viewer"), served.backend))
     open_screen(page, "Approvals")
     expect(page.get_by_text("You have the viewer role: approving and refusing need the admin role.")).to_be_visible()
     expect(page.get_by_role("table", name=PENDING)).to_contain_text("Approve delete_book with bookId=3?")

@@ -7,21 +7,13 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import Seen, Served, api, log_in, open_screen, unexpected, unlabelled
+from tests.browser.conftest import Seen, Served, api, issue_token, log_in, open_screen, unexpected, unlabelled
 
 READ_ONLY = "Read only: you have the viewer role in organization default"
 
 
-def _token(served: Served, name: str, kind: str) -> str:
-    with api(served) as client:
-        issued = client.post("/tokens", json={"name": name, "kind": kind})
-        assert issued.status_code == 201, issued.text
-        value: str = issued.json()["token"]
-    return value
-
-
 def test_an_editor_is_refused_an_admin_action_in_the_apis_words(served: Served, page: Page, seen: Seen) -> None:
-    log_in(page, Served(served.base, _token(served, "editor-console", "user"), served.backend))
+    log_in(page, Served(served.base, issue_token(served, "editor-console", "user"), served.backend))
     expect(page.get_by_text("Organization default · editor")).to_be_visible()
     open_screen(page, "Members")
     expect(page.get_by_text("managing members needs the admin role")).to_be_visible()
@@ -38,7 +30,7 @@ def test_an_editor_is_refused_an_admin_action_in_the_apis_words(served: Served, 
 
 
 def test_a_viewer_sees_every_screen_but_changes_nothing(served: Served, page: Page, seen: Seen) -> None:
-    log_in(page, Served(served.base, _token(served, "viewer-console", "viewer"), served.backend))
+    log_in(page, Served(served.base, issue_token(served, "viewer-console", "viewer"), served.backend))
     expect(page.get_by_text("Organization default · viewer")).to_be_visible()
     for screen in ("Services", "Plans", "Expositions", "Gateways", "Secrets", "History"):
         open_screen(page, screen)
