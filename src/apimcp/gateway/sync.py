@@ -24,6 +24,7 @@ import aiohttp
 import orjson
 
 from apimcp import __version__
+from apimcp.backends.http_common import read_limited
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.policies.admin_approval import AdminUnavailable
 from apimcp.safety.plain_http import refusal
@@ -40,6 +41,7 @@ UPSTREAMS_CHECK_SECONDS = 2.0
 UPSTREAMS_REPEAT_SECONDS = 60.0
 APPROVAL_TIMEOUT_SECONDS = 10.0
 """How long a call that needs an administrator's approval waits for the control plane to say where it stands."""
+MAX_APPROVAL_ANSWER_BYTES = 64 * 1024
 
 
 class SnapshotSource(ABC):
@@ -155,7 +157,12 @@ class HttpSource(SnapshotSource):
                 if response.status != 200:
                     detail = await _detail(response)
                     raise AdminUnavailable(f"the control plane answered HTTP {response.status}: {detail}")
-                answer = orjson.loads(await _bounded(response, 64 * 1024))
+                body = await read_limited(response, MAX_APPROVAL_ANSWER_BYTES)
+                if body is None:
+                    raise AdminUnavailable(
+                        f"the control plane's answer is longer than {MAX_APPROVAL_ANSWER_BYTES} bytes"
+                    )
+                answer = orjson.loads(body)
         except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as exc:
             raise AdminUnavailable(f"the control plane did not answer ({type(exc).__name__})") from exc
         if not isinstance(answer, dict):
@@ -190,17 +197,6 @@ class HttpSource(SnapshotSource):
             if response.status != 200:
                 raise ConnectionError(f"the control plane answered HTTP {response.status}")
             await response.read()
-
-
-async def _bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    """The whole body, refused when longer than `limit` bytes."""
-    chunks, size = [], 0
-    async for chunk in response.content.iter_any():
-        size += len(chunk)
-        if size > limit:
-            raise AdminUnavailable(f"the control plane's answer is longer than {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 async def _detail(response: aiohttp.ClientResponse) -> str:
