@@ -11,6 +11,7 @@ snapshot format, one way to open it.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ from apimcp.servers.factory import AsgiApp, server_for
 from apimcp.servers.tls import ServerTls
 from apimcp.settings import Settings
 from apimcp.state import GatewayState
+
+log = logging.getLogger("apimcp.embedded")
 
 EMBEDDED_GATEWAY = "embedded"
 
@@ -113,6 +116,9 @@ class LocalSource(SnapshotSource):
             return await asyncio.to_thread(self._submit_approval, request)
         except DomainError as exc:  # what the HTTP route would answer as a problem
             raise AdminUnavailable(f"the control plane refused it: {exc}") from exc
+        except Exception as exc:  # what the HTTP route would answer as a 500: logged, never shown to the caller
+            log.exception("an approval request could not be submitted")
+            raise AdminUnavailable("the control plane failed to answer") from exc
 
     def _submit_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         with self._plane.session() as session:  # this gateway serves every organization: the exposition's decides

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from apimcp.policies.admin_approval import MAX_QUESTION, AdminUnavailable, ask_admin
-from apimcp.policies.approval import digest
+from apimcp.policies.admin_approval import AdminUnavailable, ask_admin
+from apimcp.policies.approval import MAX_SHOWN, digest
 from apimcp.protocol.caller import Caller
 
 pytestmark = pytest.mark.anyio
@@ -79,12 +79,47 @@ async def test_a_control_plane_that_cannot_say_leaves_the_call_unmade(plane: Con
     assert answer.refusal is not None and told in answer.refusal
 
 
-async def test_long_arguments_are_shown_cut_within_what_the_control_plane_keeps() -> None:
+async def test_arguments_are_shown_whole_or_not_asked_about() -> None:
+    """Nothing is cut: what lies past a cut would be approved unseen (a long harmless value first, the target
+    after it)."""
     plane = ControlPlane({"id": "a", "status": "pending", "expires_in": 1})
-    await ask_admin(plane, "e", "t", {"text": "x" * 5000}, ALICE, "m" * 512, 60)
-    shown = plane.asked[0]["question"]
-    assert shown.startswith('Approve t with text="xxx') and "…?" in shown and shown.endswith("m" * 512)
-    assert len(shown) <= MAX_QUESTION
+    long_name = "spring catalogue " + "x" * 400
+    await ask_admin(plane, "e", "replace_item", {"name": long_name, "itemId": "the-crown-jewels"}, ALICE, "m" * 512, 60)
+    assert plane.asked[0]["question"] == (
+        f'Approve replace_item with name="{long_name}", itemId="the-crown-jewels"? ' + "m" * 512
+    )
+    too_long = await ask_admin(plane, "e", "t", {"text": "x" * MAX_SHOWN}, ALICE, None, 60)
+    assert too_long.outcome == "unavailable" and len(plane.asked) == 1  # the control plane was not asked
+    assert too_long.refusal == (
+        f"Calling t needs an administrator's approval, and its arguments are too long to be shown in full "
+        f"({MAX_SHOWN + 7} characters; at most {MAX_SHOWN}): nobody approves what they cannot read"
+    )
+
+
+async def test_what_a_reader_would_not_see_is_shown_as_escapes() -> None:
+    plane = ControlPlane({"id": "a", "status": "pending", "expires_in": 1})
+    arguments = {"name": "\x1b[8m", "note": "ok\u202eevil", "odd key\x00": 1, "[/bold]": 2}
+    await ask_admin(plane, "e", "t", arguments, Caller("iss|a\x00b", subject="a"), None, 60)
+    asked = plane.asked[0]
+    assert asked["question"] == (
+        'Approve t with name="\\u001b[8m", note="ok\\u202eevil", "odd key\\u0000"=1, "[/bold]"=2?'
+    )
+    assert asked["caller"] == "iss|a\\u0000b"  # no NUL reaches the database
+
+
+async def test_credentials_nested_too_deep_to_be_hidden_are_not_asked_about() -> None:
+    plane = ControlPlane({"id": "a", "status": "pending", "expires_in": 1})
+    deep: Any = {"password": "hunter2"}
+    for _ in range(8):
+        deep = {"level": deep}
+    answer = await ask_admin(plane, "e", "t", {"config": deep}, ALICE, None, 60)
+    assert answer.outcome == "unavailable" and not plane.asked
+    assert answer.refusal is not None and "nest too deep (over 8 levels)" in answer.refusal
+    listed = await ask_admin(plane, "e", "t", {"items": [[[[[[[{"apiKey": "sk-live-123"}]]]]]]]}, ALICE, None, 60)
+    assert listed.outcome == "unavailable" and not plane.asked
+    shallow = {"config": {"a": {"b": {"password": "hunter2"}}}, "empty": [[[[[[[[]]]]]]]]}
+    await ask_admin(plane, "e", "t", shallow, ALICE, None, 60)
+    assert "hunter2" not in plane.asked[0]["question"]
 
 
 async def test_credential_like_arguments_are_hidden_from_the_question_but_still_bind_the_approval() -> None:

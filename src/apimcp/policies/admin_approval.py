@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from itertools import pairwise
 from typing import Any, Final
 
-from apimcp.policies.approval import Answer, digest, question
+from apimcp.policies.approval import Answer, digest, question, shown_arguments, too_long
 from apimcp.protocol.caller import Caller
 
 AdminAsk = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
@@ -30,7 +30,6 @@ AdminAsk = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 tool, digest, caller, question, lifetime}, answers {id, status: pending | approved | refused, expires_in}."""
 
 ANONYMOUS: Final = "anonymous"
-MAX_QUESTION: Final = 1000
 HIDDEN: Final = "[hidden]"
 _CREDENTIAL_WORDS: Final = frozenset(
     {"password", "passwd", "passphrase", "secret", "token", "apikey", "authorization", "credential", "credentials",
@@ -41,6 +40,10 @@ _CREDENTIAL_PAIRS: Final = frozenset({("api", "key"), ("private", "key"), ("acce
 `clientSecret`, `x-api-key`; not `author`): the question is kept by the control plane and read by its
 administrators, unlike a caller's own form. The digest still binds the approval to the values."""
 _MAX_DEPTH: Final = 8
+
+
+class TooDeep(Exception):
+    """Arguments nested deeper than a question shows: what lies below could be neither shown nor hidden."""
 
 
 class AdminUnavailable(Exception):
@@ -56,12 +59,21 @@ async def ask_admin(
     if ask is None:
         return Answer("unavailable", f"Calling {tool} needs an administrator's approval, and this gateway has no "
                                      "control plane to ask for it")  # fmt: skip
+    try:
+        arguments_shown = shown_arguments(shown(arguments))
+    except TooDeep:
+        return Answer("unavailable", f"Calling {tool} needs an administrator's approval, and its arguments nest too "
+                                     f"deep (over {_MAX_DEPTH} levels) to be shown in full")  # fmt: skip
+    refused = too_long(tool, arguments_shown, "an administrator")
+    if refused is not None:
+        return refused
     request = {
         "exposition": exposition,
         "tool": tool,
         "digest": digest(tool, arguments),
-        "caller": caller.principal[:512] if caller is not None else ANONYMOUS,
-        "question": question(tool, shown(arguments), message)[:MAX_QUESTION],
+        # a NUL is no character a database keeps in text (PostgreSQL refuses it): written as its escape
+        "caller": caller.principal.replace("\x00", "\\u0000")[:512] if caller is not None else ANONYMOUS,
+        "question": question(tool, arguments_shown, message),
         "lifetime": lifetime,
     }
     try:
@@ -84,13 +96,13 @@ async def ask_admin(
 
 def shown(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """`arguments` with the values of credential-like names (in nested objects and lists too) replaced by
-    `HIDDEN`."""
+    `HIDDEN`; TooDeep when they nest deeper than `_MAX_DEPTH` levels."""
     return {key: HIDDEN if _credential_like(key) else _shown(value, 1) for key, value in arguments.items()}
 
 
 def _shown(value: Any, depth: int) -> Any:
-    if depth >= _MAX_DEPTH:
-        return value
+    if depth >= _MAX_DEPTH and isinstance(value, Mapping | list) and value:
+        raise TooDeep
     if isinstance(value, Mapping):
         return {
             k: HIDDEN if isinstance(k, str) and _credential_like(k) else _shown(v, depth + 1) for k, v in value.items()

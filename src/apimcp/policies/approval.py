@@ -19,6 +19,7 @@ saying the call needs approval.
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import time
 from collections.abc import Mapping
@@ -31,8 +32,13 @@ from apimcp.protocol import RequestContext
 from apimcp.protocol.errors import McpError
 
 APPROVAL_SECONDS: Final = 300.0
-MAX_SHOWN: Final = 400
-"""Characters of arguments shown in the question (longer ones end with an ellipsis)."""
+MAX_SHOWN: Final = 4000
+"""Characters of arguments a question may show. Nothing is ever cut: a person must see all of what they approve,
+so a call whose arguments take more is not asked about (`too_long`)."""
+_PLAIN_NAME: Final = re.compile(r"[A-Za-z0-9_.$@-]{1,200}")
+_INVISIBLE: Final = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+"""Characters a reader does not see (zero-width, bidirectional overrides, tags): shown as escapes, so that no part
+of a question can be hidden or reordered on screen."""
 FIELD: Final = "approve"
 _FORM: Final = {
     "type": "object",
@@ -51,13 +57,35 @@ class Answer:
     """What the caller is told when the call does not go on."""
 
 
-def question(tool: str, arguments: Mapping[str, Any], message: str | None = None) -> str:
-    """ "Approve delete_book with bookId=3?", with the rule's message after it when it has one."""
-    shown = ", ".join(f"{key}={orjson.dumps(value).decode()}" for key, value in arguments.items())
-    if len(shown) > MAX_SHOWN:
-        shown = shown[:MAX_SHOWN] + "…"
+def shown_arguments(arguments: Mapping[str, Any]) -> str:
+    """`bookId=3, note="two words"`: each value as JSON (control characters escaped), a name as it is when plain
+    and as JSON otherwise, and invisible characters as escapes wherever they are."""
+    shown = ", ".join(
+        f"{key if _PLAIN_NAME.fullmatch(key) else orjson.dumps(key).decode()}={orjson.dumps(value).decode()}"
+        for key, value in arguments.items()
+    )
+    return _INVISIBLE.sub(_escaped, shown)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def question(tool: str, shown: str, message: str | None = None) -> str:
+    """ "Approve delete_book with bookId=3?" (`shown`: `shown_arguments`), with the rule's message after it when it
+    has one."""
     asked = f"Approve {tool} with {shown}?" if shown else f"Approve {tool}?"
     return f"{asked} {message}" if message else asked
+
+
+def too_long(tool: str, shown: str, who: str) -> Answer | None:
+    """The answer to a call whose arguments are too long to be shown whole to `who` (None: they are not)."""
+    if len(shown) <= MAX_SHOWN:
+        return None
+    return Answer("unavailable", f"Calling {tool} needs {who}'s approval, and its arguments are too long to be shown "
+                                 f"in full ({len(shown)} characters; at most {MAX_SHOWN}): nobody approves what they "
+                                 "cannot read")  # fmt: skip
 
 
 def digest(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -70,13 +98,17 @@ async def ask(
 ) -> Answer:  # fmt: skip
     """Ask the caller's user to approve calling `tool` with `arguments`. In 2026-07-28 this raises
     `InputRequired` until the client answers (the call is run again then)."""
+    shown = shown_arguments(arguments)
+    refused = too_long(tool, shown, "a person")
+    if refused is not None:
+        return refused
     asked = ctx.state.setdefault("approvals", {})
     call = digest(tool, arguments)
     record = asked.get(call)
     if not isinstance(record, dict):
         record = asked[call] = {"nonce": secrets.token_hex(8), "at": time.time()}
     try:
-        answer = await ctx.elicit(question(tool, arguments, message), _FORM, key=f"approve-{call}-{record['nonce']}")
+        answer = await ctx.elicit(question(tool, shown, message), _FORM, key=f"approve-{call}-{record['nonce']}")
     except McpError as exc:  # the client cannot be asked (no elicitation, or a revision without it)
         return Answer("unavailable", f"Calling {tool} needs a person's approval, and this client cannot ask for it "
                                      f"({exc.message})")  # fmt: skip
