@@ -4,6 +4,7 @@ an organization sees and decides only its own, and pending requests are bounded.
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -235,7 +236,9 @@ def test_listing_by_status_newest_first(plane: ControlPlane, acme: str, library:
         ({"exposition": 7}, "exposition", "exposition is required: a string of at most 64 characters"),
         ({"digest": "d" * 65}, "digest", "digest has 65 characters; at most 64 are allowed"),
         ({"caller": "c" * 513}, "caller", "caller has 513 characters; at most 512 are allowed"),
-        ({"question": "q" * 1001}, "question", "question has 1001 characters; at most 1000 are allowed"),
+        ({"question": "q" * 5001}, "question", "question has 5001 characters; at most 5000 are allowed"),
+        ({"question": "Approve t with a=1?\x00"}, "question", "question holds a NUL character"),
+        ({"caller": "iss|a\x00b"}, "caller", "caller holds a NUL character"),
         ({"lifetime": "60"}, "lifetime", "lifetime is required: seconds, from 1 to 3600"),
         ({"lifetime": True}, "lifetime", "lifetime is required: seconds, from 1 to 3600"),
         ({"lifetime": float("nan")}, "lifetime", "lifetime is required: seconds, from 1 to 3600"),
@@ -287,3 +290,58 @@ def test_two_admins_deciding_at_once_one_is_told(
     refused = _refused(plane, Conflict, approvals.decide, acme, pending["id"], True, "late@acme.example")
     assert refused.detail == f"approval request {pending['id']!r} was decided meanwhile by someone else"
     assert _listed(plane, acme, "refused")[0]["decided_by"] == "admin@acme.example"
+
+
+def test_a_late_approval_leaves_the_caller_the_whole_lifetime_to_use_it(
+    plane: ControlPlane, acme: str, library: str
+) -> None:
+    pending = _submit(plane, acme, _call(library, lifetime=300))
+    with plane.session() as session:  # decided 290 s after it was asked, 10 s before it would have expired
+        session.execute(
+            update(ApprovalRequest)
+            .where(ApprovalRequest.id == pending["id"])
+            .values(created_at=utcnow() - timedelta(seconds=290), expires_at=utcnow() + timedelta(seconds=10))
+        )
+    decided = _decide(plane, acme, pending["id"], True)
+    assert decided["expired"] is False
+    approved = _submit(plane, acme, _call(library, lifetime=300))
+    assert approved["status"] == "approved" and 290 < approved["expires_in"] <= 300
+
+
+def test_of_two_requests_made_for_one_call_at_once_the_decided_one_counts(
+    plane: ControlPlane, acme: str, library: str
+) -> None:
+    call = approvals.checked(_call(library))
+    with plane.session() as session:  # what two gateways asking at the same moment can leave: two requests
+        older = approvals._new_request(session, acme, call, utcnow() - timedelta(seconds=1))["id"]
+        newer = approvals._new_request(session, acme, call, utcnow())["id"]
+    assert _submit(plane, acme, _call(library))["id"] == newer
+    _decide(plane, acme, older, True)  # the admin happened to decide the older one
+    approved = _submit(plane, acme, _call(library))
+    assert (approved["id"], approved["status"]) == (older, "approved")
+    assert _submit(plane, acme, _call(library))["id"] == newer  # used: the other one waits on
+    _decide(plane, acme, newer, False)
+    assert _submit(plane, acme, _call(library))["status"] == "refused"
+
+
+def test_calls_arriving_together_never_exceed_the_pending_bound(
+    plane: ControlPlane, acme: str, library: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(approvals, "MAX_PENDING", 3)
+    start = threading.Barrier(12)
+    answers: list[str] = []
+
+    def submit(n: int) -> None:
+        start.wait()
+        try:
+            answers.append(_submit(plane, acme, _call(library, digest=f"d{n}"))["status"])
+        except approvals.TooManyPending:
+            answers.append("too many")
+
+    threads = [threading.Thread(target=submit, args=(n,)) for n in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(answers) == ["pending"] * 3 + ["too many"] * 9
+    assert len(_listed(plane, acme)) == 3

@@ -455,7 +455,7 @@ class ApprovalRequest(Base):
     caller: Mapped[str] = mapped_column(String(512))
     """Who made the call, as the gateway names them (an issuer and subject, or "anonymous")."""
     question: Mapped[str] = mapped_column(Text)
-    """What the admin is asked ("Approve delete_book with bookId=3?"), at most 1000 characters."""
+    """What the admin is asked ("Approve delete_book with bookId=3?"), at most 5000 characters."""
     status: Mapped[str] = mapped_column(String(16))
     """pending, approved, refused or used."""
     created_at: Mapped[datetime] = _created()

@@ -3,24 +3,26 @@ one approves or refuses it.
 
 A gateway asks about a call by its exposition, tool, the digest of its arguments and its caller (`submit`). The
 first time, a pending request is made that lives `lifetime` seconds; asked again, the answer is the state of the
-newest live request of that call: pending, approved or refused. An approval serves exactly one call: the submit
-that reads it marks it used (at most one submit does, however many ask at once), and the call made again after
-that is a new request. Admins list the requests (`listed`) and decide the pending ones that have not expired
-(`decide`).
+live request of that call: pending, approved or refused. An approval serves exactly one call: the submit that
+reads it marks it used (at most one submit does, however many ask at once), and the call made again after that is
+a new request. Admins list the requests (`listed`) and decide the pending ones that have not expired (`decide`);
+an approval lives `lifetime` seconds again from the moment it is given.
 
 A flood cannot fill the table: an organization has at most `MAX_PENDING` live pending requests (more are refused
-with 429), and requests that expired more than `KEPT_AFTER_EXPIRY` ago are deleted as new ones are made.
+with 429; on PostgreSQL an advisory lock makes the count and the insert one step per organization), and requests
+that expired more than `KEPT_AFTER_EXPIRY` ago are deleted as new ones are made.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import CursorResult, delete, func, select, update
+from sqlalchemy import CursorResult, case, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from apimcp.control.domain.common import get_owned
@@ -36,8 +38,9 @@ MIN_LIFETIME, MAX_LIFETIME = 1.0, 3600.0
 KEPT_AFTER_EXPIRY = timedelta(days=1)
 MAX_LISTED = 10_000
 """The most requests one listing reads, newest first."""
-MAX_LENGTHS = {"exposition": 64, "tool": 200, "digest": 64, "caller": 512, "question": 1000}
-"""The longest each text field of a submitted call may be, in characters."""
+MAX_LENGTHS = {"exposition": 64, "tool": 200, "digest": 64, "caller": 512, "question": 5000}
+"""The longest each text field of a submitted call may be, in characters (a question shows up to 4,000 of
+arguments, `policies.approval.MAX_SHOWN`, with the tool's name and the rule's message)."""
 
 
 class TooManyPending(DomainError):
@@ -66,6 +69,8 @@ def _text(request: Mapping[str, Any], name: str) -> str:
         raise Invalid(f"{name} has {len(value)} characters; at most {longest} are allowed", field=name)
     if name != "question" and not value:
         raise Invalid(f"{name} is empty", field=name)
+    if "\x00" in value:  # no database keeps it in text (PostgreSQL refuses it)
+        raise Invalid(f"{name} holds a NUL character", field=name)
     return value
 
 
@@ -97,7 +102,8 @@ def _seconds_left(request: ApprovalRequest, now: datetime) -> float:
 
 
 def _newest_live(session: Session, owner: str, call: Call, now: datetime) -> ApprovalRequest | None:
-    """The newest request of this call that has not expired and is not used."""
+    """The request of this call that has not expired and is not used, decided ones first (the same call made twice
+    at once can make two requests: whichever an admin decides is the one that counts), else the newest."""
     return session.scalar(
         select(ApprovalRequest)
         .where(
@@ -109,7 +115,11 @@ def _newest_live(session: Session, owner: str, call: Call, now: datetime) -> App
             ApprovalRequest.status != USED,
             ApprovalRequest.expires_at > now,
         )
-        .order_by(ApprovalRequest.created_at.desc(), ApprovalRequest.id.desc())
+        .order_by(
+            case((ApprovalRequest.status == APPROVED, 0), (ApprovalRequest.status == REFUSED, 1), else_=2),
+            ApprovalRequest.created_at.desc(),
+            ApprovalRequest.id.desc(),
+        )
         .limit(1)
     )
 
@@ -148,6 +158,8 @@ def _prune(session: Session, owner: str, now: datetime) -> None:
 
 
 def _new_request(session: Session, owner: str, call: Call, now: datetime) -> dict[str, Any]:
+    if session.get_bind().dialect.name == "postgresql":  # the count and the insert below, one organization at a time
+        session.execute(select(func.pg_advisory_xact_lock(_lock_key(owner))))
     _prune(session, owner, now)
     if _pending_count(session, owner, now) >= MAX_PENDING:
         raise TooManyPending(
@@ -162,6 +174,11 @@ def _new_request(session: Session, owner: str, call: Call, now: datetime) -> dic
     session.add(request)
     session.flush()
     return {"id": request.id, "status": PENDING, "expires_in": call.lifetime}
+
+
+def _lock_key(owner: str) -> int:
+    """A 63-bit number for the organization's advisory lock (stable across processes, unlike `hash`)."""
+    return int.from_bytes(hashlib.sha256(f"approvals:{owner}".encode()).digest()[:8], "big") >> 1
 
 
 def submit(session: Session, organization_id: str | None, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -229,7 +246,9 @@ def decide(session: Session, organization_id: str, approval_id: str, approve: bo
         raise Conflict(f"approval request {approval_id!r} is {found.status} already: only a pending one is decided")
     if as_utc(found.expires_at) <= now:
         raise Conflict(f"approval request {approval_id!r} has expired: the caller makes the call again to ask anew")
-    decision = {"status": APPROVED if approve else REFUSED, "decided_by": by[:254], "decided_at": now}
+    decision: dict[str, Any] = {"status": APPROVED if approve else REFUSED, "decided_by": by[:254], "decided_at": now}
+    if approve:  # the caller gets the request's whole lifetime to use the approval, however late it came
+        decision["expires_at"] = now + (as_utc(found.expires_at) - as_utc(found.created_at))
     if not _changed(session, found.id, PENDING, decision):
         raise Conflict(f"approval request {approval_id!r} was decided meanwhile by someone else")
     session.expire(found)
