@@ -20,7 +20,7 @@ COLUMNS: list[output.Column] = [
     ("ID", "id"),
     ("TOOL", "tool"),
     ("CALLER", "caller"),
-    ("QUESTION", lambda item: output.first_line(item.get("question"))),
+    ("QUESTION", "question"),  # whole: an admin approves nothing they were not shown
     ("STATUS", lambda item: f"{item['status']} (expired)" if item.get("expired") else item["status"]),
     ("EXPIRES", "expires_at"),
 ]

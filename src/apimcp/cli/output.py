@@ -9,9 +9,14 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 Column = tuple[str, Callable[[dict[str, Any]], Any] | str]
+_CONTROLS = str.maketrans({code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F) if code != 0x0A})
+"""Control characters a cell shows as escapes: a value from outside (a caller's arguments in an approval's
+question) must not drive the terminal."""
 
 
 class Format(StrEnum):
@@ -64,7 +69,8 @@ def rows(data: Sequence[dict[str, Any]], columns: Sequence[Column], output: Form
     for header, _ in columns:
         table.add_column(header, overflow="fold")
     for row in data:
-        table.add_row(*(_cell(_value(row, source)) for _, source in columns))
+        # as text, never markup: a value holding "[/bold]" is shown as it is, not obeyed (nor an error)
+        table.add_row(*(Text(_cell(_value(row, source)).translate(_CONTROLS)) for _, source in columns))
     console().print(table)
 
 
@@ -75,12 +81,12 @@ def record(data: dict[str, Any], output: Format, title: str | None = None, hide:
         return
     out = console()
     if title:
-        out.print(f"[bold]{title}[/bold]")
+        out.print(f"[bold]{escape(title)}[/bold]")
     width = max((len(k) for k in data), default=0)
     for key, value in data.items():
         if key in hide or (isinstance(value, list) and value and isinstance(value[0], dict)):
             continue
-        out.print(f"  {key.ljust(width)}  {_cell(value)}", highlight=False, markup=False)
+        out.print(f"  {key.ljust(width)}  {_cell(value).translate(_CONTROLS)}", highlight=False, markup=False)
 
 
 def note(message: str) -> None:
