@@ -198,6 +198,25 @@ def test_pending_requests_are_bounded_per_organization(
     _refused(plane, approvals.TooManyPending, approvals.submit, acme, _call(library, digest="5"))
 
 
+def test_one_caller_fills_only_its_own_share_of_the_pending_bound(
+    plane: ControlPlane, acme: str, library: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert approvals.MAX_PENDING_PER_CALLER == 100
+    monkeypatch.setattr(approvals, "MAX_PENDING_PER_CALLER", 2)
+    monkeypatch.setattr(approvals, "MAX_PENDING", 3)
+    for n in range(2):
+        _submit(plane, acme, _call(library, caller="loop", digest=f"d{n}"))
+    refused = _refused(
+        plane, approvals.TooManyPending, approvals.submit, acme, _call(library, caller="loop", digest="d2")
+    )
+    assert refused.detail.startswith("the caller has 2 approval requests pending, the most one caller may have")
+    assert _submit(plane, acme, _call(library, caller="someone else", digest="d2"))["status"] == "pending"
+    refused = _refused(
+        plane, approvals.TooManyPending, approvals.submit, acme, _call(library, caller="third", digest="d3")
+    )
+    assert refused.detail.startswith("the organization has 3 approval requests pending")
+
+
 def test_requests_expired_for_a_day_are_deleted_as_new_ones_come(plane: ControlPlane, acme: str, library: str) -> None:
     old, recent = (_submit(plane, acme, _call(library, digest=d)) for d in ("old", "recent"))
     _age(plane, old["id"], 86_401)

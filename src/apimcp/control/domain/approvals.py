@@ -8,8 +8,8 @@ reads it marks it used (at most one submit does, however many ask at once), and 
 a new request. Admins list the requests (`listed`) and decide the pending ones that have not expired (`decide`);
 an approval lives `lifetime` seconds again from the moment it is given.
 
-A flood cannot fill the table: an organization has at most `MAX_PENDING` live pending requests (more are refused
-with 429; on PostgreSQL an advisory lock makes the count and the insert one step per organization), and requests
+A flood cannot fill the table: an organization has at most `MAX_PENDING` live pending requests, and a caller at most
+`MAX_PENDING_PER_CALLER` of them (more are refused with 429; on PostgreSQL an advisory lock makes the count and the insert one step per organization), and requests
 that expired more than `KEPT_AFTER_EXPIRY` ago are deleted as new ones are made.
 """
 
@@ -33,6 +33,9 @@ PENDING, APPROVED, REFUSED, USED = "pending", "approved", "refused", "used"
 STATUSES = (PENDING, APPROVED, REFUSED, USED)
 MAX_PENDING = 1000
 """Live pending requests an organization may have at once."""
+MAX_PENDING_PER_CALLER = 100
+"""Live pending requests one caller may have at once: an agent looping with ever new arguments fills its own share,
+not the organization's (callers without a principal share one, "anonymous")."""
 MIN_LIFETIME, MAX_LIFETIME = 1.0, 3600.0
 """How long a request may wait for its decision, in seconds."""
 KEPT_AFTER_EXPIRY = timedelta(days=1)
@@ -136,8 +139,9 @@ def _changed(session: Session, request_id: str, before: str, after: Mapping[str,
     return result.rowcount == 1
 
 
-def _pending_count(session: Session, owner: str, now: datetime) -> int:
-    count = session.scalar(
+def _pending_count(session: Session, owner: str, now: datetime, caller: str | None = None) -> int:
+    """The organization's live pending requests (`caller`'s alone when given)."""
+    query = (
         select(func.count())
         .select_from(ApprovalRequest)
         .where(
@@ -146,7 +150,9 @@ def _pending_count(session: Session, owner: str, now: datetime) -> int:
             ApprovalRequest.status == PENDING,
         )
     )
-    return int(count or 0)
+    if caller is not None:
+        query = query.where(ApprovalRequest.caller == caller)
+    return int(session.scalar(query) or 0)
 
 
 def _prune(session: Session, owner: str, now: datetime) -> None:
@@ -161,6 +167,11 @@ def _new_request(session: Session, owner: str, call: Call, now: datetime) -> dic
     if session.get_bind().dialect.name == "postgresql":  # the count and the insert below, one organization at a time
         session.execute(select(func.pg_advisory_xact_lock(_lock_key(owner))))
     _prune(session, owner, now)
+    if _pending_count(session, owner, now, call.caller) >= MAX_PENDING_PER_CALLER:
+        raise TooManyPending(
+            f"the caller has {MAX_PENDING_PER_CALLER} approval requests pending, the most one caller may have: an "
+            "admin decides some (`apimcp approvals list`), or they expire"
+        )
     if _pending_count(session, owner, now) >= MAX_PENDING:
         raise TooManyPending(
             f"the organization has {MAX_PENDING} approval requests pending, the most it may have: an admin decides "
