@@ -135,3 +135,16 @@ async def test_credential_like_arguments_are_hidden_from_the_question_but_still_
     assert not any(secret in asked["question"] for secret in ("s3cr3t", "hunter2", "k-123", "1234"))
     assert asked["digest"] == digest("login", arguments)
     assert asked["digest"] != digest("login", {**arguments, "clientSecret": "other"})
+
+
+async def test_values_the_secrets_guardrail_recognizes_are_hidden_whatever_their_names() -> None:
+    plane = ControlPlane({"id": "a", "status": "pending", "expires_in": 1})
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    arguments = {"headers": [{"name": "Authorization", "value": "Bearer abcdefghijklmnop1234"}],
+                 "note": f"use {jwt} then", "pwd": "x", "sessionId": "s-1", "signingKey": "k",
+                 "key": "PROJ-123"}  # fmt: skip
+    await ask_admin(plane, "e", "t", arguments, ALICE, None, 60)
+    assert plane.asked[0]["question"] == (
+        'Approve t with headers=[{"name":"Authorization","value":"[hidden]"}], note="use [hidden] then", '
+        'pwd="[hidden]", sessionId="[hidden]", signingKey="[hidden]", key="PROJ-123"?'
+    )

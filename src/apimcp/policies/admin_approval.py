@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from itertools import pairwise
 from typing import Any, Final
 
+from apimcp.guardrails.detectors import DETECTORS
 from apimcp.policies.approval import Answer, digest, question, shown_arguments, too_long
 from apimcp.protocol.caller import Caller
 
@@ -32,14 +33,19 @@ tool, digest, caller, question, lifetime}, answers {id, status: pending | approv
 ANONYMOUS: Final = "anonymous"
 HIDDEN: Final = "[hidden]"
 _CREDENTIAL_WORDS: Final = frozenset(
-    {"password", "passwd", "passphrase", "secret", "token", "apikey", "authorization", "credential", "credentials",
-     "cookie", "pin", "otp"}
+    {"password", "passwd", "pwd", "passphrase", "passcode", "secret", "token", "apikey", "authorization", "bearer",
+     "jwt", "credential", "credentials", "cookie", "pin", "otp"}
 )  # fmt: skip
-_CREDENTIAL_PAIRS: Final = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key")})
+_CREDENTIAL_PAIRS: Final = frozenset(
+    {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("signing", "key"), ("ssh", "key"),
+     ("session", "id")}
+)  # fmt: skip
 """Argument names whose values the question does not show (a word of the name, in any case style: `password`,
 `clientSecret`, `x-api-key`; not `author`): the question is kept by the control plane and read by its
-administrators, unlike a caller's own form. The digest still binds the approval to the values."""
+administrators, unlike a caller's own form. Whatever their names, values the `secrets` guardrail recognizes (key
+formats, JWTs, bearer tokens) are hidden too. The digest still binds the approval to the values."""
 _MAX_DEPTH: Final = 8
+_SECRETS: Final = DETECTORS["secrets"]
 
 
 class TooDeep(Exception):
@@ -109,7 +115,19 @@ def _shown(value: Any, depth: int) -> Any:
         }
     if isinstance(value, list):
         return [_shown(item, depth + 1) for item in value]
+    if isinstance(value, str) and _SECRETS.found(value):
+        return _without_secrets(value)
     return value
+
+
+def _without_secrets(text: str) -> str:
+    """`text` with what the `secrets` guardrail finds in it replaced by `HIDDEN`."""
+    parts, last = [], 0
+    for match in _SECRETS.matches(text):
+        parts += (text[last : match.start], HIDDEN)
+        last = match.end
+    parts.append(text[last:])
+    return "".join(parts)
 
 
 def _credential_like(name: str) -> bool:

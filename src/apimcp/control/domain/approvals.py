@@ -9,8 +9,9 @@ a new request. Admins list the requests (`listed`) and decide the pending ones t
 an approval lives `lifetime` seconds again from the moment it is given.
 
 A flood cannot fill the table: an organization has at most `MAX_PENDING` live pending requests, and a caller at most
-`MAX_PENDING_PER_CALLER` of them (more are refused with 429; on PostgreSQL an advisory lock makes the count and the insert one step per organization), and requests
-that expired more than `KEPT_AFTER_EXPIRY` ago are deleted as new ones are made.
+`MAX_PENDING_PER_CALLER` of them (more are refused with 429; on PostgreSQL an advisory lock makes the count and the
+insert one step per organization), and requests that expired more than `KEPT_AFTER_EXPIRY` ago are deleted as new
+ones are made.
 """
 
 from __future__ import annotations
