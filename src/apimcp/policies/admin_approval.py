@@ -122,7 +122,8 @@ def _shown(value: Any, depth: int) -> Any:
 
 def _without_secrets(text: str) -> str:
     """`text` with what the `secrets` guardrail finds in it replaced by `HIDDEN`."""
-    parts, last = [], 0
+    parts: list[str] = []
+    last = 0
     for match in _SECRETS.matches(text):
         parts += (text[last : match.start], HIDDEN)
         last = match.end
