@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress, UnparsedJson
 from apimcp.backends.credentials import Placement
+from apimcp.backends.graphql import graphql_answer
+from apimcp.backends.rest import json_answer
 from apimcp.catalog.model import Operation, RestBinding, ToolHints
 from apimcp.resilience.cache import AnswerCache, call_key
 from apimcp.resilience.cached import Cached
@@ -56,7 +58,7 @@ def _user(token: str) -> CallExtras:
 
 async def test_a_read_only_answer_is_kept_for_its_ttl() -> None:
     clock = Clock()
-    cached = Cached(AnswerCache(clock=clock), Cache(ttl_seconds=30, tools={"get_item": 10}))
+    cached = Cached(AnswerCache(clock=clock), Cache(ttl_seconds=30, tools={"get_item": 10}), "0:svc")
     backend = Counting()
     first = await cached.call(backend, READ, {"id": 1}, None, None)
     again = await cached.call(backend, READ, {"id": 1}, None, None)
@@ -67,7 +69,7 @@ async def test_a_read_only_answer_is_kept_for_its_ttl() -> None:
 
 
 async def test_what_changes_things_or_fails_is_never_kept() -> None:
-    cached = Cached(AnswerCache(), Cache())
+    cached = Cached(AnswerCache(), Cache(), "0:svc")
     backend = Counting()
     await cached.call(backend, WRITE, {"id": 1}, None, None)
     await cached.call(backend, WRITE, {"id": 1}, None, None)
@@ -76,28 +78,28 @@ async def test_what_changes_things_or_fails_is_never_kept() -> None:
     await cached.call(failing, READ, {}, None, None)
     await cached.call(failing, READ, {}, None, None)
     assert failing.calls == 2
-    off = Cached(AnswerCache(), Cache(tools={"get_item": 0}))
+    off = Cached(AnswerCache(), Cache(tools={"get_item": 0}), "0:svc")
     await off.call(backend, READ, {}, None, None)
     await off.call(backend, READ, {}, None, None)
     assert backend.calls == 4
 
 
 async def test_users_never_see_each_other_s_answers() -> None:
-    cached = Cached(AnswerCache(), Cache())
+    cached = Cached(AnswerCache(), Cache(), "0:svc")
     backend = Counting()
     ada = await cached.call(backend, READ, {"id": 1}, None, _user("ada-token"))
     bob = await cached.call(backend, READ, {"id": 1}, None, _user("bob-token"))
     assert ada != bob and backend.calls == 2
     assert await cached.call(backend, READ, {"id": 1}, None, _user("ada-token")) == ada
     traced = CallExtras(headers={"traceparent": "00-abc-def-01"}, credentials=_user("ada-token").credentials)
-    assert call_key("get_item", {"id": 1}, traced) == call_key("get_item", {"id": 1}, _user("ada-token"))
+    assert call_key("m", READ, {"id": 1}, traced) == call_key("m", READ, {"id": 1}, _user("ada-token"))
     passed = CallExtras(headers={"X-Tenant": "a"})
-    assert call_key("get_item", {}, passed) != call_key("get_item", {}, CallExtras(headers={"X-Tenant": "b"}))
+    assert call_key("m", READ, {}, passed) != call_key("m", READ, {}, CallExtras(headers={"X-Tenant": "b"}))
 
 
 async def test_identical_calls_in_flight_are_made_once_and_a_cancelled_one_does_not_cancel_it() -> None:
     heard: list[str] = []
-    cached = Cached(AnswerCache(), Cache(), heard.append)
+    cached = Cached(AnswerCache(), Cache(), "0:svc", heard.append)
     backend = Counting(delay=0.2)
     first = asyncio.ensure_future(cached.call(backend, READ, {"id": 1}, None, None))
     await asyncio.sleep(0.01)
@@ -113,14 +115,75 @@ async def test_identical_calls_in_flight_are_made_once_and_a_cancelled_one_does_
 
 async def test_the_cache_is_bounded() -> None:
     cache = AnswerCache(max_entries=3)
-    cached = Cached(cache, Cache())
+    cached = Cached(cache, Cache(), "0:svc")
     backend = Counting()
     for n in range(10):
         await cached.call(backend, READ, {"id": n}, None, None)
     assert len(cache) == 3
     big = AnswerCache(max_bytes=100)
-    await Cached(big, Cache()).call(backend, READ, {"id": "x"}, None, None)
+    await Cached(big, Cache(), "0:svc").call(backend, READ, {"id": "x"}, None, None)
     assert len(big) == 1
     for n in range(20):
-        await Cached(big, Cache()).call(backend, READ, {"id": n}, None, None)
-    assert 1 <= len(big) <= 100 // 16  # each answer weighs 2 x its 8 to 9 characters
+        await Cached(big, Cache(), "0:svc").call(backend, READ, {"id": n}, None, None)
+    assert len(big) == 1  # each answer weighs its text's memory, 56 to 58 bytes: two do not fit in 100
+
+
+def _file_read(path: str) -> Operation:
+    """A `file://` resource read as the gateway makes it: no tool of its own, the path in its binding."""
+    return Operation(tool_name="resources_read", input_schema={"type": "object"},
+                     binding=RestBinding(method="GET", path=path), hints=ToolHints(read_only=True))  # fmt: skip
+
+
+async def test_reads_of_other_files_or_of_another_member_are_other_calls() -> None:
+    answers = AnswerCache()
+    first, second = Cached(answers, Cache(), "0:svc-a"), Cached(answers, Cache(), "1:svc-b")
+    backend = Counting()
+    spec = await first.call(backend, _file_read("/openapi.yaml"), {}, None, None)
+    assert await first.call(backend, _file_read("/books/2"), {}, None, None) != spec
+    assert await second.call(backend, _file_read("/openapi.yaml"), {}, None, None) != spec
+    assert await first.call(backend, _file_read("/openapi.yaml"), {}, None, None) == spec and backend.calls == 3
+
+
+class Answering(Backend):
+    def __init__(self, answer: BackendResult) -> None:
+        self.answer = answer
+        self.calls = 0
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
+        extras: CallExtras | None = None,
+    ) -> BackendResult:  # fmt: skip
+        self.calls += 1
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        JsonBody({"orders": None}, '{"orders":null}', notes=("GraphQL errors: orders service unavailable",)),
+        UnparsedJson(b'{"errors":[{"message":"down"}]}', graphql_answer),
+    ],
+)
+async def test_a_graphql_answer_with_errors_is_not_kept(answer: BackendResult) -> None:
+    backend = Answering(answer)
+    cached = Cached(AnswerCache(), Cache(), "0:svc")
+    for _ in range(2):
+        await cached.call(backend, READ, {}, None, None)
+    assert backend.calls == 2
+    large_rest = Answering(UnparsedJson(b'{"n":1}', json_answer))
+    for _ in range(2):
+        await cached.call(large_rest, READ, {"other": 1}, None, None)
+    assert large_rest.calls == 1
+
+
+async def test_each_hit_is_a_value_of_its_own() -> None:
+    """A kept answer is its text, read again on each hit: what one caller does to its value, another never sees."""
+    cached = Cached(AnswerCache(), Cache(), "0:svc")
+    backend = Answering(JsonBody({"tags": ["a"]}, '{"tags":["a"]}'))
+    first = await cached.call(backend, READ, {}, None, None)
+    assert isinstance(first, JsonBody)
+    hit = await cached.call(backend, READ, {}, None, None)
+    assert isinstance(hit, JsonBody) and hit == first and hit.value is not first.value and backend.calls == 1
+    hit.value["tags"].append("changed")
+    again = await cached.call(backend, READ, {}, None, None)
+    assert isinstance(again, JsonBody) and again.value == {"tags": ["a"]}

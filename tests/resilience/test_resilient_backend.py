@@ -113,17 +113,35 @@ def test_backoff_doubles_to_its_cap() -> None:
 def test_the_breaker_opens_fails_fast_lets_one_probe_through_and_closes() -> None:
     clock = Clock()
     breaker = CircuitBreaker(Breaker(failures=3, open_seconds=10), clock)
-    assert [breaker.failed() for _ in range(3)] == [False, False, True]
+    assert [breaker.admit() for _ in range(3)] == ["call"] * 3
+    assert [breaker.failed(False) for _ in range(3)] == [False, False, True]
     assert breaker.state == "open" and breaker.admit() == 10
     clock.now += 10
     assert breaker.state == "half_open"
-    assert breaker.admit() is None  # the probe
-    assert breaker.admit() is not None  # one at a time
-    assert breaker.failed() is True and breaker.state == "open"  # the probe failed: open again
+    assert breaker.admit() == "probe"
+    assert breaker.admit() == 1.0  # one at a time
+    assert breaker.failed(True) is True and breaker.state == "open"  # the probe failed: open again
     clock.now += 10
-    assert breaker.admit() is None
-    breaker.succeeded()
-    assert breaker.state == "closed" and breaker.admit() is None
+    assert breaker.admit() == "probe"
+    assert breaker.succeeded(True) is True
+    assert breaker.state == "closed" and breaker.admit() == "call"
+
+
+def test_while_the_breaker_is_open_only_the_probe_tells() -> None:
+    """A call let through before the breaker opened, ending while it is open, neither closes it nor frees the
+    probe's place."""
+    clock = Clock()
+    breaker = CircuitBreaker(Breaker(failures=1, open_seconds=10), clock)
+    assert breaker.admit() == "call"  # a slow call, sent while closed
+    assert breaker.admit() == "call" and breaker.failed(False) is True  # another fails: open
+    assert breaker.succeeded(False) is False and breaker.state == "open"  # the slow one answers late
+    clock.now += 10
+    assert breaker.admit() == "probe"
+    breaker.released(False)  # a straggler cancelled
+    breaker.failed(False)  # another fails late
+    assert breaker.admit() == 1.0 and breaker.state == "half_open"  # the probe still runs: no second one
+    breaker.released(True)  # the probe cancelled: another may go
+    assert breaker.admit() == "probe"
 
 
 async def test_an_open_breaker_answers_at_once_and_a_probe_closes_it() -> None:
@@ -141,6 +159,19 @@ async def test_an_open_breaker_answers_at_once_and_a_probe_closes_it() -> None:
     assert await backend.call(_operation("POST"), {}) == NOT_FOUND  # the backend answers: it is up
     assert events == ["breaker_open", "refused", "breaker_closed"]
     assert backend.breaker is not None and backend.breaker.state == "closed"
+
+
+async def test_a_backend_never_reached_opens_the_breaker_as_one_that_fails() -> None:
+    """A name that does not resolve, or a TLS handshake refused, is no healthy backend: failover must learn to
+    skip it, not try it first on every call."""
+    unresolved = Failure("Could not resolve the backend host 'gone.invalid'", unsent=True)
+    inner = Scripted([unresolved, unresolved, NOT_FOUND])
+    backend, _, events = _resilient(inner, {"breaker": {"failures": 2, "open_seconds": 5}})
+    backend.breaker = CircuitBreaker(Breaker(failures=2, open_seconds=5), Clock())
+    assert [await backend.call(_operation("GET"), {}) for _ in range(2)] == [unresolved, unresolved]
+    refused = await backend.call(_operation("GET"), {})
+    assert isinstance(refused, Failure) and refused.status == 503 and inner.calls == 2
+    assert events == ["breaker_open", "refused"]
 
 
 @pytest.mark.parametrize(

@@ -79,10 +79,10 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
         return _unresolved(public_url)
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         reason = getattr(exc.certificate_error, "verify_message", None) or type(exc.certificate_error).__name__
-        return Failure(f"The backend's TLS certificate is not trusted ({origin(public_url)}): {reason}")
+        return Failure(f"The backend's TLS certificate is not trusted ({origin(public_url)}): {reason}", unsent=True)
     if isinstance(exc, aiohttp.ClientConnectorSSLError):
         reason = getattr(exc.os_error, "reason", None) or type(exc.os_error).__name__
-        return Failure(f"The TLS handshake with the backend failed ({origin(public_url)}): {reason}")
+        return Failure(f"The TLS handshake with the backend failed ({origin(public_url)}): {reason}", unsent=True)
     if isinstance(exc, aiohttp.ClientConnectorError):
         errno = exc.os_error.errno
         return _not_connected(public_url, os.strerror(errno) if errno else type(exc.os_error).__name__)

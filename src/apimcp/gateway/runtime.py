@@ -322,7 +322,8 @@ class GatewayRuntime:
             preparation = self._preparation(exposition, member, elicited, exchanges, server)
             cached = None
             if answers is not None and cache_settings is not None:
-                cached = Cached(answers, cache_settings, cache_heard(telemetry.metrics, label))
+                scope = f"{len(called)}:{member['service']['hash']}"  # the member's place, and what it serves
+                cached = Cached(answers, cache_settings, scope, cache_heard(telemetry.metrics, label))
             called.append(MemberBackend(backend, preparation, cached))
         name = exposition["name"] or exposition["id"]
         guard, resource = self._inbound.build(exposition["inbound"], name)

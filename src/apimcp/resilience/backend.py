@@ -70,26 +70,26 @@ class ResilientBackend(Backend):
         breaker = self.breaker
         if breaker is None:
             return await self._inner.call(operation, arguments, progress, extras)
-        wait = breaker.admit()
-        if wait is not None:
+        admitted = breaker.admit()
+        if not isinstance(admitted, str):
             self._observer("refused", operation.tool_name)
-            return Failure(f"The backend is failing: calls to it are refused for {wait:.0f} s more (circuit open)",
-                           503, unsent=True)  # fmt: skip
+            return Failure(f"The backend is failing: calls to it are refused for {admitted:.0f} s more (circuit "
+                           "open)", 503, unsent=True)  # fmt: skip
+        probe = admitted == "probe"
         try:
             result = await self._inner.call(operation, arguments, progress, extras)
         except BaseException:
-            breaker.released()
+            breaker.released(probe)
             raise
-        if isinstance(result, Failure) and result.transient:
-            if breaker.failed():
+        if isinstance(result, Failure) and (result.transient or result.unsent):
+            # failing now, or never reached (a name that does not resolve, a TLS handshake refused): a URL that
+            # cannot be reached is no healthy one
+            if breaker.failed(probe):
                 log.warning("the backend of %s keeps failing: its circuit opens for %g s", self._label,
                             breaker.settings.open_seconds)  # fmt: skip
                 self._observer("breaker_open", operation.tool_name)
-        else:
-            was_open = breaker.state != "closed"
-            breaker.succeeded()
-            if was_open:
-                self._observer("breaker_closed", operation.tool_name)
+        elif breaker.succeeded(probe):
+            self._observer("breaker_closed", operation.tool_name)
         return result
 
     async def close(self) -> None:

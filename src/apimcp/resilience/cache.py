@@ -1,20 +1,25 @@
 """Answers of read-only tools kept for a while, and identical calls made once.
 
-A call is identified by its tool, its arguments, and everything it sends the backend beyond the backend's own
-credentials: the headers passed on from the client and the user's credentials (`CallExtras`). Two callers share
-an answer only if the backend would receive the same request from both; a user's credential never serves
-another user. Trace context headers, which differ on every request, are left out of the key.
+A call is identified by the exposition member it goes to, its operation (the tool's name and what it calls: a
+`file://` read has no tool of its own, only the path it asks for), its arguments, and everything it sends the
+backend beyond the backend's own credentials: the headers passed on from the client and the user's credentials
+(`CallExtras`). Two callers share an answer only if the backend would receive the same request from both; a
+user's credential never serves another user. Trace context headers, which differ on every request, are left out
+of the key.
 
 While a call is being made, identical ones wait for its answer instead of calling too (a request cancelled
-meanwhile does not cancel the call the others wait for). Only successes are kept, each for its tool's TTL;
-answers larger than `MAX_ANSWER_BYTES` are not kept, and the cache holds at most `max_entries` answers and
-`max_bytes` bytes, the least recently used dropped first.
+meanwhile does not cancel the call the others wait for). Only successes are kept, each for its tool's TTL (not a
+GraphQL answer with errors beside its data, nor one whose errors are still unread in its bytes); answers larger
+than `MAX_ANSWER_BYTES` are not kept, and the cache holds at most `max_entries` answers and `max_bytes` bytes,
+the least recently used dropped first. A JSON answer is kept as its text and read again on each hit: a parsed
+value takes about ten times its text's memory, and no two callers share one mutable value.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -24,6 +29,9 @@ from typing import Any, Final, Literal
 import orjson
 
 from apimcp.backends.base import BackendResult, BinaryBody, CallExtras, EmptyBody, JsonBody, TextBody, UnparsedJson
+from apimcp.backends.graphql import graphql_answer
+from apimcp.catalog.model import Operation
+from apimcp.safety.json_parsing import parse_json
 
 MAX_ANSWER_BYTES: Final = 1_048_576
 TRACE_HEADERS: Final = frozenset({"traceparent", "tracestate", "baggage"})
@@ -31,7 +39,8 @@ TRACE_HEADERS: Final = frozenset({"traceparent", "tracestate", "baggage"})
 Outcome = Literal["hit", "miss", "coalesced"]
 
 
-def call_key(tool: str, arguments: Mapping[str, Any], extras: CallExtras | None) -> bytes:
+def call_key(scope: str, operation: Operation, arguments: Mapping[str, Any], extras: CallExtras | None) -> bytes:
+    """The key of a call to `operation` of the member `scope` names."""
     headers: list[tuple[str, str]] = []
     credentials: Any = None
     if extras is not None:
@@ -39,28 +48,49 @@ def call_key(tool: str, arguments: Mapping[str, Any], extras: CallExtras | None)
         placement = extras.credentials
         if placement is not None:
             credentials = [sorted(placement.headers.items()), placement.query, sorted(placement.cookies.items())]
-    document = orjson.dumps([tool, arguments, headers, credentials], option=orjson.OPT_SORT_KEYS)
+    called = [scope, operation.tool_name, repr(operation.binding)]  # a frozen dataclass: its repr is its value
+    document = orjson.dumps([called, arguments, headers, credentials], option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(document).digest()
 
 
-def _size(result: BackendResult) -> int | None:
-    """The bytes a kept answer holds (None: not kept)."""
-    if isinstance(result, JsonBody | TextBody):
-        return len(result.text) * 2  # the text, and its parsed value about as much
+def _kept_form(result: BackendResult) -> tuple[BackendResult | _TextOnly, int] | None:
+    """What is kept of an answer, and the bytes it holds (None: not kept)."""
+    if isinstance(result, JsonBody):
+        if result.notes or not isinstance(result.text, str):  # a GraphQL answer's errors beside partial data
+            return None
+        return _TextOnly(result.text, result.status), sys.getsizeof(result.text)
+    if isinstance(result, TextBody):
+        return result, sys.getsizeof(result.text)
     if isinstance(result, BinaryBody):
-        return len(result.data)
+        return result, sys.getsizeof(result.data)
     if isinstance(result, UnparsedJson):
-        return len(result.data)
+        if result.read is graphql_answer:  # its errors are inside: read, it may be a failure
+            return None
+        return result, sys.getsizeof(result.data)
     if isinstance(result, EmptyBody):
-        return 64
+        return result, 64
     return None  # failures, MCP servers' answers
 
 
 @dataclass(frozen=True, slots=True)
+class _TextOnly:
+    """A JSON answer without its parsed value (`JsonBody` again on each hit)."""
+
+    text: str
+    status: int
+
+
+@dataclass(frozen=True, slots=True)
 class _Kept:
-    result: BackendResult
+    result: BackendResult | _TextOnly
     until: float
     size: int
+
+    def answer(self) -> BackendResult:
+        kept = self.result
+        if isinstance(kept, _TextOnly):
+            return JsonBody(parse_json(kept.text), kept.text, kept.status)
+        return kept
 
 
 class AnswerCache:
@@ -86,7 +116,7 @@ class AnswerCache:
         if kept is not None:
             if kept.until > self._clock():
                 self._kept.move_to_end(key)
-                return kept.result, "hit"
+                return kept.answer(), "hit"
             self._drop(key)
         waiting = self._inflight.get(key)
         if waiting is not None:
@@ -100,9 +130,9 @@ class AnswerCache:
             result = await call()
         finally:
             self._inflight.pop(key, None)
-        size = _size(result)
-        if size is not None and size <= MAX_ANSWER_BYTES and ttl > 0:
-            self._keep(key, _Kept(result, self._clock() + ttl, size))
+        form = _kept_form(result) if ttl > 0 else None
+        if form is not None and form[1] <= MAX_ANSWER_BYTES:
+            self._keep(key, _Kept(form[0], self._clock() + ttl, form[1]))
         return result
 
     def _keep(self, key: bytes, kept: _Kept) -> None:

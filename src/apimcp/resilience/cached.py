@@ -20,11 +20,13 @@ def _unheard(outcome: Outcome) -> None:
 
 
 class Cached:
-    __slots__ = ("_cache", "_heard", "settings")
+    __slots__ = ("_cache", "_heard", "scope", "settings")
 
-    def __init__(self, cache: AnswerCache, settings: Cache, heard: Heard = _unheard) -> None:
+    def __init__(self, cache: AnswerCache, settings: Cache, scope: str, heard: Heard = _unheard) -> None:
         self._cache = cache
         self.settings = settings
+        self.scope = scope
+        """Which member of the exposition calls through it (its answers are not another member's)."""
         self._heard = heard
 
     async def call(
@@ -34,7 +36,7 @@ class Cached:
         ttl = self.settings.ttl(operation.tool_name)
         if ttl <= 0 or operation.hints.read_only is not True:
             return await backend.call(operation, arguments, progress, extras)
-        key = call_key(operation.tool_name, arguments, extras)
+        key = call_key(self.scope, operation, arguments, extras)
         result, outcome = await self._cache.answer(key, ttl, lambda: backend.call(operation, arguments, progress,
                                                                                   extras))  # fmt: skip
         self._heard(outcome)
