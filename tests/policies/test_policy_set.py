@@ -76,6 +76,35 @@ def test_the_first_allow_or_deny_rule_that_holds_decides_and_none_allows() -> No
     assert policies.decide("transfer", _call(staff, amount=10)).allowed
 
 
+@pytest.mark.parametrize(
+    "when",
+    [
+        'args.exists(k, k == "amount")',
+        "args.size() > 1",
+        'args.all(k, k != "x") && args.amount > 10',
+        'claims.exists(k, k == "admin_role")',
+        'claims.filter(k, k.startsWith("admin")).size() > 0',
+    ],
+)
+def test_a_macro_or_method_on_the_whole_map_sees_every_key(when: str) -> None:
+    """Only the keys a rule names are given to CEL; a rule that reads the map whole (a macro, `size()`) gets all of
+    it, or its condition is decided on an empty map and a deny never holds."""
+    policies = _set({"name": "whole-map", "when": when, "effect": "deny"})
+    caller = _caller(admin_role=True)
+    decided = policies.decide("transfer", _call(caller, amount=5000, note="n"))
+    assert (decided.effect, decided.rule) == ("deny", "whole-map")
+    # listed when another call may be allowed (the arguments decide), hidden when the caller alone is refused
+    assert policies.visible(caller, "127.0.0.1", "2025-11-25")("transfer") is when.startswith("args")
+
+
+@pytest.mark.parametrize("when", ['tool.name == "transfer" // the big one', "args.amount > 10 // in euros"])
+def test_a_rule_ending_in_a_comment_is_combined_with_others(when: str) -> None:
+    policies = _set({"name": "commented", "when": when, "effect": "deny"}, {"name": "later", "when": "true",
+                                                                           "effect": "allow"})  # fmt: skip
+    assert policies.decide("transfer", _call(_caller(), amount=5000)).rule == "commented"
+    assert policies.decide("get_book", _call(_caller(), amount=5)).rule == "later"
+
+
 def test_tool_facts_say_kind_method_path_operation_and_annotations() -> None:
     policies = _set(
         {"name": "no-mutations", "when": 'tool.kind == "graphql" && tool.operation.startsWith("mutation ")',

@@ -30,7 +30,8 @@ Chain = tuple[tuple[cel.Program, int], ...]
 """Programs, each answering the position of the first of its rules that holds (-1: none), with the position of its
 first rule in the tool's list."""
 
-_KEY = {name: re.compile(rf"(?<![\w.]){name}\s*\.\s*([A-Za-z_]\w*)") for name in ("tool", "args", "claims")}
+_KEY = {name: re.compile(rf"(?<![\w.]){name}\s*\.\s*([A-Za-z_]\w*)\b(?!\s*\()") for name in ("tool", "args", "claims")}
+"""`args.bookId`, not `args.exists(...)`: a macro or a method on the map reads it whole."""
 _NAMED = {name: re.compile(rf"(?<![\w.]){name}(?!\w)") for name in ("tool", "args", "claims")}
 
 
@@ -98,12 +99,20 @@ def chain(decisions: Sequence[CompiledRule], always: bool) -> Chain:
 def _segment(rules: Sequence[CompiledRule], start: int) -> Chain:
     expression = "-1"
     for position in range(len(rules) - 1, -1, -1):
-        expression = f"({rules[position].rule.when}) ? {position} : ({expression})"
+        expression = f"({_wrapped(rules[position].rule.when)}) ? {position} : ({expression})"
     try:
         return ((cel.compile(expression), start),)
-    except (ValueError, RuntimeError):  # deep rules, too deep together: halve (one rule alone always parses)
+    except (ValueError, RuntimeError):  # deep rules, too deep together: halve
+        if len(rules) == 1:
+            raise ValueError(f"policy rule {rules[0].rule.name!r} cannot be combined with others") from None
         half = len(rules) // 2
         return (*_segment(rules[:half], start), *_segment(rules[half:], start + half))
+
+
+def _wrapped(when: str) -> str:
+    """A condition as it goes between parentheses: a line break after it, so that a `//` comment it ends with stops
+    there instead of swallowing what follows."""
+    return f"{when}\n"
 
 
 def first_decision(decisions: Sequence[CompiledRule], always: bool, programs: Chain, context: Any) -> Decision:
@@ -157,7 +166,8 @@ def together(rules: Sequence[CompiledRule]) -> Holds:
     for start in range(0, len(rules), CHAIN_LENGTH):
         part = rules[start : start + CHAIN_LENGTH]
         try:
-            out.append((cel.compile("[" + ", ".join(f"({r.rule.when})" for r in part) + "]"), start, len(part)))
+            conditions = ", ".join(f"({_wrapped(r.rule.when)})" for r in part)
+            out.append((cel.compile(f"[{conditions}]"), start, len(part)))
         except (ValueError, RuntimeError):  # too deep together: each on its own
             out.extend((r.program, start + i, 0) for i, r in enumerate(part))
     return tuple(out)
