@@ -7,8 +7,11 @@ import json
 
 import jsonschema
 
+from apimcp.backends.base import JsonBody
+from apimcp.gateway.results import json_result
+from apimcp.gateway.validation import ArgumentValidator
 from apimcp.policies.redaction import REDACTED, redact_result, widened_schema
-from apimcp.protocol.models import CallToolResult, RawJson, TextContent
+from apimcp.protocol.models import CallToolResult, EmbeddedResource, RawJson, TextContent, TextResourceContents
 
 ANSWER = {"name": "Ada", "email": "ada@example.com", "friends": [{"email": "bob@example.com", "age": 3}]}
 HIDDEN = {"name": "Ada", "email": REDACTED, "friends": [{"email": REDACTED, "age": REDACTED}]}
@@ -55,3 +58,24 @@ def test_an_output_schema_admits_the_replacement_and_still_checks_the_rest() -> 
     else:
         raise AssertionError("a value that is neither the type nor the replacement passed")
     assert widened_schema(None, ["email"]) is None and widened_schema(schema, []) is schema
+
+
+def test_an_embedded_text_resource_is_redacted_too() -> None:
+    """An MCP server's answer may carry its data as an embedded resource rather than a text block."""
+    embedded = EmbeddedResource(resource=TextResourceContents(uri="mem://ada", text=json.dumps(ANSWER)))
+    redacted = redact_result(CallToolResult(content=(embedded,)), ["email", "age"])
+    block = redacted.content[0]
+    assert isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents)
+    assert json.loads(block.resource.text) == HIDDEN and block.resource.uri == "mem://ada"
+
+
+def test_an_answer_that_fails_its_schema_never_quotes_the_values_redacted() -> None:
+    """The problems an output schema finds name the place and the keyword, not the value: the error result would
+    otherwise carry a redacted value in its message."""
+    answer = {"name": "Ada", "sides": "three", "email": "ada@example.com"}
+    schema = {"type": "object", "properties": {"sides": {"type": "integer"}, "email": {"enum": ["x@example.com"]}}}
+    problems = ArgumentValidator(schema).problems(answer, quoting=False)
+    result = json_result(JsonBody(answer, json.dumps(answer)), problems)
+    text = redact_result(result, ["sides", "email"]).content[0].text  # type: ignore[union-attr]
+    assert result.is_error and "three" not in text and "ada@example.com" not in text
+    assert 'sides: does not match the schema\'s "type"' in text and 'email: does not match the schema\'s "enum"' in text

@@ -85,7 +85,7 @@ def read_answer(args: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any
         text = result.text.encode()
         where = _INPUT if result.text == data.decode("utf-8", "replace") else place(text)
         return {"kind": "text", "text": where, "media_type": result.media_type, "status": result.status}, out
-    problems = _validator(args["schema"], blobs[1]).problems(result.value) if "schema" in args else []
+    problems = _validator(args["schema"], blobs[1]).problems(result.value, quoting=False) if "schema" in args else []
     structured = orjson.dumps(result.value)
     return {
         "kind": "json",

@@ -40,7 +40,7 @@ def tool_result(result: ReadResult, output: ArgumentValidator | None = None) -> 
         plain = _plain_result(result)
         return CallToolResult(content=(TextContent(text=_not_json(result)), *plain.content), is_error=True)
     if isinstance(result, JsonBody):
-        return json_result(result, output.problems(result.value) if output is not None else ())
+        return json_result(result, output.problems(result.value, quoting=False) if output is not None else ())
     if isinstance(result, Failure):
         return error_result(result.message)
     return _plain_result(result)
@@ -55,7 +55,7 @@ def upstream_result(answer: ToolAnswer, output: ArgumentValidator | None) -> Cal
     structured = result.structured_content
     if structured is NO_VALUE:
         return error_result("The MCP server's tool answered without the structured content its output schema promises")
-    problems = output.problems(structured)
+    problems = output.problems(structured, quoting=False)
     if problems:
         return error_result(
             "The MCP server's tool answered, but not as its output schema says (" + "; ".join(problems) + ")"

@@ -41,8 +41,10 @@ class ArgumentValidator:
             self._serialized = (hashlib.sha256(text).hexdigest(), text)
         return self._serialized
 
-    def problems(self, value: Any) -> list[str]:
-        """Human-readable validation errors, empty when the value conforms."""
+    def problems(self, value: Any, *, quoting: bool = True) -> list[str]:
+        """Human-readable validation errors, empty when the value conforms. Without `quoting`, a message names the
+        place and the schema's keyword, never the value found there (an answer's values may be masked or redacted
+        by policy, and a message quoting them would give them away)."""
         if self._validator is None:
             self._validator = jsonschema_rs.Draft202012Validator(dict(self._schema), retriever=_refuse)
         if self._validator.is_valid(value):
@@ -50,7 +52,16 @@ class ArgumentValidator:
         problems = []
         for error in self._validator.iter_errors(value):
             path = "/".join(str(p) for p in error.instance_path)
-            problems.append(f"{path or '(arguments)'}: {error.message}")
+            where = path or ("(arguments)" if quoting else "(answer)")
+            problems.append(f"{where}: {error.message if quoting else _unquoted(error)}")
             if len(problems) == MAX_REPORTED_ERRORS:
                 break
         return problems
+
+
+def _unquoted(error: Any) -> str:
+    """What `error` says without the value it is about."""
+    keyword = str(error.schema_path[-1]) if error.schema_path else "schema"
+    if keyword == "required":  # the message names the schema's property, not a value
+        return str(error.message)
+    return f'does not match the schema\'s "{keyword}"'

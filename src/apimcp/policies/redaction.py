@@ -14,7 +14,14 @@ from typing import Any
 
 import orjson
 
-from apimcp.protocol.models import CallToolResult, RawJson, TextContent
+from apimcp.protocol.models import (
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    RawJson,
+    TextContent,
+    TextResourceContents,
+)
 
 REDACTED = "[redacted]"
 _MAX_DEPTH = 64
@@ -30,11 +37,17 @@ def redact_result(result: CallToolResult, fields: Sequence[str]) -> CallToolResu
     elif isinstance(structured, dict | list):
         structured = _redacted(structured, keys, 0)
     pattern = _pattern(keys)
-    content = tuple(
-        replace(block, text=_redacted_text(block.text, keys, pattern)) if isinstance(block, TextContent) else block
-        for block in result.content
-    )
+    content = tuple(_redacted_block(block, keys, pattern) for block in result.content)
     return replace(result, content=content, structured_content=structured)
+
+
+def _redacted_block(block: ContentBlock, keys: frozenset[str], pattern: re.Pattern[str]) -> ContentBlock:
+    """A text block's text, or an embedded text resource's (an MCP server's answer may carry one), redacted."""
+    if isinstance(block, TextContent):
+        return replace(block, text=_redacted_text(block.text, keys, pattern))
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
+        return replace(block, resource=replace(block.resource, text=_redacted_text(block.resource.text, keys, pattern)))
+    return block
 
 
 def _redacted(value: Any, keys: frozenset[str], depth: int) -> Any:
