@@ -17,7 +17,14 @@ from apimcp.guardrails.chain import Guardrails
 from apimcp.guardrails.hooks import PASS, GuardedCall
 from apimcp.guardrails.registry import GuardrailError, as_json, build, parse_guardrails
 from apimcp.guardrails.scanning import ScannerGuardrail, answer_texts
-from apimcp.protocol.models import CallToolResult, RawJson, TextContent
+from apimcp.protocol.models import (
+    CallToolResult,
+    EmbeddedResource,
+    RawJson,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 ANSWER = {"user": "ada", "contact": {"email": "ada@example.com"}, "note": "key " + AWS}
@@ -227,3 +234,63 @@ def test_the_built_in_scanners_are_asked_only_when_one_search_finds_something(
     assert asked == [] and own.asked == 1  # a company's hook is always asked
     guard.after(_call(), _result({"mail": "ada@example.com"}))
     assert asked == ["secrets", "personal_data"]
+
+
+CARD = 4111111111111111
+
+
+def test_a_number_is_searched_as_a_string_would_be() -> None:
+    """A card number sent or answered as a JSON number is one all the same."""
+    blocked = _guardrails({"use": "personal_data", "action": "block"}).before(_call(size=CARD))
+    assert blocked.block is not None and "payment card" in blocked.block and str(CARD) not in blocked.block
+    redacted = _guardrails({"use": "personal_data", "action": "redact"})
+    assert redacted.before(_call(size=CARD, count=3)).arguments == {"size": "[redacted:payment_card]", "count": 3}
+    answer = CallToolResult(content=(TextContent(text="see the structured content"),),
+                            structured_content={"card": CARD})  # fmt: skip
+    withheld = _guardrails({"use": "personal_data", "action": "block"}).after(_call(), answer)
+    assert withheld.block is not None and "payment card" in withheld.block
+
+
+def test_a_private_key_is_redacted_whole_up_to_its_end_line() -> None:
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAsecret\n-----END RSA PRIVATE KEY-----"
+    before = _guardrails({"use": "secrets", "action": "redact"}).before(_call(name=f"key: {pem} done"))
+    assert before.arguments == {"name": "key: [redacted:private_key] done"}
+
+
+def test_values_nested_deeper_than_the_walk_are_searched_whole() -> None:
+    deep: Any = {"leaf": f"key {AWS}"}
+    for _ in range(70):
+        deep = {"parent": deep}
+    blocked = _guardrails({"use": "secrets", "action": "block"}).before(_call(item=deep))
+    assert blocked.block is not None and "aws access key id" in blocked.block
+    redacted = _guardrails({"use": "secrets", "action": "redact"}).before(_call(item=deep))
+    assert AWS not in json.dumps(redacted.arguments) and "[redacted:nested_too_deep]" in json.dumps(redacted.arguments)
+    clean: Any = {"leaf": "nothing"}
+    for _ in range(70):
+        clean = {"parent": clean}
+    assert _guardrails({"use": "secrets", "action": "block"}).before(_call(item=clean)).block is None
+
+
+def test_embedded_text_resources_and_resource_links_are_searched() -> None:
+    """An MCP server's answer may carry text as an embedded resource, or describe a link."""
+    answer = CallToolResult(content=(
+        EmbeddedResource(resource=TextResourceContents(uri="mem://k", text=f"key={AWS}")),
+        ResourceLink(uri="mem://l", name="l", description=f"see {AWS}"),
+    ))  # fmt: skip
+    assert _guardrails({"use": "secrets", "action": "block"}).after(_call(), answer).block is not None
+    redacted = _guardrails({"use": "secrets", "action": "redact"}).after(_call(), answer).result
+    embedded, link = redacted.content
+    assert isinstance(embedded, EmbeddedResource) and isinstance(embedded.resource, TextResourceContents)
+    assert embedded.resource.text == "key=[redacted:aws_access_key_id]"
+    assert isinstance(link, ResourceLink) and link.description == "see [redacted:aws_access_key_id]"
+
+
+def test_a_mirrored_text_with_escapes_is_written_again_from_the_redacted_value() -> None:
+    """The text block mirrors the structured content, but JSON may write a letter as an escape the search does not
+    read through: the redacted value is what the text then says."""
+    escaped = '{"note":"AKIA\\u0049OSFODNN7EXAMPLE"}'
+    answer = CallToolResult(content=(TextContent(text=escaped),), structured_content=json.loads(escaped))
+    call = GuardedCall("get_user", "people", {}, None, mirrored=True)
+    after = _guardrails({"use": "secrets", "action": "redact"}).after(call, answer)
+    assert after.result.structured_content == {"note": "[redacted:aws_access_key_id]"}
+    assert json.loads(after.result.content[0].text) == {"note": "[redacted:aws_access_key_id]"}  # type: ignore[union-attr]

@@ -23,7 +23,8 @@ from typing import Final
 import re2
 
 _SECRETS: Final = {
-    "private_key": r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----",
+    # the whole block, up to its END line (or the text's end): redacting the BEGIN line alone passed the key on
+    "private_key": r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z ]{0,20}PRIVATE KEY-----|$)",
     "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
     "github_token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
     "gitlab_token": r"\bglpat-[0-9A-Za-z_-]{20,}",
@@ -66,8 +67,17 @@ def luhn(digits: str) -> bool:
 
 
 def _card(text: str) -> bool:
+    """A card number, perhaps followed by its security code or expiry month (`4111 1111 1111 1111 123`: the
+    pattern's last group may be either)."""
+    return _luhn_checked(text) or _luhn_checked(_LAST_GROUP.sub("", text))
+
+
+def _luhn_checked(text: str) -> bool:
     digits = "".join(c for c in text if c.isdigit())
     return 13 <= len(digits) <= 19 and digits[0] != "0" and luhn(digits)
+
+
+_LAST_GROUP: Final = re2.compile(r"[ -]?[0-9]{1,3}$")
 
 
 def _iban(text: str) -> bool:

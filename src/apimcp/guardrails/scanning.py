@@ -19,7 +19,15 @@ import orjson
 
 from apimcp.guardrails.detectors import Detector, Match
 from apimcp.guardrails.hooks import PASS, Finding, GuardedCall, GuardrailSettings, Verdict
-from apimcp.protocol.models import CallToolResult, RawJson, TextContent
+from apimcp.protocol.models import (
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    RawJson,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 _MAX_DEPTH = 64
 
@@ -59,16 +67,16 @@ class ScannerGuardrail:
         structured = result.structured_content
         counts: Counter[str] = Counter()
         redact = self.settings.action == "redact"
-        content = tuple(
-            replace(block, text=_text(block.text, self.detector, counts, redact))
-            if isinstance(block, TextContent) else block
-            for block in result.content
-        )  # fmt: skip
+        content = tuple(_block(block, self.detector, counts, redact) for block in result.content)
         if isinstance(structured, RawJson):
             structured = orjson.loads(structured.data)
         kept: Counter[str] = Counter()  # what the text blocks said is what counts; the structured twin is redacted
         if isinstance(structured, dict | list):
             structured = _values(structured, self.detector, kept, redact, 0)
+            if redact and kept and call.mirrored and content and isinstance(content[0], TextContent):
+                # the text mirrors the structured content, perhaps with escapes (`\u0041`) its search could not
+                # read through: written again from the redacted value, it holds nothing the value does not
+                content = (replace(content[0], text=orjson.dumps(structured).decode()), *content[1:])
         if not counts:
             counts = kept
         if not counts:
@@ -83,11 +91,12 @@ class ScannerGuardrail:
 
 
 def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str | bytes]:
-    """What is searched of an answer: its text blocks, and its structured content as JSON unless the first text
-    block mirrors it without escapes (a JSON string with no backslash holds exactly what it decodes to)."""
-    texts: list[str | bytes] = [block.text for block in result.content if isinstance(block, TextContent)]
+    """What is searched of an answer: its text blocks (and embedded text resources, resource links' titles and
+    descriptions), and its structured content as JSON unless the first text block mirrors it without escapes (a
+    JSON string with no backslash holds exactly what it decodes to)."""
+    texts: list[str | bytes] = [text for block in result.content for text in _texts_of(block)]
     structured = result.structured_content
-    if call.mirrored and texts and "\\" not in texts[0]:
+    if call.mirrored and texts and isinstance(result.content[0], TextContent) and "\\" not in texts[0]:
         return texts
     if isinstance(structured, RawJson):
         texts.append(structured.data)
@@ -102,6 +111,30 @@ def _findings(counts: Counter[str]) -> tuple[Finding, ...]:
 
 def _said(findings: tuple[Finding, ...]) -> str:
     return ", ".join(f"{f.kind.replace('_', ' ')}" + (f" (x{f.count})" if f.count > 1 else "") for f in findings)
+
+
+def _texts_of(block: ContentBlock) -> tuple[str, ...]:
+    if isinstance(block, TextContent):
+        return (block.text,)
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
+        return (block.resource.text,)
+    if isinstance(block, ResourceLink):
+        return tuple(text for text in (block.title, block.description) if text)
+    return ()
+
+
+def _block(block: ContentBlock, detector: Detector, counts: Counter[str], redact: bool) -> ContentBlock:
+    """`block` with its texts searched, and redacted when `redact`."""
+    if isinstance(block, TextContent):
+        return replace(block, text=_text(block.text, detector, counts, redact))
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
+        return replace(block, resource=replace(block.resource, text=_text(block.resource.text, detector, counts,
+                                                                              redact)))  # fmt: skip
+    if isinstance(block, ResourceLink):
+        title = _text(block.title, detector, counts, redact) if block.title else block.title
+        description = _text(block.description, detector, counts, redact) if block.description else block.description
+        return replace(block, title=title, description=description)
+    return block
 
 
 def _text(text: str, detector: Detector, counts: Counter[str], redact: bool) -> str:
@@ -124,11 +157,16 @@ def _redacted(text: str, matches: list[Match]) -> str:
 
 
 def _values(value: Any, detector: Detector, counts: Counter[str], redact: bool, depth: int) -> Any:
-    """`value` with its strings (and keys) searched, and redacted when `redact`."""
+    """`value` with its strings (and keys) and numbers searched, and redacted when `redact` (a number that holds
+    something becomes the string that says so)."""
     if depth > _MAX_DEPTH:
-        return value
+        return _too_deep(value, detector, counts, redact)
     if isinstance(value, str):
         return _text(value, detector, counts, redact)
+    if isinstance(value, int | float) and not isinstance(value, bool):  # a card number written as a number
+        text = str(value)
+        shown = _text(text, detector, counts, redact)
+        return value if shown is text else shown
     if isinstance(value, Mapping):
         return {
             _text(key, detector, counts, redact) if isinstance(key, str) else key:
@@ -138,3 +176,16 @@ def _values(value: Any, detector: Detector, counts: Counter[str], redact: bool, 
     if isinstance(value, list):
         return [_values(item, detector, counts, redact, depth + 1) for item in value]
     return value
+
+
+def _too_deep(value: Any, detector: Detector, counts: Counter[str], redact: bool) -> Any:
+    """A value nested deeper than the walk goes: searched whole as JSON, and replaced whole when something is found
+    and `redact` (too deep to walk is too deep to show). One that cannot even be written as JSON counts as found."""
+    try:
+        text = orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        counts["nested_too_deep"] += 1
+        return "[redacted:nested_too_deep]" if redact else value
+    matches = detector.matches(text) if detector.found(text) else []
+    counts.update(match.kind for match in matches)
+    return "[redacted:nested_too_deep]" if redact and matches else value
