@@ -25,16 +25,17 @@ import re2
 _SECRETS: Final = {
     # the whole block, up to its END line (or the text's end): redacting the BEGIN line alone passed the key on
     "private_key": r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z ]{0,20}PRIVATE KEY-----|$)",
-    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "github_token": r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
-    "gitlab_token": r"\bglpat-[0-9A-Za-z_-]{20,}",
-    "slack_token": r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
-    "stripe_key": r"\b[sr]k_live_[0-9A-Za-z]{24,}",
-    "google_api_key": r"\bAIza[0-9A-Za-z_-]{35}",
-    "anthropic_key": r"\bsk-ant-[A-Za-z0-9_-]{32,}",
-    "openai_key": r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}",
-    "npm_token": r"\bnpm_[A-Za-z0-9]{36}\b",
-    "sendgrid_key": r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
+    # `(?:\b|_)`: at a word's start, or after an underscore (`token_ghp_...`, which `\b` alone misses)
+    "aws_access_key_id": r"(?:\b|_)(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    "github_token": r"(?:\b|_)(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+    "gitlab_token": r"(?:\b|_)glpat-[0-9A-Za-z_-]{20,}",
+    "slack_token": r"(?:\b|_)xox[abprs]-[A-Za-z0-9-]{10,}",
+    "stripe_key": r"(?:\b|_)[sr]k_live_[0-9A-Za-z]{24,}",
+    "google_api_key": r"(?:\b|_)AIza[0-9A-Za-z_-]{35}",
+    "anthropic_key": r"(?:\b|_)sk-ant-[A-Za-z0-9_-]{32,}",
+    "openai_key": r"(?:\b|_)sk-(?:proj-)?[A-Za-z0-9_-]{32,}",
+    "npm_token": r"(?:\b|_)npm_[A-Za-z0-9]{36}\b",
+    "sendgrid_key": r"(?:\b|_)SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
     "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     "bearer_token": r"(?i:\bbearer)\s+[A-Za-z0-9._~+/-]{16,}=*",
 }
@@ -47,12 +48,12 @@ _PERSONAL: Final = {
     "iban": r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b",
 }
 _INJECTION: Final = {
-    "instruction_override": r"(?i:\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above"
-    r"|earlier|preceding)\s+(?:instructions|prompts?|directions|rules))",
+    "instruction_override": r"(?i:\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?|any\s+|your\s+)?(?:the\s+)?"
+    r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions|prompts?|directions|rules))",
     "role_change": r"(?i:\byou\s+are\s+now\s+(?:a|an|in|the|my)\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\s*:)",
     "template_marker": r"<\|im_(?:start|end)\|>|<\|(?:system|user|assistant)\|>|\[/?INST\]|<</?SYS>>|</?system>",
-    "hidden_characters": r"[\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2064}\x{2066}-\x{2069}\x{FEFF}"
-    r"\x{E0000}-\x{E007F}]+",
+    "hidden_characters": r"[\x{00AD}\x{061C}\x{180E}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2064}"
+    r"\x{2066}-\x{2069}\x{FEFF}\x{E0000}-\x{E007F}]+",
 }
 
 

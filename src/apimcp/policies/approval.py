@@ -36,7 +36,9 @@ MAX_SHOWN: Final = 4000
 """Characters of arguments a question may show. Nothing is ever cut: a person must see all of what they approve,
 so a call whose arguments take more is not asked about (`too_long`)."""
 _PLAIN_NAME: Final = re.compile(r"[A-Za-z0-9_.$@-]{1,200}")
-_INVISIBLE: Final = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+_INVISIBLE: Final = re.compile(
+    r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
 """Characters a reader does not see (zero-width, bidirectional overrides, tags): shown as escapes, so that no part
 of a question can be hidden or reordered on screen."""
 FIELD: Final = "approve"
