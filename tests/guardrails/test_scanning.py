@@ -14,7 +14,7 @@ import pytest
 
 from apimcp.guardrails import registry
 from apimcp.guardrails.chain import Guardrails
-from apimcp.guardrails.hooks import PASS, GuardedCall
+from apimcp.guardrails.hooks import PASS, GuardedCall, Verdict
 from apimcp.guardrails.registry import GuardrailError, as_json, build, parse_guardrails
 from apimcp.guardrails.scanning import ScannerGuardrail, answer_texts
 from apimcp.protocol.models import (
@@ -117,6 +117,23 @@ def test_a_guardrail_that_fails_or_answers_nonsense_blocks() -> None:
     guard = Guardrails([_Broken()])
     assert guard.before(_call()).block == "The guardrail 'broken' failed: the call is refused"
     assert guard.after(_call(), _result()).block == "The guardrail 'broken' answered something other than a verdict"
+
+
+class _Confused:
+    name = "confused"
+
+    def before_call(self, call: GuardedCall) -> Verdict:
+        return Verdict(arguments=["not", "a", "mapping"])  # type: ignore[arg-type]
+
+    def after_call(self, call: GuardedCall, result: CallToolResult) -> Verdict:
+        return Verdict(result={"content": []})  # type: ignore[arg-type]
+
+
+def test_a_guardrail_that_replaces_with_the_wrong_kind_blocks() -> None:
+    guard = Guardrails([_Confused()])
+    said = "The guardrail 'confused' answered arguments or a result of the wrong kind"
+    assert guard.before(_call(x=1)).block == said
+    assert guard.after(_call(), _result()).block == said
 
 
 @pytest.mark.parametrize(

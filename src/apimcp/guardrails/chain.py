@@ -112,6 +112,10 @@ def _verdict(guardrail: Guardrail, hook: Callable[[], object]) -> Verdict:
         return Verdict(block=f"The guardrail {guardrail.name!r} failed: the call is refused")
     if not isinstance(verdict, Verdict):
         return Verdict(block=f"The guardrail {guardrail.name!r} answered something other than a verdict")
+    if (verdict.arguments is not None and not isinstance(verdict.arguments, Mapping)) or (
+        verdict.result is not None and not isinstance(verdict.result, CallToolResult)
+    ):  # what it would put in their place is no arguments, or no result
+        return Verdict(block=f"The guardrail {guardrail.name!r} answered arguments or a result of the wrong kind")
     return verdict
 
 
