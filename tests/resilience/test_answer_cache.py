@@ -18,6 +18,7 @@ from apimcp.catalog.model import Operation, RestBinding, ToolHints
 from apimcp.resilience.cache import AnswerCache, call_key
 from apimcp.resilience.cached import Cached
 from apimcp.resilience.settings import Cache
+from tests.resilience.scripted import Scripted
 
 pytestmark = pytest.mark.anyio
 
@@ -144,19 +145,6 @@ async def test_reads_of_other_files_or_of_another_member_are_other_calls() -> No
     assert await first.call(backend, _file_read("/openapi.yaml"), {}, None, None) == spec and backend.calls == 3
 
 
-class Answering(Backend):
-    def __init__(self, answer: BackendResult) -> None:
-        self.answer = answer
-        self.calls = 0
-
-    async def call(
-        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
-        extras: CallExtras | None = None,
-    ) -> BackendResult:  # fmt: skip
-        self.calls += 1
-        return self.answer
-
-
 @pytest.mark.parametrize(
     "answer",
     [
@@ -165,12 +153,12 @@ class Answering(Backend):
     ],
 )
 async def test_a_graphql_answer_with_errors_is_not_kept(answer: BackendResult) -> None:
-    backend = Answering(answer)
+    backend = Scripted([answer])
     cached = Cached(AnswerCache(), Cache(), "0:svc")
     for _ in range(2):
         await cached.call(backend, READ, {}, None, None)
     assert backend.calls == 2
-    large_rest = Answering(UnparsedJson(b'{"n":1}', json_answer))
+    large_rest = Scripted([UnparsedJson(b'{"n":1}', json_answer)])
     for _ in range(2):
         await cached.call(large_rest, READ, {"other": 1}, None, None)
     assert large_rest.calls == 1
@@ -179,7 +167,7 @@ async def test_a_graphql_answer_with_errors_is_not_kept(answer: BackendResult) -
 async def test_each_hit_is_a_value_of_its_own() -> None:
     """A kept answer is its text, read again on each hit: what one caller does to its value, another never sees."""
     cached = Cached(AnswerCache(), Cache(), "0:svc")
-    backend = Answering(JsonBody({"tags": ["a"]}, '{"tags":["a"]}'))
+    backend = Scripted([JsonBody({"tags": ["a"]}, '{"tags":["a"]}')])
     first = await cached.call(backend, READ, {}, None, None)
     assert isinstance(first, JsonBody)
     hit = await cached.call(backend, READ, {}, None, None)

@@ -5,18 +5,19 @@ transiently); settings are refused with a clear message."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
+from apimcp.backends.base import Backend, Failure, JsonBody
 from apimcp.catalog.model import McpBinding, Operation, RestBinding, ToolHints
 from apimcp.resilience.backend import ResilientBackend
 from apimcp.resilience.breaker import CircuitBreaker
 from apimcp.resilience.failover import FailoverBackend
 from apimcp.resilience.retries import RetryBudget, backoff
 from apimcp.resilience.settings import Breaker, ResilienceError, Retries, parse_resilience
+from tests.resilience.scripted import Scripted
 
 pytestmark = pytest.mark.anyio
 
@@ -30,21 +31,6 @@ def _operation(method: str) -> Operation:
     idempotent = method in ("GET", "HEAD", "PUT", "DELETE")
     binding = RestBinding(method=method, path="/items")
     return Operation(f"{method.lower()}_item", {"type": "object"}, binding, hints=ToolHints(idempotent=idempotent))
-
-
-class Scripted(Backend):
-    """Answers with `results` in turn (the last one again once they run out)."""
-
-    def __init__(self, results: Sequence[BackendResult]) -> None:
-        self.results = list(results)
-        self.calls = 0
-
-    async def call(
-        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
-        extras: CallExtras | None = None,
-    ) -> BackendResult:  # fmt: skip
-        self.calls += 1
-        return self.results[min(self.calls, len(self.results)) - 1]
 
 
 class Clock:
