@@ -56,7 +56,7 @@ def call_key(scope: str, operation: Operation, arguments: Mapping[str, Any], ext
 def _kept_form(result: BackendResult) -> tuple[BackendResult | _TextOnly, int] | None:
     """What is kept of an answer, and the bytes it holds (None: not kept)."""
     if isinstance(result, JsonBody):
-        if result.notes or not isinstance(result.text, str):  # a GraphQL answer's errors beside partial data
+        if result.notes:  # a GraphQL answer's errors beside partial data
             return None
         return _TextOnly(result.text, result.status), sys.getsizeof(result.text)
     if isinstance(result, TextBody):
