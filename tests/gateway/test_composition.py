@@ -141,6 +141,18 @@ async def test_filters_apply_to_clients_and_to_scripts_alike() -> None:
     assert scripted.structured_content == {"books": [{"title": "t"}]}
 
 
+async def test_a_declarative_tool_gets_its_target_s_filtered_answer() -> None:
+    """A filter may remove what must not reach the model: a declarative tool standing for the tool it filters,
+    directly or through another declarative tool, gets the filtered answer too."""
+    composition, _ = _compose(
+        ("CustomTools", {"customTools": {"shelf": _declarative("list_books"), "outer": _declarative("shelf")}}),
+        ("ToolsOutputFilters", {"filters": {"listBooks": {"jsonRetain": ["/books/title"]}}}),
+    )
+    direct = await composition.find("list_books").call(CTX, {})  # type: ignore[union-attr]
+    shelf = await composition.exposed["outer"].call(CTX, {})
+    assert direct.structured_content == shelf.structured_content == {"books": [{"title": "t"}]}
+
+
 async def test_convert_to_toon_of_a_large_answer_runs_in_a_shaping_process() -> None:
     # issue 21, M4: TOON of a 5.6 MB answer held the event loop for a second (in a worker thread too: it shared the
     # interpreter with the loop); a large result is filtered in a shaping process

@@ -170,6 +170,9 @@ def compose(members: Sequence[tuple[ToolSet, Backend]], extras: Extras) -> Compo
             internal[found.name] = FilteredEntry(found, extras.filters.compile(spec, found.name), extras.filters)
         except FilterError as exc:  # checked when attached; a file from an older gateway may still be wrong
             log.warning("output filter for %s cannot be applied: %s", found.name, exc)
+    for entry in custom.values():  # a filter installed since wraps a target: the declarative tool calls through it
+        if isinstance(entry, DeclarativeEntry):
+            entry.stand_for(internal[entry.target_name])
 
     # Both are checked when attached; should a file get through anyway, the rest of the exposition is served.
     resources = prompts = None

@@ -69,6 +69,14 @@ class DeclarativeEntry(_CustomEntry):
     def operation_behind(self) -> Operation | None:
         return self._target.operation_behind()
 
+    @property
+    def target_name(self) -> str:
+        return self._target.name
+
+    def stand_for(self, target: ToolEntry) -> None:
+        """Call `target` (its name's entry once the exposition is composed: its output filter included)."""
+        self._target = target
+
     async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
         refused = self._problems(arguments)
         if refused is not None:
