@@ -86,6 +86,13 @@ def test_a_tag_only_forbidden_tools_carry_is_refused_as_an_unknown_one() -> None
     assert _refused(_names, {"tag": "Nope"}, NOT_ADMIN) == hidden.replace("Admin", "Nope")
 
 
+def test_a_service_none_of_whose_tools_the_caller_may_call_is_not_named_to_it() -> None:
+    tickets_only = frozenset({"tickets_get", "tickets_list"})
+    hidden = _refused(_names, {"service": "Billing"}, tickets_only)
+    assert hidden == "\"service\" names no service of this server: 'Billing'; its services: Tickets"
+    assert _refused(_names, {"service": "Shop"}, tickets_only) == hidden.replace("Billing", "Shop")
+
+
 def test_describe_gives_full_definitions_in_the_order_asked() -> None:
     result = describe_result(INDEX.tools, {"names": ["invoices_get", "tickets_get", "invoices_get"]}, None)
     assert isinstance(result, CallToolResult)

@@ -63,7 +63,7 @@ class Facets:
         kept = allowed
         service = arguments.get("service")
         if service is not None:
-            kept = _within(kept, self._service(service))
+            kept = _within(kept, self._service(service, allowed))
         tag = arguments.get("tag")
         if tag is not None:
             kept = _within(kept, self._tag(tag, allowed))
@@ -74,13 +74,16 @@ class Facets:
             kept = _within(kept, self.read_only)
         return kept
 
-    def _service(self, value: object) -> frozenset[str]:
+    def _service(self, value: object, allowed: Set[str] | None) -> frozenset[str]:
         text = _text("service", value)
-        found = self.services.get(text)
+        services = {  # the caller's: a service none of whose tools it may call is not named to it
+            name: tools for name, tools in self.services.items() if allowed is None or not tools.isdisjoint(allowed)
+        }
+        found = services.get(text)
         if found is None:
-            found = next((n for s, n in self.services.items() if s.casefold() == text.casefold()), None)
+            found = next((n for s, n in services.items() if s.casefold() == text.casefold()), None)
         if found is None:
-            known = f"its services: {_listed(self.services)}" if self.services else "it names no services"
+            known = f"its services: {_listed(services)}" if services else "it names no services"
             raise ToolSearchError(f'"service" names no service of this server: {text!r}; {known}')
         return found
 
