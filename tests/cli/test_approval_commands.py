@@ -4,25 +4,12 @@ approved or refused by id; a request decided already, an unknown id or a wrong s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx2
-import pytest
 
-from tests.cli.invoking import log_in, run
-from tests.deployment.harness import Deployment, deployment
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
-
-
-@pytest.fixture
-def logged_in(live: Deployment) -> Deployment:
-    return log_in(live)
+from tests.cli.invoking import run
+from tests.deployment.harness import Deployment
 
 
 def _exposition(live: Deployment, name: str) -> str:

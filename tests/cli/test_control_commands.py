@@ -6,39 +6,25 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Route
 from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
-from tests.cli.invoking import log_in
 from tests.control.factories import prompts
-from tests.deployment.harness import ECHO_SPEC, Deployment, deployment, wait_until
+from tests.deployment.harness import ECHO_SPEC, Deployment, wait_until
 from tests.support.live_server import live_server
 
 SECRET = "tok-9f8e7d6c5b4a-never-printed"
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
 
 
 def run(*args: str, code: int = 0, env: dict[str, str] | None = None) -> Result:
     result = CliRunner().invoke(app, list(args), env=env)
     assert result.exit_code == code, (args, result.output)
     return result
-
-
-@pytest.fixture
-def logged_in(live: Deployment) -> Deployment:
-    return log_in(live)
 
 
 def test_commands_need_a_login_and_a_valid_token(live: Deployment) -> None:

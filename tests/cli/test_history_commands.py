@@ -4,26 +4,12 @@ a rolled-back plan served by the gateway that follows the control plane."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
-
-from tests.cli.invoking import log_in, run
-from tests.deployment.harness import Deployment, deployment, wait_until
+from tests.cli.invoking import run
+from tests.deployment.harness import Deployment, wait_until
 from tests.support.mcp_http import McpHttp
 
 SECRET = "tok-5e1f0a9b8c7d-never-printed"
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
-
-
-@pytest.fixture
-def logged_in(live: Deployment) -> Deployment:
-    return log_in(live)
 
 
 def _tools(url: str) -> set[str]:

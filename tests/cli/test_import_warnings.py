@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from apimcp.cli.server_commands import run_plan
 from apimcp.gateway.config import parse_config
 from apimcp.gateway.plan import plan_gateway
 from apimcp.settings import Settings
-from tests.deployment.harness import Deployment, deployment
+from tests.deployment.harness import Deployment
 
 SLOPPY = """
 openapi: 3.0.3
@@ -32,12 +31,6 @@ WARNING = (
     "GET /pets: /paths/~1pets/get/parameters/0/schema/pattern: `pattern: 0` is not valid JSON Schema (0 is not of "
     'type "string"); dropped'
 )
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
 
 
 def test_import_prints_the_description_warnings(live: Deployment, tmp_path: Path) -> None:

@@ -5,28 +5,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner, Result
 
 from apimcp.cli import context
 from apimcp.cli.main import app
 from apimcp.control.domain import orgs, tokens
-from tests.deployment.harness import Deployment, deployment
+from tests.deployment.harness import Deployment
 
 
 def run(*args: str, code: int = 0, env: dict[str, str] | None = None) -> Result:
     result = CliRunner().invoke(app, list(args), env=env)
     assert result.exit_code == code, (args, result.output)
     return result
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
 
 
 def _admin_token(live: Deployment) -> str:

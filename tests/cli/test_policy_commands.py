@@ -5,14 +5,12 @@ as soon as it follows the change."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
-from tests.deployment.harness import ECHO_SPEC, Deployment, deployment, wait_until
+from tests.deployment.harness import ECHO_SPEC, Deployment, wait_until
 
 RULES = """
 policies:
@@ -27,12 +25,6 @@ policies:
 ORGANIZATION = """
 - {name: no-raw, when: 'tool.path == "/raw"', effect: deny}
 """
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
 
 
 def run(*args: str, code: int = 0) -> Result:

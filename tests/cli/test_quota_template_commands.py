@@ -5,13 +5,10 @@ the plan."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.cli.invoking import log_in, run
-from tests.deployment.harness import ECHO_SPEC, Deployment, deployment
+from tests.cli.invoking import run
+from tests.deployment.harness import ECHO_SPEC, Deployment
 
 SETTINGS = """
 inbound_mode: oauth
@@ -22,17 +19,6 @@ rate_limit: {caller: 5/min}
 audit: true
 tasks: slow:5s
 """
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
-
-
-@pytest.fixture
-def logged_in(live: Deployment) -> Deployment:
-    return log_in(live)
 
 
 def test_quotas_are_set_shown_and_enforced(logged_in: Deployment) -> None:

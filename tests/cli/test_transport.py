@@ -6,7 +6,6 @@ import json
 import os
 import socket
 import ssl
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,7 +17,7 @@ from typer.testing import CliRunner, Result
 from apimcp.cli.main import app
 from apimcp.safety.plain_http import is_loopback, refusal
 from apimcp.sealing.keys import GatewayKey
-from tests.deployment.harness import Deployment, deployment
+from tests.deployment.harness import Deployment
 from tests.support.grpc_certs import make_pki
 from tests.support.processes import Background, free_port
 
@@ -30,12 +29,6 @@ def run(*args: str, code: int = 0, env: dict[str, str] | None = None) -> Result:
     result = CliRunner().invoke(app, list(args), env=env)
     assert result.exit_code == code, (args, result.output)
     return result
-
-
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
 
 
 @pytest.fixture
