@@ -48,7 +48,8 @@ def call_key(scope: str, operation: Operation, arguments: Mapping[str, Any], ext
         placement = extras.credentials
         if placement is not None:
             credentials = [sorted(placement.headers.items()), placement.query, sorted(placement.cookies.items())]
-    called = [scope, operation.tool_name, repr(operation.binding)]  # a frozen dataclass: its repr is its value
+    # the signature names what is called (`GET /books/2` for a file read): cheap, unlike the whole binding's repr
+    called = [scope, operation.tool_name, operation.signature]
     document = orjson.dumps([called, arguments, headers, credentials], option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(document).digest()
 
