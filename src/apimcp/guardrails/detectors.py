@@ -135,6 +135,17 @@ class Detector:
         return out
 
 
+def replaced(text: str, matches: Sequence[Match], by: Callable[[Match], str]) -> str:
+    """`text` with each of `matches` (in order, not overlapping) replaced by what `by` says of it."""
+    parts: list[str] = []
+    last = 0
+    for match in matches:
+        parts += (text[last : match.start], by(match))
+        last = match.end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
 def together(detectors: Sequence[Detector]) -> Detector | None:
     """One detector looking for what all of `detectors` look for (None for none): a text RE2 searches costs about
     the same for one pattern as for all of them (its automaton reads each byte once), so one search tells

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from apimcp.guardrails.detectors import Detector, Match
+from apimcp.guardrails.detectors import Detector, Match, replaced
 from apimcp.guardrails.hooks import PASS, Finding, GuardedCall, GuardrailSettings, Verdict
 from apimcp.protocol.models import (
     CallToolResult,
@@ -146,14 +146,12 @@ def _text(text: str, detector: Detector, counts: Counter[str], redact: bool) -> 
 
 
 def _redacted(text: str, matches: list[Match]) -> str:
-    parts, last = [], 0
-    for match in matches:
-        parts.append(text[last : match.start])
-        if match.kind != "hidden_characters":
-            parts.append(f"[redacted:{match.kind}]")
-        last = match.end
-    parts.append(text[last:])
-    return "".join(parts)
+    return replaced(text, matches, _label)
+
+
+def _label(match: Match) -> str:
+    """What a match becomes: hidden characters are removed, anything else says what it was."""
+    return "" if match.kind == "hidden_characters" else f"[redacted:{match.kind}]"
 
 
 def _values(value: Any, detector: Detector, counts: Counter[str], redact: bool, depth: int) -> Any:

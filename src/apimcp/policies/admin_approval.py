@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from itertools import pairwise
 from typing import Any, Final
 
-from apimcp.guardrails.detectors import DETECTORS
+from apimcp.guardrails.detectors import DETECTORS, replaced
 from apimcp.policies.approval import Answer, digest, question, shown_arguments, too_long
 from apimcp.protocol.caller import Caller
 
@@ -122,13 +122,7 @@ def _shown(value: Any, depth: int) -> Any:
 
 def _without_secrets(text: str) -> str:
     """`text` with what the `secrets` guardrail finds in it replaced by `HIDDEN`."""
-    parts: list[str] = []
-    last = 0
-    for match in _SECRETS.matches(text):
-        parts += (text[last : match.start], HIDDEN)
-        last = match.end
-    parts.append(text[last:])
-    return "".join(parts)
+    return replaced(text, _SECRETS.matches(text), lambda _: HIDDEN)
 
 
 def _credential_like(name: str) -> bool:
