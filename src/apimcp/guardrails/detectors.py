@@ -4,7 +4,8 @@ pattern alone would say too much (a card number's Luhn digit, an IBAN's mod-97 c
 - `secrets`: private keys (PEM), AWS access key ids, GitHub, GitLab, Slack, Stripe, Google, OpenAI, Anthropic,
   npm and SendGrid key formats, JWTs, and bearer tokens written after "Bearer".
 - `personal_data`: e-mail addresses, phone numbers in international form (+33 1 23 45 67 89) or the North
-  American (555) 123-4567, payment card numbers (13 to 19 digits, Luhn-checked) and IBANs (mod-97-checked).
+  American (555) 123-4567, payment card numbers (13 to 19 digits, Luhn-checked) and IBANs in any case (mod-97-checked;
+  in lower or mixed case, also their country and length).
 - `injection`: instructions aimed at a model (ignore the previous instructions, you are now..., chat-template
   markers such as <|im_start|> or [INST]) and characters a reader does not see (zero-width, bidirectional
   overrides, Unicode tags).
@@ -45,7 +46,8 @@ _PERSONAL: Final = {
     r"|\([0-9]{3}\) ?[0-9]{3}[-.][0-9]{4})\b",
     "payment_card": r"\b(?:[0-9]{13,19}|[0-9]{4}(?:[ -][0-9]{4}){3}(?:[ -]?[0-9]{1,3})?"
     r"|[0-9]{4}[ -][0-9]{6}[ -][0-9]{5})\b",
-    "iban": r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b",
+    # any case (people write `fr76 3000 ...`); one not in capitals must also name an IBAN country at its length
+    "iban": r"(?i:\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b)",
 }
 _INJECTION: Final = {
     "instruction_override": r"(?i:\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?|any\s+|your\s+)?(?:the\s+)?"
@@ -81,9 +83,24 @@ def _luhn_checked(text: str) -> bool:
 _LAST_GROUP: Final = re2.compile(r"[ -]?[0-9]{1,3}$")
 
 
+_IBAN_REGISTRY: Final = (
+    "AD:24 AE:23 AL:28 AT:20 AZ:28 BA:20 BE:16 BG:22 BH:22 BI:27 BR:29 BY:28 CH:21 CR:22 CY:28 CZ:24 DE:22 DJ:27 DK:18 "
+    "DO:28 EE:20 EG:29 ES:24 FI:18 FK:18 FO:18 FR:27 GB:22 GE:22 GI:23 GL:18 GR:27 GT:28 HN:28 HR:21 HU:28 IE:22 IL:23 "
+    "IQ:23 IS:26 IT:27 JO:30 KW:30 KZ:20 LB:28 LC:32 LI:21 LT:20 LU:20 LV:21 LY:25 MC:27 MD:24 ME:22 MK:19 MN:20 MR:27 "
+    "MT:31 MU:30 NI:28 NL:18 NO:15 OM:23 PK:24 PL:28 PS:29 PT:25 QA:29 RO:24 RS:22 RU:33 SA:24 SC:31 SD:18 SE:24 SI:19 "
+    "SK:24 SM:27 SO:23 ST:25 SV:28 TL:23 TN:24 TR:26 UA:29 VA:22 VG:24 XK:20 YE:30"
+)
+_IBAN_LENGTHS: Final = {pair[:2]: int(pair[3:]) for pair in _IBAN_REGISTRY.split(" ")}
+"""The IBAN registry's countries and the length of their IBANs. A candidate written in capitals needs only its checksum,
+as it always did; one in lower or mixed case also needs its country and length here: hexadecimal ids (`ab12...`)
+are written in lower case, and one in 97 of those would otherwise pass."""
+
+
 def _iban(text: str) -> bool:
     compact = text.replace(" ", "")
     if not 15 <= len(compact) <= 34:
+        return False
+    if not compact.isupper() and _IBAN_LENGTHS.get(compact[:2].upper()) != len(compact):
         return False
     moved = compact[4:] + compact[:4]
     number = "".join(str(int(c, 36)) for c in moved)
