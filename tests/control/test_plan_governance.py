@@ -134,7 +134,8 @@ def test_a_plan_keeps_its_guardrails_and_snapshots_carry_them(api: Api) -> None:
 def test_a_plan_keeps_its_resilience_and_snapshots_carry_it(api: Api) -> None:
     acme = api.org("acme")
     plan = _plan(acme, resilience={"retries": True, "cache": {"tools": {"get_item": 60}}})
-    kept = {"retries": {"attempts": 3, "backoff_ms": 100, "max_backoff_ms": 2000, "budget_percent": 20},
+    kept = {"retries": {"attempts": 3, "backoff_ms": 100, "max_backoff_ms": 2000, "budget_percent": 20,
+                        "deadline_ms": 30_000},
             "cache": {"ttl_seconds": 30.0, "tools": {"get_item": 60.0}}}  # fmt: skip
     assert plan["resilience"] == kept
     created(acme.user.post("/expositions", json={"plan_id": plan["id"], "name": "echo"}))

@@ -89,6 +89,38 @@ async def test_the_budget_keeps_a_failing_backend_from_getting_a_multiple_of_its
     assert inner.calls == 100 + retries
 
 
+class _SlowToFail(Scripted):
+    """Fails each call after `seconds` of a clock it moves (a backend that answers nothing until the timeout)."""
+
+    def __init__(self, clock: Clock, seconds: float) -> None:
+        super().__init__([DOWN])
+        self.clock, self.seconds = clock, seconds
+
+    async def call(self, *args: Any, **kwargs: Any) -> Any:
+        self.clock.now += self.seconds
+        return await super().call(*args, **kwargs)
+
+
+async def test_no_retry_starts_after_the_deadline() -> None:
+    clock = Clock()
+    inner = _SlowToFail(clock, 20.0)  # a 20 s timeout each try
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        clock.now += seconds
+
+    settings = parse_resilience({"retries": {"attempts": 5, "backoff_ms": 100}})  # deadline_ms: 30000 by default
+    backend = ResilientBackend(inner, settings, "test", sleep=sleep, clock=clock)
+    assert await backend.call(_operation("GET"), {}) == DOWN
+    assert inner.calls == 2 and len(waits) == 1  # the third try would start 40 s after the first
+    inner, waits[:] = _SlowToFail(clock, 0.01), []
+    settings = parse_resilience({"retries": {"attempts": 5, "backoff_ms": 1000, "deadline_ms": 2500}})
+    backend = ResilientBackend(inner, settings, "test", sleep=sleep, clock=clock)
+    await backend.call(_operation("GET"), {})
+    assert sum(waits) + 0.01 * inner.calls <= 2.5 + 0.01  # each wait ends before the deadline
+
+
 def test_backoff_doubles_to_its_cap() -> None:
     settings = Retries(backoff_ms=100, max_backoff_ms=1000)
     assert [backoff(settings, n, draw=1.0) for n in (1, 2, 3, 4, 5, 40)] == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0]
@@ -168,6 +200,7 @@ async def test_a_backend_never_reached_opens_the_breaker_as_one_that_fails() -> 
         ({"retries": {"attempts": 0}}, "resilience.retries.attempts is from 1 to 10, not 0"),
         ({"retries": {"attempts": 2.5}}, "resilience.retries.attempts is a whole number"),
         ({"retries": {"backoff_ms": 500, "max_backoff_ms": 100}}, "max_backoff_ms is at least backoff_ms"),
+        ({"retries": {"deadline_ms": 0}}, "resilience.retries.deadline_ms is from 1 to 600000, not 0"),
         ({"breaker": {"failures": True}}, "resilience.breaker.failures is a whole number"),
         ({"cache": {"tools": {"get_item": -1}}}, "'get_item' maps to seconds from 0 to 86400"),
         ({"cache": "yes"}, "resilience.cache is an object"),
@@ -182,7 +215,13 @@ def test_settings_that_cannot_be_used_are_refused(raw: object, says: str) -> Non
 def test_settings_read_back_and_true_takes_the_defaults() -> None:
     settings = parse_resilience({"retries": True, "breaker": {"failures": 2}, "cache": {"tools": {"get_item": 60}}})
     assert settings.as_json() == {
-        "retries": {"attempts": 3, "backoff_ms": 100, "max_backoff_ms": 2000, "budget_percent": 20},
+        "retries": {
+            "attempts": 3,
+            "backoff_ms": 100,
+            "max_backoff_ms": 2000,
+            "budget_percent": 20,
+            "deadline_ms": 30_000,
+        },
         "breaker": {"failures": 2, "open_seconds": 30.0},
         "cache": {"ttl_seconds": 30.0, "tools": {"get_item": 60.0}},
     }

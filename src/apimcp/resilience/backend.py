@@ -2,13 +2,15 @@
 
 Each call first asks the breaker: an open one answers at once with a failure saying when the backend is tried
 again. An idempotent call (`retries.idempotent`) that fails in a way the same call may not (`Failure.transient`)
-is tried again after a jittered backoff, while the retry budget allows and attempts remain; any other call is
-made once. Retries and the breaker's changes are told to `observer` (metrics, spans)."""
+is tried again after a jittered backoff, while the retry budget allows, attempts remain and the wait ends before
+the retries' deadline; any other call is made once. Retries and the breaker's changes are told to `observer`
+(metrics, spans)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,11 +31,11 @@ def _quiet(event: str, tool: str) -> None:
 
 
 class ResilientBackend(Backend):
-    __slots__ = ("_budget", "_inner", "_label", "_observer", "_sleep", "breaker", "settings")
+    __slots__ = ("_budget", "_clock", "_inner", "_label", "_observer", "_sleep", "breaker", "settings")
 
     def __init__(
         self, inner: Backend, settings: Resilience, label: str, observer: Observer = _quiet,
-        sleep: Callable[[float], Any] = asyncio.sleep,
+        sleep: Callable[[float], Any] = asyncio.sleep, clock: Callable[[], float] = time.monotonic,
     ) -> None:  # fmt: skip
         self._inner = inner
         self.settings = settings
@@ -41,6 +43,7 @@ class ResilientBackend(Backend):
         self._budget = RetryBudget(settings.retries) if settings.retries is not None else None
         self._observer = observer
         self._sleep = sleep
+        self._clock = clock
         self._label = label
 
     async def call(
@@ -52,16 +55,18 @@ class ResilientBackend(Backend):
         if budget is not None:
             budget.called()
         tried = 0
+        deadline = self._clock() + retries.deadline_ms / 1000 if retries is not None and attempts > 1 else 0.0
         while True:
             tried += 1
             result = await self._once(operation, arguments, progress, extras)
             if not (isinstance(result, Failure) and result.transient) or tried >= attempts:
                 return result
-            if budget is None or not budget.spend():
-                return result
             assert retries is not None
+            wait = backoff(retries, tried)
+            if self._clock() + wait > deadline or budget is None or not budget.spend():
+                return result
             self._observer("retry", operation.tool_name)
-            await self._sleep(backoff(retries, tried))
+            await self._sleep(wait)
 
     async def _once(
         self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None,

@@ -3,7 +3,7 @@ tools' answers. Each part is off unless the plan names it.
 
 ```yaml
 resilience:
-  retries: {attempts: 3, backoff_ms: 100, max_backoff_ms: 2000, budget_percent: 20}
+  retries: {attempts: 3, backoff_ms: 100, max_backoff_ms: 2000, budget_percent: 20, deadline_ms: 30000}
   breaker: {failures: 5, open_seconds: 30}
   cache: {ttl_seconds: 30, tools: {get_item: 120, list_items: 0}}
 ```
@@ -32,6 +32,9 @@ class Retries:
     budget_percent: int = 20
     """Retries beyond this share of the calls (over the last ones, with 10 spare) are not made: a backend that
     fails every call is not sent three times its traffic."""
+    deadline_ms: int = 30_000
+    """No retry starts later than this after the call's first try (its wait included): a backend that answers
+    nothing holds a caller about one timeout past it, not `attempts` timeouts and their waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,7 @@ class Resilience:
         if self.retries is not None:
             r = self.retries
             out["retries"] = {"attempts": r.attempts, "backoff_ms": r.backoff_ms, "max_backoff_ms": r.max_backoff_ms,
-                              "budget_percent": r.budget_percent}  # fmt: skip
+                              "budget_percent": r.budget_percent, "deadline_ms": r.deadline_ms}  # fmt: skip
         if self.breaker is not None:
             out["breaker"] = {"failures": self.breaker.failures, "open_seconds": self.breaker.open_seconds}
         if self.cache is not None:
@@ -80,6 +83,7 @@ class Resilience:
 OFF: Final = Resilience()
 _BOUNDS: Final[Mapping[str, tuple[float, float]]] = {
     "attempts": (1, 10), "backoff_ms": (1, 60_000), "max_backoff_ms": (1, 300_000), "budget_percent": (0, 100),
+    "deadline_ms": (1, 600_000),
     "failures": (1, 1000), "open_seconds": (0.1, 3600), "ttl_seconds": (0, 86_400),
 }  # fmt: skip
 MAX_CACHED_TOOLS: Final = 1000
@@ -127,7 +131,7 @@ def _part(raw: object, where: str, kind: type[Retries] | type[Breaker]) -> Any:
     if not isinstance(raw, Mapping):
         raise ResilienceError(f"resilience.{where} is an object (or true for its defaults)")
     keys = tuple(kind.__dataclass_fields__)
-    integers = ("attempts", "backoff_ms", "max_backoff_ms", "budget_percent", "failures")
+    integers = ("attempts", "backoff_ms", "max_backoff_ms", "budget_percent", "deadline_ms", "failures")
     return kind(**_numbers(raw, where, keys, integers))
 
 

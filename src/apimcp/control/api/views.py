@@ -410,8 +410,8 @@ class PlanSettings(Input):
     )
     resilience: dict[str, Any] | None = Field(
         default=None,
-        description="{retries: {attempts, backoff_ms, max_backoff_ms, budget_percent} | true, breaker: {failures, "
-        "open_seconds} | true, cache: {ttl_seconds, tools: {<tool>: seconds}} | true}",
+        description="{retries: {attempts, backoff_ms, max_backoff_ms, budget_percent, deadline_ms} | true, breaker: "
+        "{failures, open_seconds} | true, cache: {ttl_seconds, tools: {<tool>: seconds}} | true}",
     )
     cache: dict[str, CacheHintInput] | None = None
     output_schemas: bool | None = None
