@@ -1,6 +1,7 @@
 """Guardrails through a gateway with the official client, on a backend that answers with what it was sent (so a
 secret or personal data sent in reaches the answer): each action on answers and on arguments, code mode's inner
-calls scanned as direct ones, and each finding audited by kind and count, never its value."""
+calls scanned as direct ones, resources read and prompts got scanned as answers are, and each finding audited by
+kind and count, never its value."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from mcp import Client, types
+from mcp import Client, MCPError, types
 
 from tests.gateway.conftest import ECHO_SPEC, live_echo_gateway
 
@@ -22,6 +23,7 @@ ANSWERS = ["answers"]
 CONFIG = f"""
 services:
   echo: {{openapi: {ECHO_SPEC}, backend: "{{backend}}", timeout: 5}}
+  documented: {{openapi: {ECHO_SPEC}, backend: "{{backend}}", timeout: 5, artifacts: [offerings.yaml, prompts.yaml]}}
 expositions:
   reported:
     services: [echo]
@@ -38,12 +40,47 @@ expositions:
     services: [echo]
     code_mode: on
     guardrails: [{{use: personal_data, action: redact, on: {ANSWERS}}}]
+  docs_redacted:
+    services: [documented]
+    audit: true
+    guardrails: [{{use: secrets, action: redact, on: {ANSWERS}}}, {{use: personal_data, action: redact}}]
+  docs_blocked:
+    services: [documented]
+    guardrails: [{{use: secrets, action: block}}]
+  docs_on_arguments_only:
+    services: [documented]
+    guardrails: [{{use: secrets, action: block, on: [arguments]}}]
+"""
+OFFERINGS = """
+apiVersion: reshapr.io/v1alpha1
+kind: Resources
+service: {name: Echo API, version: "2.1"}
+resources:
+  note://contact:
+    name: contact
+    text: "Write to ada@example.com"
+resourceTemplates:
+  file:///notes/{note}:
+    name: note
+    mimeType: application/json
+"""
+PROMPTS = """
+apiVersion: reshapr.io/v1alpha1
+kind: Prompts
+service: {name: Echo API, version: "2.1"}
+prompts:
+  deploy:
+    arguments: [{name: key, required: true}]
+    result: "Deploy with the key ${key}"
 """
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with live_echo_gateway(CONFIG, tmp_path_factory.mktemp("guardrails")) as base:
+    tmp = tmp_path_factory.mktemp("guardrails")
+    (tmp / "offerings.yaml").write_text(OFFERINGS)
+    (tmp / "prompts.yaml").write_text(PROMPTS)
+    with live_echo_gateway(CONFIG, tmp) as base:
         yield base
 
 
@@ -110,3 +147,55 @@ async def test_code_mode_s_inner_calls_are_scanned(gateway: str, mode: str) -> N
     result = await _call(f"{gateway}/mcp/code", mode, "execute_code", {"code": program})
     assert not result.is_error, result
     assert "bob@example.org" not in _text(result) and "[redacted:email]" in _text(result)
+
+
+async def _read(url: str, mode: str, uri: str) -> str:
+    async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+        read = await client.read_resource(uri)
+    [contents] = read.contents
+    assert isinstance(contents, types.TextResourceContents)
+    return contents.text
+
+
+async def _prompt(url: str, mode: str, name: str, arguments: dict[str, str]) -> str:
+    async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+        got = await client.get_prompt(name, arguments)
+    [message] = got.messages
+    assert isinstance(message.content, types.TextContent)
+    return message.content.text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_resources_read_and_prompts_got_are_scanned_as_answers(gateway: str, mode: str) -> None:
+    url = f"{gateway}/mcp/docs_redacted"
+    assert await _read(url, mode, "note://contact") == "Write to [redacted:email]"
+    from_backend = await _read(url, mode, f"file:///notes/{AWS}")  # the echo answers the path it was asked
+    assert AWS not in from_backend and '"path": "/v1/notes/[redacted:aws_access_key_id]"' in from_backend
+    assert await _prompt(url, mode, "deploy", {"key": AWS}) == "Deploy with the key [redacted:aws_access_key_id]"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_blocking_guardrail_refuses_a_read_or_a_prompt_holding_what_it_looks_for(
+    gateway: str, mode: str
+) -> None:
+    url = f"{gateway}/mcp/docs_blocked"
+    async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource(f"file:///notes/{AWS}")
+        assert "was withheld: it holds aws access key id (guardrail 'secrets')" in refused.value.message
+        assert AWS not in refused.value.message
+        with pytest.raises(MCPError) as refused:
+            await client.get_prompt("deploy", {"key": AWS})
+        assert "The answer of deploy was withheld" in refused.value.message
+        plain = await client.get_prompt("deploy", {"key": "blue"})
+        assert isinstance(plain.messages[0].content, types.TextContent)
+        assert plain.messages[0].content.text == "Deploy with the key blue"
+    assert AWS in await _read(f"{gateway}/mcp/docs_on_arguments_only", mode, f"file:///notes/{AWS}")
+
+
+async def test_what_a_read_holds_is_audited_as_in_a_resource(gateway: str, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="apimcp.audit")
+    await _read(f"{gateway}/mcp/docs_redacted", "legacy", f"file:///notes/{AWS}")
+    events = [json.loads(r.getMessage()) for r in caplog.records if r.name == "apimcp.audit"]
+    found = [(e["target"], e["in"], e["outcome"], e["findings"]) for e in events if e["action"] == "guardrail"]
+    assert found == [(f"file:///notes/{AWS}", "resource", "redacted", {"aws_access_key_id": 1})]

@@ -169,6 +169,11 @@ class CallPath:
         self._heard(entry.name, source, after.heard, via)
         return error_result(after.block) if after.block is not None else after.result
 
+    def heard(self, subject: str, source: RequestSource, heard: Sequence[Heard]) -> None:
+        """What the guardrails found in something other than a call (a resource read, a prompt: `subject` is its
+        URI or name), told to the observers as they hear of calls."""
+        self._heard(subject, source, heard, None)
+
     def _heard(self, tool: str, source: RequestSource, heard: Sequence[Heard], via: Via | None) -> None:
         for each in heard:
             for observer in self._observers:

@@ -25,6 +25,7 @@ from apimcp.codemode.program import EXECUTE, ProgramError
 from apimcp.codemode.setting import CodeModeSetting
 from apimcp.gateway.calls import CallPath
 from apimcp.gateway.composition import Composition, Extras, compose
+from apimcp.gateway.guarded_offerings import guarded_prompt, guarded_read
 from apimcp.gateway.resource_loading import BackendLoader
 from apimcp.gateway.tool_entries import ToolEntry
 from apimcp.gateway.toolset import ToolSet
@@ -367,6 +368,10 @@ class ExpositionHandler(McpHandler):
         return self._prompts_page if self.features.prompts else await super().list_prompts(ctx, cursor)
 
     async def get_prompt(self, ctx: RequestContext, name: str, arguments: Mapping[str, str]) -> GetPromptResult:
+        got = await self._prompt(ctx, name, arguments)
+        return await guarded_prompt(self.calls, ctx, name, got) if self.calls.guardrails else got
+
+    async def _prompt(self, ctx: RequestContext, name: str, arguments: Mapping[str, str]) -> GetPromptResult:
         prompts = self.composition.prompts
         if (prompts is None or name not in prompts) and self._upstream.has_prompt(name):
             return await self._upstream.get_prompt(ctx, name, arguments)
@@ -387,6 +392,10 @@ class ExpositionHandler(McpHandler):
                 raise ResourceNotFound(uri)  # an artifact's resource may be subscribed to: it is never updated
 
     async def read_resource(self, ctx: RequestContext, uri: str) -> ReadResourceResult:
+        read = await self._read(ctx, uri)
+        return await guarded_read(self.calls, ctx, uri, read) if self.calls.guardrails else read
+
+    async def _read(self, ctx: RequestContext, uri: str) -> ReadResourceResult:
         resources = self.composition.resources
         if resources is not None:
             loader = self._loader

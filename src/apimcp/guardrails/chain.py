@@ -29,7 +29,7 @@ class Heard:
 
     guardrail: str
     where: str
-    """arguments or answers"""
+    """arguments or answers (of a call), resource (a read's contents) or prompt (a prompt's messages)"""
     outcome: str
     findings: tuple[Finding, ...]
 
@@ -83,8 +83,10 @@ class Guardrails:
                 arguments, clean = verdict.arguments, None  # searched again if need be
         return Before(arguments, None, tuple(heard))
 
-    def after(self, call: GuardedCall, result: CallToolResult) -> After:
-        """May run off the event loop (a large answer): it only gathers what the observers are told after."""
+    def after(self, call: GuardedCall, result: CallToolResult, place: str = "answers") -> After:
+        """May run off the event loop (a large answer): it only gathers what the observers are told after.
+        `place`: what the answer is, as the observers hear it (answers of a call, or a resource's or a prompt's,
+        `gateway/guarded_offerings.py`); the guardrails that scan answers scan them all."""
         heard: list[Heard] = []
         quick, clean = self._quick["answers"], None
         for guardrail in self._guardrails:
@@ -94,7 +96,7 @@ class Guardrails:
                 if clean:
                     continue
             verdict = _verdict(guardrail, partial(guardrail.after_call, call, result))
-            _tell(heard, guardrail, "answers", verdict, verdict.result is not None)
+            _tell(heard, guardrail, place, verdict, verdict.result is not None)
             if verdict.block is not None:
                 return After(result, verdict.block, tuple(heard))
             if verdict.result is not None:
