@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import socket
+import struct
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -256,4 +258,133 @@ async def test_informational_answers_before_the_answer_are_passed_over() -> None
             found = await lane.request("GET", served.url, {}, None, max_bytes=100)
             assert (found.status, found.body, "Link" in found.headers) == (200, b"the answer", False)
         assert served.connections == 1
+    await lane.close()
+
+
+@asynccontextmanager
+async def stream_server(
+    handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+) -> AsyncIterator[yarl.URL]:
+    """A server whose `handle` reads and writes what it likes on each connection."""
+
+    async def guarded(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await handle(reader, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(guarded, "127.0.0.1", 0)
+    async with server:
+        yield yarl.URL(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+
+
+async def test_a_connection_answered_before_its_request_was_all_sent_is_not_kept() -> None:
+    """A backend that answers a large body's head at once (401) and then reads the rest of the body as requests
+    (a buggy one) would answer the next caller on that connection with the answer to the first caller's bytes."""
+    smuggled = b"GET /first-callers-secret HTTP/1.1\r\nHost: x\r\n\r\n"
+    body = b"p" * (2 * 1024 * 1024) + b"\r\n" + smuggled
+    connections = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        seen = b""
+        while data := await reader.read(65536):  # what follows is read as requests, each answered with its path
+            seen = seen[-64:] + data
+            start = seen.find(b"GET /")
+            if start >= 0 and b"\r\n\r\n" in seen[start:]:
+                path = seen[start:].split()[1]
+                seen = b""
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(path), path))
+                await writer.drain()
+
+    lane = client()
+    async with stream_server(handle) as url:
+        assert (await lane.request("POST", url, {}, body, max_bytes=100)).status == 401
+        second = await asyncio.wait_for(lane.request("GET", url / "mine", {}, None, max_bytes=100), 5)
+        assert (second.status, second.body) == (401, b"")  # its own answer, on a connection of its own
+        assert connections == 2
+    await lane.close()
+
+
+@pytest.mark.parametrize(
+    ("head", "says"),
+    [
+        (b"HTTP/1.1 200 " + b"r" * 4_000_000, "reason phrase is beyond 1024 bytes"),
+        (b"HTTP/1.1 200 OK\r\nX-Big: " + b"v" * 4_000_000, "headers or trailers are beyond 65536 bytes"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\nX-Trailer: " + b"t" * 4_000_000,
+            "headers or trailers are beyond 65536 bytes",
+        ),
+    ],
+)
+async def test_a_head_or_trailer_that_never_ends_is_refused_at_its_bound(head: bytes, says: str) -> None:
+    """httptools keeps a header whole until it ends: the bound holds on the bytes as they arrive."""
+
+    async def answer(served: Served, _: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(head)
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        with pytest.raises(BadAnswer, match=says):
+            await lane.request("GET", served.url, {}, None, max_bytes=1_000_000)
+    await lane.close()
+
+
+async def test_a_body_read_to_the_end_of_a_reset_connection_is_no_answer() -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"balance": 1000')
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closed with a reset
+        writer.transport.abort()
+
+    lane = client()
+    async with stream_server(handle) as url:
+        with pytest.raises(Dropped):
+            await lane.request("GET", url, {}, None, max_bytes=1000)
+    await lane.close()
+
+
+async def test_bodies_are_framed_and_decoded_as_the_rfcs_say() -> None:
+    members = gzip.compress(b'{"items": [1, 2') + gzip.compress(b", 3]}")
+    whole = gzip.compress(b"x" * 5000)
+
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        if b"/members" in head:
+            writer.write(ok(members, "Content-Encoding: gzip"))
+        elif b"/truncated" in head:
+            writer.write(ok(whole[: len(whole) // 2], "Content-Encoding: gzip"))
+        elif b"/not-modified" in head:  # a 304 may say the size of what it does not send
+            writer.write(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 20000000\r\n\r\n")
+        elif b"/trailer" in head:
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n"
+                         b"Content-Encoding: gzip\r\n\r\n")  # fmt: skip
+        else:  # not chunked as its last coding: the body ends with the connection
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\nthe whole body")
+            return False
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        got = await lane.request("GET", served.url / "members", {}, None, max_bytes=100)
+        assert got.body == b'{"items": [1, 2, 3]}'  # every member, not the first alone
+        with pytest.raises(BadAnswer, match="compressed body is corrupt"):
+            await lane.request("GET", served.url / "truncated", {}, None, max_bytes=10_000)
+        got = await lane.request("GET", served.url / "not-modified", {}, None, max_bytes=1000)
+        assert (got.status, got.body) == (304, b"")
+        got = await lane.request("GET", served.url / "trailer", {}, None, max_bytes=100)
+        assert (got.body, got.headers.get("Content-Encoding")) == (b"hi", None)  # a trailer adds no header
+        got = await lane.request("GET", served.url / "identity", {}, None, max_bytes=100)
+        assert got.body == b"the whole body"
+        with pytest.raises(Unsendable, match="HEAD"):  # its answer has no body whatever it says: aiohttp sends it
+            await lane.request("HEAD", served.url, {}, None, max_bytes=100)
     await lane.close()

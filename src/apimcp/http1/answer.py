@@ -63,17 +63,30 @@ def decoded(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
         return body
     coding = encoding.strip().lower()
     if coding in ("gzip", "x-gzip"):
-        return _inflate(body, zlib.decompressobj(16 + zlib.MAX_WBITS), max_bytes)
+        return _inflate(body, _GZIP, max_bytes)
     if coding == "deflate":  # zlib-wrapped as RFC 9110 says, or raw as some servers send it
         try:
-            return _inflate(body, zlib.decompressobj(), max_bytes)
+            return _inflate(body, zlib.MAX_WBITS, max_bytes)
         except zlib.error:
-            return _inflate(body, zlib.decompressobj(-zlib.MAX_WBITS), max_bytes)
+            return _inflate(body, -zlib.MAX_WBITS, max_bytes)
     return body
 
 
-def _inflate(body: bytes, inflater: zlib._Decompress, max_bytes: int) -> bytes:
-    out = inflater.decompress(body, max_bytes + 1)
-    if len(out) > max_bytes:
-        raise AnswerTooLarge
-    return out
+_GZIP = 16 + zlib.MAX_WBITS
+
+
+def _inflate(body: bytes, wbits: int, max_bytes: int) -> bytes:
+    """The whole of `body` inflated: every member of a gzip body (members may follow one another), and a stream
+    that stops before its end is corrupt (zlib.error), not a shorter answer."""
+    out = b""
+    rest = body
+    while True:
+        inflater = zlib.decompressobj(wbits)
+        out += inflater.decompress(rest, max_bytes + 1 - len(out))
+        if len(out) > max_bytes:
+            raise AnswerTooLarge
+        if not inflater.eof:
+            raise zlib.error("the compressed body ends before its end")
+        rest = inflater.unused_data
+        if not rest or wbits != _GZIP:  # what follows a zlib or raw stream is not read, as before
+            return out

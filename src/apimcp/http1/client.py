@@ -15,7 +15,7 @@ from aiohttp.abc import AbstractResolver
 
 from apimcp.http1.answer import Answer
 from apimcp.http1.connection import Connection
-from apimcp.http1.errors import Dropped, NotConnected
+from apimcp.http1.errors import Dropped, NotConnected, Unsendable
 from apimcp.http1.wire import request_head
 
 IDEMPOTENT = frozenset(("GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"))
@@ -40,6 +40,8 @@ class Http1Client:
         """The whole answer to one request (`url` an absolute, encoded http URL); raises what `errors.py` names,
         what the resolver raises for a name its policy refuses, and whatever cancels the caller (the connection
         closed)."""
+        if method == "HEAD":  # its answer has no body whatever it says: the parser is not told so (aiohttp sends it)
+            raise Unsendable("HEAD is not sent by the lean client")
         head = request_head(method, url, headers, body)
         origin = (url.raw_host or "", url.port or 80)
         async with self._slots:
