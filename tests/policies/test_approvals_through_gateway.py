@@ -141,6 +141,19 @@ async def test_code_mode_s_inner_calls_ask_too(gateway: str, mode: str) -> None:
     )
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_program_making_the_same_call_again_is_asked_again(gateway: str, mode: str) -> None:
+    """An approval holds for one call: a loop of three identical replaces is three questions, not one."""
+    person = Person(approve=True)
+    program = ("let done = 0;\nfor (let i = 0; i < 3; i++) { await tools.replace_item({itemId: '5', name: 'x'}); "
+               "done++; }\nreturn {done};")  # fmt: skip
+    async with Client(f"{gateway}/mcp/code", mode=mode, elicitation_callback=person) as client:  # type: ignore[arg-type]
+        done = await client.call_tool("execute_code", {"code": program})
+    assert not done.is_error, done
+    assert done.structured_content == {"done": 3}
+    assert person.asked == ['Approve replace_item with itemId="5", name="x"?'] * 3
+
+
 async def test_each_outcome_is_audited(gateway: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="apimcp.audit")
     for approve in (True, False):

@@ -35,6 +35,8 @@ APPROVAL_SECONDS: Final = 300.0
 MAX_SHOWN: Final = 4000
 """Characters of arguments a question may show. Nothing is ever cut: a person must see all of what they approve,
 so a call whose arguments take more is not asked about (`too_long`)."""
+MAX_ASKED: Final = 200
+"""Approvals one request may ask for (a program's calls each asked): each is kept in its sealed state."""
 _PLAIN_NAME: Final = re.compile(r"[A-Za-z0-9_.$@-]{1,200}")
 _INVISIBLE: Final = re.compile(
     r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
@@ -106,8 +108,15 @@ async def ask(
         return refused
     asked = ctx.state.setdefault("approvals", {})
     call = digest(tool, arguments)
+    # the same call made again in one request (a program's loop) is asked again: an approval holds for one call
+    again = ctx.occurrence(f"approve-{call}")
+    if again:
+        call = f"{call}-{again}"
     record = asked.get(call)
     if not isinstance(record, dict):
+        if len(asked) >= MAX_ASKED:
+            return Answer("unavailable", f"Calling {tool} needs a person's approval, and this request has asked for "
+                                         f"{MAX_ASKED} already")  # fmt: skip
         record = asked[call] = {"nonce": secrets.token_hex(8), "at": time.time()}
     try:
         answer = await ctx.elicit(question(tool, shown, message), _FORM, key=f"approve-{call}-{record['nonce']}")

@@ -187,6 +187,14 @@ class RequestContext:
             return {}
         return await self._outbound.request_inputs(self, requests)
 
+    def occurrence(self, what: str) -> int:
+        """How many times `what` was counted before in this round of the request (0 the first time): a handler
+        that runs again from its start in each round finds the same count at the same step."""
+        name = f"occurrence:{what}"  # beside the kinds of `_next_key`, which hold no colon
+        count = self._key_counters.get(name, 0)
+        self._key_counters[name] = count + 1
+        return count
+
     def _next_key(self, kind: str, key: str | None) -> str:
         if key is not None:
             return key
