@@ -102,6 +102,25 @@ async def test_a_program_makes_several_calls_in_parallel_and_only_its_result_com
     assert json.loads(_text(result)) == result.structured_content
 
 
+STAGGERED = """
+const a = tools.get_item({itemId: "a"});
+const b = tools.get_item({itemId: "b"});
+await a;
+const c = tools.get_item({itemId: "c"});
+const rc = await c;
+const rb = await b;
+return {c: rc.path, b: rb.path};
+"""
+"""Calls started while others are under way, after one has ended: each keeps its own promise."""
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_calls_started_after_others_ended_keep_their_own_promises(base: str, mode: str) -> None:
+    result = await _run(f"{base}/mcp/code", mode, STAGGERED)
+    assert not result.is_error, result
+    assert result.structured_content == {"c": "/v1/items/c", "b": "/v1/items/b"}
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_an_inner_call_s_arguments_are_validated_as_a_direct_call_s(base: str, mode: str) -> None:
     code = "const echo = await tools.get_item({itemId: 5});\nreturn echo;"

@@ -125,6 +125,9 @@ class Host:
         self._lock = threading.Lock()
         self._calls = 0
         self._handles: dict[int, tuple[ToolRef, concurrent.futures.Future[CallToolResult]]] = {}
+        self._started = 0
+        """Calls started so far: the next one's handle (a program's wait forgets the handles of calls that ended, so
+        their count is no handle that is free)."""
         self._in_flight: set[concurrent.futures.Future[CallToolResult]] = set()
         self._stopped: str | None = None
         self._engine: Interruptible | None = None
@@ -194,11 +197,12 @@ class Host:
 
     def start(self, request: str) -> str:
         try:
-            ref, future = self._begin(request, "rs.callToolAsync")
+            ref, future = self._begin(request, "tools.<name>" if self._script.kind == "program" else "rs.callToolAsync")
         except Refused as refusal:
             return _refusal(str(refusal))
         with self._lock:
-            handle = len(self._handles)
+            handle = self._started
+            self._started += 1
             self._handles[handle] = (ref, future)
         return _answer(handle)
 
@@ -241,7 +245,7 @@ class Host:
         return f"[0,[{outcomes}]]"
 
     def fail(self, request: str) -> str:
-        if len(request) > self._limits.max_result_bytes:
+        if _utf8_length(request) > self._limits.max_result_bytes:
             return _refusal(f"the data of rs.fail exceed {self._limits.max_result_bytes} bytes of JSON")
         try:
             message, data = orjson.loads(request)
@@ -254,7 +258,7 @@ class Host:
 
     def _begin(self, request: str, api: str) -> tuple[ToolRef, concurrent.futures.Future[CallToolResult]]:
         name = self._script.subject
-        if len(request) > self._limits.max_result_bytes:  # the prelude checks UTF-16 units first
+        if _utf8_length(request) > self._limits.max_result_bytes:  # the prelude checks UTF-16 units first
             raise Refused(f"{api}: the arguments exceed {self._limits.max_result_bytes} bytes of JSON")
         try:
             service, tool, arguments = orjson.loads(request)
@@ -342,3 +346,8 @@ class Host:
             return dumps({"ok": not result.is_error, "content": _content(result), "error": error})
         except TypeError:  # orjson.JSONEncodeError too: not JSON, or a str with lone surrogates
             return _failure(INTERNAL_ERROR, f"the result of {ref} is not JSON")
+
+
+def _utf8_length(text: str) -> int:
+    """Bytes of `text` in UTF-8, a lone surrogate as the three bytes it takes (`isascii` is read, not computed)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
