@@ -104,3 +104,15 @@ def test_a_huge_schema_is_written_shallower_until_it_fits() -> None:
 def test_a_comment_cannot_be_closed_by_a_description() -> None:
     assert summary("Ends the comment */ then code") == "Ends the comment * / then code"
     assert summary("x" * 400).endswith("…") and len(summary("x " * 200)) <= 160
+
+
+def test_definitions_that_share_sub_schemas_are_read_within_a_budget() -> None:
+    """Each definition refers to the next one ten times: read whole, six levels would be a million nodes (the
+    gateway's event loop once spent 20 s on a 4 KB schema like this); within the budget, a shallower depth."""
+    definitions = {
+        f"d{n}": {"type": "object", "properties": {f"p{i}": {"$ref": f"#/$defs/d{n + 1}"} for i in range(10)}}
+        for n in range(8)
+    }
+    schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": definitions}
+    written = declaration(Tool(name="t", input_schema=schema))
+    assert len(written) <= MAX_CHARS and "    x?: { p0?: { p0?: unknown; p1?: unknown;" in written

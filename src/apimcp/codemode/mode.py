@@ -17,7 +17,7 @@ from typing import Any
 from apimcp.artifacts.scripting import Invoke, ScriptRunner
 from apimcp.codemode.limits import CodeModeLimits
 from apimcp.codemode.program import EXECUTE, execute_tool, program
-from apimcp.codemode.typescript import declaration
+from apimcp.codemode.typescript import RESERVED, declaration
 from apimcp.protocol.models import CallToolResult, Page, Tool
 from apimcp.toolsearch.describe import DESCRIBE, definitions_result, described
 from apimcp.toolsearch.discovery import Discovery
@@ -92,7 +92,7 @@ class CodeMode:
         if not isinstance(schemas, bool):
             raise ToolSearchError('"schemas" must be true or false')
         tools = described(self.discovery.tools, arguments, self.reachable(allowed))
-        methods = "\n".join(self._declaration(tool) for tool in tools)
+        methods = "\n".join(self._declaration(tool) for tool in tools if tool.name not in RESERVED)
         return definitions_result(tools, schemas=schemas, typescript=f"declare const tools: {{\n{methods}\n}};")
 
     def _declaration(self, tool: Tool) -> str:

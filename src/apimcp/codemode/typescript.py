@@ -26,12 +26,17 @@ MAX_DEPTH: Final = 6
 MAX_CHARS: Final = 6000
 """A tool's declaration, at most (characters)."""
 MAX_ENUM: Final = 40
+MAX_NODES: Final = 2000
+"""Schema nodes one declaration reads at most at one depth: definitions that share sub-schemas are read each time
+they are referred to, so a few kilobytes of them can stand for an exponential tree; past this, a shallower depth is
+tried, as for a declaration too long."""
+
 MAX_DESCRIPTION_CHARS: Final = 160
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _REF_PREFIXES: Final = ("#/$defs/", "#/definitions/", "#/components/schemas/")
-_RESERVED: Final = frozenset({"then"})
+RESERVED: Final = frozenset({"then"})
 """Names the program's `tools` object answers with nothing: declared, they would mislead."""
 
 
@@ -56,16 +61,24 @@ def summary(text: str | None) -> str:
     return line.replace("*/", "* /")
 
 
+class _TooMany(Exception):
+    """The schema has more nodes within the depth than `MAX_NODES`."""
+
+
 class _Writer:
     """Types of one tool's schemas, `depth` levels deep at most; references resolved in `root`."""
 
     def __init__(self, root: Mapping[str, Any], depth: int) -> None:
         self._root = root
         self._depth = depth
+        self._budget = MAX_NODES
 
     def type_of(self, schema: Any, level: int = 0, seen: frozenset[str] = frozenset()) -> str:
         if schema is False:
             return "never"
+        self._budget -= 1
+        if self._budget < 0:
+            raise _TooMany
         if not isinstance(schema, Mapping) or level > self._depth:
             return "unknown"
         reference = schema.get("$ref")
@@ -188,7 +201,10 @@ def _union(types: Iterable[str]) -> str:
 def declaration(tool: Tool) -> str:
     """One method of `tools`: a comment with the tool's title or summary, its arguments, its result."""
     for depth in range(MAX_DEPTH, -1, -1):
-        text = _declaration(tool, depth)
+        try:
+            text = _declaration(tool, depth)
+        except _TooMany:
+            continue
         if len(text) <= MAX_CHARS:
             return text
     return _declaration(tool, -1)
@@ -220,5 +236,5 @@ def _declaration(tool: Tool, depth: int) -> str:
 
 def declarations(tools: Iterable[Tool]) -> str:
     """`declare const tools: {...};` declaring each of `tools` (a program's `tools` object)."""
-    body = [declaration(tool) for tool in tools if tool.name not in _RESERVED]
+    body = [declaration(tool) for tool in tools if tool.name not in RESERVED]
     return "declare const tools: {\n" + "\n".join(body) + "\n};"
