@@ -4,7 +4,9 @@ A guardrail is an object with a `name` and two methods, called for every call of
 plan lists it (a client's call, a script's, code mode's inner calls):
 
 - `before_call(call)`: may report findings, replace the arguments (redacted), or block the call;
-- `after_call(call, result)`: may report findings, replace the result, or withhold it.
+- `after_call(call, result)`: may report findings, replace the result, or withhold it. It also sees what
+  `resources/read` and `prompts/get` give (`gateway/guarded_offerings.py`): a read's contents as embedded
+  resources of a call of `resources/read`, a prompt's messages as the content of a call named as the prompt.
 
 Both must be quick and must not block (no I/O): they run on every call, on the event loop, except `after_call`
 on an answer too large to read on the loop (`shaping`), which runs in a worker thread. One that raises blocks the
