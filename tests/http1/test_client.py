@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 import pytest
 import yarl
 
+from apimcp.http1 import client as client_module
 from apimcp.http1.client import Http1Client
 from apimcp.http1.errors import AnswerTooLarge, BadAnswer, Dropped, NotConnected, Unsendable
 from apimcp.safety.addresses import ANYTHING_BUT_METADATA
@@ -387,4 +388,22 @@ async def test_bodies_are_framed_and_decoded_as_the_rfcs_say() -> None:
         assert got.body == b"the whole body"
         with pytest.raises(Unsendable, match="HEAD"):  # its answer has no body whatever it says: aiohttp sends it
             await lane.request("HEAD", served.url, {}, None, max_bytes=100)
+    await lane.close()
+
+
+async def test_a_connection_idle_too_long_is_closed_rather_than_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module, "IDLE_SECONDS", 0.1)
+
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        writer.write(ok(b"fine"))
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        await lane.request("GET", served.url, {}, None, max_bytes=100)
+        await lane.request("GET", served.url, {}, None, max_bytes=100)
+        assert served.connections == 1
+        await asyncio.sleep(0.2)
+        await lane.request("GET", served.url, {}, None, max_bytes=100)
+        assert served.connections == 2
     await lane.close()

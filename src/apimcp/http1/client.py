@@ -21,6 +21,9 @@ from apimcp.http1.wire import request_head
 IDEMPOTENT = frozenset(("GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"))
 """Methods sent again on a new connection when a kept-alive one turns out closed before answering (RFC 9110)."""
 MAX_IDLE_PER_ORIGIN = 64
+IDLE_SECONDS = 15.0
+"""aiohttp's keep-alive timeout: a connection idle longer is closed rather than used, since servers close theirs
+after a while, and a request that meets a closing connection fails unless it may be sent again."""
 HAPPY_EYEBALLS_DELAY = 0.25
 """aiohttp's: an IPv6 address that has not connected within it is raced by the next address."""
 
@@ -31,7 +34,7 @@ class Http1Client:
         self._slots = asyncio.Semaphore(limit)
         self._dns_ttl = dns_ttl
         self._addresses: dict[tuple[str, int], tuple[float, list[tuple[socket.AddressFamily, str]]]] = {}
-        self._idle: dict[tuple[str, int], list[Connection]] = {}
+        self._idle: dict[tuple[str, int], list[tuple[float, Connection]]] = {}
         self._closed = False
 
     async def request(
@@ -56,17 +59,24 @@ class Http1Client:
             if connection.reusable and not self._closed:
                 idle = self._idle.setdefault(origin, [])
                 if len(idle) < MAX_IDLE_PER_ORIGIN:
-                    idle.append(connection)
+                    idle.append((time.monotonic(), connection))
                     return answer
             connection.close()
             return answer
 
     async def _connection(self, origin: tuple[str, int]) -> tuple[Connection, bool]:
         idle = self._idle.get(origin)
-        while idle:
-            connection = idle.pop()
-            if not connection.closed:
-                return connection, True
+        if idle:
+            fresh = time.monotonic() - IDLE_SECONDS
+            while idle:
+                since, connection = idle.pop()
+                if since < fresh:  # the newest is too old: so are the rest
+                    connection.close()
+                    for _, old in idle:
+                        old.close()
+                    idle.clear()
+                elif not connection.closed:
+                    return connection, True
         return await self._connect(origin), False
 
     async def _connect(self, origin: tuple[str, int]) -> Connection:
@@ -107,6 +117,6 @@ class Http1Client:
     async def close(self) -> None:
         self._closed = True
         for idle in self._idle.values():
-            for connection in idle:
+            for _, connection in idle:
                 connection.close()
         self._idle.clear()
