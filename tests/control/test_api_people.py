@@ -213,6 +213,20 @@ def test_a_person_acts_in_each_of_their_organizations(api: Api, acme: Org) -> No
     assert ok(acme.user.get("/me"))["user"] is None and ok(acme.user.get("/me"))["service_account"] == "tester"
 
 
+def test_a_token_an_admin_issues_for_a_member_acts_only_in_the_admin_s_organization(api: Api, acme: Org) -> None:
+    """An admin of acme must hold no key to the other organizations its members belong to (where ann is admin)."""
+    beta = api.org("beta")
+    joined, ann = _join(api, acme, "ann@example.com", "viewer")
+    ok(ann.post("/invitations/accept", json={"code": _invite(beta, "ann@example.com", "admin")["code"]}))
+    issued = created(acme.user.post("/tokens", json={"name": "for-ann", "kind": "admin",
+                                                     "user_id": joined["user"]["id"]}))  # fmt: skip
+    for_ann = api.client(issued["token"])
+    assert ok(for_ann.get("/me"))["role"] == "viewer"
+    refused = problem(for_ann.get("/secrets", headers={"X-Organization": "beta"}), 403)
+    assert "acts only there" in refused["detail"]
+    assert ok(ann.get("/me", headers={"X-Organization": "beta"}))["role"] == "admin"  # her own sign-in's token
+
+
 def test_the_history_names_the_person(api: Api, acme: Org) -> None:
     _, ann = _join(api, acme, "ann@example.com", "editor")
     import_echo(ann)

@@ -120,3 +120,21 @@ def test_apimcp_login_sso_signs_a_person_in_through_a_loopback_port(sso: Api, mo
 
     refused = CliRunner().invoke(app, ["login", sso.base, "--sso", "--token", "x"])
     assert refused.exit_code == 2 and "give it no --token" in refused.output
+
+
+def test_signing_in_adopts_a_person_invited_before_and_revokes_the_tokens_their_code_gave(sso: Api) -> None:
+    """Whoever used an invitation's code alone (the inviting admin, say) holds the token it gave: once the person
+    signs in, that token must not act as them, here or in the organizations they join later."""
+    acme, beta = sso.org("acme-adopt"), sso.org("beta-adopt")
+    code = created(acme.user.post("/invitations", json={"email": "alice@example.test", "role": "viewer"}))["code"]
+    by_code = ok(sso.client().post("/invitations/accept", json={"code": code}))["token"]
+    ok(sso.client(by_code).get("/me"))
+    back = _sign_in(sso, "alice")
+    signed = ok(sso.client().post("/sso/session", json={"code": back["code"]}))
+    assert (signed["email"], signed["organization"], signed["role"]) == ("alice@example.test", "acme-adopt", "viewer")
+    problem(sso.client(by_code).get("/me"), 401)
+    alice = sso.client(signed["token"])
+    code = created(beta.user.post("/invitations", json={"email": "alice@example.test", "role": "admin"}))["code"]
+    ok(alice.post("/invitations/accept", json={"code": code}))
+    assert ok(alice.get("/me", headers={"X-Organization": "beta-adopt"}))["role"] == "admin"
+    problem(sso.client(by_code).get("/me", headers={"X-Organization": "beta-adopt"}), 401)

@@ -86,6 +86,10 @@ class ApiToken(Base):
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     user_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True, default=None)
     service_account: Mapped[str | None] = mapped_column(String(100), default=None)
+    roams: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """A person's token that also acts in their other organizations (`X-Organization`): only one they got by signing
+    in (or joining with a code). One an admin issued for them acts only here: an admin of one organization holds no
+    key to the others."""
 
 
 class Service(Base):

@@ -243,7 +243,11 @@ def accept(session: Session, code: str, person: Caller | None, display_name: str
 
 
 def signed_in(session: Session, user: User, organization_id: str) -> str:
-    """A token for a person who just signed in (their role governs what it does): its value."""
+    """A token for a person who just signed in, or joined with an invitation's code alone (their role governs what
+    it does): its value. It acts in their other organizations too (`X-Organization`), unlike a token an admin
+    issues for them. Whoever used a code holds the token of the local person it made, which is why single sign-on
+    revokes those tokens when it adopts that person (`sign_ins._user`)."""
     user.last_sign_in_at = utcnow()
-    _, value = tokens.issue(session, organization_id, f"signed in {utcnow():%Y-%m-%d}", tokens.ADMIN, user_id=user.id)
+    _, value = tokens.issue(session, organization_id, f"signed in {utcnow():%Y-%m-%d}", tokens.ADMIN, user_id=user.id,
+                            roams=True)  # fmt: skip
     return value

@@ -32,6 +32,8 @@ def _user(session: Session, person: Person) -> User:
         )
         if user is not None:  # invited before single sign-on: this identity is theirs from now on
             user.issuer, user.subject = person.issuer, person.subject
+            # the tokens of that local person were handed to whoever held an invitation's code: not to them
+            tokens.revoke_everywhere(session, user.id)
     if user is None:
         user = User(issuer=person.issuer, subject=person.subject, email=person.email, display_name=person.name)
         session.add(user)

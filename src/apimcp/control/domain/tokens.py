@@ -115,12 +115,14 @@ def issue(
     by: Caller | None = None,
     user_id: str | None = None,
     service_account: str | None = None,
+    roams: bool = False,
 ) -> tuple[ApiToken, str]:
     """A new token and its value (the only time the value exists outside the caller's hands).
 
     `by` is who asks (None: the control plane itself, for first tokens); only admins issue gateway and admin
     tokens. `user_id` binds the token to a person of the organization; otherwise it belongs to the service account
-    `service_account` (default: the token's name).
+    `service_account` (default: the token's name). `roams`: a person's token that acts in their other
+    organizations too, for their own sign-in only.
     """
     if kind not in KINDS:
         raise Invalid(f"token kind must be one of {', '.join(KINDS)}", field="kind")
@@ -149,6 +151,7 @@ def issue(
         expires_at=utcnow() + timedelta(days=valid_days) if valid_days else None,
         user_id=user_id,
         service_account=None if user_id is not None else (service_account or name).strip(),
+        roams=roams and user_id is not None,
     )
     session.add(record)
     session.flush()
@@ -185,6 +188,9 @@ def authenticate(
     if organization is not None and organization != home.name:
         if person is None:
             raise Forbidden(f"a service account's token acts only in its own organization, {home.name}")
+        if not record.roams:
+            raise Forbidden(f"this token was issued for {person.email} in organization {home.name} and acts only "
+                            "there: sign in to work in another")  # fmt: skip
         elsewhere = session.scalar(select(Organization).where(Organization.name == organization))
         joined = membership(session, person.id, elsewhere.id) if elsewhere is not None else None
         if elsewhere is None or joined is None:
@@ -213,6 +219,15 @@ def revoke(session: Session, organization_id: str, token_id: str, *, by: Caller 
     if record.revoked_at is None:
         record.revoked_at = utcnow()
     return record
+
+
+def revoke_everywhere(session: Session, user_id: str) -> int:
+    """Revoke every token of a person, in every organization; how many were live."""
+    now = utcnow()
+    live = session.scalars(select(ApiToken).where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))).all()
+    for record in live:
+        record.revoked_at = now
+    return len(live)
 
 
 def revoke_persons(session: Session, organization_id: str, user_id: str) -> int:
