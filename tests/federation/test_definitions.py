@@ -85,3 +85,15 @@ def test_definitions_aimed_at_the_model_are_kept_and_flagged() -> None:
     assert "keep something from the user" in flags["/tools/2"]
     assert "Unicode tag characters" in flags["/tools/3"]
     assert "ignore earlier instructions" in flags["/tools/4"]
+
+
+def test_a_tool_nested_deeper_than_json_is_written_is_left_out_with_a_warning() -> None:
+    deep: dict[str, object] = {"type": "string"}
+    for _ in range(300):
+        deep = {"type": "object", "properties": {"x": deep}}
+    tools = [{"name": "fine", "inputSchema": {"type": "object"}}, {"name": "deep", "inputSchema": deep}]
+    service = upstream_service("s", "1", URL, tools)
+    assert [operation.tool_name for operation in service.operations] == ["fine"]
+    assert [warning.problem for warning in service.warnings] == [
+        "left out: deep: its definition cannot be written as JSON (Recursion limit reached)"
+    ]

@@ -9,9 +9,11 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from starlette.types import Receive, Scope, Send
 
 from apimcp.backends.base import Failure, McpResult, ToolAnswer
+from apimcp.backends.credentials import ApiKey
 from apimcp.backends.rest import close_session, new_session
 from apimcp.catalog.model import McpBinding, Operation, ServerTemplate, Service
 from apimcp.federation.backend import McpBackend
@@ -149,3 +151,79 @@ async def test_a_read_of_something_else_than_a_tool_is_a_plain_result(http: aioh
             assert await backend.call(operation, {}) == McpResult({"contents": []})
         finally:
             await backend.close()
+
+
+async def test_a_result_written_on_one_long_event_line_arrives_whole(http: aiohttp.ClientSession) -> None:
+    """The official SDKs write a result as one `data:` line: one past aiohttp's 512 KiB line bound once failed."""
+    text = "z" * 800_000
+    line = json.dumps({"jsonrpc": "2.0", "id": 0, "result": {"content": [{"type": "text", "text": text}]}})
+
+    def answer(request: Mapping[str, Any]) -> tuple[int, str, bytes]:
+        return (
+            200,
+            "text/event-stream",
+            b"event: message\ndata: " + line.replace('"id": 0', f'"id": {request["id"]}').encode() + b"\n\n",
+        )
+
+    answered = await call(http, answer, max_bytes=4 * 1024 * 1024)
+    assert isinstance(answered, ToolAnswer), answered
+    [block] = answered.result.content
+    assert isinstance(block, TextContent) and block.text == text
+
+
+async def test_an_error_message_is_cut_and_loses_its_control_characters(http: aiohttp.ClientSession) -> None:
+    said = "\x1b[2J\x1b]0;pwned\x07" + "E" * 100_000
+
+    def answer(request: Mapping[str, Any]) -> tuple[int, str, bytes]:
+        error = {"code": -32000, "message": said}
+        return 200, "application/json", json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}).encode()
+
+    answered = await call(http, answer, max_bytes=1_000_000)
+    assert isinstance(answered, Failure)
+    assert "\x1b" not in answered.message and "\x07" not in answered.message
+    assert len(answered.message) < 2100 and answered.message.endswith("E…")
+
+
+async def test_an_answer_naming_another_id_that_equals_it_in_python_is_no_answer(http: aiohttp.ClientSession) -> None:
+    answered = await call(http, lambda r: result({"id": float(r["id"])}, {"content": []}))
+    assert isinstance(answered, Failure)
+
+
+async def test_an_event_stream_that_redirects_elsewhere_is_not_followed(http: aiohttp.ClientSession) -> None:
+    """The plan's credential headers would travel with the redirect (aiohttp drops only Authorization and
+    Cookie): another origin must hear nothing."""
+    heard: list[dict[str, str]] = []
+
+    async def elsewhere(request: web.Request) -> web.Response:
+        heard.append(dict(request.headers))
+        return web.Response(status=404)
+
+    async def sse(request: web.Request) -> web.Response:
+        raise web.HTTPFound(f"http://127.0.0.2:{other_port}/collect")
+
+    async def no_post(request: web.Request) -> web.Response:
+        return web.Response(status=405)
+
+    other = web.Application()
+    other.router.add_route("*", "/{tail:.*}", elsewhere)
+    upstream = web.Application()
+    upstream.router.add_get("/sse", sse)
+    upstream.router.add_post("/sse", no_post)
+    runners = [web.AppRunner(other), web.AppRunner(upstream)]
+    for runner in runners:
+        await runner.setup()
+    sites = [web.TCPSite(runners[0], "127.0.0.2", 0), web.TCPSite(runners[1], "127.0.0.1", 0)]
+    for site in sites:
+        await site.start()
+    other_port, port = (site._server.sockets[0].getsockname()[1] for site in sites)  # type: ignore[union-attr]
+    operation = Operation("echo", {"type": "object"}, McpBinding("echo"))
+    service = Service("s", "1", (operation,), servers=(ServerTemplate(f"http://127.0.0.1:{port}/sse"),), kind="mcp")
+    backend = McpBackend(service, http, timeout_seconds=5, credentials=ApiKey("X-Api-Key", "plan-secret"))
+    try:
+        answered = await backend.call(operation, {})
+    finally:
+        await backend.close()
+        for runner in runners:
+            await runner.cleanup()
+    assert isinstance(answered, Failure) and "HTTP 302" in answered.message
+    assert heard == []

@@ -110,7 +110,7 @@ def operation_of(raw: object) -> Operation:
     if not isinstance(name, str) or not VALID_TOOL_NAME.fullmatch(name):
         shown = name[:80] if isinstance(name, str) else type(name).__name__
         raise ValueError(f"its name {shown!r} is not 1 to 64 letters, digits, '_', '.' or '-'")
-    size = len(orjson.dumps(raw))
+    size = len(_written(raw, name))
     if size > MAX_DEFINITION_BYTES:
         raise ValueError(f"{name}: its definition is {size} bytes, more than the {MAX_DEFINITION_BYTES} allowed")
     input_schema = raw.get("inputSchema", _EMPTY_INPUT)
@@ -171,6 +171,7 @@ def offerings_of(
             where = f"/{kind}/{index}"
             try:
                 checked = check(raw)
+                text = _written(checked, str(checked[key])[:80]).decode()
             except ValueError as exc:
                 warnings.append(DescriptionWarning(where, f"left out: {exc}"))
                 continue
@@ -178,11 +179,20 @@ def offerings_of(
                 warnings.append(DescriptionWarning(where, f"left out: a second one with {key} {checked[key]!r}"))
                 continue
             found[checked[key]] = checked
-            flagged = markers(orjson.dumps(checked).decode())
+            flagged = markers(text)
             if flagged:
                 warnings.append(DescriptionWarning(where, f"{checked[key]}: it holds {', '.join(flagged)}"))
         kept.append(tuple(found.values()))
     return McpOfferings(*kept), warnings
+
+
+def _written(raw: object, name: str) -> bytes:
+    """`raw` as JSON; ValueError when it is nested deeper than JSON is written here (orjson: 254 levels), which
+    orjson raises as a TypeError that nobody reading a definition expects."""
+    try:
+        return orjson.dumps(raw)
+    except orjson.JSONEncodeError as exc:
+        raise ValueError(f"{name}: its definition cannot be written as JSON ({exc})") from None
 
 
 def _prompt(raw: object) -> dict[str, Any]:

@@ -129,7 +129,9 @@ class SessionListener:
         headers.pop("Content-Type", None)
         for restart in range(MAX_RESTARTS + 1):
             try:
-                async with self._http.get(self._url, headers=headers, ssl=self._ssl, timeout=_STREAM) as response:
+                async with self._http.get(
+                    self._url, headers=headers, ssl=self._ssl, timeout=_STREAM, allow_redirects=False
+                ) as response:
                     if response.status != 200 or response.content_type != "text/event-stream":
                         return  # no stream for this session (405): nothing is sent outside calls
                     async for message in messages(response, MAX_EVENT_BYTES):
@@ -158,6 +160,7 @@ class SessionListener:
                 headers=self._era.headers(reply, self._headers),
                 ssl=self._ssl,
                 timeout=_ANSWER,
+                allow_redirects=False,
             ):
                 pass
 

@@ -261,6 +261,10 @@ class UpstreamSessions:
                 continue
             with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                 async with self._http.delete(
-                    self._url, headers=era.headers({}, headers), timeout=self._timeout, ssl=self._ssl
+                    self._url,
+                    headers=era.headers({}, headers),
+                    timeout=self._timeout,
+                    ssl=self._ssl,
+                    allow_redirects=False,
                 ):
                     pass

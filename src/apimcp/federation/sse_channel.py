@@ -57,7 +57,14 @@ class SseChannel(MessageChannel):
         """Connect, and wait for the endpoint; `UpstreamError` when the URL is no HTTP+SSE endpoint."""
         headers = {**self._headers, "Accept": "text/event-stream"}
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=OPENING_SECONDS, sock_read=None)
-        response = await self._http.get(self._url, headers=headers, ssl=self._ssl, timeout=timeout)
+        try:
+            async with asyncio.timeout(OPENING_SECONDS):  # a server that never sends its headers holds no caller
+                response = await self._http.get(
+                    self._url, headers=headers, ssl=self._ssl, timeout=timeout, allow_redirects=False
+                )
+        except TimeoutError:
+            raise UpstreamError(f"the server did not answer the opening of its event stream within "
+                                f"{OPENING_SECONDS:g} s") from None  # fmt: skip
         self._response = response
         if response.status != 200 or response.content_type != "text/event-stream":
             response.release()

@@ -7,6 +7,7 @@ the body (its size) and, in a stream, by event (`sse.py`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -19,16 +20,31 @@ class UpstreamError(Exception):
     """An MCP server refused or failed a request; `code` is its JSON-RPC error code, when it sent one."""
 
     def __init__(self, message: str, code: int | None = None, data: Any = None) -> None:
+        message = _said(message)
         super().__init__(message)
         self.message = message
         self.code = code
         self.data = data
 
 
+MAX_MESSAGE_CHARS = 2000
+"""Of a server's error message, as of an error body any backend answers (`http_common.ERROR_BODY_CHARS`)."""
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _said(message: str) -> str:
+    """A server's words as a client may be shown them: cut, and without control characters (a terminal's escapes)."""
+    cut = message[:MAX_MESSAGE_CHARS] + ("…" if len(message) > MAX_MESSAGE_CHARS else "")
+    return _CONTROLS.sub("\N{REPLACEMENT CHARACTER}", cut)
+
+
 def response_to(message: object, request_id: int) -> Mapping[str, Any] | None:
     """`message`'s result when it is the response to `request_id`; None when it is another message (a
     notification, a request of the server's); an `UpstreamError` when it is that request's error."""
-    if not isinstance(message, Mapping) or message.get("id") != request_id or "method" in message:
+    if not isinstance(message, Mapping) or "method" in message:
+        return None
+    answered = message.get("id")
+    if type(answered) is not int or answered != request_id:  # 100.0 and true are no answer to request 100 or 1
         return None
     error = message.get("error")
     if isinstance(error, Mapping):

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 
 import aiohttp
 import orjson
+from aiohttp.http_exceptions import LineTooLong
 
 
 class EventTooLarge(Exception):
@@ -25,8 +26,12 @@ async def events(
     data: list[bytes] = []
     name = "message"
     size = total = 0
+    longest = max_event_bytes + 64  # a whole event's data on one line (as SDKs write it), with `data: ` and its end
     while True:
-        line = await response.content.readline()
+        try:  # aiohttp's own bound on a line is 512 KiB, which raised what nobody expected
+            line = await response.content.readline(max_line_length=longest)
+        except LineTooLong:
+            raise EventTooLarge(f"an event passed {max_event_bytes} bytes") from None
         if not line:
             break
         total += len(line)
