@@ -21,7 +21,7 @@ import itertools
 import ssl
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import aiohttp
 import orjson
@@ -159,15 +159,15 @@ class McpBackend(Backend):
         else:
             key = _credential_key(access)
         own_headers = access.placement.headers_with_cookies()
-        own = _credential_headers(own_headers)
+        own = _caller_headers(own_headers)
         if extras:
             access = self._access.with_extras(access, extras)
         if access.problem is not None:
             return Failure(f"The MCP server's credentials cannot be sent: {access.problem}")
         url = self._url.extend_query(access.placement.query) if access.placement.query else self._url
         headers = access.placement.headers_with_cookies()
-        passed = _credential_headers(headers)
-        if passed != own:  # the client's own token, passed on by the header policy: its session, never shared
+        passed = _caller_headers(headers)
+        if passed != own:  # the client's own headers, passed on by the header policy: its session, never shared
             key = hashlib.sha256(orjson.dumps([key, sorted(passed.items())])).hexdigest()
             shared = False
         method = binding.method
@@ -424,9 +424,15 @@ def _result_of(method: str, answer: Mapping[str, Any] | Failure) -> BackendResul
         return Failure(f"The MCP server's answer is not a tool result: {exc}")
 
 
-def _credential_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The headers of `headers` that say who calls (`Authorization`, `Cookie`)."""
-    return {name.lower(): value for name, value in headers.items() if name.lower() in ("authorization", "cookie")}
+_PER_REQUEST: Final = frozenset(("traceparent", "tracestate", "baggage", "forwarded", "x-forwarded-for",
+                                  "x-forwarded-host", "x-forwarded-proto", "x-request-id", "x-correlation-id"))  # fmt: skip
+"""Headers a call may carry that say nothing of who calls: every other header passed on may (an API key the header
+policy renames, say), so a call with others than the plan's own has a session of its own."""
+
+
+def _caller_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers of `headers` that may say who calls: all but those that change from request to request."""
+    return {name.lower(): value for name, value in headers.items() if name.lower() not in _PER_REQUEST}
 
 
 def _credential_key(access: Access) -> str:
