@@ -3,6 +3,7 @@ is a clear tool error (never a gateway error, never a wait without end)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -227,3 +228,49 @@ async def test_an_event_stream_that_redirects_elsewhere_is_not_followed(http: ai
             await runner.cleanup()
     assert isinstance(answered, Failure) and "HTTP 302" in answered.message
     assert heard == []
+
+
+async def test_a_call_cancelled_while_its_session_opens_leaves_the_others_waiting_on_it_alone(
+    http: aiohttp.ClientSession,
+) -> None:
+    opened = asyncio.Event()
+
+    async def post(request: web.Request) -> web.Response:
+        body = await request.json()
+        if body.get("method") == "server/discover":
+            return web.json_response({"jsonrpc": "2.0", "id": body["id"], "error": {"code": -32601, "message": "no"}})
+        if body.get("method") == "initialize":
+            await opened.wait()  # held until the test lets it go
+            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "slow", "version": "1"}}  # fmt: skip
+            return web.json_response({"jsonrpc": "2.0", "id": body["id"], "result": result},
+                                     headers={"Mcp-Session-Id": "s1"})  # fmt: skip
+        if "id" not in body:
+            return web.Response(status=202)
+        answer = {"content": [{"type": "text", "text": "ok"}]}
+        return web.json_response({"jsonrpc": "2.0", "id": body["id"], "result": answer})
+
+    upstream = web.Application()
+    upstream.router.add_post("/mcp", post)
+    runner = web.AppRunner(upstream)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    operation = Operation("echo", {"type": "object"}, McpBinding("echo"))
+    service = Service("s", "1", (operation,), servers=(ServerTemplate(f"http://127.0.0.1:{port}/mcp"),), kind="mcp")
+    backend = McpBackend(service, http, timeout_seconds=5)
+    try:
+        first = asyncio.create_task(backend.call(operation, {}))
+        await asyncio.sleep(0.1)
+        second = asyncio.create_task(backend.call(operation, {}))
+        await asyncio.sleep(0.1)
+        first.cancel()  # its client went away while it opened the session the second waits on
+        await asyncio.sleep(0.1)
+        opened.set()
+        answered = await second
+        assert isinstance(answered, ToolAnswer), answered
+        assert first.cancelled()
+    finally:
+        await backend.close()
+        await runner.cleanup()

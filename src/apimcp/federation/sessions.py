@@ -45,6 +45,10 @@ class UpstreamRefused(UpstreamError):
         self.status = status
 
 
+class _OpenerGone(Exception):
+    """The call that was opening a session was cancelled before it opened."""
+
+
 class UpstreamSessions:
     def __init__(
         self,
@@ -106,13 +110,17 @@ class UpstreamSessions:
             return known[0]
         pending = self._opening.get(key)
         if pending is not None:
-            return await asyncio.shield(pending)
+            try:
+                return await asyncio.shield(pending)
+            except _OpenerGone:  # the call opening it was cancelled: this one opens it now
+                return await self.era(key, headers, mask, own_headers=own_headers)
         future: asyncio.Future[eras.Era] = asyncio.get_running_loop().create_future()
         self._opening[key] = future
         try:
             opened = await self._open(headers, mask)
         except BaseException as exc:
-            future.set_exception(exc)
+            # a cancellation is the opener's own (its client went away): the others waiting try again
+            future.set_exception(_OpenerGone() if isinstance(exc, asyncio.CancelledError) else exc)
             future.exception()  # retrieved: callers waiting on it get it, nobody else must
             raise
         finally:
