@@ -424,8 +424,10 @@ def _result_of(method: str, answer: Mapping[str, Any] | Failure) -> BackendResul
         return Failure(f"The MCP server's answer is not a tool result: {exc}")
 
 
-_PER_REQUEST: Final = frozenset(("traceparent", "tracestate", "baggage", "forwarded", "x-forwarded-for",
-                                  "x-forwarded-host", "x-forwarded-proto", "x-request-id", "x-correlation-id"))  # fmt: skip
+_PER_REQUEST: Final = frozenset((
+    "traceparent", "tracestate", "baggage", "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
+    "x-request-id", "x-correlation-id",
+))  # fmt: skip
 """Headers a call may carry that say nothing of who calls: every other header passed on may (an API key the header
 policy renames, say), so a call with others than the plan's own has a session of its own."""
 
