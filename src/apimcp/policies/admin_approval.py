@@ -70,7 +70,9 @@ async def ask_admin(
     except TooDeep:
         return Answer("unavailable", f"Calling {tool} needs an administrator's approval, and its arguments nest too "
                                      f"deep (over {_MAX_DEPTH} levels) to be shown in full")  # fmt: skip
-    refused = too_long(tool, arguments_shown, "an administrator")
+    # what is hidden counts too: a long value the admin cannot read is no shorter for being hidden
+    refused = too_long(tool, arguments_shown, "an administrator") or too_long(tool, shown_arguments(arguments),
+                                                                                 "an administrator")  # fmt: skip
     if refused is not None:
         return refused
     request = {
@@ -121,8 +123,12 @@ def _shown(value: Any, depth: int) -> Any:
 
 
 def _without_secrets(text: str) -> str:
-    """`text` with what the `secrets` guardrail finds in it replaced by `HIDDEN`."""
-    return replaced(text, _SECRETS.matches(text), lambda _: HIDDEN)
+    """`text` with what the `secrets` guardrail finds in it replaced by what it looked like and its size: an admin
+    reads that something was hidden, and how much (a caller who writes `bearer ` before a path, or a private key's
+    first line before a command, hides nothing the admin is not told of). A private key is hidden only whole, up to
+    its END line: a BEGIN line alone hides nothing."""
+    matches = [m for m in _SECRETS.matches(text) if m.kind != "private_key" or "-----END " in text[m.start : m.end]]
+    return replaced(text, matches, lambda m: f"[hidden {m.kind.replace('_', ' ')}, {m.end - m.start} characters]")
 
 
 def _credential_like(name: str) -> bool:
