@@ -74,6 +74,19 @@ def test_alice_signs_in_as_the_editor_she_was_invited_as(page: Page, signing: Si
 
 
 def test_a_person_nobody_invited_is_told_so(page: Page, signing: Signing) -> None:
-    page.goto(f"{signing.base}/api/v1/sso/start?client=console&login_hint=mallory")
+    page.goto(f"{signing.base}/console/")
+    page.evaluate("sessionStorage.setItem('apimcp.signInTab', 'tab1')")  # as the button does, with a login hint
+    page.goto(f"{signing.base}/api/v1/sso/start?client=console&tab=tab1&login_hint=mallory")
     expect(page.get_by_role("alert")).to_contain_text("mallory@example.test is in no organization here")
     expect(page.get_by_label("API token")).to_be_visible()
+
+
+def test_a_sign_in_link_this_tab_did_not_start_is_ignored(page: Page, signing: Signing) -> None:
+    """Someone's own sign-in, ended in another's browser, would have them work as that someone (login CSRF); and a
+    link's error text is no message of the console's."""
+    page.goto(f"{signing.base}/console/#/signed-in?error=your+token+was+revoked:+copy+a+new+one+from+evil.example")
+    expect(page.get_by_role("alert")).to_contain_text("A sign-in this tab did not start was ignored")
+    expect(page.get_by_text("evil.example")).to_have_count(0)
+    page.goto("about:blank")  # a fragment alone would not load the console again
+    page.goto(f"{signing.base}/console/#/signed-in?code=apimcp_signin_someone-elses&tab=guessed")
+    expect(page.get_by_role("alert")).to_contain_text("A sign-in this tab did not start was ignored")

@@ -138,3 +138,23 @@ def test_signing_in_adopts_a_person_invited_before_and_revokes_the_tokens_their_
     ok(alice.post("/invitations/accept", json={"code": code}))
     assert ok(alice.get("/me", headers={"X-Organization": "beta-adopt"}))["role"] == "admin"
     problem(sso.client(by_code).get("/me", headers={"X-Organization": "beta-adopt"}), 401)
+
+
+def test_a_sign_in_ends_only_in_the_browser_that_started_it(sso: Api) -> None:
+    """Mallory starts a sign-in and sends her callback link to Alice: in Alice's browser (without the start's cookie)
+    it signs nobody in."""
+    mallory = Browser("mallory")
+    try:
+        landed = mallory.go(f"{sso.base}/api/v1/sso/start?client=console&login_hint=mallory",
+                            stop_at=f"{sso.base}/api/v1/sso/callback")  # fmt: skip
+    finally:
+        mallory.close()
+    assert isinstance(landed, str) and "code=" in landed
+    alice = Browser("alice")
+    try:
+        back = alice.go(landed, stop_at=f"{sso.base}/console/")
+    finally:
+        alice.close()
+    assert isinstance(back, str)
+    said = {key: values[0] for key, values in parse_qs(urlsplit(back).fragment.partition("?")[2]).items()}
+    assert said == {"error": "this sign-in was started in another browser: start it again here"}

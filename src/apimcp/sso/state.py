@@ -32,11 +32,16 @@ class SignIn:
     """The CLI's loopback port."""
     organization: str | None = None
     expires: float = 0.0
+    browser: str = ""
+    """The digest of the cookie the start set: the callback goes on only in the browser that started."""
+    tab: str | None = None
+    """What the console's tab that started said of itself, handed back so that it redeems only its own sign-in."""
 
 
 def seal(keys: KeySet, sign_in: SignIn) -> str:
     body = {"v": sign_in.verifier, "n": sign_in.nonce, "c": sign_in.client, "p": sign_in.port,
-            "o": sign_in.organization, "e": time.time() + LIFETIME_SECONDS}  # fmt: skip
+            "o": sign_in.organization, "e": time.time() + LIFETIME_SECONDS, "b": sign_in.browser,
+            "t": sign_in.tab}  # fmt: skip
     return keys.encrypt(orjson.dumps(body), associated_data=_PURPOSE).decode()
 
 
@@ -50,6 +55,7 @@ def open_state(keys: KeySet, sealed: str) -> SignIn:
     client = body.get("c")
     if client not in ("console", "cli"):
         raise StateError("this sign-in's state is not one this control plane made: start again")
-    port = body.get("p")
+    port, tab = body.get("p"), body.get("t")
     return SignIn(str(body["v"]), str(body["n"]), client, port if isinstance(port, int) else None,
-                  body.get("o") if isinstance(body.get("o"), str) else None, float(body["e"]))  # fmt: skip
+                  body.get("o") if isinstance(body.get("o"), str) else None, float(body["e"]), str(body.get("b", "")),
+                  tab if isinstance(tab, str) else None)  # fmt: skip

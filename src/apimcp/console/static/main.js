@@ -264,6 +264,15 @@ async function loadNamedGateways() {
 /** Back from single sign-on: the one-time code redeemed for the person's token, or the reason it failed. */
 async function signedIn(back) {
   window.history.replaceState(null, "", `#/${DEFAULT_SCREEN}`);  // the code is never kept in the address
+  if (!back.ours) {  // a link this tab did not ask for: neither its code nor its words are taken
+    const saved = sessionStorage.getItem(TOKEN_KEY);
+    if (saved) {
+      await resume(saved);
+      return;
+    }
+    showLogin("A sign-in this tab did not start was ignored: sign in here.");
+    return;
+  }
   if (!back.code) {
     showLogin(`Single sign-on did not sign you in: ${back.error || "no code came back"}`);
     return;
@@ -290,6 +299,11 @@ async function boot() {
     showLogin();
     return;
   }
+  await resume(saved);
+}
+
+/** The session this tab kept (its token), going on. */
+async function resume(saved) {
   const api = new Api(saved);
   api.organization = sessionStorage.getItem(ORGANIZATION_KEY);
   try {

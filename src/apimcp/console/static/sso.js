@@ -6,6 +6,9 @@ import { ApiError } from "./api.js";
 import { h } from "./dom.js";
 
 const BASE = new URL("../api/v1/sso", document.baseURI).pathname;
+const TAB_KEY = "apimcp.signInTab";
+// What this tab says of itself when it starts a sign-in, handed back with the code: a tab redeems only a
+// sign-in it started (a link to someone else's would sign this person in as them).
 
 async function call(path, init = {}) {
   const response = await fetch(`${BASE}${path}`, { cache: "no-store", credentials: "omit", ...init });
@@ -26,17 +29,25 @@ export async function signInButton() {
   }
   if (!offered || !offered.enabled) return null;
   const button = h("button", { type: "button", class: "secondary" }, "Sign in with single sign-on");
-  button.addEventListener("click", () => window.location.assign(`${BASE}/start?client=console`));
+  button.addEventListener("click", () => {
+    const tab = Array.from(crypto.getRandomValues(new Uint8Array(18)), (b) => b.toString(16).padStart(2, "0")).join("");
+    sessionStorage.setItem(TAB_KEY, tab);
+    window.location.assign(`${BASE}/start?client=console&tab=${tab}`);
+  });
   return h("div", { class: "sso" }, button,
     h("p", { class: "hint" }, `Through your company's sign-in (${offered.issuer}); or log in with a token below.`));
 }
 
-/** What the address says of a sign-in that just ended: `{code}` or `{error}`, or null when it says nothing. */
+/** What the address says of a sign-in that just ended: `{code, error, ours}` (`ours`: this tab started it), or
+ * null when it says nothing. What this tab started is forgotten once read: a code is redeemed once. */
 export function returned() {
   const hash = window.location.hash;
   if (!hash.startsWith("#/signed-in?")) return null;
   const params = new URLSearchParams(hash.slice("#/signed-in?".length));
-  return { code: params.get("code"), error: params.get("error") };
+  const started = sessionStorage.getItem(TAB_KEY);
+  sessionStorage.removeItem(TAB_KEY);
+  const ours = started !== null && params.get("tab") === started;
+  return { code: params.get("code"), error: params.get("error"), ours };
 }
 
 /** The token a sign-in's one-time code is worth, with who and where: `{token, email, organization, role}`. */

@@ -4,6 +4,7 @@ for their token (`control.domain.sign_ins`)."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -18,9 +19,12 @@ from apimcp.control.errors import Conflict, DomainError, NotFound
 from apimcp.sso import pkce
 from apimcp.sso.id_tokens import IdTokenError, has_email, person_of, verified_claims
 from apimcp.sso.provider import Provider, ProviderError
-from apimcp.sso.state import SignIn, StateError, open_state, seal
+from apimcp.sso.state import LIFETIME_SECONDS, SignIn, StateError, open_state, seal
 
 router = APIRouter(prefix="/sso", tags=["sign-in"], dependencies=[Depends(signing_in)])
+BROWSER_COOKIE = "apimcp_sign_in"
+"""Set by the start, read by the callback: a sign-in finishes only in the browser that began it (else anyone could
+send a person the link that ends their own sign-in, and have them work as someone else: login CSRF)."""
 
 
 class SsoView(BaseModel):
@@ -65,6 +69,7 @@ async def start(
     port: Annotated[int | None, Query(ge=1024, le=65535, description="the CLI's loopback port")] = None,
     organization: Annotated[str | None, Query(max_length=100)] = None,
     login_hint: Annotated[str | None, Query(max_length=254)] = None,
+    tab: Annotated[str | None, Query(max_length=64, pattern="^[A-Za-z0-9_-]+$")] = None,
 ) -> RedirectResponse:
     """To the provider's authorization endpoint: authorization code flow with PKCE (S256) and a nonce; the state,
     sealed with the control plane's keys, carries the verifier and where to go back."""
@@ -75,8 +80,8 @@ async def start(
         metadata = await provider.metadata()
     except ProviderError as exc:
         raise Conflict(f"the provider cannot be reached: {exc}") from None
-    verifier, nonce = pkce.verifier(), secrets.token_urlsafe(24)
-    state = seal(plane.keys, SignIn(verifier, nonce, client, port, organization))
+    verifier, nonce, browser = pkce.verifier(), secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    state = seal(plane.keys, SignIn(verifier, nonce, client, port, organization, browser=_digest(browser), tab=tab))
     query = {
         "response_type": "code",
         "client_id": provider.settings.client_id,
@@ -89,15 +94,32 @@ async def start(
     }
     if login_hint:
         query["login_hint"] = login_hint
-    return RedirectResponse(f"{metadata.authorization_endpoint}?{urlencode(query)}", status_code=302)
+    response = RedirectResponse(f"{metadata.authorization_endpoint}?{urlencode(query)}", status_code=302)
+    response.set_cookie(BROWSER_COOKIE, browser, max_age=LIFETIME_SECONDS, path=_cookie_path(request), httponly=True,
+                        samesite="lax", secure=request.url.scheme == "https")  # fmt: skip
+    return response
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def _cookie_path(request: Request) -> str:
+    """The sign-in routes' own path (`.../sso/`), so that the cookie goes nowhere else."""
+    return request.url.path.rsplit("/", 1)[0] + "/"
 
 
 def _back(request: Request, sign_in: SignIn | None, **said: str) -> RedirectResponse:
     """To the console's sign-in screen, or the CLI's loopback, with the code or the reason it failed."""
     if sign_in is not None and sign_in.client == "cli" and sign_in.port is not None:
-        return RedirectResponse(f"http://127.0.0.1:{sign_in.port}/callback?{urlencode(said)}", status_code=302)
-    console = f"{str(request.base_url).rstrip('/')}/console/"
-    return RedirectResponse(f"{console}#/signed-in?{urlencode(said)}", status_code=302)
+        response = RedirectResponse(f"http://127.0.0.1:{sign_in.port}/callback?{urlencode(said)}", status_code=302)
+    else:
+        if sign_in is not None and sign_in.tab is not None:
+            said = {**said, "tab": sign_in.tab}
+        console = f"{str(request.base_url).rstrip('/')}/console/"
+        response = RedirectResponse(f"{console}#/signed-in?{urlencode(said)}", status_code=302)
+    response.delete_cookie(BROWSER_COOKIE, path=_cookie_path(request))
+    return response
 
 
 @router.get("/callback", name="sso_callback", response_class=RedirectResponse, status_code=302)
@@ -117,6 +139,9 @@ async def callback(
         sign_in = open_state(plane.keys, state or "")
     except StateError as exc:
         return _back(request, None, error=str(exc))
+    cookie = request.cookies.get(BROWSER_COOKIE)
+    if not cookie or not secrets.compare_digest(_digest(cookie), sign_in.browser):
+        return _back(request, None, error="this sign-in was started in another browser: start it again here")
     if error is not None or code is None:
         return _back(request, sign_in, error=f"the provider did not sign you in ({error or 'no code'})")
     try:
