@@ -348,3 +348,15 @@ def test_routing_refusals_are_problem_details_too(api: Api) -> None:
     response = acme.user.put("/services")
     assert problem(response, 405)["title"] == "Method Not Allowed"
     assert response.headers["allow"]  # kept from the routing refusal
+
+
+def test_a_value_the_database_will_not_keep_is_an_invalid_value(api: Api) -> None:
+    """PostgreSQL keeps no NUL in text, nor text longer than its column: the request's mistake (422), never a 500
+    (SQLite keeps both: there the plan is not found, the token made)."""
+    acme = api.org("acme")
+    for answer in (acme.user.get("/plans/ab%00cd"), acme.user.post("/tokens", json={"name": "t\x00n"})):
+        assert answer.status_code in (404, 201, 422), answer.text
+        if answer.status_code == 422:
+            assert "NUL character, or is longer than its field allows" in problem(answer, 422)["detail"]
+    long_name = problem(acme.user.post("/tokens", json={"name": "n" * 101}), 422)
+    assert long_name["field"] == "name"

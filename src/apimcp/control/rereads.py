@@ -18,22 +18,22 @@ class Rereads:
         self._lock = threading.Lock()
         self._running: set[asyncio.Task[None]] = set()
 
-    def due(self, service_id: str, quiet_seconds: float) -> bool:
-        """Whether `service_id` may be read again now (and, if so, it is noted as asked now)."""
+    def due(self, key: str, quiet_seconds: float) -> bool:
+        """Whether `key` (an organization's service) may be read again now (and, if so, it is noted as asked now)."""
         now = self._clock()
         with self._lock:
-            last = self._asked.get(service_id)
+            last = self._asked.get(key)
             if last is not None and now - last < quiet_seconds:
                 return False
-            self._asked.pop(service_id, None)
-            self._asked[service_id] = now
+            self._asked.pop(key, None)
+            self._asked[key] = now
             while len(self._asked) > MAX_REMEMBERED:
                 del self._asked[next(iter(self._asked))]
             return True
 
-    def forget(self, service_id: str) -> None:
+    def forget(self, key: str) -> None:
         with self._lock:
-            self._asked.pop(service_id, None)
+            self._asked.pop(key, None)
 
     def track(self, task: asyncio.Task[None]) -> None:
         """Keep `task` alive until it ends."""

@@ -109,14 +109,15 @@ REREAD_QUIET_SECONDS = 60.0
 def reread_soon(plane: ControlPlane, organization_id: str | None, service_id: str) -> bool:
     """Read the service's server again in the background, unless it was asked less than a minute ago (False)."""
     rereads = plane.rereads
-    if not rereads.due(service_id, REREAD_QUIET_SECONDS):
+    asked = f"{organization_id or ''}:{service_id}"  # one organization's gateway takes no other's turn
+    if not rereads.due(asked, REREAD_QUIET_SECONDS):
         return False
 
     async def reread() -> None:
         try:
             done = await plane.imports.run(lambda: refresh_one(plane, organization_id, service_id))
         except ImportsBusy:
-            rereads.forget(service_id)  # asked again by the next gateway that hears it
+            rereads.forget(asked)  # asked again by the next gateway that hears it
             return
         except Exception:
             log.exception("MCP service %s could not be read again", service_id)

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException
 
 from apimcp import __version__
@@ -122,6 +123,15 @@ def create_api(
         first = errors[0] if errors else {"field": "", "message": "invalid request"}
         detail = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
         return problem(422, "Invalid value", detail, field=first["field"] or None, errors=errors)
+
+    @app.exception_handler(DataError)
+    async def refused_by_the_database(request: Request, exc: DataError) -> JSONResponse:
+        """A value the database will not keep (PostgreSQL refuses a NUL in text, and text longer than its column):
+        the request's mistake, and nothing of it was stored (its transaction is rolled back)."""
+        log.info("control plane: the database refused a value on %s %s: %s", request.method, request.url.path,
+                 type(exc.orig).__name__)  # fmt: skip
+        return problem(422, "Invalid value", "a value is not one the database keeps: it holds a NUL character, or "
+                                             "is longer than its field allows")  # fmt: skip
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

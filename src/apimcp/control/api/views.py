@@ -74,7 +74,7 @@ class TokenView(View):
 
 
 class TokenInput(Input):
-    name: str
+    name: str = Field(max_length=100)
     kind: Literal["admin", "user", "viewer", "gateway"] = Field(
         default="user", description="admin: the admin role; user: the editor role; viewer: read only; gateway: sync"
     )
@@ -605,7 +605,7 @@ class GatewayRegistration(Input):
     name: str
     labels: dict[str, str] = Field(default_factory=dict)
     fqdns: list[str] = Field(default_factory=list)
-    version: str | None = None
+    version: str | None = Field(default=None, max_length=50)
     known_services: list[str] = Field(default_factory=list)
     public_key: str | None = Field(
         default=None, description="the gateway's public key (registered as a gateway key): secrets are sealed to it"
