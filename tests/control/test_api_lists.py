@@ -9,6 +9,7 @@ import httpx2
 import pytest
 
 from apimcp.control.api.paging import MAX_LIMIT, MAX_QUERY, TOTAL_HEADER
+from apimcp.control.domain import people
 from tests.control.api_harness import Api, Org, created, import_echo, ok, problem
 from tests.support.many_operations import many_operations
 
@@ -194,3 +195,24 @@ def test_a_member_pages_too_and_the_default_keeps_whole_lists(api: Api, acme: Or
     response = member.get("/services")
     assert (len(ok(response)), response.headers[TOTAL_HEADER]) == (3, "3")
     assert names(listed(member, "/services", limit=2, offset=2)[0]) == ["svc2"]
+
+
+def test_members_and_invitations_are_searched_and_paged(api: Api, acme: Org) -> None:
+    for n in range(3):
+        created(acme.user.post("/invitations", json={"email": f"p{n}@example.com", "role": "viewer"}))
+    page = acme.user.get("/invitations", params={"limit": 2})
+    assert page.status_code == 200 and len(page.json()) == 2 and page.headers["X-Total-Count"] == "3"
+    assert [i["email"] for i in ok(acme.user.get("/invitations", params={"q": "p1"}))] == ["p1@example.com"]
+    code = created(acme.user.post("/invitations", json={"email": "ann@example.com", "role": "editor"}))["code"]
+    ok(api.client().post("/invitations/accept", json={"code": code}))
+    members = acme.user.get("/members", params={"q": "ann editor"})
+    assert [m["user"]["email"] for m in members.json()] == ["ann@example.com"]
+    assert members.headers["X-Total-Count"] == "1"
+
+
+def test_an_organization_keeps_a_bounded_number_of_invitations(acme: Org, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(people, "MAX_PENDING_INVITATIONS", 2)
+    for n in range(2):
+        created(acme.user.post("/invitations", json={"email": f"q{n}@example.com", "role": "viewer"}))
+    refused = problem(acme.user.post("/invitations", json={"email": "q2@example.com", "role": "viewer"}), 409)
+    assert "2 invitations not accepted yet" in refused["detail"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Response, status
 
 from apimcp.control.api.auth import DbSession, PersonOrNone, UserCaller
+from apimcp.control.api.paging import ListPage
 from apimcp.control.api.views import (
     AcceptedView,
     AcceptInput,
@@ -49,9 +50,10 @@ def me(caller: UserCaller, session: DbSession) -> MeView:
 
 
 @router.get("/members", response_model=list[MemberView])
-def list_members(caller: UserCaller, session: DbSession) -> list[MemberView]:
-    """The organization's people and their roles."""
-    return [member_view(m) for m in people.members(session, caller.organization_id)]
+def list_members(caller: UserCaller, session: DbSession, page: ListPage, response: Response) -> list[MemberView]:
+    """The organization's people and their roles (a page of them; `q` searches e-mail, name and role)."""
+    found = (member_view(m) for m in people.members(session, caller.organization_id))
+    return page.of(found, response, lambda m: (m.user.email, m.user.display_name, m.role))
 
 
 @router.patch("/members/{user_id}", response_model=MemberView)
@@ -76,9 +78,12 @@ def invite(body: InvitationInput, caller: UserCaller, session: DbSession) -> Iss
 
 
 @router.get("/invitations", response_model=list[InvitationView])
-def list_invitations(caller: UserCaller, session: DbSession) -> list[InvitationView]:
-    """The invitations not accepted yet (never their codes)."""
-    return [InvitationView.model_validate(i) for i in people.pending(session, caller.organization_id)]
+def list_invitations(
+    caller: UserCaller, session: DbSession, page: ListPage, response: Response
+) -> list[InvitationView]:
+    """The invitations not accepted yet, never their codes (a page of them; `q` searches e-mail and role)."""
+    found = people.pending(session, caller.organization_id)
+    return [InvitationView.model_validate(i) for i in page.of(found, response, lambda i: (i.email, i.role))]
 
 
 @router.delete("/invitations/{invitation_id}", status_code=status.HTTP_204_NO_CONTENT)

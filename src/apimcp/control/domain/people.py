@@ -149,6 +149,9 @@ def memberships(session: Session, user_id: str) -> list[tuple[Membership, Organi
 
 # --- invitations ---------------------------------------------------------------------------------------------
 
+MAX_PENDING_INVITATIONS = 1000
+"""Invitations not accepted yet (expired ones included, until withdrawn), per organization."""
+
 
 def invite(
     session: Session,
@@ -171,6 +174,14 @@ def invite(
     )
     if joined is not None:
         raise Conflict(f"{address} is already a member", field="email")
+    waiting = session.scalar(
+        select(func.count())
+        .select_from(Invitation)
+        .where(Invitation.organization_id == organization_id, Invitation.accepted_at.is_(None))
+    )
+    if (waiting or 0) >= MAX_PENDING_INVITATIONS:
+        raise Conflict(f"the organization has {MAX_PENDING_INVITATIONS} invitations not accepted yet: withdraw some "
+                       "first")  # fmt: skip
     code = CODE_PREFIX + secrets.token_urlsafe(24)
     invitation = Invitation(
         organization_id=organization_id,
