@@ -190,7 +190,8 @@ class McpBackend(Backend):
                         return McpResult({})
                     return Failure(
                         "its updates are not followed: the server takes no subscriptions, the plan calls it with "
-                        "each user's credential, or the gateway follows 100 of its resources already"
+                        "each user's credential or passes on the client's own headers, or the gateway follows 100 of "
+                        "its resources already"
                     )
                 request_id = next(self._ids)
                 token = f"apimcp-{request_id}"
@@ -424,17 +425,23 @@ def _result_of(method: str, answer: Mapping[str, Any] | Failure) -> BackendResul
         return Failure(f"The MCP server's answer is not a tool result: {exc}")
 
 
-_PER_REQUEST: Final = frozenset((
+_NOT_WHO: Final = frozenset((
     "traceparent", "tracestate", "baggage", "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
-    "x-request-id", "x-correlation-id",
+    "x-request-id", "x-correlation-id", "accept-language", "cache-control", "pragma", "priority", "referer", "dnt",
+    "x-requested-with",
 ))  # fmt: skip
-"""Headers a call may carry that say nothing of who calls: every other header passed on may (an API key the header
+"""Headers a call may carry that say nothing of who calls (tracing, proxies, what HTTP clients add by themselves:
+Node's fetch sends `accept-language` and `sec-fetch-mode`). Every other header passed on may (an API key the header
 policy renames, say), so a call with others than the plan's own has a session of its own."""
 
 
 def _caller_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The headers of `headers` that may say who calls: all but those that change from request to request."""
-    return {name.lower(): value for name, value in headers.items() if name.lower() not in _PER_REQUEST}
+    """The headers of `headers` that may say who calls: all but those that never do."""
+    return {
+        name.lower(): value
+        for name, value in headers.items()
+        if name.lower() not in _NOT_WHO and not name.lower().startswith("sec-")
+    }
 
 
 def _credential_key(access: Access) -> str:
