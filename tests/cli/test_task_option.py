@@ -4,43 +4,21 @@ reaches the plan in its canonical text, off clears it, and a bad mode is refused
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from apimcp.cli.main import app
-from tests.deployment.harness import ECHO_SPEC, Deployment, deployment
-
-
-@pytest.fixture(scope="module")
-def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("cp") / "data") as running:
-        yield running
-
-
-@pytest.fixture
-def live(deployed: Deployment) -> Deployment:
-    """The deployment, logged in to (each test has a CLI configuration of its own)."""
-    token = deployed.api.http.headers["Authorization"].removeprefix("Bearer ")
-    assert CliRunner().invoke(app, ["login", deployed.base, "--token", token]).exit_code == 0
-    return deployed
-
-
-def run(*args: str, code: int = 0) -> Result:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == code, (args, result.output)
-    return result
+from tests.cli.invoking import run
+from tests.deployment.harness import ECHO_SPEC, Deployment
 
 
 def _tasks(plan: str) -> object:
     return json.loads(run("plan", "show", plan, "-o", "json").output)["tasks"]
 
 
-def test_the_tasks_option_sets_and_clears_the_plan_s_mode(live: Deployment) -> None:
+def test_the_tasks_option_sets_and_clears_the_plan_s_mode(logged_in: Deployment) -> None:
     run("import", str(ECHO_SPEC), "--name", "tasks-echo", "--version", "1")
-    created = run("plan", "create", "tasks-echo:1", "--name", "jobs", "--backend", live.backend, "--tasks",
+    created = run("plan", "create", "tasks-echo:1", "--name", "jobs", "--backend", logged_in.backend, "--tasks",
                   "slow:2000ms", "-o", "json")  # fmt: skip
     assert json.loads(created.output)["tasks"] == "slow:2s"
     assert _tasks("jobs") == "slow:2s"
@@ -65,14 +43,16 @@ def test_the_tasks_option_sets_and_clears_the_plan_s_mode(live: Deployment) -> N
         ("", "--tasks: task mode '' must be"),
     ],
 )
-def test_a_bad_tasks_option_is_a_usage_error(live: Deployment, mode: str, says: str) -> None:
+def test_a_bad_tasks_option_is_a_usage_error(logged_in: Deployment, mode: str, says: str) -> None:
     run("import", str(ECHO_SPEC), "--name", "bad-tasks", "--version", "1")
-    refused = run("plan", "create", "bad-tasks:1", "--name", "p", "--backend", live.backend, "--tasks", mode, code=2)
+    refused = run(
+        "plan", "create", "bad-tasks:1", "--name", "p", "--backend", logged_in.backend, "--tasks", mode, code=2
+    )
     assert says in refused.output.replace("\n", " ")
-    assert all(p["name"] != "p" for p in live.api.call("GET", "/plans"))
+    assert all(p["name"] != "p" for p in logged_in.api.call("GET", "/plans"))
 
 
-def test_the_tasks_option_is_described(live: Deployment) -> None:
+def test_the_tasks_option_is_described(logged_in: Deployment) -> None:
     for command in ("create", "update"):
         shown = run("plan", command, "--help").output
         assert "--tasks" in shown and "MODE" in shown
@@ -95,16 +75,16 @@ expositions:
     return path
 
 
-def test_apply_gives_the_plan_the_file_s_mode(live: Deployment, tmp_path: Path) -> None:
-    run("apply", str(_config(tmp_path, live.backend, "slow:500ms")))
-    [plan] = [p for p in live.api.call("GET", "/plans") if p["name"] == "echo"]
+def test_apply_gives_the_plan_the_file_s_mode(logged_in: Deployment, tmp_path: Path) -> None:
+    run("apply", str(_config(tmp_path, logged_in.backend, "slow:500ms")))
+    [plan] = [p for p in logged_in.api.call("GET", "/plans") if p["name"] == "echo"]
     assert plan["tasks"] == "slow:500ms"
-    run("apply", str(_config(tmp_path, live.backend, "off")))
-    assert live.api.call("GET", f"/plans/{plan['id']}")["tasks"] is None
-    differ = run("apply", str(_config(tmp_path, live.backend, "all", "off")), code=2).output
+    run("apply", str(_config(tmp_path, logged_in.backend, "off")))
+    assert logged_in.api.call("GET", f"/plans/{plan['id']}")["tasks"] is None
+    differ = run("apply", str(_config(tmp_path, logged_in.backend, "all", "off")), code=2).output
     assert (
         "set different cache hints, output_schemas, audit, rate limits, tasks, tool search, policies, guardrails, "
         "resilience or auth" in differ
     )
-    bad = run("apply", str(_config(tmp_path, live.backend, "sometimes")), code=2).output
+    bad = run("apply", str(_config(tmp_path, logged_in.backend, "sometimes")), code=2).output
     assert "expositions.applied-jobs-0.tasks" in bad and "sometimes" in bad
