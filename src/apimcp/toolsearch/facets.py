@@ -76,16 +76,16 @@ class Facets:
 
     def _service(self, value: object, allowed: Set[str] | None) -> frozenset[str]:
         text = _text("service", value)
+        found = self.services.get(text)
+        if found is None:
+            found = next((n for s, n in self.services.items() if s.casefold() == text.casefold()), None)
+        if found is not None and (allowed is None or not found.isdisjoint(allowed)):
+            return found
         services = {  # the caller's: a service none of whose tools it may call is not named to it
             name: tools for name, tools in self.services.items() if allowed is None or not tools.isdisjoint(allowed)
         }
-        found = services.get(text)
-        if found is None:
-            found = next((n for s, n in services.items() if s.casefold() == text.casefold()), None)
-        if found is None:
-            known = f"its services: {_listed(services)}" if services else "it names no services"
-            raise ToolSearchError(f'"service" names no service of this server: {text!r}; {known}')
-        return found
+        known = f"its services: {_listed(services)}" if services else "it names no services"
+        raise ToolSearchError(f'"service" names no service of this server: {text!r}; {known}')
 
     def _tag(self, value: object, allowed: Set[str] | None) -> frozenset[str]:
         text = _text("tag", value)
