@@ -20,16 +20,10 @@ from apimcp.artifacts.resources import ResourceUnavailable
 from apimcp.gateway.calls import CallPath
 from apimcp.guardrails.chain import After
 from apimcp.guardrails.hooks import GuardedCall
+from apimcp.guardrails.scanning import texts_of
 from apimcp.protocol import CallToolResult, RequestContext
 from apimcp.protocol.errors import INTERNAL_ERROR, McpError
-from apimcp.protocol.models import (
-    BlobResourceContents,
-    EmbeddedResource,
-    GetPromptResult,
-    ReadResourceResult,
-    TextContent,
-    TextResourceContents,
-)
+from apimcp.protocol.models import EmbeddedResource, GetPromptResult, ReadResourceResult
 
 OFF_THE_LOOP_FROM: Final = 256 * 1024
 """Characters of text from which the scan runs in a worker thread, as a large tool answer's does."""
@@ -78,12 +72,5 @@ async def _after(
 
 
 def _size(answer: CallToolResult) -> int:
-    size = 0
-    for block in answer.content:
-        if isinstance(block, EmbeddedResource):
-            resource = block.resource
-            size += len(resource.text) if isinstance(resource, TextResourceContents) else 0
-            size += len(resource.blob) if isinstance(resource, BlobResourceContents) else 0
-        elif isinstance(block, TextContent):
-            size += len(block.text)
-    return size
+    """Characters of what the guardrails read of `answer` (`scanning.texts_of`)."""
+    return sum(len(text) for block in answer.content for text in texts_of(block))

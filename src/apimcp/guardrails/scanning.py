@@ -94,7 +94,7 @@ def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str | bytes]
     """What is searched of an answer: its text blocks (and embedded text resources, resource links' titles and
     descriptions), and its structured content as JSON unless the first text block mirrors it without escapes (a
     JSON string with no backslash holds exactly what it decodes to)."""
-    texts: list[str | bytes] = [text for block in result.content for text in _texts_of(block)]
+    texts: list[str | bytes] = [text for block in result.content for text in texts_of(block)]
     structured = result.structured_content
     if call.mirrored and texts and isinstance(result.content[0], TextContent) and "\\" not in texts[0]:
         return texts
@@ -113,7 +113,7 @@ def _said(findings: tuple[Finding, ...]) -> str:
     return ", ".join(f"{f.kind.replace('_', ' ')}" + (f" (x{f.count})" if f.count > 1 else "") for f in findings)
 
 
-def _texts_of(block: ContentBlock) -> tuple[str, ...]:
+def texts_of(block: ContentBlock) -> tuple[str, ...]:
     if isinstance(block, TextContent):
         return (block.text,)
     if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
