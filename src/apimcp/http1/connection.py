@@ -206,13 +206,11 @@ class Connection(asyncio.Protocol):
             self._fail(exc)
             return
         status = self._parser.get_status_code()
-        transport = self._transport
-        written = transport is not None and transport.get_write_buffer_size() == 0
         # a refusal of a request with a body may come before the backend read that body (a 401 or 413 at its
         # head), and the kernel may have taken all of it: whether the backend will read the rest as a next
         # request cannot be known, so the connection is not kept
         refused_body = self._sent_body and status >= 400
-        self.reusable = keep_alive and not self.closed and written and not self._answered_early and not refused_body
+        self.reusable = keep_alive and not self.closed and not self._answered_early and not refused_body
         waiter.set_result(Answer(status, self._reason.decode("latin-1"), headers, body))
 
     def _fail(self, exc: Exception) -> None:
