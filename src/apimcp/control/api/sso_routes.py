@@ -4,7 +4,6 @@ for their token (`control.domain.sign_ins`)."""
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -14,7 +13,7 @@ from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
 from apimcp.control.api.auth import DbSession, Plane, signing_in
-from apimcp.control.domain import sign_ins
+from apimcp.control.domain import sign_ins, tokens
 from apimcp.control.errors import Conflict, DomainError, NotFound
 from apimcp.sso import pkce
 from apimcp.sso.id_tokens import IdTokenError, has_email, person_of, verified_claims
@@ -81,7 +80,9 @@ async def start(
     except ProviderError as exc:
         raise Conflict(f"the provider cannot be reached: {exc}") from None
     verifier, nonce, browser = pkce.verifier(), secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-    state = seal(plane.keys, SignIn(verifier, nonce, client, port, organization, browser=_digest(browser), tab=tab))
+    state = seal(
+        plane.keys, SignIn(verifier, nonce, client, port, organization, browser=tokens.digest(browser), tab=tab)
+    )
     query = {
         "response_type": "code",
         "client_id": provider.settings.client_id,
@@ -98,10 +99,6 @@ async def start(
     response.set_cookie(BROWSER_COOKIE, browser, max_age=LIFETIME_SECONDS, path=_cookie_path(request), httponly=True,
                         samesite="lax", secure=request.url.scheme == "https")  # fmt: skip
     return response
-
-
-def _digest(value: str) -> str:
-    return hashlib.sha256(value.encode()).hexdigest()
 
 
 def _cookie_path(request: Request) -> str:
@@ -140,7 +137,7 @@ async def callback(
     except StateError as exc:
         return _back(request, None, error=str(exc))
     cookie = request.cookies.get(BROWSER_COOKIE)
-    if not cookie or not secrets.compare_digest(_digest(cookie), sign_in.browser):
+    if not cookie or not secrets.compare_digest(tokens.digest(cookie), sign_in.browser):
         return _back(request, None, error="this sign-in was started in another browser: start it again here")
     if error is not None or code is None:
         return _back(request, sign_in, error=f"the provider did not sign you in ({error or 'no code'})")
