@@ -213,6 +213,21 @@ async def test_inner_calls_are_audited_under_the_execute_code_call_and_traced_as
 @pytest.mark.parametrize(
     ("code", "told"),
     [
+        ("throw null;", "The program ran out of memory (its limit is 64 MiB) or threw null"),
+        ("throw undefined;", "The program failed: undefined"),
+        ("throw 'out of paper';", "The program failed: out of paper"),
+    ],
+)
+async def test_a_program_throwing_a_value_is_not_said_to_have_run_out_of_memory(base: str, code: str,
+                                                                                 told: str) -> None:  # fmt: skip
+    result = await _run(f"{base}/mcp/code", "2026-07-28", code)
+    assert result.is_error
+    assert _text(result).startswith(told)
+
+
+@pytest.mark.parametrize(
+    ("code", "told"),
+    [
         ("for (;;) {}", "The program timed out after 3 s"),
         ("const hog = [];\nfor (;;) hog.push('x'.repeat(1000) + hog.length);", "The program ran out of memory"),
     ],

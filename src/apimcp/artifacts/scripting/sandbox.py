@@ -190,8 +190,10 @@ def _ended(script: Script, limits: ScriptLimits, answer: object, large_from_byte
         line, message = detail
         if message == _STACK_MESSAGE:
             return _stack(script, limits)
-        if message == _MEMORY_MESSAGE or (message == "null" and line is None):  # QuickJS rejects with null then
+        if message == _MEMORY_MESSAGE:
             return _memory(script, limits)
+        if message == "null" and line is None:  # QuickJS rejects with null when memory runs out, as `throw null` does
+            return _memory_or_null(script, limits)
         where = f" at line {line}" if isinstance(line, int) and line > 0 else ""
         return outcome.error(f"{name} failed{where}: {outcome.well_formed(str(message))[: outcome.MESSAGE_CHARS]}")
     if kind == prelude.THREW:
@@ -234,6 +236,15 @@ def _uncaught(script: Script, limits: ScriptLimits, host: Host, text: str) -> Ca
 def _memory(script: Script, limits: ScriptLimits) -> CallToolResult:
     return outcome.error(
         f"{script.subject} ran out of memory: it exceeded its memory limit of {limits.memory_bytes / 2**20:g} MiB"
+    )
+
+
+def _memory_or_null(script: Script, limits: ScriptLimits) -> CallToolResult:
+    """A program rejected with null: nothing tells its memory running out from its throwing null (the memory it
+    held is freed by the time its rejection is seen)."""
+    return outcome.error(
+        f"{script.subject} ran out of memory (its limit is {limits.memory_bytes / 2**20:g} MiB) or threw null: "
+        "the engine reports both as null"
     )
 
 
