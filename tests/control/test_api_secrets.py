@@ -224,6 +224,26 @@ def test_a_secret_value_above_its_size_limit_is_refused_naming_the_field(api: Ap
     problem(acme.user.put(f"/secrets/{fits['id']}/values", json=rotation), 422, "values.token")
 
 
+def test_a_public_field_is_a_single_value_however_deep_a_body_nests(api: Api) -> None:
+    """The finding: JSON nested 300 levels in a public field was kept, then could not be written back (a 500)."""
+    acme = api.org("acme")
+    deep: object = "x"
+    for _ in range(300):
+        deep = {"a": deep}
+    fields = {"token_url": "https://idp.example.com/token", "client_id": "apimcp", "audience": deep}
+    oauth = {"name": "cc", "kind": "oauth_client_credentials", "values": {"client_secret": "s"}, "fields": fields}
+    body = problem(acme.user.post("/secrets", json=oauth), 422, "fields.audience")
+    assert body["detail"] == "fields.audience is a single value (a text), not a list or an object"
+    nested_scopes = {**oauth, "fields": {**oauth["fields"], "audience": "api", "scopes": [["read"]]}}
+    assert problem(acme.user.post("/secrets", json=nested_scopes), 422, "fields.scopes")["detail"] == (
+        "scopes are a list of strings"
+    )
+    assert ok(acme.user.get("/secrets")) == []
+    kept = created(acme.user.post("/secrets", json={**oauth, "fields": {**oauth["fields"], "audience": "api",
+                                                                        "scopes": ["read", "write"]}}))  # fmt: skip
+    assert kept["fields"]["scopes"] == ["read", "write"]
+
+
 def test_a_user_oauth_secret_either_names_its_endpoints_or_discovers_an_mcp_server_s(api: Api) -> None:
     acme = api.org("acme")
     discovering = {"name": "notes-account", "kind": "user_oauth", "fields": {"discover": True, "scopes": "mcp:read"}}

@@ -63,6 +63,7 @@ def _check(
         for name, required in allowed.items():
             if required and not given.get(name):
                 raise Invalid(f"{kind} secrets need {name}", field=f"{where}.{name}")
+    _check_shapes(fields)
     clean_fields = dict(fields)
     if kind == "user_oauth":
         _check_user_oauth(clean_fields, values)
@@ -106,6 +107,16 @@ def _check(
 _SCHEME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{0,40}")
 _SENT_AS_IS = ("bearer", "api_key")
 """Kinds whose values travel verbatim in a header (basic and OAuth client credentials are encoded first)."""
+
+
+def _check_shapes(fields: Mapping[str, Any]) -> None:
+    """Public fields are single values (texts, numbers, booleans), and `scopes` a list of texts: a field holding a
+    list or an object could be nested deeper than its JSON can be written back."""
+    for name, value in fields.items():
+        if name == "scopes" and isinstance(value, list):
+            continue  # its items are checked with the scopes
+        if isinstance(value, list | dict):
+            raise Invalid(f"fields.{name} is a single value (a text), not a list or an object", field=f"fields.{name}")
 
 
 def _check_user_oauth(fields: Mapping[str, Any], values: Mapping[str, Any]) -> None:
