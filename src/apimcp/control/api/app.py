@@ -33,6 +33,7 @@ from apimcp.control.api import (
     template_routes,
     traffic_routes,
 )
+from apimcp.control.api.api_docs import api_docs_router
 from apimcp.control.api.no_store import NoStore
 from apimcp.control.api.request_limits import RequestLimits
 from apimcp.control.errors import DomainError
@@ -65,7 +66,7 @@ def create_api(
         title="apimcp control plane",
         version=__version__,
         openapi_url="/api/v1/openapi.json",
-        docs_url="/api/docs",
+        docs_url=None,  # `api_docs`: pinned, integrity-checked and under a CSP
         redoc_url=None,
     )
     app.state.plane = plane
@@ -93,6 +94,7 @@ def create_api(
     ):
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(console_router(console_gateways))
+    app.include_router(api_docs_router())
 
     @app.exception_handler(DomainError)
     async def domain_error(request: Request, exc: DomainError) -> JSONResponse:
