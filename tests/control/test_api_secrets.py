@@ -230,16 +230,17 @@ def test_a_public_field_is_a_single_value_however_deep_a_body_nests(api: Api) ->
     deep: object = "x"
     for _ in range(300):
         deep = {"a": deep}
-    fields = {"token_url": "https://idp.example.com/token", "client_id": "apimcp", "audience": deep}
-    oauth = {"name": "cc", "kind": "oauth_client_credentials", "values": {"client_secret": "s"}, "fields": fields}
+    fields: dict[str, object] = {"token_url": "https://idp.example.com/token", "client_id": "apimcp", "audience": deep}
+    oauth: dict[str, object] = {"name": "cc", "kind": "oauth_client_credentials", "fields": fields}
+    oauth["values"] = {"client_secret": "s"}
     body = problem(acme.user.post("/secrets", json=oauth), 422, "fields.audience")
     assert body["detail"] == "fields.audience is a single value (a text), not a list or an object"
-    nested_scopes = {**oauth, "fields": {**oauth["fields"], "audience": "api", "scopes": [["read"]]}}
+    nested_scopes = {**oauth, "fields": {**fields, "audience": "api", "scopes": [["read"]]}}
     assert problem(acme.user.post("/secrets", json=nested_scopes), 422, "fields.scopes")["detail"] == (
         "scopes are a list of strings"
     )
     assert ok(acme.user.get("/secrets")) == []
-    kept = created(acme.user.post("/secrets", json={**oauth, "fields": {**oauth["fields"], "audience": "api",
+    kept = created(acme.user.post("/secrets", json={**oauth, "fields": {**fields, "audience": "api",
                                                                         "scopes": ["read", "write"]}}))  # fmt: skip
     assert kept["fields"]["scopes"] == ["read", "write"]
 
