@@ -184,7 +184,8 @@ class McpBackend(Backend):
         try:
             forgotten = rounds = 0
             while True:
-                era = await self.upstream.era(key, headers, access.mask, own_headers=own_headers if shared else None)
+                era = await self.upstream.era(key, headers, access.mask, own_headers=own_headers if shared else None,
+                                              url=str(url))  # fmt: skip
                 if method == "resources/subscribe" and era.stateless:  # 2026-07-28 tells it on listen streams
                     if await self.upstream.subscribe(binding.name):
                         return McpResult({})

@@ -73,8 +73,8 @@ class UpstreamSessions:
         self._stateless: eras.Era | None = None
         self._subscription: UpstreamSubscription | None = None
         """A stateless upstream's subscriptions/listen stream (`subscription.py`)."""
-        self._sessions: OrderedDict[str, tuple[eras.Era, Mapping[str, str]]] = OrderedDict()
-        """Each credential's session, with the credential's headers (to end the session with)."""
+        self._sessions: OrderedDict[str, tuple[eras.Era, Mapping[str, str], str]] = OrderedDict()
+        """Each credential's session, with the credential's headers and URL (to end the session with)."""
         self._opening: dict[str, asyncio.Future[eras.Era]] = {}
         self.routes = ProgressRoutes()
         """The calls in flight that hear progress from the sessions' GET streams (`listener.py`)."""
@@ -90,17 +90,19 @@ class UpstreamSessions:
         mask: SecretMask = NO_MASK,
         *,
         own_headers: Mapping[str, str] | None = None,
+        url: str | None = None,
     ) -> eras.Era:
-        """How to call the upstream with the credential `key` names (its `headers`; `mask` hides their values in
-        what an HTTP+SSE session's stream carries). `own_headers`: the plan's own credential alone, when the call
-        carries no user's or client's: a 2026-07-28 upstream's listen stream, which serves every client, is
-        opened only with those."""
+        """How to call the upstream with the credential `key` names (its `headers`, and `url`: the server's URL
+        with the credential's query, an API key placed there; `mask` hides their values in what an HTTP+SSE
+        session's stream carries). `own_headers`: the plan's own credential alone, when the call carries no user's
+        or client's: a 2026-07-28 upstream's listen stream, which serves every client, is opened only with those."""
+        url = url or self._url
         if self._stateless is not None:
             if own_headers is not None:
                 if self._subscription is None:
-                    self._subscribe(self._stateless, own_headers)
+                    self._subscribe(self._stateless, own_headers, url)
                 else:
-                    self._subscription.use(own_headers)
+                    self._subscription.use(own_headers, url)
             return self._stateless
         if self._command is not None:
             key = ""  # one process serves every caller: a stdio server has no credentials of the caller's
@@ -113,11 +115,11 @@ class UpstreamSessions:
             try:
                 return await asyncio.shield(pending)
             except _OpenerGone:  # the call opening it was cancelled: this one opens it now
-                return await self.era(key, headers, mask, own_headers=own_headers)
+                return await self.era(key, headers, mask, own_headers=own_headers, url=url)
         future: asyncio.Future[eras.Era] = asyncio.get_running_loop().create_future()
         self._opening[key] = future
         try:
-            opened = await self._open(headers, mask)
+            opened = await self._open(headers, mask, url)
         except BaseException as exc:
             # a cancellation is the opener's own (its client went away): the others waiting try again
             future.set_exception(_OpenerGone() if isinstance(exc, asyncio.CancelledError) else exc)
@@ -129,12 +131,12 @@ class UpstreamSessions:
         if opened.stateless:
             self._stateless = opened
             if own_headers is not None:
-                self._subscribe(opened, own_headers)
+                self._subscribe(opened, own_headers, url)
         else:
-            self._sessions[key] = (opened, dict(headers))
-            self._listen(key, opened, headers)
+            self._sessions[key] = (opened, dict(headers), url)
+            self._listen(key, opened, headers, url)
             while len(self._sessions) > self._max:
-                evicted, (era, _) = self._sessions.popitem(last=False)
+                evicted, (era, _, _) = self._sessions.popitem(last=False)
                 self._stop_listening(evicted)
                 self._close_channel(era)
         return opened
@@ -149,10 +151,10 @@ class UpstreamSessions:
             self._stop_listening(key)
             self._close_channel(era)
 
-    def _subscribe(self, era: eras.Era, headers: Mapping[str, str]) -> None:
+    def _subscribe(self, era: eras.Era, headers: Mapping[str, str], url: str) -> None:
         if self._listening is None:
             self._listening = new_session(limit=MAX_LISTENERS)
-        self._subscription = UpstreamSubscription(self._listening, self._url, era, headers, self.routes, self._ssl)
+        self._subscription = UpstreamSubscription(self._listening, url, era, headers, self.routes, self._ssl)
         self._subscription.start()
 
     async def subscribe(self, uri: str) -> bool:
@@ -160,12 +162,12 @@ class UpstreamSessions:
         subscriptions, or too many)."""
         return self._subscription is not None and await self._subscription.subscribe(uri)
 
-    def _listen(self, key: str, era: eras.Era, headers: Mapping[str, str]) -> None:
+    def _listen(self, key: str, era: eras.Era, headers: Mapping[str, str], url: str) -> None:
         if era.negotiated.session_id is None or len(self._listeners) >= MAX_LISTENERS:
             return
         if self._listening is None:
             self._listening = new_session(limit=MAX_LISTENERS)
-        self._listeners[key] = SessionListener(self._listening, self._url, era, headers, self.routes, self._ssl)
+        self._listeners[key] = SessionListener(self._listening, url, era, headers, self.routes, self._ssl)
 
     def _close_channel(self, era: eras.Era) -> None:
         if era.channel is not None:
@@ -181,7 +183,7 @@ class UpstreamSessions:
         if listener is not None:
             listener.stop()
 
-    async def _open(self, headers: Mapping[str, str], mask: SecretMask = NO_MASK) -> eras.Era:
+    async def _open(self, headers: Mapping[str, str], mask: SecretMask, url: str) -> eras.Era:
         if self._command is not None:
             masked = SecretMask(self._command.secrets)
             transform = masked.mask_bytes if masked else None
@@ -190,35 +192,35 @@ class UpstreamSessions:
             )
             return await self._initialized(stdio)
         probe = eras.discover(headers)
-        status, answer_headers, body = await self._post(probe.body, probe.headers)
+        status, answer_headers, body = await self._post(url, probe.body, probe.headers)
         content_type = answer_headers.get("content-type", "")
         stateless = eras.stateless_era(status, content_type, body)
         if stateless is not None:
             return stateless
         opening = eras.initialize(headers)
-        status, answer_headers, body = await self._post(opening.body, opening.headers)
+        status, answer_headers, body = await self._post(url, opening.body, opening.headers)
         if status in eras.SSE_STATUSES:  # no POST here: a server of the 2024-11-05 HTTP+SSE transport, maybe
-            return await self._open_channel(headers, mask)
+            return await self._open_channel(headers, mask, url)
         if status != 200:
             raise UpstreamRefused(f"the MCP server refused initialize (HTTP {status})", status)
         era = eras.session_era(status, answer_headers, answer_headers.get("content-type", ""), body)
         notification, notification_headers = eras.initialized(era, headers)
-        await self._post(notification, notification_headers)
+        await self._post(url, notification, notification_headers)
         if era.offers("logging"):  # every message: each client's own level filters what it receives
             level = eras.call(era, eras.INITIALIZE_ID + 1, "logging/setLevel", {"level": "debug"}, headers)
-            await self._post(level.body, level.headers)
+            await self._post(url, level.body, level.headers)
         return era
 
-    async def _open_channel(self, headers: Mapping[str, str], mask: SecretMask) -> eras.Era:
+    async def _open_channel(self, headers: Mapping[str, str], mask: SecretMask, url: str) -> eras.Era:
         """A session of the 2024-11-05 HTTP+SSE transport: its stream held (over the GET streams' own pool, at
         most `MAX_LISTENERS` of them), then initialize on it."""
-        if sum(1 for era, _ in self._sessions.values() if era.channel is not None) >= MAX_LISTENERS:
+        if sum(1 for era, _, _ in self._sessions.values() if era.channel is not None) >= MAX_LISTENERS:
             raise UpstreamError(f"the gateway holds {MAX_LISTENERS} streams with this HTTP+SSE server already")
         if self._listening is None:
             self._listening = new_session(limit=MAX_LISTENERS)
         channel = SseChannel(
             self._listening,
-            self._url,
+            url,
             headers,
             self.routes,
             posts=self._http,
@@ -242,9 +244,9 @@ class UpstreamSessions:
             raise
         return era
 
-    async def _post(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
+    async def _post(self, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
         async with self._http.post(
-            self._url, data=body, headers=headers, timeout=self._timeout, ssl=self._ssl, allow_redirects=False
+            url, data=body, headers=headers, timeout=self._timeout, ssl=self._ssl, allow_redirects=False
         ) as response:
             read = await read_limited(response, MAX_OPENING_BYTES)
             if read is None:
@@ -260,16 +262,16 @@ class UpstreamSessions:
         if self._listening is not None:
             listening, self._listening = self._listening, None
             await listening.close()
-        for era, _ in self._sessions.values():
+        for era, _, _ in self._sessions.values():
             if era.channel is not None:
                 await era.channel.close()
         sessions, self._sessions = self._sessions, OrderedDict()
-        for era, headers in sessions.values():
+        for era, headers, url in sessions.values():
             if not era.ends_sessions:
                 continue
             with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                 async with self._http.delete(
-                    self._url,
+                    url,
                     headers=era.headers({}, headers),
                     timeout=self._timeout,
                     ssl=self._ssl,

@@ -81,7 +81,9 @@ class SseChannel(MessageChannel):
         if endpoint is None or endpoint.origin() != self._url.origin():
             response.release()
             raise UpstreamError("the server's SSE stream names no endpoint on its own origin")
-        self._endpoint = endpoint
+        # the stream's query (an API key placed there) goes with every message too, unless the endpoint names it
+        missing = [(name, value) for name, value in self._url.query.items() if name not in endpoint.query]
+        self._endpoint = endpoint.extend_query(missing) if missing else endpoint
         self._reader = asyncio.get_running_loop().create_task(self._read(stream))
 
     async def _send(self, message: Mapping[str, Any]) -> None:

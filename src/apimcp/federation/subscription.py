@@ -66,10 +66,10 @@ class UpstreamSubscription:
             era.capabilities["resources"].get("subscribe")
         )
 
-    def use(self, headers: Mapping[str, str]) -> None:
-        """Open the next stream with these headers (the plan's own credential as its latest call sent it: a token
-        that expires is renewed by the calls)."""
-        self._headers = dict(headers)
+    def use(self, headers: Mapping[str, str], url: str) -> None:
+        """Open the next stream with these headers and URL (the plan's own credential as its latest call sent it: a
+        token that expires is renewed by the calls)."""
+        self._headers, self._url = dict(headers), url
 
     def start(self) -> None:
         """Listen, if the server says it tells anything worth hearing."""
