@@ -45,6 +45,7 @@ from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.model import McpBinding, Operation, Service
 from apimcp.federation import client_input
 from apimcp.federation import era as eras
+from apimcp.federation.answer_deadline import AnswerDeadline
 from apimcp.federation.health import UpstreamHealth
 from apimcp.federation.message_channel import ChannelClosed, MessageChannel, NotDelivered
 from apimcp.federation.results import BadResult, call_result
@@ -98,6 +99,8 @@ class McpBackend(Backend):
         self._session = session
         self._access = BackendAccess(credentials, oauth_session or session)
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+        self._streamed = aiohttp.ClientTimeout(total=None, sock_connect=timeout_seconds)
+        """A call's POST: its answer's time is kept by `AnswerDeadline`, which stops while the client is asked."""
         self._timeout_seconds = timeout_seconds
         self._max_bytes = max_response_bytes
         self._ssl: ssl.SSLContext | bool = client_context(tls) if tls is not None else True
@@ -200,7 +203,8 @@ class McpBackend(Backend):
                 mirrored = era.stateless and method == "tools/call"
                 extra = {**headers, **self._mirrored(operation, arguments)} if mirrored else headers
                 exchange = eras.call(era, request_id, method, body, extra, capabilities)
-                call = _Call(request_id, access.mask, era, url, headers, client, asked)
+                deadline = AnswerDeadline(self._timeout_seconds)
+                call = _Call(request_id, access.mask, era, url, headers, client, asked, deadline)
                 answer: Mapping[str, Any] | Failure | None
                 try:
                     with self.upstream.routes.route(token, progress):  # older servers send it on the GET stream
@@ -286,14 +290,17 @@ class McpBackend(Backend):
     ) -> Mapping[str, Any] | Failure | None:
         """The answer to one request; None when the upstream no longer knows the session (and may be asked again
         in another)."""
-        async with self._session.post(
-            call.url,
-            data=exchange.body,
-            headers=exchange.headers,
-            timeout=self._timeout,
-            ssl=self._ssl,
-            allow_redirects=False,
-        ) as response:
+        async with (
+            call.deadline.running(),
+            self._session.post(
+                call.url,
+                data=exchange.body,
+                headers=exchange.headers,
+                timeout=self._streamed,
+                ssl=self._ssl,
+                allow_redirects=False,
+            ) as response,
+        ):
             if response.status == 404 and call.era.negotiated.session_id is not None and retry_forgotten:
                 return None
             return await self._answer(response, call)
@@ -358,7 +365,8 @@ class McpBackend(Backend):
                 text = f"apimcp relays at most {client_input.MAX_REQUESTS} requests of one call to its client"
                 reply = {"error": {"code": NOT_RELAYED, "message": text}}
             else:
-                reply = await client_input.answer(call.client.ask, f"{method}.{rank}", asked, params)
+                with call.deadline.paused():  # a person may take longer than the plan gives a server
+                    reply = await client_input.answer(call.client.ask, f"{method}.{rank}", asked, params)
         else:
             reply = {"error": {"code": NOT_RELAYED, "message": f"apimcp does not relay {method[:60]} to this client"}}
         reply = {"jsonrpc": "2.0", "id": message["id"], **reply}
@@ -384,6 +392,7 @@ class _Call:
     headers: Mapping[str, str]
     client: CallClient | None
     asked: Iterator[int]
+    deadline: AnswerDeadline
 
 
 def _response_to(message: object, request_id: int) -> Mapping[str, Any] | None:
