@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from collections.abc import Iterator
 
 import pytest
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from apimcp.catalog.model import McpBinding
+from apimcp.federation import listing
 from apimcp.federation.listing import import_upstream
 from apimcp.importers.errors import SpecError
 from apimcp.safety.addresses import AddressPolicy
-from apimcp.safety.fetch import Fetcher
+from apimcp.safety.fetch import Fetcher, FetchLimits
 from tests.support.live_server import live_server
 from tests.support.upstream_mcp import sdk_upstream, showcase_upstream
 
@@ -65,3 +69,40 @@ def test_what_is_not_an_mcp_server_is_told() -> None:
         pytest.raises(SpecError, match=r"MCP server .*: the server.s answer is not JSON"),
     ):
         import_upstream(base.replace("//localhost:", "//127.0.0.1:") + "/mcp", fetcher=LOOPBACK)
+
+
+def _endless_slow_pages(seconds: float) -> ASGIApp:
+    """A stateless server whose tools/list has always one more page, each after `seconds`."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body)
+        if request["method"] == "server/discover":
+            result: dict[str, object] = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+        else:
+            await asyncio.sleep(seconds)
+            page = int(request.get("params", {}).get("cursor") or 0)
+            tool = {"name": f"t{page}", "inputSchema": {"type": "object"}}
+            result = {"tools": [tool], "nextCursor": str(page + 1)}
+        payload = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": payload})
+
+    return app
+
+
+def test_the_whole_reading_of_a_server_has_one_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The finding: only each request was bounded, so 100 pages at just under the timeout each held an import for
+    an hour. Here each page takes 0.2 s and the whole reading 1 s, where 100 pages would take 20."""
+    monkeypatch.setattr(listing, "READING_SECONDS", 1.0)
+    quick = Fetcher(AddressPolicy.allowing(["127.0.0.1"]), FetchLimits(timeout_seconds=0.5))
+    with live_server(_endless_slow_pages(0.2)) as base:
+        started = time.monotonic()
+        with pytest.raises(SpecError, match=r"was not read whole within 1 s"):
+            import_upstream(base.replace("//localhost:", "//127.0.0.1:") + "/mcp", fetcher=quick)
+        assert time.monotonic() - started < 5

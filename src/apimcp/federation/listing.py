@@ -2,8 +2,8 @@
 resources and resource templates when it says it offers them.
 
 It is a fetch made on someone's behalf (`safety.fetch.Fetcher`): the fetch policy decides which addresses
-the server may have, every answer is bounded in size and the whole reading shares one deadline of the
-fetcher's timeout per request, and there are at most `MAX_PAGES` pages. Credentials (`headers`) go with every
+the server may have, every answer is bounded in size, every request by the fetcher's timeout and the whole
+reading by `READING_SECONDS`, and there are at most `MAX_PAGES` pages a listing. Credentials (`headers`) go with every
 request and never into the service. A session opened to read is ended (DELETE) when done, from 2025-06-18 on
 (`Era.ends_sessions`). A server that takes no POST at its URL is read over the 2024-11-05 HTTP+SSE transport.
 """
@@ -11,6 +11,7 @@ request and never into the service. A session opened to read is ended (DELETE) w
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -35,6 +36,10 @@ from apimcp.safety.shown_urls import shown_location
 
 MAX_PAGES = 100
 MAX_REDIRECTS = 3
+READING_SECONDS = 120.0
+"""The whole reading of a server (its opening and every page of every listing) ends within this, or within the
+timeout of one request if that is longer: each request is bounded too, but up to 400 of them at 30 s each would
+hold an import for hours."""
 T = TypeVar("T")
 
 
@@ -51,12 +56,14 @@ def import_upstream(
     resource and template it lists. Its name and version default to the server's own (`serverInfo`)."""
     fetcher = fetcher or Fetcher()
     shown = shown_location(url)
-    reader = _Reader(url, fetcher, dict(headers or {}))
+    seconds = reading_seconds(fetcher.limits.timeout_seconds)
+    reader = _Reader(url, fetcher, dict(headers or {}), time.monotonic() + seconds)
     try:
         try:
             era = reader.open()
         except _SseTransport:  # the 2024-11-05 HTTP+SSE transport: read on an event loop of its own
-            era, (tools, prompts, resources, templates) = _in_own_loop(_read_channel(reader.url, fetcher, headers))
+            reading = _read_channel(reader.url, fetcher, headers, reader.left())
+            era, (tools, prompts, resources, templates) = _in_own_loop(reading)
         else:
             try:
                 tools, prompts, resources, templates = _listings(era, reader.every_item)
@@ -65,6 +72,10 @@ def import_upstream(
     except UpstreamError as exc:
         raise SpecError(f"the MCP server at {shown}: {exc.message}", source=shown) from None
     except (FetchError, aiohttp.ClientError, TimeoutError, AddressRefused) as exc:
+        if reader.left() <= 0:
+            raise SpecError(
+                f"the MCP server at {shown} was not read whole within {seconds:g} s", source=shown
+            ) from None
         raise SpecError(f"could not read the MCP server at {shown}: {exc}", source=shown) from None
     return _service_of(era, (tools, prompts, resources, templates), reader.url, shown, name, version, tool_prefix)
 
@@ -87,12 +98,17 @@ def import_stdio(
     channel = StdioChannel(
         command, ProgressRoutes(), max_line_bytes=max_message_bytes, transform=masked.mask_bytes if masked else None
     )
+    seconds = reading_seconds(timeout_seconds)
+    started = time.monotonic()
     try:
-        era, listings = _in_own_loop(_read_over(channel, timeout_seconds))
+        era, listings = _in_own_loop(_read_over(channel, timeout_seconds, seconds))
     except UpstreamError as exc:
         said = f"; it wrote: {' | '.join(channel.last_words)}" if channel.last_words else ""
         raise SpecError(f"{exc.message}{said}", source=url) from None
     except TimeoutError:
+        if time.monotonic() - started >= seconds:
+            raise SpecError(f"the stdio MCP server {program} was not read whole within {seconds:g} s",
+                            source=url) from None  # fmt: skip
         raise SpecError(
             f"the stdio MCP server {program} did not answer within {timeout_seconds:g} s", source=url
         ) from None
@@ -152,9 +168,16 @@ def _in_own_loop(work: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, work).result()
 
 
-async def _read_channel(url: str, fetcher: Fetcher, headers: Mapping[str, str] | None) -> tuple[eras.Era, Listings]:
+def reading_seconds(request_seconds: float) -> float:
+    """How long the whole reading of a server may take, when one request may take `request_seconds`."""
+    return max(READING_SECONDS, request_seconds)
+
+
+async def _read_channel(
+    url: str, fetcher: Fetcher, headers: Mapping[str, str] | None, seconds: float
+) -> tuple[eras.Era, Listings]:
     """Read an HTTP+SSE server through the fetch policy: its addresses checked, each event within the fetch size
-    limit, every request within the fetch timeout."""
+    limit, every request within the fetch timeout, all of it within `seconds`."""
     check_literal_host(fetcher.policy, yarl.URL(url).host)
     connector = aiohttp.TCPConnector(resolver=PolicyResolver(fetcher.policy, fetcher.resolve), limit=4)
     within = fetcher.limits.timeout_seconds
@@ -167,27 +190,33 @@ async def _read_channel(url: str, fetcher: Fetcher, headers: Mapping[str, str] |
             tls=fetcher.tls or True,
             max_event_bytes=fetcher.limits.max_bytes,
         )
-        return await _read_over(channel, within)
+        return await _read_over(channel, within, seconds)
 
 
-async def _read_over(channel: MessageChannel, within: float) -> tuple[eras.Era, Listings]:
-    """Open `channel`, initialize, and read every listing the server offers; the channel is closed after."""
+async def _read_over(channel: MessageChannel, within: float, seconds: float) -> tuple[eras.Era, Listings]:
+    """Open `channel`, initialize, and read every listing the server offers, each request within `within` and
+    all of them within `seconds`; the channel is closed after."""
     try:
-        await channel.open()
-        era = eras.opened_era(await channel.request("initialize", eras.initialize_params(), within), {}, channel)
-        await channel.notify("notifications/initialized")
-        found: dict[tuple[str, str], list[object]] = {}
-        for method, key in (
-            ("tools/list", "tools"),
-            ("prompts/list", "prompts"),
-            ("resources/list", "resources"),
-            ("resources/templates/list", "resourceTemplates"),
-        ):
-            if method == "tools/list" or era.offers(method.split("/")[0]):
-                found[method, key] = await _channel_pages(channel, method, key, within)
-        return era, _listings(era, lambda _, method, key: found.get((method, key), []))
+        async with asyncio.timeout(seconds):
+            return await _read_all(channel, within)
     finally:
         await channel.close()
+
+
+async def _read_all(channel: MessageChannel, within: float) -> tuple[eras.Era, Listings]:
+    await channel.open()
+    era = eras.opened_era(await channel.request("initialize", eras.initialize_params(), within), {}, channel)
+    await channel.notify("notifications/initialized")
+    found: dict[tuple[str, str], list[object]] = {}
+    for method, key in (
+        ("tools/list", "tools"),
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+    ):
+        if method == "tools/list" or era.offers(method.split("/")[0]):
+            found[method, key] = await _channel_pages(channel, method, key, within)
+    return era, _listings(era, lambda _, method, key: found.get((method, key), []))
 
 
 async def _channel_pages(channel: MessageChannel, method: str, key: str, within: float) -> list[object]:
@@ -215,12 +244,18 @@ def _add_page(items: list[object], result: Mapping[str, Any], method: str, key: 
 
 
 class _Reader:
-    def __init__(self, url: str, fetcher: Fetcher, credentials: dict[str, str]) -> None:
+    def __init__(self, url: str, fetcher: Fetcher, credentials: dict[str, str], deadline: float) -> None:
         self.url = url
         """The server's URL, once any redirect within its origin is followed."""
         self._fetcher = fetcher
         self._credentials = credentials
+        self._deadline = deadline
+        """When the whole reading ends (`time.monotonic()`): every request ends by it too."""
         self._next_id = 10
+
+    def left(self) -> float:
+        """Seconds left of the whole reading."""
+        return self._deadline - time.monotonic()
 
     def open(self) -> eras.Era:
         probe = eras.discover({})
@@ -242,9 +277,12 @@ class _Reader:
         server's URL is then the one redirected to. Another origin is refused: the plan's credentials would go
         there on every call."""
         for _ in range(MAX_REDIRECTS + 1):
+            if self.left() <= 0:
+                raise TimeoutError("the reading's time ran out")
             answer = self._fetcher.request(
-                "POST", self.url, headers=headers, credentials=self._credentials, body=body, follow_redirects=False
-            )
+                "POST", self.url, headers=headers, credentials=self._credentials, body=body, follow_redirects=False,
+                by=self._deadline,
+            )  # fmt: skip
             location = answer.headers.get("location")
             if answer.status not in (307, 308) or not location:
                 return answer

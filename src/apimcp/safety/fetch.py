@@ -133,11 +133,15 @@ class Fetcher:
         credentials: Mapping[str, str] | None = None,
         body: bytes | None = None,
         follow_redirects: bool = True,
+        by: float | None = None,
     ) -> FetchResponse:
         """The answer to one request, whatever its status. `credentials` (header name → value) go to `url`'s
         origin only: a redirect to another origin drops them. Without `follow_redirects` a redirect is
-        returned as it is."""
+        returned as it is. `by`: a deadline (`time.monotonic()`) of a larger task the request is part of, which
+        it ends by too."""
         deadline = time.monotonic() + self.limits.timeout_seconds
+        if by is not None:
+            deadline = min(deadline, by)
         origin = url_origin(url)
         secret = dict(credentials or {})
         for hop in range(self.limits.max_redirects + 1):
