@@ -17,7 +17,8 @@ import asyncio
 import contextlib
 import ssl
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any
 
 import aiohttp
 
@@ -136,9 +137,10 @@ class UpstreamSessions:
             self._sessions[key] = (opened, dict(headers), url)
             self._listen(key, opened, headers, url)
             while len(self._sessions) > self._max:
-                evicted, (era, _, _) = self._sessions.popitem(last=False)
+                evicted, (era, evicted_headers, evicted_url) = self._sessions.popitem(last=False)
                 self._stop_listening(evicted)
                 self._close_channel(era)
+                self._end_later(era, evicted_headers, evicted_url)
         return opened
 
     def forget(self, key: str, era: eras.Era) -> None:
@@ -174,9 +176,25 @@ class UpstreamSessions:
             self._close_later(era.channel)
 
     def _close_later(self, channel: MessageChannel) -> None:
-        task = asyncio.get_running_loop().create_task(channel.close())
+        self._in_background(channel.close())
+
+    def _end_later(self, era: eras.Era, headers: Mapping[str, str], url: str) -> None:
+        """End a session the gateway lets go of while running (the least recently used, past `MAX_SESSIONS`)."""
+        if era.ends_sessions:
+            self._in_background(self._end(era, headers, url))
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+    async def _end(self, era: eras.Era, headers: Mapping[str, str], url: str) -> None:
+        """DELETE the session (best effort: an upstream forgets idle sessions anyway)."""
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            async with self._http.delete(
+                url, headers=era.headers({}, headers), timeout=self._timeout, ssl=self._ssl, allow_redirects=False
+            ):
+                pass
 
     def _stop_listening(self, key: str) -> None:
         listener = self._listeners.pop(key, None)
@@ -267,14 +285,7 @@ class UpstreamSessions:
                 await era.channel.close()
         sessions, self._sessions = self._sessions, OrderedDict()
         for era, headers, url in sessions.values():
-            if not era.ends_sessions:
-                continue
-            with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-                async with self._http.delete(
-                    url,
-                    headers=era.headers({}, headers),
-                    timeout=self._timeout,
-                    ssl=self._ssl,
-                    allow_redirects=False,
-                ):
-                    pass
+            if era.ends_sessions:
+                await self._end(era, headers, url)
+        if self._closing:  # sessions let go of earlier, still being ended
+            await asyncio.gather(*self._closing, return_exceptions=True)
