@@ -32,6 +32,11 @@ log = logging.getLogger("apimcp.federation")
 MAX_URIS = 100
 ACKNOWLEDGE_SECONDS = 5.0
 MAX_RESTARTS = 3
+FIRST_PAUSE_SECONDS = 2.0
+"""The pause before the stream is opened again after a failure, doubled with each failure in a row (30 s at most)."""
+STEADY_SECONDS = 30.0
+"""An acknowledged stream that lasted this long starts the count of failures again; one the server closes sooner
+counts as a failure (a server that acknowledges and hangs up would be asked again every 2 s for ever)."""
 _LIST_CHANGES = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 _STREAM = aiohttp.ClientTimeout(total=None, sock_connect=10)
 
@@ -100,8 +105,10 @@ class UpstreamSubscription:
         self._task = asyncio.get_running_loop().create_task(self._run(self._acknowledged))
 
     async def _run(self, acknowledged: asyncio.Event) -> None:
-        failures = 0  # in a row: a stream that was acknowledged starts the count again
+        failures = 0  # in a row: a stream acknowledged and kept `STEADY_SECONDS` starts the count again
+        loop = asyncio.get_running_loop()
         while failures <= MAX_RESTARTS:
+            since: float | None = None  # when this stream was acknowledged
             notifications: dict[str, Any] = dict(self._lists)
             if self._uris:
                 notifications["resourceSubscriptions"] = list(self._uris)
@@ -120,12 +127,14 @@ class UpstreamSubscription:
                                 continue
                             if message.get("method") == "notifications/subscriptions/acknowledged":
                                 acknowledged.set()
-                                failures = 0
+                                since = loop.time() if since is None else since
                             else:
                                 await self._routes.notified(message.get("method"), message.get("params"))
             except (aiohttp.ClientError, TimeoutError, EventTooLarge) as exc:
                 log.info("an MCP server's subscriptions/listen stream ended: %s", type(exc).__name__)
+            if since is not None and loop.time() - since >= STEADY_SECONDS:
+                failures = 0
             failures += 1
-            await asyncio.sleep(min(2**failures, 30))
+            await asyncio.sleep(min(FIRST_PAUSE_SECONDS * 2 ** (failures - 1), 30))
         log.warning("an MCP server's subscriptions/listen stream failed %d times in a row; not opened again until a "
                     "new subscription", failures)  # fmt: skip
