@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -384,7 +385,9 @@ def test_a_user_connects_their_account_and_calls_as_themselves(connected: tuple[
         page = browser.go(link)
         assert isinstance(page, httpx2.Response)
         assert "/connect" in page.text
-        done = browser.go(f"{link}/connect")  # to the provider, the login, and back to the gateway's callback
+        to_provider = browser.connect(link)  # the page's Connect button
+        assert to_provider.status_code == 303, to_provider.text
+        done = browser.go(str(to_provider.headers["location"]))  # the provider, the login, back to the callback
         assert isinstance(done, httpx2.Response)
         assert done.status_code == 200, done.text
         assert "Connected" in done.text
@@ -396,6 +399,28 @@ def test_a_user_connects_their_account_and_calls_as_themselves(connected: tuple[
         mcp.close()
 
 
+def test_a_connection_starts_only_from_its_page_which_names_whose_it_will_be(connected: tuple[str, Accounts]) -> None:
+    """The finding: `GET .../connect`, sent to a victim, went straight to the provider without the page that says
+    whose the connection will be, and the victim's account ended up linked to the sender's."""
+    gateway, _ = connected
+    mcp, session = open_session(f"{gateway}/mcp/accounts")
+    victim = Browser("alice")
+    try:
+        link = asked(session)["url"]
+        sent = victim.http.get(f"{link}/connect")  # mallory's link, opened by alice
+        assert sent.status_code == 303 and sent.headers["location"] == urlsplit(link).path  # the page, not the provider
+        page = victim.http.get(link)
+        assert "It will be used for" in page.text and f'action="{urlsplit(link).path}/connect"' in page.text
+        for origin in ({"Origin": "https://mallory.example"}, {"Origin": "null"}, {}):  # a form or a script elsewhere
+            refused = victim.http.post(f"{link}/connect", headers=origin)
+            assert refused.status_code == 403, origin
+            assert "set-cookie" not in refused.headers
+        assert asked(session)["url"]  # nothing was stored
+    finally:
+        victim.close()
+        mcp.close()
+
+
 def test_a_connection_can_only_be_finished_in_the_browser_that_started_it(
     connected: tuple[str, Accounts], idp: Idp
 ) -> None:
@@ -404,8 +429,8 @@ def test_a_connection_can_only_be_finished_in_the_browser_that_started_it(
     starter, attacker = Browser("mallory"), Browser("mallory")
     try:
         link = asked(session)["url"]
-        to_provider = starter.http.get(f"{link}/connect")
-        assert to_provider.status_code == 302
+        to_provider = starter.connect(link)
+        assert to_provider.status_code == 303
         callback = starter.go(str(to_provider.headers["location"]), stop_at=f"{gateway}/elicitation/callback")
         assert isinstance(callback, str)
         # The callback URL, with its code and state, opened in another browser (a victim sent a crafted link):

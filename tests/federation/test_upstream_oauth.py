@@ -156,8 +156,8 @@ def test_a_user_connects_to_the_server_s_own_authorization_server_and_calls_as_t
     browser = Browser("alice")
     try:
         link = elicitation_of(session.request("tools/call", WHO).error)["url"]
-        to_provider = browser.http.get(f"{link}/connect")
-        assert to_provider.status_code == 302, to_provider.text
+        to_provider = browser.connect(link)
+        assert to_provider.status_code == 303, to_provider.text
         authorize = str(to_provider.headers["location"])
         assert authorize.startswith(f"{idp.issuer}/auth?")  # found from the server's metadata, not configured
         query = parse_qs(urlsplit(authorize).query)
@@ -189,7 +189,7 @@ def test_each_user_connects_their_own_account_and_one_registration_serves_all(
     browser = Browser("bob")
     try:
         link = elicitation_of(session.request("tools/call", WHO).error)["url"]
-        to_provider = browser.http.get(f"{link}/connect")
+        to_provider = browser.connect(link)
         done = browser.go(f"{to_provider.headers['location']}&login_hint=bob")  # bob logs in at the provider
         assert isinstance(done, httpx2.Response) and done.status_code == 200, done
         assert session.request("tools/call", WHO).result["structuredContent"] == {"user": "bob"}
@@ -207,7 +207,8 @@ def test_a_server_without_metadata_is_a_clear_error_on_the_connection_page(idp: 
             mcp, session = open_session(f"{base}/mcp/notes")
             try:
                 link = elicitation_of(session.request("tools/call", WHO).error)["url"]
-                page = httpx2.get(f"{link}/connect", timeout=30)
+                origin = "{0.scheme}://{0.netloc}".format(urlsplit(link))
+                page = httpx2.post(f"{link}/connect", headers={"Origin": origin}, timeout=30)
             finally:
                 mcp.close()
     assert page.status_code == 502
@@ -229,6 +230,11 @@ def test_discovery_is_only_for_mcp_servers(tmp_path: Path) -> None:
         parse_config(secret, "gateway.yaml", tmp_path)
 
 
+def _connect_as(link: str, host: str) -> httpx2.Response:
+    """Connect pressed on the page at `link` reached by the name `host`."""
+    return httpx2.post(f"{link}/connect", headers={"Host": host, "Origin": f"http://{host}"}, timeout=30)
+
+
 def test_a_gateway_without_a_public_url_registers_for_a_few_callback_hosts_at_most(tmp_path: Path) -> None:
     """Without a public URL the callback is built from the Host a request names: each new one would cost a
     registration at the server's authorization server, so a gateway registers for `MAX_REDIRECT_URIS` at most."""
@@ -239,14 +245,11 @@ def test_a_gateway_without_a_public_url_registers_for_a_few_callback_hosts_at_mo
             mcp, session = open_session(f"{base}/mcp/notes")
             try:
                 link = elicitation_of(session.request("tools/call", WHO).error)["url"]
-                answers = [
-                    httpx2.get(f"{link}/connect", headers={"Host": f"host-{n}.example"}, timeout=30).status_code
-                    for n in range(MAX_REDIRECT_URIS + 2)
-                ]
-                refused = httpx2.get(f"{link}/connect", headers={"Host": "one-more.example"}, timeout=30)
+                answers = [_connect_as(link, f"host-{n}.example").status_code for n in range(MAX_REDIRECT_URIS + 2)]
+                refused = _connect_as(link, "one-more.example")
             finally:
                 mcp.close()
-        assert answers == [302] * MAX_REDIRECT_URIS + [502, 502]
+        assert answers == [303] * MAX_REDIRECT_URIS + [502, 502]
         assert "give the gateway its public URL" in refused.text
         assert provider.stats()["registrations"] == MAX_REDIRECT_URIS
 
@@ -268,7 +271,7 @@ def test_a_server_that_lists_nothing_without_a_token_is_imported_with_the_operat
             try:
                 assert [t["name"] for t in session.request("tools/list").result["tools"]] == ["whoami"]
                 link = elicitation_of(session.request("tools/call", WHO).error)["url"]  # calls need alice's own
-                done = browser.go(f"{link}/connect")
+                done = browser.go(str(browser.connect(link).headers["location"]))
                 assert isinstance(done, httpx2.Response) and done.status_code == 200, done
                 assert session.request("tools/call", WHO).result["structuredContent"] == {"user": "alice"}
             finally:

@@ -122,6 +122,12 @@ class Browser:
     def close(self) -> None:
         self.http.close()
 
+    def connect(self, link: str) -> httpx2.Response:
+        """Press Connect on the gateway's connection page at `link` (its form's POST, with the page's origin as a
+        browser sends it): the answer sends the browser on to the authorization server."""
+        parts = urlsplit(link)
+        return self.http.post(f"{link}/connect", headers={"Origin": f"{parts.scheme}://{parts.netloc}"})
+
     def go(self, url: str, *, stop_at: str | None = None, steps: int = 20) -> httpx2.Response | str:
         """Open `url` and follow redirects; returns the URL a redirect pointed to once it starts with
         `stop_at` (a client's redirect URI), else the final response."""

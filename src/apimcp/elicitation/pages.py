@@ -20,7 +20,7 @@ import hmac
 import html
 import logging
 from collections.abc import Mapping
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 from apimcp.auth.resource import request_origin
 from apimcp.backends.credentials import header_problem
@@ -41,6 +41,11 @@ _HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'"),
 ]
+_CONNECTING = [
+    *_HEADERS[:-1],
+    # the Connect form's answer sends the browser on to the service's authorization server, wherever it is
+    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https: http:"),
+]
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;line-height:1.5}"
     "input{width:100%;padding:.5rem;font:inherit}button{margin-top:1rem;padding:.5rem 1.2rem;font:inherit}"
@@ -55,15 +60,21 @@ def _page(title: str, body: str) -> bytes:
     ).encode()
 
 
-async def _send(send: Send, status: int, page: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    headers = [*_HEADERS, (b"content-length", str(len(page)).encode()), *(extra or [])]
+async def _send(
+    send: Send,
+    status: int,
+    page: bytes,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    base: list[tuple[bytes, bytes]] = _HEADERS,
+) -> None:
+    headers = [*base, (b"content-length", str(len(page)).encode()), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": page})
 
 
-async def _redirect(send: Send, location: str, extra: list[tuple[bytes, bytes]]) -> None:
+async def _redirect(send: Send, location: str, extra: list[tuple[bytes, bytes]], status: int = 302) -> None:
     headers = [(b"location", location.encode()), (b"cache-control", b"no-store"), (b"content-length", b"0"), *extra]
-    await send({"type": "http.response.start", "status": 302, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b""})
 
 
@@ -139,8 +150,10 @@ class ElicitationPages:
         if not pending_id or action not in ("", "connect"):
             await _send(send, 404, GONE)
             return
-        if action == "connect" and method == "GET":
+        if action == "connect" and method == "POST":
             await self._connect(scope, send, pending_id)
+        elif action == "connect" and method == "GET":  # a link straight to it shows whose the connection will be
+            await _redirect(send, f"{PAGES}/{quote(pending_id, safe='')}", [], 303)
         elif method == "GET":
             await self._show(scope, send, pending_id)
         elif method == "POST" and not action:
@@ -159,9 +172,9 @@ class ElicitationPages:
         name = html.escape(secret.name)
         if secret.oauth is not None:
             body = (f"<p>{prompt}</p><p>You will sign in with the service's own login page; the assistant never "
-                    f'sees your password.</p><p><a href="{PAGES}/{html.escape(pending_id)}/connect">'
-                    f"<button type=\"button\">Connect</button></a></p>")  # fmt: skip
-            await _send(send, 200, _page(f"Connect {secret.name}", body))
+                    f'sees your password.</p><form method="post" action="{PAGES}/{html.escape(pending_id)}/connect">'
+                    '<button type="submit">Connect</button></form>')  # fmt: skip
+            await _send(send, 200, _page(f"Connect {secret.name}", body), base=_CONNECTING)
             return
         body = (f"<p>{prompt}</p><form method=\"post\" action=\"{PAGES}/{html.escape(pending_id)}\">"
                 f'<label for="token">{name}</label><input id="token" name="token" type="password" required '
@@ -201,12 +214,19 @@ class ElicitationPages:
         await _send(send, 200, DONE)
 
     async def _connect(self, scope: Scope, send: Send, pending_id: str) -> None:
+        """The Connect button's POST, from the page that said whose the connection will be: only from that page
+        (its `Origin`; a browser sends it with every POST), so that a link or a form elsewhere cannot start a
+        connection in someone else's browser for the link's owner."""
+        origin = self._origin(scope)
+        sent_from = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"), None)
+        if sent_from != origin:
+            await _send(send, 403, _page("Refused", "<p>A connection starts only from its own page's button.</p>"))
+            return
         pending = await self._broker.pending.get(pending_id)
         secret = self._broker.secrets.get(pending.key) if pending is not None else None
         if pending is None or secret is None or secret.oauth is None:
             await _send(send, 410, GONE)
             return
-        origin = self._origin(scope)
         try:
             location, nonce = await self._broker.start_connection(pending, f"{origin}{PAGES}/callback")
         except CredentialError as exc:  # an MCP server's authorization server could not be found or joined
@@ -215,7 +235,7 @@ class ElicitationPages:
             return
         secure = "; Secure" if origin.startswith("https://") else ""
         cookie = f"{COOKIE}={nonce}; Path={PAGES}; HttpOnly; SameSite=Lax; Max-Age=600{secure}"
-        await _redirect(send, location, [(b"set-cookie", cookie.encode())])
+        await _redirect(send, location, [(b"set-cookie", cookie.encode())], 303)
 
     async def _callback(self, scope: Scope, send: Send) -> None:
         query: Mapping[str, list[str]] = parse_qs(scope.get("query_string", b"").decode("latin-1"), max_num_fields=10)
