@@ -199,6 +199,14 @@ async def test_a_token_naming_neither_a_subject_nor_a_client_is_refused() -> Non
         await verifier().verify(token(EC_KEY, "ES256", "ec", sub=None), {AUDIENCE})
 
 
+@pytest.mark.parametrize("subject", [1001, "", ["alice"], {"id": "alice"}, True])
+async def test_a_subject_that_is_no_text_is_refused_not_read_as_the_client(subject: object) -> None:
+    """The finding: `sub: 1001` fell back to the client id, so every user of that client was one caller (their
+    sessions, rate limits and per-user credentials shared)."""
+    with pytest.raises(TokenRejected, match=r"subject \(sub\) is not a non-empty string"):
+        await verifier().verify(token(EC_KEY, "ES256", "ec", sub=subject, client_id="chat-app"), {AUDIENCE})
+
+
 async def test_subjects_and_clients_never_share_a_principal() -> None:
     as_subject = await verifier().verify(token(EC_KEY, "ES256", "ec", sub="client=x"), {AUDIENCE})
     as_client = await verifier().verify(token(EC_KEY, "ES256", "ec", sub=None, client_id="x"), {AUDIENCE})

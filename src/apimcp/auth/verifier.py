@@ -74,7 +74,10 @@ def caller_of(issuer: str, claims: Mapping[str, Any], until: float | None = None
     """The caller a verified token from `issuer` with these claims (a JWT's, an introspection's answer) stands
     for; TokenRejected when they name neither a subject nor a client."""
     subject = claims.get("sub")
-    subject_text = subject if isinstance(subject, str) and subject else None
+    if subject is not None and not (isinstance(subject, str) and subject):
+        # never read as "no subject": every user of the client would be one caller (sessions, limits, credentials)
+        raise TokenRejected("invalid_token", "the access token's subject (sub) is not a non-empty string")
+    subject_text = subject
     client = claims.get("client_id") or claims.get("azp")
     if subject_text is None and not (isinstance(client, str) and client):
         raise TokenRejected("invalid_token", "the access token names neither a subject nor a client")
