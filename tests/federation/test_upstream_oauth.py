@@ -215,6 +215,22 @@ def test_a_server_without_metadata_is_a_clear_error_on_the_connection_page(idp: 
     assert "protected-resource metadata names another resource" in page.text
 
 
+def test_one_discovering_secret_on_two_servers_keeps_a_connection_per_server() -> None:
+    """The finding: a discovering secret attached to two MCP services (the control plane allows it) was one key, so a
+    user's token for one server was sent to the other, and the connection page connected to whichever came last."""
+    from apimcp.elicitation.secrets import elicited_secret
+
+    raw = {"id": "sec_1", "name": "account", "kind": "user_oauth", "fields": {"discover": True}}
+    payroll = elicited_secret("acme", raw, "https://payroll.example/mcp")
+    notes = elicited_secret("acme", raw, "https://notes.example/mcp")
+    assert payroll.key != notes.key and payroll.key.startswith("acme/sec_1@")
+    assert "example" not in payroll.key  # the key reaches clients (an input request's name); the URL never does
+    assert payroll.oauth is not None and payroll.oauth.discover_from == "https://payroll.example/mcp"
+    fixed = {"id": "sec_2", "name": "crm", "kind": "user_oauth", "fields": {"authorization_url": "https://a/auth",
+             "token_url": "https://a/token", "client_id": "c"}}  # fmt: skip
+    assert elicited_secret("acme", fixed, "https://payroll.example/mcp").key == "acme/sec_2"
+
+
 def test_discovery_is_only_for_mcp_servers(tmp_path: Path) -> None:
     from apimcp.gateway.config import ConfigError, parse_config
 

@@ -6,6 +6,7 @@ A snapshot carries them among a member's credentials (`{kind, id, name, fields, 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,8 @@ def elicited_secret(organization: str, raw: Mapping[str, Any], server: str | Non
         discover = bool(fields.get("discover"))
         if discover and server is None:
             raise ValueError(f"{name}: only an MCP server's authorization server is discovered")
+        if discover and server is not None:  # one secret on several servers: each server's connection is its own
+            key = f"{key}@{hashlib.sha256(server.encode()).hexdigest()[:16]}"  # (the URL is never shown to clients)
         oauth = OAuthClient(
             authorization_url="" if discover else fields["authorization_url"],
             token_url="" if discover else fields["token_url"],
