@@ -6,11 +6,16 @@ changed while its session had none open."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import httpx2
 import orjson
 
+from apimcp.protocol import EndpointOptions, McpEndpoint, MemorySessionStore
+from apimcp.protocol.limits import EndpointLimits
+from tests.protocol.showcase import Showcase
+from tests.support.live_server import live_server
 from tests.support.mcp_http import ACCEPT_BOTH, McpHttp, Session, get_stream, sse_events
 
 LISTS_CHANGED = [f"notifications/{kind}/list_changed" for kind in ("tools", "prompts", "resources")]
@@ -128,3 +133,23 @@ def test_a_change_before_a_session_s_first_get_stream_reaches_it(mcp: McpHttp) -
         first = [next(events)[1] for _ in range(4)]
     assert [message["method"] for message in first] == [*LISTS_CHANGED, "notifications/resources/updated"]
     assert first[3]["params"] == {"uri": "test://text"}  # of what it subscribed to only
+
+
+def test_a_session_resumes_as_many_streams_at_once_as_it_may_have_requests(showcase: Showcase) -> None:
+    """The finding: resuming one POST stream a hundred times was never counted, so one client held as many
+    followers (and, with Redis, pooled connections) as it liked."""
+    endpoint = McpEndpoint(showcase, EndpointOptions(sessions=MemorySessionStore(), client_request_timeout=5,
+                                                     limits=EndpointLimits(max_requests_per_session=2)))  # fmt: skip
+    with live_server(endpoint, endpoint.shutdown) as base, McpHttp(f"{base}/mcp") as mcp:
+        session = mcp.initialize("2025-11-25", {"elicitation": {}})
+        event_id, request, _ = _elicit_then_drop(mcp, session)
+        headers = {"accept": "text/event-stream", "last-event-id": event_id, **session.headers()}
+        with httpx2.Client(timeout=10) as http, ExitStack() as streams:
+            followed = [streams.enter_context(http.stream("GET", mcp.url, headers=headers)) for _ in range(2)]
+            assert [stream.status_code for stream in followed] == [200, 200]
+            third = http.get(mcp.url, headers=headers)
+            assert third.status_code == 429 and "already follows 2 resumed streams" in third.text
+        answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"action": "decline"}}
+        assert session.post(answer).status == 202
+        with httpx2.Client(timeout=10) as http, http.stream("GET", mcp.url, headers=headers) as again:
+            assert again.status_code == 200  # the others ended: room again

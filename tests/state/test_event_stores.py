@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 
 from apimcp.protocol.backlog import Backlog, Claimed, Marks, MemoryBacklog
 from apimcp.protocol.event_store import EventStore, MemoryEventStore, StreamRecorder, split_event_id
+from apimcp.state import redis_events
 from apimcp.state.redis_backlog import RedisBacklog
 from apimcp.state.redis_events import RedisEventStore
 from tests.state.conftest import REDIS_URL
@@ -56,6 +57,29 @@ async def test_a_follower_hears_the_next_event_without_polling(store: EventStore
         assert await store.after("s2", 1, 3600) == [(2, b"2")]
     await writer
     assert await store.after("s2", 2, 0.1) == []  # nothing came: an empty answer once the wait is over
+
+
+async def test_followers_past_the_blocking_bound_leave_the_pool_to_everyone_else(
+    redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The finding: each follower of a resumed stream held a pooled connection in `XREAD BLOCK`, so one client
+    resuming a stream 100 times left no connection for anyone (503s, and rate limits let through). Past
+    `MAX_BLOCKING_READS` a follower waits without a connection, and reads again after its wait."""
+    monkeypatch.setattr(redis_events, "MAX_BLOCKING_READS", 2)
+    client = Redis.from_url(REDIS_URL, max_connections=4)
+    store = RedisEventStore(client, redis_prefix, 30)
+    try:
+        await store.append("s4", "session-a", "post", b"1", last=False)
+        followers = []
+        for _ in range(10):  # one after the other, as clients resume (their first reads do not all meet)
+            followers.append(asyncio.create_task(store.after("s4", 1, 1.0)))
+            await asyncio.sleep(0.02)
+        await store.append("s4", "session-a", "post", b"2", last=False)  # another client's work goes on
+        assert await store.info("s4") is not None
+        async with asyncio.timeout(10):
+            assert await asyncio.gather(*followers) == [[(2, b"2")]] * 10  # each hears it, at most a wait later
+    finally:
+        await client.aclose()
 
 
 async def test_streams_keep_their_newest_events_and_expire(store: EventStore) -> None:

@@ -94,6 +94,7 @@ class SessionEra:
         self._live: dict[str, _Live] = {}
         self._active: dict[str, int] = {}  # requests in progress, by session
         self._max_active = options.limits.max_requests_per_session
+        self._resumed: dict[str, int] = {}  # POST streams resumed on a GET and followed now, by session
         self._inflight: dict[tuple[str, RequestId], asyncio.Task[Any]] = {}
         self._cancelled: set[tuple[str, RequestId]] = set()
         # Ids of our requests to clients: never reused, and, started at random, distinct from other replicas'
@@ -207,7 +208,7 @@ class SessionEra:
             if resumed is None or info is None or info.session_id != session.id:
                 resumed = None  # unknown, expired or not this session's: a new stream, nothing to replay
             elif info.kind == "post":
-                await self._resume_post(exchange, receive, session, *resumed)
+                await self._resume_counted(exchange, receive, session, *resumed)
                 return
         live = self._live_of(session.id)
         if live.stream is not None:
@@ -215,7 +216,7 @@ class SessionEra:
             await exchange.refuse(409, text)
             return
         limit = self._options.limits.max_listeners
-        if len(self._hub) >= limit:
+        if len(self._hub) + sum(self._resumed.values()) >= limit:
             self._forget_if_idle(session.id, live)
             text = f"This endpoint already serves {limit} open streams (max_listeners); try again later"
             await exchange.refuse(503, text, [_RETRY_LATER], code=SERVER_BUSY)
@@ -274,6 +275,28 @@ class SessionEra:
             await exchange.replay(f"{stream}.{kept}".encode(), data)
             number = kept
         return number
+
+    async def _resume_counted(
+        self, exchange: Exchange, receive: Receive, session: Session, stream: str, number: int
+    ) -> None:
+        """`_resume_post`, if the endpoint's open streams (`max_listeners`, resumed ones included) and the session's
+        resumed ones (as many as it may have requests in progress) leave room for one more."""
+        limit, resumed = self._options.limits.max_listeners, self._resumed.get(session.id, 0)
+        if resumed >= self._max_active:
+            text = f"This session already follows {resumed} resumed streams (max_requests_per_session)"
+            await exchange.refuse(429, text, [_RETRY_LATER], code=SERVER_BUSY)
+            return
+        if len(self._hub) + sum(self._resumed.values()) >= limit:
+            text = f"This endpoint already serves {limit} open streams (max_listeners); try again later"
+            await exchange.refuse(503, text, [_RETRY_LATER], code=SERVER_BUSY)
+            return
+        self._resumed[session.id] = resumed + 1
+        try:
+            await self._resume_post(exchange, receive, session, stream, number)
+        finally:
+            left = self._resumed.pop(session.id) - 1
+            if left:
+                self._resumed[session.id] = left
 
     async def _resume_post(
         self, exchange: Exchange, receive: Receive, session: Session, stream: str, number: int

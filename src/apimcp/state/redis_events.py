@@ -4,12 +4,16 @@ Each stream is a Redis stream of its events (entry id `0-n` for event n, at most
 hash naming its session, its kind and whether it has ended; both expire `retention_seconds` after the last
 event and share a hash tag, so one script writes an event atomically, on a Redis Cluster too. A replica
 following a POST's stream for a client that resumed waits with `XREAD BLOCK`, so the event written on the
-replica running the request reaches it at once. Its sessions' backlogs are in `redis_backlog`.
+replica running the request reaches it at once; a blocking read holds one of the client's pooled connections
+while it waits, so at most `MAX_BLOCKING_READS` wait so, and the others read again after their wait (a client
+resuming a stream a hundred times must not take the state store from everyone else). Its sessions' backlogs are in
+`redis_backlog`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, Final
 
 from redis.asyncio import Redis
 
@@ -22,6 +26,10 @@ from apimcp.protocol.event_store import (
 )
 from apimcp.state.redis_backlog import RedisBacklog
 from apimcp.state.redis_connection import RedisClient
+from apimcp.state.redis_sessions import reached
+
+MAX_BLOCKING_READS: Final = 16
+"""Blocking reads waiting at once per store, a small share of the client's pool of connections."""
 
 _APPEND = """
 local events, info = KEYS[1], KEYS[2]
@@ -51,6 +59,7 @@ class RedisEventStore(EventStore):
         self.retention_seconds = retention_seconds
         self._max_events = max_events
         self._append = client.register_script(_APPEND)
+        self._blocking = asyncio.Semaphore(MAX_BLOCKING_READS)
         self.backlog = RedisBacklog(client, prefix)
 
     def _keys(self, stream: str) -> tuple[str, str]:
@@ -64,7 +73,7 @@ class RedisEventStore(EventStore):
         return int(number)
 
     async def info(self, stream: str) -> StreamInfo | None:
-        found: list[Any] = await self._client.hmget(self._keys(stream)[1], ["session", "kind", "ended"])
+        found: list[Any] = await reached(self._client.hmget(self._keys(stream)[1], ["session", "kind", "ended"]))
         session, kind, ended = found
         if not isinstance(session, bytes) or kind not in (b"get", b"post"):
             return None
@@ -72,9 +81,14 @@ class RedisEventStore(EventStore):
 
     async def after(self, stream: str, number: int, wait_seconds: float) -> list[tuple[int, bytes]]:
         events = self._keys(stream)[0]
-        found: Any = await self._client.xrange(events, min=f"(0-{number}", max="+")
+        found: Any = await reached(self._client.xrange(events, min=f"(0-{number}", max="+"))
         if not found and wait_seconds > 0:
-            client: Redis = self._client  # type: ignore[assignment]  # XREAD of one key: any client will do
-            read: Any = await client.xread({events: f"0-{number}"}, block=int(wait_seconds * 1000))
-            found = read[0][1] if read else []
+            if self._blocking.locked():  # as many wait on a connection as may: this one waits without one
+                await asyncio.sleep(wait_seconds)
+                found = await reached(self._client.xrange(events, min=f"(0-{number}", max="+"))
+            else:
+                async with self._blocking:
+                    client: Redis = self._client  # type: ignore[assignment]  # XREAD of one key: any client will do
+                    read: Any = await reached(client.xread({events: f"0-{number}"}, block=int(wait_seconds * 1000)))
+                found = read[0][1] if read else []
         return [(int(entry_id.split(b"-")[1]), fields[b"d"]) for entry_id, fields in found]
