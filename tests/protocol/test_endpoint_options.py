@@ -94,6 +94,27 @@ def test_replicas_sharing_a_key_continue_each_others_round_trips() -> None:
         assert refused.error["code"] == -32602
 
 
+def test_a_request_state_is_good_on_its_own_endpoint_only() -> None:
+    """The finding: two expositions of one gateway share the sealer's keys, and a state sealed by one (its answers
+    and the handler's state) was taken by the other."""
+    key = [b"shared-key-of-the-deployment-0001"]
+    sealer = RequestStateSealer(key)
+    x = McpEndpoint(Showcase(), EndpointOptions(request_state=sealer), endpoint_id="org-a/x")
+    y = McpEndpoint(Showcase(), EndpointOptions(request_state=sealer), endpoint_id="org-b/y")
+    with live_server(x) as a, live_server(y) as b, McpHttp(f"{a}/mcp") as on_x, McpHttp(f"{b}/mcp") as on_y:
+        first = on_x.modern("tools/call", {"name": "elicit"}, capabilities={"elicitation": {}}).result
+        (k,) = first["inputRequests"]
+        retry = {
+            "name": "elicit",
+            "inputResponses": {k: {"action": "accept", "content": {"name": "Lin"}}},
+            "requestState": first["requestState"],
+        }
+        refused = on_y.modern("tools/call", retry, capabilities={"elicitation": {}})
+        assert refused.error["code"] == -32602 and "different request" in refused.error["message"]
+        done = on_x.modern("tools/call", retry, capabilities={"elicitation": {}})
+        assert done.result["content"][0]["text"] == "Hello, Lin!"
+
+
 @pytest.mark.anyio
 async def test_lifespan_shutdown_ends_streams() -> None:
     endpoint = McpEndpoint(Showcase())

@@ -132,6 +132,7 @@ class StatelessEra:
     ) -> None:
         self._hub = hub
         self._options = options
+        self._endpoint_id = endpoint_id
         self._tasks = StatelessTasks(TaskRunner(TaskSettings(store=options.tasks), endpoint_id))
         self._sealer = options.request_state
         self._supported = [r.version for r in STATELESS_REVISIONS]
@@ -368,7 +369,7 @@ class StatelessEra:
         params = request.params
         raw_state = params.get("requestState")
         if raw_state is not None:
-            prior = self._sealer.open(raw_state, _digest(request), _principal(ctx))
+            prior = self._sealer.open(raw_state, _digest(request, self._endpoint_id), _principal(ctx))
             outbound.answers = dict(prior.answers)
             ctx.state.update(prior.handler_state)
         if "inputResponses" in params:
@@ -400,7 +401,9 @@ class StatelessEra:
                 key: {"method": r.method, "params": dialects.input_request_params(r, ctx.revision)}
                 for key, r in missing.items()
             },
-            "requestState": self._sealer.seal(_digest(request), RoundState(carried, ctx.state), _principal(ctx)),
+            "requestState": self._sealer.seal(
+                _digest(request, self._endpoint_id), RoundState(carried, ctx.state), _principal(ctx)
+            ),
         }
 
     def _discover(self, revision: Revision) -> JsonObject:
@@ -493,11 +496,13 @@ def _principal(ctx: RequestContext) -> str | None:
     return caller.principal if caller is not None else None
 
 
-def _digest(request: Request) -> str:
-    """What a requestState is bound to: method, target and arguments (absent counts as {})."""
+def _digest(request: Request, endpoint_id: str) -> str:
+    """What a requestState is bound to: the endpoint (every exposition of a gateway shares the sealer's keys),
+    method, target and arguments (absent counts as {})."""
     params = request.params
     target = params.get(_NAME_PARAM[request.method])
-    return request_digest(request.method, target if isinstance(target, str) else None, params.get("arguments") or {})
+    named = target if isinstance(target, str) else None
+    return request_digest(request.method, named, params.get("arguments") or {}, endpoint_id)
 
 
 def _mirror(headers: Mapping[bytes, bytes], name: bytes, label: str, body_value: str) -> None:

@@ -55,9 +55,10 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def request_digest(method: str, target: str | None, arguments: Any) -> str:
-    """A short digest of what the request asks for, so a state cannot be replayed elsewhere."""
-    canonical = orjson.dumps([method, target, arguments], option=orjson.OPT_SORT_KEYS)
+def request_digest(method: str, target: str | None, arguments: Any, endpoint: str = "") -> str:
+    """A short digest of what the request asks for, and of which endpoint, so a state cannot be replayed
+    elsewhere."""
+    canonical = orjson.dumps([method, target, arguments, endpoint], option=orjson.OPT_SORT_KEYS)
     return _b64(hashlib.sha256(canonical).digest()[:18])
 
 
