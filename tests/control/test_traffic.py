@@ -4,15 +4,17 @@ into hours, and read back as a window's figures (totals, series, busiest and fai
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx2
 from sqlalchemy import func, select
 
 from apimcp.control.domain import traffic
 from apimcp.control.models import TrafficCount
 from apimcp.traffic.histogram import bucket_of, empty
-from apimcp.traffic.tally import TrafficTally
+from apimcp.traffic.tally import OTHER, TrafficTally
 from tests.control.api_harness import Api, Org, created, import_echo, ok, problem
 
 
@@ -129,3 +131,38 @@ def test_old_minutes_roll_up_into_hours_and_still_count_for_the_day(api: Api) ->
     assert day["totals"]["calls"] == 9 and day["totals"]["errors"] == 3
     assert 5 < day["totals"]["p50_ms"] <= 10
     assert ok(acme.user.get("/traffic", params={"window": "hour"}))["totals"]["calls"] == 0
+
+
+def test_reports_arriving_together_add_up_exactly(api: Api) -> None:
+    """The finding: a row was read, added to and written back, so reports arriving together lost counts (or both
+    inserted the row, and one failed with a 500)."""
+    acme = api.org("acme-traffic-race")
+    shop = _exposition(acme, "shop-race")
+    ok(acme.snapshot_response("edge-1"))
+
+    def report(n: int) -> int:
+        rows = _rows(shop["id"], [("get_item", "success", 3.0)])
+        headers = {"Authorization": f"Bearer {acme.gateway_token}", "Connection": "close"}
+        with httpx2.Client(base_url=f"{api.base}/api/v1", timeout=30, headers=headers) as gateway:
+            sent = gateway.post("/gateway/traffic", json={"name": f"edge-{n % 4}", "revision": 0, "rows": rows})
+        return sent.status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses = list(pool.map(report, range(80)))
+    assert statuses == [202] * 80
+    assert ok(acme.user.get("/traffic"))["totals"]["calls"] == 80
+
+
+def test_a_tool_name_no_database_keeps_is_counted_as_other(api: Api) -> None:
+    """The finding: a NUL in a tool's name (a client's made-up name) failed the whole report on PostgreSQL, and
+    the gateway sent it again for ever."""
+    acme = api.org("acme-traffic-nul")
+    shop = _exposition(acme, "shop-nul")
+    ok(acme.snapshot_response("edge-1"))
+    rows = _rows(shop["id"], [("get_item", "success", 3.0)] * 5 + [("x\x00y", "error", 1.0), ("a\nb", "error", 1.0)])
+    assert _report(acme, rows) == {"kept": 3, "dropped": 0}
+    window = ok(acme.user.get("/traffic"))
+    assert window["totals"]["calls"] == 7
+    with api.plane.session() as session:
+        tools = set(session.scalars(select(TrafficCount.tool).where(TrafficCount.exposition_id == shop["id"])))
+    assert tools == {"get_item", OTHER}

@@ -8,13 +8,14 @@ rows are kept per minute and tool, whatever the number of requests behind them.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeGuard
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, false, func, select, update
 from sqlalchemy.orm import Session
 
 from apimcp.control.errors import Invalid
@@ -75,6 +76,8 @@ def _checked(row: Mapping[str, Any]) -> tuple[str, str, str, int, int, dict[str,
         raise Invalid("each row's method is one a gateway counts", field="rows")
     if not isinstance(tool, str) or len(tool) > 200 or (tool and method != "tools/call"):
         raise Invalid("each row's tool is a name of at most 200 characters, for tools/call only", field="rows")
+    if not tool.isprintable():  # a NUL, which PostgreSQL keeps in no text, or another control character
+        tool = OTHER
     if not _count(start) or start % MINUTE:
         raise Invalid("each row starts on a minute (seconds since the epoch)", field="rows")
     calls, outcomes = row.get("calls"), row.get("outcomes")
@@ -120,9 +123,10 @@ def record(
 
 
 def _add(session: Session, added: Mapping[Key, Figures], seconds: int) -> None:
-    """Each key's figures added to its row (made when there is none)."""
+    """Each key's figures added to its row (made when there is none), one writer at a time (`_one_writer`)."""
     if not added:
         return
+    _one_writer(session)
     starts = {key[4] for key in added}
     found = session.scalars(
         select(TrafficCount).where(
@@ -150,6 +154,20 @@ def _add(session: Session, added: Mapping[Key, Figures], seconds: int) -> None:
         total.add(figures.calls, figures.outcomes, figures.latency, figures.backend)
         row.calls, row.outcomes, row.latency, row.backend = total.calls, total.outcomes, total.latency, total.backend
     session.flush()
+
+
+_WRITER_LOCK = int.from_bytes(hashlib.sha256(b"apimcp traffic counts").digest()[:8], "big") >> 1
+
+
+def _one_writer(session: Session) -> None:
+    """Until this transaction ends, no other adds to the counts: a row is read, added to and written back, and
+    two reports read together lost one's counts (or both inserted a row, and one failed). On PostgreSQL an
+    advisory lock (every control plane replica's); on SQLite, a write begun now takes the database's write lock,
+    which the others wait for."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(func.pg_advisory_xact_lock(_WRITER_LOCK)))
+    else:
+        session.execute(update(TrafficCount).where(false()).values(calls=TrafficCount.calls))
 
 
 def _note_revision(session: Session, organizations: Iterable[str], gateway_name: str, revision: int) -> None:
