@@ -90,3 +90,29 @@ def test_the_home_screen_shows_the_calls_just_made_and_where_they_fail(page: Pag
     page.get_by_label("Window").select_option("day")
     expect(page.get_by_role("img", name="Calls of exposition busy, the last day, by hour", exact=False)).to_be_visible()
     assert unexpected(seen.problems) == []
+
+
+def test_calls_of_tools_the_exposition_does_not_serve_are_counted_together(served: Served) -> None:
+    """The finding: a tool's name is the client's to make up, and each made-up name became rows of its own (kept
+    31 days, read whole by every /traffic), so one client could flood the counts."""
+    with api(served) as client:
+        imported = client.post(
+            "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "shelf-made-up"}
+        )
+        assert imported.status_code == 201, imported.text
+        plan = client.post(
+            "/plans", json={"name": "made-up", "service_id": imported.json()["id"], "backend_endpoint": served.backend}
+        )
+        assert client.post("/expositions", json={"plan_id": plan.json()["id"], "name": "made-up"}).status_code == 201
+    url = f"{served.base}/mcp/default/made-up"
+    serving(url)
+    with McpHttp(url) as mcp:
+        for n in range(20):
+            name = f"made_up_{n}"
+            made_up = mcp.modern("tools/call", {"name": name, "arguments": {}}, headers={"Mcp-Name": name})
+            assert made_up.error["message"] == f"Unknown tool: {name}", made_up.text
+        listed = mcp.modern("tools/call", {"name": "list_books", "arguments": {}}, headers={"Mcp-Name": "list_books"})
+        assert listed.status == 200, listed.text
+    figures = _traffic(served, 21, exposition="made-up")
+    assert {t["tool"] for t in figures["busiest"]} == {"(other)", "list_books"}
+    assert [(t["tool"], t["calls"]) for t in figures["busiest"] if t["tool"] == "(other)"] == [("(other)", 20)]

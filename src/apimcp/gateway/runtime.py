@@ -341,6 +341,7 @@ class GatewayRuntime:
             call_observers.append(telemetry_observer)
             if telemetry.metrics is not None:  # refusals are counted, never traced: no span without metrics
                 door.append(telemetry_observer)
+        counted = None
         if self.traffic is not None:
             counted = TrafficObserver(self.traffic, exposition["id"])
             observer = chained(observer, counted)
@@ -390,6 +391,8 @@ class GatewayRuntime:
         )
         loader = BackendLoader(called, self._backends.guarded_session)  # reads files as its operations are called
         handler = ExpositionHandler(settings, members, extras, loader)
+        if counted is not None:
+            counted.serves = lambda tool: handler.tool_definition(tool) is not None
         if previous is not None:
             previous.endpoint.replace_handler(handler)
             endpoint = previous.endpoint

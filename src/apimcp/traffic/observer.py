@@ -4,7 +4,7 @@ its door refused, and, through `TimedBackend`, the time each request spent waiti
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -13,7 +13,7 @@ from apimcp.catalog.model import Operation
 from apimcp.guardrails.chain import Heard
 from apimcp.protocol.caller import RequestSource
 from apimcp.protocol.observe import RequestRecord
-from apimcp.traffic.tally import DOOR, TrafficTally
+from apimcp.traffic.tally import DOOR, OTHER, TrafficTally
 
 _waited: ContextVar[list[float] | None] = ContextVar("apimcp_backend_waited", default=None)
 """The milliseconds the current request spent on backends so far (a list of one, shared with its child tasks);
@@ -21,13 +21,20 @@ None outside a request, or before it called any backend."""
 
 
 class TrafficObserver:
-    """One exposition's requests, counted in the gateway's tally."""
+    """One exposition's requests, counted in the gateway's tally; a call of a tool the exposition does not serve
+    (`serves`), whose name is the client's to make up, is counted under `OTHER`: a flood of made-up names costs one
+    row per exposition and minute, not one per name."""
 
-    __slots__ = ("_exposition_id", "_tally")
+    __slots__ = ("_exposition_id", "_tally", "serves")
 
     def __init__(self, tally: TrafficTally, exposition_id: str) -> None:
         self._tally = tally
         self._exposition_id = exposition_id
+        self.serves: Callable[[str], bool] = lambda _: False
+        """Whether the exposition serves a tool of this name (set once its handler is built)."""
+
+    def _tool(self, name: str | None) -> str | None:
+        return name if name is None or self.serves(name) else OTHER
 
     def request_started(self, method: str, target: str | None, source: RequestSource) -> None:
         _waited.set([-1.0])  # set in the request's task, before the handler's child tasks copy the context
@@ -36,9 +43,8 @@ class TrafficObserver:
         waited = _waited.get()
         backend = waited[0] if waited is not None and waited[0] >= 0 else None
         _waited.set(None)
-        self._tally.count(
-            self._exposition_id, record.method, record.target, record.outcome, record.duration_ms, backend
-        )
+        tool = self._tool(record.target) if record.method == "tools/call" else record.target
+        self._tally.count(self._exposition_id, record.method, tool, record.outcome, record.duration_ms, backend)
 
     def call_started(self, tool: str, source: RequestSource, via: Mapping[str, str]) -> None:
         """Nothing before: a script's call is counted when it ends."""
@@ -46,7 +52,8 @@ class TrafficObserver:
     def call_finished(self, record: RequestRecord, via: Mapping[str, str]) -> None:
         # a script's call into the exposition: a call of its tool like any other (its backend time is its
         # request's, counted there)
-        self._tally.count(self._exposition_id, "tools/call", record.target, record.outcome, record.duration_ms)
+        tool = self._tool(record.target)
+        self._tally.count(self._exposition_id, "tools/call", tool, record.outcome, record.duration_ms)
 
     def call_denied(self, tool: str, source: RequestSource, rule: str | None, via: Mapping[str, str] | None) -> None:
         """Counted as the tool error it answers."""
