@@ -94,3 +94,18 @@ def test_a_report_is_sent_when_nothing_was_counted() -> None:
 
     assert asyncio.run(reporting.send_once(TrafficTally(), send)) is True
     assert sent == [[]]
+
+
+def test_rows_the_control_plane_refuses_are_dropped_not_sent_for_ever() -> None:
+    """The finding: a batch the control plane refused (a 422) was given back, sent first again every 5 s, and
+    refused again, while the counts behind it waited."""
+    tally = TrafficTally()
+    tally.count("e1", "tools/call", "t", "success", 1.0)
+    sent: list[list[dict[str, Any]]] = []
+
+    async def refusing(rows: list[dict[str, Any]]) -> None:
+        sent.append(rows)
+        raise reporting.ReportRefused("HTTP 422: each row names an exposition_id")
+
+    assert asyncio.run(reporting.send_once(tally, refusing)) is True
+    assert len(tally) == 0 and len(sent) == 1

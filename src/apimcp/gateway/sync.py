@@ -29,7 +29,7 @@ from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.policies.admin_approval import AdminUnavailable
 from apimcp.safety.plain_http import refusal
 from apimcp.sealing.keys import GatewayPublicKey
-from apimcp.traffic.reporting import report_traffic, send_once
+from apimcp.traffic.reporting import ReportRefused, report_traffic, send_once
 from apimcp.traffic.tally import TrafficTally
 
 log = logging.getLogger("apimcp.gateway.sync")
@@ -72,7 +72,7 @@ class SnapshotSource(ABC):
         raise AdminUnavailable("this gateway's control plane keeps no approvals")
 
 
-class AuditRefused(Exception):
+class AuditRefused(ReportRefused):
     """The control plane refused a report (a batch of audit events, say) for what it holds: sending it again
     cannot help."""
 

@@ -17,6 +17,10 @@ BATCH = 1000
 Send = Callable[[list[dict[str, Any]]], Awaitable[None]]
 
 
+class ReportRefused(Exception):
+    """The control plane refused a report for what it holds: sent again, it would be refused again."""
+
+
 async def send_once(tally: TrafficTally, send: Send) -> bool:
     """Send what the tally holds, batch by batch (one empty batch when it holds nothing: the report says the
     gateway is there, and which revision it serves); False when the control plane could not be reached."""
@@ -27,6 +31,8 @@ async def send_once(tally: TrafficTally, send: Send) -> bool:
         except asyncio.CancelledError:
             tally.give_back(rows)
             raise
+        except ReportRefused as exc:  # given back, it would be sent first again, and refused, for ever
+            log.warning("traffic counts refused by the control plane (%s): %d rows dropped", exc, len(rows))
         except Exception as exc:
             tally.give_back(rows)
             log.info("traffic counts not delivered yet (%s); sent again later", exc)
