@@ -96,3 +96,17 @@ def test_a_summary_that_does_not_add_up_is_dropped(api: Api) -> None:
     reported = _report(acme, events)
     assert reported == {"kept": 1, "dropped": 2}
     assert [e["count"] for e in _listed(acme)] == [2]
+
+
+def test_an_event_json_cannot_hold_is_dropped_and_the_rest_kept(api: Api) -> None:
+    """The finding: an event nested 300 deep, or holding an integer past 64 bits, failed the whole batch with a
+    500, which a gateway sends again for ever."""
+    acme = api.org("acme")
+    library = _expose(acme, "library")
+    deep: object = 1
+    for _ in range(300):
+        deep = [deep]
+    events = [_answered(library, "list_books", 100.0), {**_answered(library, "get_book", 101.0), "extra": deep},
+              {**_answered(library, "get_book", 102.0), "extra": 2**70}]  # fmt: skip
+    assert _report(acme, events) == {"kept": 1, "dropped": 2}
+    assert [e["target"] for e in _listed(acme)] == ["list_books"]

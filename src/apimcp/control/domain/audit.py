@@ -38,7 +38,7 @@ def record(session: Session, organization_id: str | None, events: Iterable[Mappi
     owners: dict[str, str | None] = {}
     touched: set[tuple[str, bool]] = set()
     for event in events:
-        if not is_event(event) or len(orjson.dumps(event)) > MAX_EVENT_BYTES:
+        if not is_event(event) or _size(event) > MAX_EVENT_BYTES:
             dropped += 1
             continue
         exposition_id = str(event["exposition_id"])
@@ -61,6 +61,15 @@ def record(session: Session, organization_id: str | None, events: Iterable[Mappi
     for owner, refusal in touched:
         _prune(session, owner, refusal)
     return kept, dropped
+
+
+def _size(event: Mapping[str, Any]) -> int:
+    """The event's size as JSON; one JSON cannot hold (nested past 255 levels, an integer past 64 bits) counts as
+    too large: it is dropped, not a 500 that a gateway would send again for ever."""
+    try:
+        return len(orjson.dumps(event))
+    except orjson.JSONEncodeError:
+        return MAX_EVENT_BYTES + 1
 
 
 def _prune(session: Session, organization_id: str, refusal: bool) -> None:
