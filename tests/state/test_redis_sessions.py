@@ -8,7 +8,14 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
-from apimcp.protocol.sessions import MemorySessionStore, Session, SessionsFull, SessionStore, new_session_id
+from apimcp.protocol.sessions import (
+    MemorySessionStore,
+    Session,
+    SessionChange,
+    SessionsFull,
+    SessionStore,
+    new_session_id,
+)
 from apimcp.protocol.versions import find_revision
 from apimcp.state.redis_sessions import RedisSessionStore
 from tests.state.conftest import REDIS_URL
@@ -46,12 +53,32 @@ async def test_a_record_comes_back_as_it_was_saved(make: object) -> None:
     assert found is not None
     assert (found.endpoint, found.revision, found.capabilities_json, found.client_info_json, found.principal) == (
         "e1", REVISION, b'{"elicitation":{}}', b'{"name":"c"}', "iss sub=a")  # fmt: skip
-    found.log_level, found.initialized = "debug", True
-    found.subscriptions.add("file:///a")
-    await store.save(found)
+    for change in (SessionChange(log_level="debug"), SessionChange(initialized=True),
+                   SessionChange(subscribe="file:///a"), SessionChange(subscribe="file:///b"),
+                   SessionChange(unsubscribe="file:///b"), SessionChange(subscribe="file:///a")):  # fmt: skip
+        await store.change(found, change)
+    assert (found.log_level, found.initialized, found.subscriptions) == ("debug", True, {"file:///a"})
     again = await store.get(session.id)
     assert again is not None
     assert (again.log_level, again.initialized, again.subscriptions) == ("debug", True, {"file:///a"})
+    await store.change(again, SessionChange(unsubscribe="file:///a"))
+    assert (await store.get(session.id)).subscriptions == set()
+
+
+async def test_changes_made_on_two_replicas_both_stay(make: object, redis_prefix: str) -> None:
+    """The finding: a change wrote the whole record from a copy up to a second old, so a subscription made on one
+    replica was undone by a log level set on another: the client, told it was subscribed, never heard an update."""
+    store = make()  # type: ignore[operator]
+    other = make() if isinstance(store, RedisSessionStore) else store  # type: ignore[operator]
+    session = new()
+    await store.create(session)
+    here, there = await store.get(session.id), await other.get(session.id)
+    assert here is not None and there is not None
+    await store.change(here, SessionChange(subscribe="test://text"))
+    await other.change(there, SessionChange(log_level="error"))  # its copy knew of no subscription
+    store.forget_copy(session.id)
+    found = await store.get(session.id)
+    assert found is not None and (found.subscriptions, found.log_level) == ({"test://text"}, "error")
 
 
 async def test_unknown_and_deleted_sessions_are_gone(make: object) -> None:

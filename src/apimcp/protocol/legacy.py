@@ -60,7 +60,7 @@ from apimcp.protocol.models import LOG_LEVELS, InputRequest
 from apimcp.protocol.observe import RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.relay import RelayKind
-from apimcp.protocol.sessions import Session, SessionsFull, new_session_id
+from apimcp.protocol.sessions import Session, SessionChange, SessionsFull, new_session_id
 from apimcp.protocol.tasks.methods import SessionTasks
 from apimcp.protocol.tasks.runner import TaskRunner, TaskSettings
 from apimcp.protocol.versions import (
@@ -516,8 +516,7 @@ class SessionEra:
             return
         if message.method == "notifications/initialized":
             if not session.initialized:
-                session.initialized = True
-                await self._store.save(session)
+                await self._store.change(session, SessionChange(initialized=True))
         elif message.method == "notifications/cancelled":
             request_id = message.params.get("requestId")
             if not isinstance(request_id, str | int):
@@ -747,8 +746,7 @@ class SessionEra:
             raise invalid_params(f'"level" must be one of {", ".join(LOG_LEVELS)}', {"field": "level"})
         session = await self._store.get(ctx.session_id or "")
         if session is not None:
-            session.log_level = level
-            await self._store.save(session)
+            await self._store.change(session, SessionChange(log_level=level))
         return {}
 
     async def _subscribe(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
@@ -778,11 +776,7 @@ class SessionEra:
         session = await self._store.get(ctx.session_id or "")
         if session is None:
             return
-        if add:
-            session.subscriptions.add(uri)
-        else:
-            session.subscriptions.discard(uri)
-        await self._store.save(session)
+        await self._store.change(session, SessionChange(subscribe=uri) if add else SessionChange(unsubscribe=uri))
 
     # --- server-to-client requests ---------------------------------------------------------
 

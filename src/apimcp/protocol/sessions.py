@@ -71,6 +71,28 @@ class Session:
         return len(self.capabilities_json) + info + sum(len(uri.encode()) for uri in self.subscriptions)
 
 
+@dataclass(frozen=True, slots=True)
+class SessionChange:
+    """One change a request makes to its session's record: its log level, its `initialized`, or one subscription
+    (a URI followed or no longer followed). A store writes that field alone, so that what another replica changed
+    meanwhile is kept."""
+
+    log_level: str | None = None
+    initialized: bool = False
+    subscribe: str | None = None
+    unsubscribe: str | None = None
+
+    def apply(self, session: Session) -> None:
+        if self.log_level is not None:
+            session.log_level = self.log_level
+        if self.initialized:
+            session.initialized = True
+        if self.subscribe is not None:
+            session.subscriptions.add(self.subscribe)
+        if self.unsubscribe is not None:
+            session.subscriptions.discard(self.unsubscribe)
+
+
 class SessionsFull(Exception):
     """No room for another session, in the whole store or for this endpoint."""
 
@@ -104,8 +126,8 @@ class SessionStore(ABC):
         """Keep a session alive without reading it; False when it is unknown, expired or deleted."""
 
     @abstractmethod
-    async def save(self, session: Session) -> None:
-        """Persist changes made to a record obtained from `get`."""
+    async def change(self, session: Session, change: SessionChange) -> None:
+        """Make `change` to the stored record of `session` (a record obtained from `get`), and to `session`."""
 
     @abstractmethod
     async def delete(self, session_id: str) -> bool:
@@ -204,9 +226,11 @@ class MemorySessionStore(SessionStore):
     async def touch(self, session_id: str) -> bool:
         return await self.get(session_id) is not None
 
-    async def save(self, session: Session) -> None:
-        if session.id in self._sessions:
-            self._sessions[session.id] = self._by_endpoint[session.endpoint][session.id] = session
+    async def change(self, session: Session, change: SessionChange) -> None:
+        change.apply(session)
+        kept = self._sessions.get(session.id)
+        if kept is not None and kept is not session:
+            change.apply(kept)
 
     async def delete(self, session_id: str) -> bool:
         session = self._sessions.pop(session_id, None)

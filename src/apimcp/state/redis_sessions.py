@@ -31,6 +31,7 @@ from apimcp.protocol.sessions import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_MAX_SESSIONS_PER_ENDPOINT,
     Session,
+    SessionChange,
     SessionLimits,
     SessionsFull,
     SessionStore,
@@ -96,13 +97,39 @@ redis.call('ZREM', endpoints .. endpoint, ARGV[1])
 return redis.call('DEL', record)
 """
 
-_SAVE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('HSET', KEYS[1], 'rec', ARGV[1])
-  return 1
+_CHANGE = """
+local raw = redis.call('HGET', KEYS[1], 'rec')
+if not raw then
+  return 0
 end
-return 0
+local rec = cjson.decode(raw)
+local field, value = ARGV[1], ARGV[2]
+if field == 'log_level' then
+  rec.log_level = value
+elseif field == 'initialized' then
+  rec.initialized = true
+else
+  local kept, seen = {}, false
+  if type(rec.subscriptions) == 'table' then
+    for _, uri in ipairs(rec.subscriptions) do
+      if uri == value then
+        seen = true
+      end
+      if uri ~= value or field == 'subscribe' then
+        table.insert(kept, uri)
+      end
+    end
+  end
+  if field == 'subscribe' and not seen then
+    table.insert(kept, value)
+  end
+  rec.subscriptions = kept
+end
+redis.call('HSET', KEYS[1], 'rec', cjson.encode(rec))
+return 1
 """
+"""One field of a record changed where it is kept, so that what another replica changed meanwhile stays (an
+empty list of subscriptions is written `{}` by Lua's JSON: `decode` reads it as none)."""
 
 
 def encode(session: Session) -> bytes:
@@ -169,7 +196,7 @@ class RedisSessionStore(SessionStore):
         self._create = client.register_script(_CREATE)
         self._get = client.register_script(_GET)
         self._delete = client.register_script(_DELETE)
-        self._save = client.register_script(_SAVE)
+        self._change = client.register_script(_CHANGE)
 
     @classmethod
     def with_limits(cls, client: RedisClient, prefix: str, limits: SessionLimits) -> RedisSessionStore:
@@ -230,8 +257,19 @@ class RedisSessionStore(SessionStore):
     async def touch(self, session_id: str) -> bool:
         return await self.get(session_id) is not None
 
-    async def save(self, session: Session) -> None:
-        await reached(self._save(keys=[self._records + session.id], args=[encode(session)]))
+    async def change(self, session: Session, change: SessionChange) -> None:
+        if change.log_level is not None:
+            field, value = "log_level", change.log_level
+        elif change.initialized:
+            field, value = "initialized", ""
+        elif change.subscribe is not None:
+            field, value = "subscribe", change.subscribe
+        elif change.unsubscribe is not None:
+            field, value = "unsubscribe", change.unsubscribe
+        else:
+            return
+        await reached(self._change(keys=[self._records + session.id], args=[field, value]))
+        change.apply(session)
         if session.id in self._copies:
             self._keep(session, self._copies[session.id][1])
 
