@@ -105,4 +105,4 @@ def test_the_whole_reading_of_a_server_has_one_deadline(monkeypatch: pytest.Monk
         started = time.monotonic()
         with pytest.raises(SpecError, match=r"was not read whole within 1 s"):
             import_upstream(base.replace("//localhost:", "//127.0.0.1:") + "/mcp", fetcher=quick)
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 5  # timing-ok: 100 pages take 20 s unbounded; 5 s is 5 times the deadline

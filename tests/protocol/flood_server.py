@@ -16,7 +16,9 @@ from tests.protocol.showcase import Showcase
 
 def main() -> None:
     port, per_endpoint = int(sys.argv[1]), int(sys.argv[2])
-    options = EndpointOptions(sessions=MemorySessionStore(max_sessions_per_endpoint=per_endpoint))
+    # one client floods the endpoint: its share of it (max_sessions_per_caller) is the whole endpoint here
+    store = MemorySessionStore(max_sessions_per_endpoint=per_endpoint, max_sessions_per_caller=per_endpoint)
+    options = EndpointOptions(sessions=store)
     endpoint = McpEndpoint(Showcase(), options)
     run_async(server_for(endpoint, endpoint.shutdown, host="127.0.0.1", port=port).serve())
 

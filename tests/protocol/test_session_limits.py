@@ -155,6 +155,22 @@ def test_sessions_beyond_the_endpoints_share_get_503_with_retry_after() -> None:
         assert mcp.modern("tools/list").status == 200  # stateless requests need no session
 
 
+def test_one_client_gets_its_share_of_an_endpoint_s_sessions_then_429() -> None:
+    """The finding: one anonymous client opened all of an endpoint's sessions in under a second, and every other
+    client was refused until they expired, half an hour later."""
+    store = MemorySessionStore(max_sessions_per_endpoint=10, max_sessions_per_caller=2)
+    with serving(store) as mcp:
+        opened = [initialize(mcp, i) for i in range(2)]
+        assert [reply.status for reply in opened] == [200, 200]
+        refused = initialize(mcp, "third")
+        assert refused.status == 429 and refused.body["id"] == "third"
+        assert "max_sessions_per_caller" in refused.error["message"] and "retry-after" in refused.headers
+        assert len(store) == 2
+        first = {"mcp-session-id": opened[0].headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        assert mcp.http.delete(mcp.url, headers=first).status_code == 200
+        assert initialize(mcp, "again").status == 200  # its own ended session freed its place
+
+
 def test_sessions_beyond_the_store_total_get_503() -> None:
     store = MemorySessionStore(max_sessions=2)
     with serving(store) as one, serving(store, endpoint_id="two") as two:

@@ -76,7 +76,8 @@ def _serving(kind: str, limits: TaskLimits) -> Iterator[str]:
         store: TaskStore = (
             MemoryTaskStore(limits) if client is None else RedisTaskStore(client, prefix, 0.05, limits=limits)
         )
-        endpoint = McpEndpoint(Bulky(), EndpointOptions(sessions=MemorySessionStore(), tasks=store))
+        sessions = MemorySessionStore(max_sessions_per_caller=200)  # more than one owner's tasks: tasks bound first
+        endpoint = McpEndpoint(Bulky(), EndpointOptions(sessions=sessions, tasks=store))
         try:
             yield _as_told(endpoint)
         finally:

@@ -33,12 +33,14 @@ def new(endpoint: str = "e1", **fields: object) -> Session:
 async def make(request: pytest.FixtureRequest, redis_prefix: str) -> AsyncIterator[object]:
     clients: list[Redis] = []
 
-    def build(idle: float = 60, total: int = 100, per_endpoint: int = 100) -> SessionStore:
+    def build(idle: float = 60, total: int = 100, per_endpoint: int = 100, per_caller: int = 100) -> SessionStore:
         if request.param == "memory":
-            return MemorySessionStore(idle, max_sessions=total, max_sessions_per_endpoint=per_endpoint)
+            return MemorySessionStore(idle, max_sessions=total, max_sessions_per_endpoint=per_endpoint,
+                                      max_sessions_per_caller=per_caller)  # fmt: skip
         client = Redis.from_url(REDIS_URL)
         clients.append(client)
-        return RedisSessionStore(client, redis_prefix, idle, max_sessions=total, max_sessions_per_endpoint=per_endpoint)
+        return RedisSessionStore(client, redis_prefix, idle, max_sessions=total, max_sessions_per_endpoint=per_endpoint,
+                                 max_sessions_per_caller=per_caller)  # fmt: skip
 
     yield build
     for client in clients:
@@ -106,6 +108,23 @@ async def test_the_limits_hold_in_total_and_per_endpoint(make: object) -> None:
     assert full.value.scope == "server"
     await store.delete(kept.id)
     await store.create(new("c"))  # a deleted session frees its place
+
+
+async def test_one_caller_holds_its_share_of_an_endpoint_and_no_more(make: object) -> None:
+    """The finding: one anonymous client opened every session an endpoint may hold (1,000 in under a second), and
+    everyone else was refused for the half hour they took to expire."""
+    store = make(per_endpoint=10, per_caller=3)  # type: ignore[operator]
+    mallory = [new("a", caller="client 203.0.113.9") for _ in range(3)]
+    for session in mallory:
+        await store.create(session)
+    with pytest.raises(SessionsFull) as full:
+        await store.create(new("a", caller="client 203.0.113.9"))
+    assert (full.value.scope, full.value.retry_after > 0) == ("caller", True)
+    await store.create(new("a", caller="client 198.51.100.7"))  # another caller: room still
+    await store.create(new("a", caller="https://idp.example sub=alice"))
+    await store.create(new("b", caller="client 203.0.113.9"))  # the same caller on another endpoint
+    await store.delete(mallory[0].id)
+    await store.create(new("a", caller="client 203.0.113.9"))  # its own ended session freed its place
 
 
 async def test_idle_sessions_expire_and_free_their_place_and_a_touch_keeps_one(make: object) -> None:

@@ -27,7 +27,7 @@ import orjson
 
 from apimcp.protocol import dialects
 from apimcp.protocol.batch_allowance import Allowance
-from apimcp.protocol.caller import NO_SOURCE, RequestSource
+from apimcp.protocol.caller import NO_SOURCE, RequestSource, caller_key
 from apimcp.protocol.context import InputRequired, Outbound, RequestContext, check_client_supports
 from apimcp.protocol.dispatch import INPUT_REQUIRED_METHODS, Dispatcher, Method, internal_error
 from apimcp.protocol.errors import (
@@ -419,15 +419,21 @@ class SessionEra:
             capabilities_json=capabilities_json,
             client_info_json=client_info_json,
             principal=source.caller.principal if source.caller is not None else None,
+            caller=caller_key(source.caller.principal if source.caller is not None else None, source.client),
         )
         try:
             await self._store.create(session)
         except SessionsFull as full:
+            retry = (b"retry-after", str(full.retry_after).encode())
+            if full.scope == "caller":  # this client's own doing: end a session (DELETE), or let one expire
+                text = ("This caller has as many sessions on this endpoint as it may (max_sessions_per_caller): "
+                        "end one with DELETE, or let one expire")  # fmt: skip
+                await exchange.json(429, error_message(request.id, SERVER_BUSY, text), [retry])
+                return
             text = (
                 f"No room for another session on this {full.scope} (max_sessions"
                 f"{'_per_endpoint' if full.scope == 'endpoint' else ''}); try again later"
             )
-            retry = (b"retry-after", str(full.retry_after).encode())
             await exchange.json(503, error_message(request.id, SERVER_BUSY, text), [retry])
             return
         result: JsonObject = {

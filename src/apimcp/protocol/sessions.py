@@ -31,6 +31,7 @@ from apimcp.protocol.versions import Revision
 DEFAULT_IDLE_TIMEOUT_SECONDS = 1800.0
 DEFAULT_MAX_SESSIONS = 10_000
 DEFAULT_MAX_SESSIONS_PER_ENDPOINT = 1_000
+DEFAULT_MAX_SESSIONS_PER_CALLER = 100
 
 
 def new_session_id() -> str:
@@ -56,6 +57,9 @@ class Session:
     """The authenticated caller that opened the session: no other caller may use it."""
     created_at: float = field(default_factory=time.time)
     """When `initialize` opened it (seconds since the epoch): what its GET streams missed counts from then."""
+    caller: str = ""
+    """Whom the session counts against on its endpoint (`max_sessions_per_caller`): `caller.caller_key`, the
+    authenticated caller, else the host of the client's address."""
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
@@ -94,9 +98,9 @@ class SessionChange:
 
 
 class SessionsFull(Exception):
-    """No room for another session, in the whole store or for this endpoint."""
+    """No room for another session, in the whole store, for this endpoint, or for this caller on it."""
 
-    def __init__(self, scope: Literal["server", "endpoint"], retry_after: int) -> None:
+    def __init__(self, scope: Literal["server", "endpoint", "caller"], retry_after: int) -> None:
         super().__init__(f"no room for another session on this {scope}")
         self.scope = scope
         self.retry_after = retry_after
@@ -147,9 +151,18 @@ class SessionLimits:
     """Sessions of the whole store: initialize gets 503 + Retry-After beyond."""
     max_sessions_per_endpoint: int = DEFAULT_MAX_SESSIONS_PER_ENDPOINT
     """Sessions of one endpoint (one exposition): initialize gets 503 + Retry-After beyond."""
+    max_sessions_per_caller: int = DEFAULT_MAX_SESSIONS_PER_CALLER
+    """Sessions of one caller (the authenticated caller, else the host of the client's address, as rate limits
+    count callers) on one endpoint: sessions are free to open, and one client must not take every room of an
+    endpoint; initialize gets 429 beyond."""
 
     def __post_init__(self) -> None:
-        if not self.idle_timeout > 0 or self.max_sessions <= 0 or self.max_sessions_per_endpoint <= 0:
+        if (
+            not self.idle_timeout > 0
+            or self.max_sessions <= 0
+            or self.max_sessions_per_endpoint <= 0
+            or self.max_sessions_per_caller <= 0
+        ):
             raise ValueError("session limits must be positive")
 
 
@@ -169,19 +182,22 @@ class MemorySessionStore(SessionStore):
         *,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_sessions_per_endpoint: int = DEFAULT_MAX_SESSIONS_PER_ENDPOINT,
+        max_sessions_per_caller: int = DEFAULT_MAX_SESSIONS_PER_CALLER,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if idle_timeout <= 0:
             raise ValueError("idle_timeout must be positive")
-        if max_sessions <= 0 or max_sessions_per_endpoint <= 0:
-            raise ValueError("max_sessions and max_sessions_per_endpoint must be positive")
+        if max_sessions <= 0 or max_sessions_per_endpoint <= 0 or max_sessions_per_caller <= 0:
+            raise ValueError("max_sessions, max_sessions_per_endpoint and max_sessions_per_caller must be positive")
         self.idle_timeout = idle_timeout
         self._resolution = min(1.0, idle_timeout / 10)
         self._max_sessions = max_sessions
         self._max_per_endpoint = max_sessions_per_endpoint
+        self._max_per_caller = max_sessions_per_caller
         self._clock = clock
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._by_endpoint: dict[str, OrderedDict[str, Session]] = {}
+        self._by_caller: dict[tuple[str, str], OrderedDict[str, Session]] = {}
 
     @classmethod
     def with_limits(cls, limits: SessionLimits) -> MemorySessionStore:
@@ -189,6 +205,7 @@ class MemorySessionStore(SessionStore):
             limits.idle_timeout,
             max_sessions=limits.max_sessions,
             max_sessions_per_endpoint=limits.max_sessions_per_endpoint,
+            max_sessions_per_caller=limits.max_sessions_per_caller,
         )
 
     def __len__(self) -> int:
@@ -204,8 +221,14 @@ class MemorySessionStore(SessionStore):
             of_endpoint = self._by_endpoint[session.endpoint] = OrderedDict()
         elif len(of_endpoint) >= self._max_per_endpoint:
             raise SessionsFull("endpoint", self._retry_after(of_endpoint, now))
+        of_caller = self._by_caller.get((session.endpoint, session.caller))
+        if of_caller is None:
+            of_caller = OrderedDict()
+        elif len(of_caller) >= self._max_per_caller:
+            raise SessionsFull("caller", self._retry_after(of_caller, now))
         session.last_seen = now
-        self._sessions[session.id] = of_endpoint[session.id] = session
+        self._sessions[session.id] = of_endpoint[session.id] = of_caller[session.id] = session
+        self._by_caller[session.endpoint, session.caller] = of_caller
 
     async def get(self, session_id: str) -> Session | None:
         session = self._sessions.get(session_id)
@@ -221,6 +244,7 @@ class MemorySessionStore(SessionStore):
             session.last_seen = now
             self._sessions.move_to_end(session_id)
             self._by_endpoint[session.endpoint].move_to_end(session_id)
+            self._by_caller[session.endpoint, session.caller].move_to_end(session_id)
         return session
 
     async def touch(self, session_id: str) -> bool:
@@ -254,6 +278,11 @@ class MemorySessionStore(SessionStore):
             of_endpoint.pop(session.id, None)
             if not of_endpoint:
                 del self._by_endpoint[session.endpoint]
+        of_caller = self._by_caller.get((session.endpoint, session.caller))
+        if of_caller is not None:
+            of_caller.pop(session.id, None)
+            if not of_caller:
+                del self._by_caller[session.endpoint, session.caller]
 
     def _retry_after(self, sessions: OrderedDict[str, Session], now: float) -> int:
         oldest = next(iter(sessions.values()))

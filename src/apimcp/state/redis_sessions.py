@@ -1,8 +1,9 @@
 """Session records in Redis, so that any replica serves any session-era request.
 
-Each session is a hash (`rec`: the record as JSON, `ep`: its endpoint) that expires `idle_timeout` after the
-last request or touch; two sorted sets (every session, and the sessions of each endpoint, scored by when they
-were last seen) keep the limits of `SessionLimits` exactly across replicas. Creating, reading (with the
+Each session is a hash (`rec`: the record as JSON, `ep`: its endpoint, `ow`: its caller's set) that expires
+`idle_timeout` after the last request or touch; sorted sets (every session, the sessions of each endpoint, and
+those of each caller on an endpoint, scored by when they were last seen) keep the limits of `SessionLimits`
+exactly across replicas. Creating, reading (with the
 refresh of its expiry) and deleting are one Lua script each: one round trip, atomic. All keys share one hash
 tag, so a Redis Cluster keeps them in one slot (scripts may only touch one).
 
@@ -18,10 +19,11 @@ session relay at once; a change elsewhere (log level, subscriptions) within `fre
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import orjson
 from redis.exceptions import RedisError
@@ -29,6 +31,7 @@ from redis.exceptions import RedisError
 from apimcp.protocol.sessions import (
     DEFAULT_IDLE_TIMEOUT_SECONDS,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_CALLER,
     DEFAULT_MAX_SESSIONS_PER_ENDPOINT,
     Session,
     SessionChange,
@@ -53,28 +56,34 @@ async def reached(call: Awaitable[T]) -> T:
 
 
 _CREATE = """
-local all, mine, record = KEYS[1], KEYS[2], KEYS[3]
+local all, mine, record, theirs = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, endpoint, body = ARGV[1], ARGV[2], ARGV[3]
 local now, idle = tonumber(ARGV[4]), tonumber(ARGV[5])
-local most, most_here = tonumber(ARGV[6]), tonumber(ARGV[7])
+local most, most_here, most_theirs = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 redis.call('ZREMRANGEBYSCORE', all, '-inf', now - idle)
 redis.call('ZREMRANGEBYSCORE', mine, '-inf', now - idle)
+redis.call('ZREMRANGEBYSCORE', theirs, '-inf', now - idle)
 if redis.call('ZCARD', all) >= most then
   return {1, redis.call('ZRANGE', all, 0, 0, 'WITHSCORES')[2]}
 end
 if redis.call('ZCARD', mine) >= most_here then
   return {2, redis.call('ZRANGE', mine, 0, 0, 'WITHSCORES')[2]}
 end
+if redis.call('ZCARD', theirs) >= most_theirs then
+  return {3, redis.call('ZRANGE', theirs, 0, 0, 'WITHSCORES')[2]}
+end
 redis.call('ZADD', all, now, id)
 redis.call('ZADD', mine, now, id)
-redis.call('HSET', record, 'rec', body, 'ep', endpoint)
+redis.call('ZADD', theirs, now, id)
+redis.call('PEXPIRE', theirs, idle)
+redis.call('HSET', record, 'rec', body, 'ep', endpoint, 'ow', theirs)
 redis.call('PEXPIRE', record, idle)
 return {0}
 """
 
 _GET = """
 local record, all, endpoints = KEYS[1], KEYS[2], ARGV[3]
-local found = redis.call('HMGET', record, 'rec', 'ep')
+local found = redis.call('HMGET', record, 'rec', 'ep', 'ow')
 if not found[1] then
   redis.call('ZREM', all, ARGV[1])
   return false
@@ -83,17 +92,24 @@ local now, idle = tonumber(ARGV[2]), tonumber(ARGV[4])
 redis.call('PEXPIRE', record, idle)
 redis.call('ZADD', all, 'XX', now, ARGV[1])
 redis.call('ZADD', endpoints .. found[2], 'XX', now, ARGV[1])
+if found[3] then
+  redis.call('ZADD', found[3], 'XX', now, ARGV[1])
+  redis.call('PEXPIRE', found[3], idle)
+end
 return found[1]
 """
 
 _DELETE = """
 local record, all, endpoints = KEYS[1], KEYS[2], ARGV[2]
-local endpoint = redis.call('HGET', record, 'ep')
+local found = redis.call('HMGET', record, 'ep', 'ow')
 redis.call('ZREM', all, ARGV[1])
-if not endpoint then
+if not found[1] then
   return 0
 end
-redis.call('ZREM', endpoints .. endpoint, ARGV[1])
+redis.call('ZREM', endpoints .. found[1], ARGV[1])
+if found[2] then
+  redis.call('ZREM', found[2], ARGV[1])
+end
 return redis.call('DEL', record)
 """
 
@@ -170,6 +186,9 @@ def decode(raw: bytes) -> Session | None:
     )
 
 
+_FULL: dict[int, Literal["server", "endpoint", "caller"]] = {1: "server", 2: "endpoint", 3: "caller"}
+
+
 class RedisSessionStore(SessionStore):
     def __init__(
         self,
@@ -179,8 +198,9 @@ class RedisSessionStore(SessionStore):
         *,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         max_sessions_per_endpoint: int = DEFAULT_MAX_SESSIONS_PER_ENDPOINT,
+        max_sessions_per_caller: int = DEFAULT_MAX_SESSIONS_PER_CALLER,
     ) -> None:
-        if idle_timeout <= 0 or max_sessions <= 0 or max_sessions_per_endpoint <= 0:
+        if idle_timeout <= 0 or max_sessions <= 0 or max_sessions_per_endpoint <= 0 or max_sessions_per_caller <= 0:
             raise ValueError("session limits must be positive")
         self.idle_timeout = idle_timeout
         self._client = client
@@ -188,8 +208,10 @@ class RedisSessionStore(SessionStore):
         self._all = tag + "all"
         self._endpoints = tag + "ep:"
         self._records = tag + "rec:"
+        self._callers = tag + "caller:"
         self._max = max_sessions
         self._max_here = max_sessions_per_endpoint
+        self._max_theirs = max_sessions_per_caller
         self._fresh = min(1.0, idle_timeout / 10)
         self._copies: OrderedDict[str, tuple[Session, float]] = OrderedDict()
         self._fetching: dict[str, asyncio.Future[Session | None]] = {}
@@ -201,7 +223,8 @@ class RedisSessionStore(SessionStore):
     @classmethod
     def with_limits(cls, client: RedisClient, prefix: str, limits: SessionLimits) -> RedisSessionStore:
         return cls(client, prefix, limits.idle_timeout, max_sessions=limits.max_sessions,
-                   max_sessions_per_endpoint=limits.max_sessions_per_endpoint)  # fmt: skip
+                   max_sessions_per_endpoint=limits.max_sessions_per_endpoint,
+                   max_sessions_per_caller=limits.max_sessions_per_caller)  # fmt: skip
 
     @property
     def _idle_ms(self) -> int:
@@ -209,16 +232,15 @@ class RedisSessionStore(SessionStore):
 
     async def create(self, session: Session) -> None:
         now = int(time.time() * 1000)
-        answer = await reached(
-            self._create(
-                keys=[self._all, self._endpoints + session.endpoint, self._records + session.id],
-                args=[session.id, session.endpoint, encode(session), now, self._idle_ms, self._max, self._max_here],
-            )
-        )
+        caller = hashlib.sha256(f"{session.endpoint}\n{session.caller}".encode()).hexdigest()[:32]
+        keys = [self._all, self._endpoints + session.endpoint, self._records + session.id, self._callers + caller]
+        args: list[bytes | str | int] = [session.id, session.endpoint, encode(session), now, self._idle_ms, self._max,
+                                         self._max_here, self._max_theirs]  # fmt: skip
+        answer = await reached(self._create(keys=keys, args=args))
         if int(answer[0]) != 0:
             oldest = float(answer[1])
             retry = max(1, int((oldest + self._idle_ms - now) / 1000) + 1)
-            raise SessionsFull("server" if int(answer[0]) == 1 else "endpoint", retry)
+            raise SessionsFull(_FULL[int(answer[0])], retry)
 
     async def get(self, session_id: str) -> Session | None:
         now = time.monotonic()
