@@ -200,3 +200,20 @@ async def test_replicas_sharing_redis_keep_one_owner_s_cap_together(redis_prefix
     created = await asyncio.gather(*(create(n) for n in range(40)))
     await client.aclose()
     assert created.count(True) == 5
+
+
+async def test_a_session_s_list_of_tasks_forgets_expired_ones_in_redis(redis_prefix: str) -> None:
+    """The finding: a session's sorted set of task ids was never trimmed (its expiry only pushed back), so a
+    session making short-lived tasks grew it without end, and `tasks/list` read one record per id ever made."""
+    client = Redis.from_url(REDIS_URL)
+    store = RedisTaskStore(client, redis_prefix, poll_seconds=0.05, limits=TaskLimits(max_tasks_per_owner=5))
+    try:
+        for n in range(40):  # each lives 50 ms: at most a few are alive at once
+            assert await store.create(replace(_record(f"t{n}", "s1", ttl_ms=50), lease_until=time.time()))
+            await asyncio.sleep(0.03)
+        listed = await client.zcard(store._session_key("s1"))
+        assert listed <= 2 * 5 + 1, listed
+        alive = await store.of_session("s1")
+        assert [r.task_id for r in alive] == [f"t{n}" for n in range(39, 39 - len(alive), -1)]
+    finally:
+        await client.aclose()

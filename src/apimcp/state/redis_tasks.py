@@ -94,6 +94,15 @@ if KEYS[6] ~= '' then
   redis.call('ZADD', KEYS[6], ARGV[9], ARGV[2])
   redis.call('PEXPIREAT', KEYS[6], expiry, 'GT')
   redis.call('PEXPIREAT', KEYS[6], expiry, 'NX')
+  local listed, most = redis.call('ZCARD', KEYS[6]), tonumber(ARGV[7])
+  if listed > 2 * most then  -- the session's list forgets, oldest first, tasks whose hash has expired
+    local prefix = string.sub(KEYS[1], 1, #KEYS[1] - #ARGV[2])
+    for _, id in ipairs(redis.call('ZRANGE', KEYS[6], 0, math.min(listed - most, 100) - 1)) do
+      if redis.call('EXISTS', prefix .. id) == 0 then
+        redis.call('ZREM', KEYS[6], id)
+      end
+    end
+  end
 end
 return 1
 """
@@ -211,12 +220,13 @@ class RedisTaskStore(TaskStore):
 
     async def of_session(self, session_id: str) -> list[TaskRecord]:
         ids: Any = await reached(self._client.zrevrange(self._session_key(session_id), 0, 999))
-        records: list[TaskRecord] = []
+        if not ids:
+            return []
+        reading = self._client.pipeline(transaction=False)  # one round trip for the records, not one each
         for task_id in ids:
-            raw: Any = await reached(self._client.hget(self._key(task_id.decode()), "r"))
-            if raw is not None:
-                records.append(TaskRecord.decode(raw))
-        return records
+            reading.hget(self._key(task_id.decode()), "r")
+        found: list[Any] = await reached(reading.execute())
+        return [TaskRecord.decode(raw) for raw in found if raw is not None]
 
     async def changed(self, task_id: str, wait_seconds: float) -> None:
         await asyncio.sleep(min(wait_seconds, self._poll))
