@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 
 from apimcp.auth.jwks import KeySet, parse_key_set
-from apimcp.auth.settings import OAuthSettingsError, parse_oauth
+from apimcp.auth.settings import OAuthSettingsError, parse_introspection, parse_oauth
 from apimcp.auth.verifier import TokenRejected, TokenVerifier
 from apimcp.backends.oauth_http import TokenSession
 from apimcp.safety.addresses import AddressPolicy
@@ -211,3 +211,41 @@ async def test_subjects_and_clients_never_share_a_principal() -> None:
     as_subject = await verifier().verify(token(EC_KEY, "ES256", "ec", sub="client=x"), {AUDIENCE})
     as_client = await verifier().verify(token(EC_KEY, "ES256", "ec", sub=None, client_id="x"), {AUDIENCE})
     assert as_subject.principal != as_client.principal
+
+
+@pytest.mark.parametrize(
+    ("token_type", "audience_check", "accepted"),
+    [("Bearer", True, True), ("Bearer", False, True), ("DPoP", False, True), ("refresh_token", True, False),
+     ("Refresh", False, False), (None, True, True), (None, False, False)],
+)  # fmt: skip
+async def test_an_introspected_token_is_taken_only_as_an_access_token(
+    token_type: str | None, audience_check: bool, accepted: bool
+) -> None:
+    """The finding: with `audience_check: false`, a refresh token (oidc-provider's introspection answer names no
+    token_type for one, and no audience) was taken as an access token, for its much longer lifetime."""
+
+    async def introspect(request: web.Request) -> web.Response:
+        answer = {"active": True, "sub": "alice", "client_id": "desktop", "scope": "mcp:read",
+                  "exp": int(time.time()) + 3600, "aud": AUDIENCE}  # fmt: skip
+        if token_type is not None:
+            answer["token_type"] = token_type
+        return web.json_response(answer)
+
+    def make() -> web.Application:
+        app = web.Application()
+        app.router.add_post("/introspect", introspect)
+        return app
+
+    with live_aiohttp(make) as base:
+        introspection = parse_introspection({"url": f"{base}/introspect", "client_id": "gw", "client_secret": "s"})
+        settings = parse_oauth({"issuers": [ISSUER], "audience_check": audience_check}, introspection=introspection)
+        session = TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
+        try:
+            checking = TokenVerifier(settings, session, {ISSUER: StaticKeys()}).verify("opaque-0123456789", {AUDIENCE})
+            if accepted:
+                assert (await checking).subject == "alice"
+            else:
+                with pytest.raises(TokenRejected, match="access token"):
+                    await checking
+        finally:
+            await session.close()

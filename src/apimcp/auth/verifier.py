@@ -94,6 +94,11 @@ def caller_of(issuer: str, claims: Mapping[str, Any], until: float | None = None
     )
 
 
+_ACCESS_TOKEN_TYPES = frozenset({"bearer", "dpop", "n_a", "access_token"})
+"""An introspection answer's `token_type` for an access token: a type of RFC 6749 section 7.1 (bearer, DPoP), or
+what some servers write; a refresh token's is absent or names it (`refresh_token`, `Refresh`)."""
+
+
 def _audiences(claims: Mapping[str, Any]) -> list[str]:
     aud = claims.get("aud")
     if isinstance(aud, str):
@@ -243,6 +248,13 @@ class TokenVerifier:
                 raise TokenRejected("introspection_failed", f"the access token could not be checked: {exc}") from None
         if answer.get("active") is not True:
             self._refuse_for_a_while(token, now, TokenRejected("invalid_token", "the access token is not active"))
+        kind = answer.get("token_type")
+        if isinstance(kind, str) and kind.lower() not in _ACCESS_TOKEN_TYPES:
+            self._refuse_for_a_while(token, now, TokenRejected("invalid_token", "the token is not an access token"))
+        if kind is None and not self.settings.audience_check:  # its audience cannot tell an access token either
+            self._refuse_for_a_while(token, now, TokenRejected(
+                "invalid_token", "the introspection answer does not say the token is an access token (token_type), "
+                "and audience_check is off: nothing tells it from a refresh token"))  # fmt: skip
         issuer = answer.get("iss")
         if issuer is None and len(self.settings.issuers) == 1:
             issuer = self.settings.issuers[0]  # RFC 7662 makes `iss` optional: the one trusted issuer answered
