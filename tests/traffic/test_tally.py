@@ -35,7 +35,7 @@ def test_requests_are_counted_by_tool_with_their_outcomes_and_latencies() -> Non
     tally.count("e1", "tools/call", "get_item", "success", 3.0, 2.0)
     tally.count("e1", "tools/call", "get_item", "tool_error", 40.0, 35.0)
     tally.count("e1", "tools/list", "ignored", "success", 0.5)
-    tally.count("e1", DOOR, None, "limited", 0.0, times=7)
+    tally.count("e1", DOOR, None, "limited", None, times=7)
     rows = {(row["method"], row["tool"]): row for row in tally.take(100)}
     call = rows[("tools/call", "get_item")]
     assert call["calls"] == 2
@@ -43,6 +43,7 @@ def test_requests_are_counted_by_tool_with_their_outcomes_and_latencies() -> Non
     assert sum(call["latency"]) == 2 and sum(call["backend"]) == 2
     assert rows[("tools/list", "")]["calls"] == 1 and sum(rows[("tools/list", "")]["backend"]) == 0
     assert rows[(DOOR, "")]["outcomes"] == {"limited": 7}
+    assert sum(rows[(DOOR, "")]["latency"]) == 0  # a refusal at the door has no time of its own to count
     assert len(tally) == 0
 
 

@@ -67,12 +67,12 @@ class TrafficObserver:
         """Counted as the request it belongs to."""
 
     def refused(self, reason: str, status: int, client: str | None, path: str) -> None:
-        self._tally.count(self._exposition_id, DOOR, None, "refused", 0.0)
+        self._tally.count(self._exposition_id, DOOR, None, "refused", None)
 
     def limited(
         self, reason: str, retry_after: int, client: str | None, path: str, user: str | None, messages: int = 1
     ) -> None:
-        self._tally.count(self._exposition_id, DOOR, None, "limited", 0.0, times=max(messages, 1))
+        self._tally.count(self._exposition_id, DOOR, None, "limited", None, times=max(messages, 1))
 
 
 class TimedBackend(Backend):

@@ -59,12 +59,13 @@ class TrafficTally:
         method: str,
         tool: str | None,
         outcome: str,
-        milliseconds: float,
+        milliseconds: float | None,
         backend_milliseconds: float | None = None,
         times: int = 1,
     ) -> None:
         """`times` requests answered alike: `outcome` as `protocol.observe.Outcome`, or `refused` or `limited` at
-        the door; `backend_milliseconds` None when they called no backend."""
+        the door; `milliseconds` None for those refused at the door (no time of theirs belongs in the latencies: a
+        flood of refusals would drag them to 0), `backend_milliseconds` None when they called no backend."""
         if method not in METHODS:
             method, tool = OTHER, None
         minute = int(time.time()) // 60 * 60
@@ -79,7 +80,8 @@ class TrafficTally:
         counts.calls += times
         if outcome != "success":
             counts.outcomes[outcome] = counts.outcomes.get(outcome, 0) + times
-        counts.latency[bucket_of(milliseconds)] += times
+        if milliseconds is not None:
+            counts.latency[bucket_of(milliseconds)] += times
         if backend_milliseconds is not None:
             counts.backend[bucket_of(backend_milliseconds)] += times
 
