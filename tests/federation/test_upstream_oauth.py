@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx2
 import orjson
@@ -176,6 +176,30 @@ def test_a_user_connects_to_the_server_s_own_authorization_server_and_calls_as_t
             assert elicitation_of(session.request("tools/call", WHO).error)["url"]
         finally:
             upstream.accounts.audience = audience
+    finally:
+        browser.close()
+        mcp.close()
+
+
+def test_an_answer_naming_another_authorization_server_is_refused(gateway: tuple[str, Protected], idp: Idp) -> None:
+    """RFC 9207: the provider names itself (`iss`) in its answer; one naming another authorization server is a
+    mix-up (a hostile server's authorization server relaying another's code), and the code is not exchanged."""
+    base, _ = gateway
+    mcp, session = open_session(f"{base}/mcp/notes")
+    browser = Browser("carol")
+    try:
+        link = elicitation_of(session.request("tools/call", WHO).error)["url"]
+        to_provider = browser.connect(link)
+        authorize = f"{to_provider.headers['location']}&login_hint=carol"
+        landed = browser.go(authorize, stop_at=f"{base}/elicitation/callback")
+        assert isinstance(landed, str)
+        answer = parse_qs(urlsplit(landed).query)
+        assert answer["iss"] == [idp.issuer]  # oidc-provider names itself
+        forged = landed.replace(f"iss={quote(idp.issuer, safe='')}", "iss=https%3A%2F%2Fmallory.example")
+        assert forged != landed
+        refused = browser.http.get(forged)
+        assert refused.status_code == 502 and "another authorization server than the one asked" in refused.text
+        assert elicitation_of(session.request("tools/call", WHO).error)["url"]  # nothing kept: asked again
     finally:
         browser.close()
         mcp.close()

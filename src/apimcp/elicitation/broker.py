@@ -191,12 +191,16 @@ class ElicitationBroker:
         oauth = await self.discovery.client_for(secret.oauth, redirect_uri)
         return connect.authorization_url(oauth, redirect_uri, started.state, started.verifier), started.nonce
 
-    async def finish_connection(self, pending: Pending, code: str, redirect_uri: str) -> None:
-        """Exchange the authorization code of `pending` (already taken) and keep what it gives."""
+    async def finish_connection(self, pending: Pending, code: str, redirect_uri: str, iss: str | None = None) -> None:
+        """Exchange the authorization code of `pending` (already taken) and keep what it gives; `iss`: the issuer the
+        answer names (RFC 9207), which must be the authorization server this connection went to."""
         secret = self.secrets.get(pending.key)
         if secret is None or secret.oauth is None or pending.verifier is None:
             raise CredentialError("this connection is no longer offered")
         oauth = await self.discovery.client_for(secret.oauth, redirect_uri)
+        if oauth.issuer is not None and (iss is not None or oauth.iss_required) and iss != oauth.issuer:
+            # a mix-up: another authorization server's code, whose exchange would hand it and the verifier over
+            raise CredentialError("the answer names another authorization server than the one asked (iss)")
         value = await connect.exchange_code(self.client, oauth, code, pending.verifier, redirect_uri)
         if secret.oauth.discover_from is not None:
             value["redirect_uri"] = redirect_uri  # which registered client refreshes it

@@ -101,6 +101,8 @@ class OAuthDiscovery:
             scopes=scopes,
             resource=str(resource["resource"]),
             discover_from=None,
+            issuer=issuer,
+            iss_required=metadata.get("authorization_response_iss_parameter_supported") is True,
         )
 
     async def _protected_resource(self, server: str) -> dict[str, Any]:

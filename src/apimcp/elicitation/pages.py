@@ -259,7 +259,9 @@ class ElicitationPages:
             await _send(send, 400, _page("Not connected", text), clear)
             return
         try:
-            await self._broker.finish_connection(taken, code, f"{self._origin(scope)}{PAGES}/callback")
+            named = query.get("iss")
+            await self._broker.finish_connection(taken, code, f"{self._origin(scope)}{PAGES}/callback",
+                                                 named[0] if named else None)  # fmt: skip
         except CredentialError as exc:
             log.info("a connection could not be finished: %s", exc)
             await _send(send, 502, _page("Not connected", f"<p>{html.escape(str(exc))}.</p>"), clear)

@@ -30,6 +30,10 @@ class OAuthClient:
     discover_from: str | None = None
     """An MCP server whose authorization server, resource and (unless `client_id` is given) client are found
     when a user first connects (`discovery.py`); the endpoints above are empty until then."""
+    issuer: str | None = None
+    """The authorization server's issuer, once discovered: the `iss` of its answers (RFC 9207)."""
+    iss_required: bool = False
+    """Its metadata says it names itself in every answer (`authorization_response_iss_parameter_supported`)."""
 
 
 @dataclass(frozen=True, slots=True)
