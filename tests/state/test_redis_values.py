@@ -80,3 +80,28 @@ async def test_a_value_sealed_by_one_replica_opens_on_another_and_is_bound_to_it
         assert await stranger.get("user a", "org/s") is None
     finally:
         await client.aclose()
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_pending_links_are_bounded_per_owner_and_in_all_in_every_store(kind: str, redis_prefix: str) -> None:
+    """The finding: Redis kept every pending link for its 10 minutes, however many one owner made (each
+    connection started, then asked again, makes another); memory kept 16 per owner and 10,000 in all."""
+    client = Redis.from_url(REDIS_URL)
+    store: PendingStore = (
+        MemoryPendingStore(max_pending=10, max_per_owner=3) if kind == "memory"
+        else RedisPendingStore(client, redis_prefix, max_pending=10, max_per_owner=3)
+    )  # fmt: skip
+    try:
+        mine = [await store.open("user a", f"org/s{i}", "e1", None) for i in range(5)]
+        assert [await store.get(p.id) is not None for p in mine] == [False, False, True, True, True]
+        taken = await store.take(mine[4].id)
+        assert taken is not None
+        await store.open("user a", "org/s9", "e1", None)  # one taken frees its place: the others stay
+        assert [await store.get(p.id) is not None for p in mine[2:4]] == [True, True]
+        others = [await store.open(f"user {i}", "org/s", "e1", None) for i in range(20)]
+        kept = [p for p in [*mine, *others] if await store.get(p.id) is not None]
+        assert len(kept) <= 10 and others[-1] in kept
+        if isinstance(store, RedisPendingStore):
+            assert await client.zcard(f"{redis_prefix}{{pending}}:every") <= 10
+    finally:
+        await client.aclose()

@@ -3,7 +3,9 @@ serves calls on every replica.
 
 Values are sealed before they leave the process (`state.sealed`, with the state key every replica shares) and
 expire with their TTL; pending elicitations are taken with GETDEL, so a link works once whichever replica its
-page reaches. Keys carry hash tags per kind, so a Redis Cluster keeps each script's keys in one slot.
+page reaches, and are bounded as in memory: an owner keeps `max_per_owner`, the store `max_pending`, the oldest
+letting go for a new one (sorted sets scored by expiry, one script). Keys carry hash tags per kind, so a Redis
+Cluster keeps each script's keys in one slot.
 """
 
 from __future__ import annotations
@@ -14,20 +16,67 @@ from typing import Any
 
 import orjson
 
-from apimcp.state.pending import DEFAULT_TTL_SECONDS, Pending, PendingStore, new_id
+from apimcp.state.pending import (
+    DEFAULT_MAX_PENDING,
+    DEFAULT_MAX_PER_OWNER,
+    DEFAULT_TTL_SECONDS,
+    Pending,
+    PendingStore,
+    new_id,
+)
 from apimcp.state.redis_connection import RedisClient
 from apimcp.state.sealed import ValueSealer
 from apimcp.state.user_values import DEFAULT_TTL_SECONDS as VALUE_TTL_SECONDS
 from apimcp.state.user_values import UserValueStore, value_place
 
+_DROP = """
+local function drop(id)
+  local body = redis.call('GETDEL', ARGV[1] .. id)
+  redis.call('ZREM', ARGV[4], id)
+  if body then
+    local pending = cjson.decode(body)
+    if pending['state'] and pending['state'] ~= cjson.null then
+      redis.call('DEL', ARGV[2] .. pending['state'])
+    end
+    redis.call('ZREM', ARGV[3] .. pending['owner'], id)
+  end
+end
+"""
+"""ARGV[1..4]: the prefixes of ids, states and owners' sets, and the set of every pending one."""
+
+_OPEN = (
+    _DROP
+    + """
+local now, mine, id = tonumber(ARGV[5]), ARGV[3] .. ARGV[7], ARGV[8]
+redis.call('ZREMRANGEBYSCORE', ARGV[4], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', mine, '-inf', now)
+while redis.call('ZCARD', mine) >= tonumber(ARGV[6]) do
+  drop(redis.call('ZRANGE', mine, 0, 0)[1])
+end
+while redis.call('ZCARD', ARGV[4]) >= tonumber(ARGV[9]) do
+  drop(redis.call('ZRANGE', ARGV[4], 0, 0)[1])
+end
+local expiry = tonumber(ARGV[10])
+redis.call('SET', ARGV[1] .. id, ARGV[11], 'PX', math.max(1, expiry - now))
+redis.call('ZADD', mine, expiry, id)
+redis.call('PEXPIREAT', mine, expiry)
+redis.call('ZADD', ARGV[4], expiry, id)
+return 1
+"""
+)
+"""ARGV[5] now (ms), ARGV[6] max per owner, ARGV[7] the owner, ARGV[8] the new id, ARGV[9] max in all,
+ARGV[10] its expiry (ms), ARGV[11] its record."""
+
 _TAKE = """
 local body = redis.call('GETDEL', KEYS[1])
 if body then
-  local state = cjson.decode(body)['state']
-  if state and state ~= cjson.null then
-    redis.call('DEL', ARGV[1] .. state)
+  local pending = cjson.decode(body)
+  if pending['state'] and pending['state'] ~= cjson.null then
+    redis.call('DEL', ARGV[1] .. pending['state'])
   end
   redis.call('DEL', ARGV[2])
+  redis.call('ZREM', ARGV[3] .. pending['owner'], pending['id'])
+  redis.call('ZREM', ARGV[4], pending['id'])
 end
 return body
 """
@@ -60,11 +109,22 @@ class RedisUserValueStore(UserValueStore):
 
 
 class RedisPendingStore(PendingStore):
-    def __init__(self, client: RedisClient, prefix: str = "apimcp:", ttl_seconds: float = DEFAULT_TTL_SECONDS) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        prefix: str = "apimcp:",
+        ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        *,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        max_per_owner: int = DEFAULT_MAX_PER_OWNER,
+    ) -> None:
         self.ttl_seconds = ttl_seconds
         self._client = client
         tag = f"{prefix}{{pending}}:"
         self._ids, self._states, self._asked = tag + "id:", tag + "state:", tag + "asked:"
+        self._owners, self._every = tag + "owner:", tag + "every"
+        self._max, self._max_per_owner = max_pending, max_per_owner
+        self._open = client.register_script(_OPEN)
         self._take = client.register_script(_TAKE)
 
     def _asked_key(self, owner: str, key: str, exposition: str) -> str:
@@ -85,7 +145,11 @@ class RedisPendingStore(PendingStore):
                     await self._write(waiting)
                 return waiting
         pending = Pending(new_id(), owner, key, exposition, session_id, time.time() + self.ttl_seconds)
-        await self._write(pending)
+        now = int(time.time() * 1000)
+        args: list[str | int | bytes] = [self._ids, self._states, self._owners, self._every, now, self._max_per_owner,
+                                         owner, pending.id, self._max, int(pending.expires_at * 1000),
+                                         orjson.dumps(asdict(pending))]  # fmt: skip
+        await self._open(keys=[self._owners + owner, self._every, self._ids + pending.id], args=args)
         await self._client.set(asked, pending.id, px=self._ttl_ms)
         return pending
 
@@ -100,13 +164,17 @@ class RedisPendingStore(PendingStore):
         return Pending(**orjson.loads(body)) if body is not None else None
 
     async def update(self, pending: Pending) -> None:
-        if await self._client.exists(self._ids + pending.id):
-            await self._write(pending)
+        previous = await self.get(pending.id)
+        if previous is None:
+            return
+        await self._write(pending)
+        if previous.state is not None and previous.state != pending.state:  # a connection started again
+            await self._client.delete(self._states + previous.state)
 
     async def take(self, pending_id: str) -> Pending | None:
         current = await self.get(pending_id)
         asked = self._asked_key(current.owner, current.key, current.exposition) if current is not None else ""
-        body = await self._take(keys=[self._ids + pending_id], args=[self._states, asked])
+        body = await self._take(keys=[self._ids + pending_id], args=[self._states, asked, self._owners, self._every])
         return Pending(**orjson.loads(body)) if body is not None else None
 
     async def by_state(self, state: str) -> Pending | None:
