@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 
 class AnswerDeadline:
@@ -21,15 +21,11 @@ class AnswerDeadline:
         self._seconds = seconds
         self._timeout: asyncio.Timeout | None = None
 
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        """The request's time, from now: TimeoutError when it runs out."""
-        async with asyncio.timeout(self._seconds) as timeout:
-            self._timeout = timeout
-            try:
-                yield
-            finally:
-                self._timeout = None
+    def running(self) -> asyncio.Timeout:
+        """The request's time, from now (`async with` it): TimeoutError when it runs out. (The timeout itself, not
+        a wrapper: every call of a federated tool pays for this.)"""
+        self._timeout = asyncio.timeout(self._seconds)
+        return self._timeout
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

@@ -95,6 +95,7 @@ class McpBackend(Backend):
             endpoint = service.servers[0].resolve()
         self._endpoint = endpoint
         self._url = yarl.URL(endpoint)
+        self._url_text = str(self._url)
         self._refused = url_address_problem(endpoint) if command is None else None
         self._session = session
         self._access = BackendAccess(credentials, oauth_session or session)
@@ -168,6 +169,7 @@ class McpBackend(Backend):
         if access.problem is not None:
             return Failure(f"The MCP server's credentials cannot be sent: {access.problem}")
         url = self._url.extend_query(access.placement.query) if access.placement.query else self._url
+        url_text = str(url) if url is not self._url else self._url_text
         headers = access.placement.headers_with_cookies()
         passed = _caller_headers(headers)
         if passed != own:  # the client's own headers, passed on by the header policy: its session, never shared
@@ -188,7 +190,7 @@ class McpBackend(Backend):
             forgotten = rounds = 0
             while True:
                 era = await self.upstream.era(key, headers, access.mask, own_headers=own_headers if shared else None,
-                                              url=str(url))  # fmt: skip
+                                              url=url_text)  # fmt: skip
                 if method == "resources/subscribe" and era.stateless:  # 2026-07-28 tells it on listen streams
                     if await self.upstream.subscribe(binding.name):
                         return McpResult({})
@@ -203,7 +205,9 @@ class McpBackend(Backend):
                 mirrored = era.stateless and method == "tools/call"
                 extra = {**headers, **self._mirrored(operation, arguments)} if mirrored else headers
                 exchange = eras.call(era, request_id, method, body, extra, capabilities)
-                deadline = AnswerDeadline(self._timeout_seconds)
+                # the clock that stops while the client is asked, where a server may ask it on the call's stream
+                pausable = client is not None and not era.stateless and era.channel is None
+                deadline = AnswerDeadline(self._timeout_seconds) if pausable else None
                 call = _Call(request_id, access.mask, era, url, headers, client, asked, deadline)
                 answer: Mapping[str, Any] | Failure | None
                 try:
@@ -290,20 +294,27 @@ class McpBackend(Backend):
     ) -> Mapping[str, Any] | Failure | None:
         """The answer to one request; None when the upstream no longer knows the session (and may be asked again
         in another)."""
-        async with (
-            call.deadline.running(),
-            self._session.post(
-                call.url,
-                data=exchange.body,
-                headers=exchange.headers,
-                timeout=self._streamed,
-                ssl=self._ssl,
-                allow_redirects=False,
-            ) as response,
-        ):
-            if response.status == 404 and call.era.negotiated.session_id is not None and retry_forgotten:
-                return None
-            return await self._answer(response, call)
+        deadline = call.deadline
+        if deadline is None:
+            async with self._sent(exchange, call, self._timeout) as response:
+                return await self._read(response, call, retry_forgotten)
+        async with deadline.running(), self._sent(exchange, call, self._streamed) as response:
+            return await self._read(response, call, retry_forgotten)
+
+    def _sent(
+        self, exchange: eras.Exchange, call: _Call, timeout: aiohttp.ClientTimeout
+    ) -> aiohttp.client._RequestContextManager:
+        return self._session.post(
+            call.url, data=exchange.body, headers=exchange.headers, timeout=timeout, ssl=self._ssl,
+            allow_redirects=False,
+        )  # fmt: skip
+
+    async def _read(
+        self, response: aiohttp.ClientResponse, call: _Call, retry_forgotten: bool
+    ) -> Mapping[str, Any] | Failure | None:
+        if response.status == 404 and call.era.negotiated.session_id is not None and retry_forgotten:
+            return None
+        return await self._answer(response, call)
 
     async def _answer(self, response: aiohttp.ClientResponse, call: _Call) -> Mapping[str, Any] | Failure:
         """The result object of the call's request, or the Failure the answer makes."""
@@ -365,7 +376,7 @@ class McpBackend(Backend):
                 text = f"apimcp relays at most {client_input.MAX_REQUESTS} requests of one call to its client"
                 reply = {"error": {"code": NOT_RELAYED, "message": text}}
             else:
-                with call.deadline.paused():  # a person may take longer than the plan gives a server
+                with call.deadline.paused() if call.deadline is not None else _NO_DEADLINE:  # a person may take longer
                     reply = await client_input.answer(call.client.ask, f"{method}.{rank}", asked, params)
         else:
             reply = {"error": {"code": NOT_RELAYED, "message": f"apimcp does not relay {method[:60]} to this client"}}
@@ -392,7 +403,11 @@ class _Call:
     headers: Mapping[str, str]
     client: CallClient | None
     asked: Iterator[int]
-    deadline: AnswerDeadline
+    deadline: AnswerDeadline | None
+    """The clock of a call whose client a session-era server may ask on its stream; else aiohttp's timeout."""
+
+
+_NO_DEADLINE: Final = contextlib.nullcontext()
 
 
 def _response_to(message: object, request_id: int) -> Mapping[str, Any] | None:
