@@ -18,6 +18,7 @@ from apimcp.backends.rest import close_session, new_session
 from apimcp.catalog.model import McpBinding, Operation, ServerTemplate, Service
 from apimcp.federation.backend import McpBackend
 from apimcp.protocol.models import InputRequest
+from tests.support.live_aiohttp import serving_here
 
 pytestmark = pytest.mark.anyio
 OPERATION = Operation("confirm", {"type": "object"}, McpBinding("confirm"))
@@ -82,20 +83,15 @@ async def _call(http: aiohttp.ClientSession, server: Asking, think_seconds: floa
     app = web.Application()
     app.router.add_post("/mcp", server.handle)
     app.router.add_route("*", "/mcp", refused)  # no GET stream, no DELETE
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    service = Service("asking", "1", (OPERATION,), servers=(ServerTemplate(f"http://127.0.0.1:{port}/mcp"),),
-                      kind="mcp")  # fmt: skip
-    backend = McpBackend(service, http, timeout_seconds=TIMEOUT)
-    client = CallClient(ask, {"elicitation": {}}, log)
-    try:
-        return await backend.call(OPERATION, {}, extras=CallExtras(client=client))
-    finally:
-        await backend.close()
-        await runner.cleanup()
+    async with serving_here(app) as port:
+        service = Service("asking", "1", (OPERATION,), servers=(ServerTemplate(f"http://127.0.0.1:{port}/mcp"),),
+                          kind="mcp")  # fmt: skip
+        backend = McpBackend(service, http, timeout_seconds=TIMEOUT)
+        client = CallClient(ask, {"elicitation": {}}, log)
+        try:
+            return await backend.call(OPERATION, {}, extras=CallExtras(client=client))
+        finally:
+            await backend.close()
 
 
 async def test_a_user_slower_than_the_plan_s_timeout_still_gets_the_call_done(http: aiohttp.ClientSession) -> None:

@@ -15,6 +15,7 @@ from apimcp.federation import era as eras
 from apimcp.federation import subscription
 from apimcp.federation.listener import ProgressRoutes
 from apimcp.federation.subscription import UpstreamSubscription
+from tests.support.live_aiohttp import serving_here
 
 pytestmark = pytest.mark.anyio
 DISCOVERED = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}}}
@@ -34,21 +35,16 @@ async def test_a_stream_acknowledged_then_closed_at_once_counts_as_a_failure(mon
 
     app = web.Application()
     app.router.add_post("/mcp", listen)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     answer = json.dumps({"jsonrpc": "2.0", "id": eras.DISCOVER_ID, "result": DISCOVERED}).encode()
     era = eras.stateless_era(200, "application/json", answer)
     assert era is not None
     http = new_session()
-    listening = UpstreamSubscription(http, f"http://127.0.0.1:{port}/mcp", era, {}, ProgressRoutes(), True)
     try:
-        listening.start()
-        await asyncio.sleep(1.5)  # at the pauses' pace, dozens of streams if each counted as a success
-        assert len(opened) == subscription.MAX_RESTARTS + 1
+        async with serving_here(app) as port:
+            listening = UpstreamSubscription(http, f"http://127.0.0.1:{port}/mcp", era, {}, ProgressRoutes(), True)
+            listening.start()
+            await asyncio.sleep(1.5)  # at the pauses' pace, dozens of streams if each counted as a success
+            listening.stop()
     finally:
-        listening.stop()
         await close_session(http)
-        await runner.cleanup()
+    assert len(opened) == subscription.MAX_RESTARTS + 1

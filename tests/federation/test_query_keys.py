@@ -17,6 +17,7 @@ from apimcp.backends.credentials import ApiKey
 from apimcp.backends.rest import close_session, new_session
 from apimcp.catalog.model import McpBinding, Operation, ServerTemplate, Service
 from apimcp.federation.backend import McpBackend
+from tests.support.live_aiohttp import serving_here
 
 pytestmark = pytest.mark.anyio
 KEY = "plan-secret"
@@ -65,14 +66,6 @@ def streamable(heard: list[tuple[str, str, str | None]], stateless: bool) -> web
     return app
 
 
-async def _serve(app: web.Application) -> tuple[web.AppRunner, int]:
-    runner = web.AppRunner(app, shutdown_timeout=0.5)  # streams still open are cut at the end
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-
-
 async def _called(http: aiohttp.ClientSession, url: str) -> object:
     service = Service("keyed", "1", (OPERATION,), servers=(ServerTemplate(url),), kind="mcp")
     backend = McpBackend(service, http, timeout_seconds=5, credentials=ApiKey("key", KEY, "query"))
@@ -89,11 +82,8 @@ async def test_every_request_to_a_streamable_http_server_carries_the_key(
     http: aiohttp.ClientSession, stateless: bool
 ) -> None:
     heard: list[tuple[str, str, str | None]] = []
-    runner, port = await _serve(streamable(heard, stateless))
-    try:
+    async with serving_here(streamable(heard, stateless)) as port:
         answered = await _called(http, f"http://127.0.0.1:{port}/mcp")
-    finally:
-        await runner.cleanup()
     assert isinstance(answered, ToolAnswer), answered
     assert {key for _, _, key in heard} == {KEY}, heard
     asked = [what for _, what, _ in heard]
@@ -141,11 +131,8 @@ async def test_an_http_sse_session_s_stream_and_messages_carry_the_key(http: aio
     app.router.add_get("/sse", sse)
     app.router.add_post("/sse", no_post)
     app.router.add_post("/messages", messages)
-    runner, port = await _serve(app)
-    try:
+    async with serving_here(app) as port:
         answered = await _called(http, f"http://127.0.0.1:{port}/sse")
-    finally:
-        await runner.cleanup()
     assert isinstance(answered, ToolAnswer), answered
     assert {key for _, _, key in heard} == {KEY}, heard
     assert [what for _, what, _ in heard if what not in ("probe", "stream")] == [

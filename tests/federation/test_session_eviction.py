@@ -10,6 +10,7 @@ from aiohttp import web
 
 from apimcp.backends.rest import close_session, new_session
 from apimcp.federation.sessions import UpstreamSessions
+from tests.support.live_aiohttp import serving_here
 
 pytestmark = pytest.mark.anyio
 
@@ -42,22 +43,17 @@ async def test_a_session_let_go_past_the_bound_is_ended_at_the_server() -> None:
     app.router.add_post("/mcp", post)
     app.router.add_delete("/mcp", delete)
     app.router.add_get("/mcp", no_stream)
-    runner = web.AppRunner(app, shutdown_timeout=0.5)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     http = new_session()
-    sessions = UpstreamSessions(http, f"http://127.0.0.1:{port}/mcp", timeout=aiohttp.ClientTimeout(total=5),
-                                max_sessions=2)  # fmt: skip
     try:
-        for user in ("ann", "bob", "cid"):
-            await sessions.era(user, {"Authorization": f"Bearer {user}"})
-        await sessions.era("bob", {"Authorization": "Bearer bob"})  # kept: no new session
-        assert opened == ["s1", "s2", "s3"]
-        await sessions.close()
-        assert deleted[0] == "s1"  # ann's, let go when cid's opened, ended then
-        assert sorted(deleted) == ["s1", "s2", "s3"]
+        async with serving_here(app) as port:
+            sessions = UpstreamSessions(http, f"http://127.0.0.1:{port}/mcp", timeout=aiohttp.ClientTimeout(total=5),
+                                        max_sessions=2)  # fmt: skip
+            for user in ("ann", "bob", "cid"):
+                await sessions.era(user, {"Authorization": f"Bearer {user}"})
+            await sessions.era("bob", {"Authorization": "Bearer bob"})  # kept: no new session
+            assert opened == ["s1", "s2", "s3"]
+            await sessions.close()
     finally:
         await close_session(http)
-        await runner.cleanup()
+    assert deleted[0] == "s1"  # ann's, let go when cid's opened, ended then
+    assert sorted(deleted) == ["s1", "s2", "s3"]

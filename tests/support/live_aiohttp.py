@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from aiohttp import web
 
@@ -47,3 +47,17 @@ def live_aiohttp(
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+@asynccontextmanager
+async def serving_here(app: web.Application) -> AsyncIterator[int]:
+    """Serve `app` on a free 127.0.0.1 port of the running loop (the test's own), yielding the port; streams still
+    open at the end are cut after half a second."""
+    runner = web.AppRunner(app, shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    finally:
+        await runner.cleanup()
