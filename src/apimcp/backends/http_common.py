@@ -24,10 +24,13 @@ _CHUNK_BYTES = 64 * 1024
 
 
 async def read_limited(response: aiohttp.ClientResponse, max_bytes: int) -> bytes | None:
-    """The whole body, or None as soon as it exceeds `max_bytes`."""
+    """The whole body, or None as soon as it exceeds `max_bytes` (decoded: a compressed body's Content-Length says
+    nothing of what it expands to, so it is counted as it is read)."""
     length = response.content_length
-    if length is not None:
-        return await response.read() if length <= max_bytes else None
+    if length is not None and length > max_bytes:
+        return None
+    if length is not None and "Content-Encoding" not in response.headers:  # the length is the body's own
+        return await response.read()
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_chunked(_CHUNK_BYTES):
