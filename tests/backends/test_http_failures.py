@@ -8,9 +8,12 @@ import ssl
 
 import aiohttp
 import pytest
+import yarl
 from aiohttp import web
 
+from apimcp.backends.base import Failure
 from apimcp.backends.http_common import exception_failure, read_limited
+from apimcp.backends.lane import first_hop
 from apimcp.backends.rest import close_session, new_session
 from tests.support.live_aiohttp import serving_here
 
@@ -66,5 +69,36 @@ async def test_a_compressed_answer_is_bounded_by_what_it_expands_to() -> None:
                 assert await read_limited(response, 2**20) is None
             async with session.get(f"http://127.0.0.1:{port}/plain") as response:
                 assert await read_limited(response, 2**20) == plain
+    finally:
+        await close_session(session)
+
+
+@pytest.mark.anyio
+async def test_a_content_coding_aiohttp_leaves_as_it_came_is_refused() -> None:
+    """The finding: an answer in a coding aiohttp does not undo (stacked `gzip, gzip`, `br`) reached the client as
+    it came, past the masking of secrets (HEAD, forms and https go through aiohttp)."""
+    twice = gzip.compress(gzip.compress(b'{"token": "s3cr3t"}'))
+
+    async def answer(request: web.Request) -> web.Response:
+        coding = "br" if request.path == "/br" else "gzip, gzip"
+        return web.Response(body=twice, headers={"Content-Type": "application/json", "Content-Encoding": coding})
+
+    app = web.Application()
+    app.router.add_route("*", "/{name}", answer)
+    session = new_session()
+    try:
+        async with serving_here(app) as port:
+
+            async def sent(path: str) -> object:
+                form = aiohttp.FormData({"a": "b"})  # a form goes through aiohttp, not the lean client
+                url = yarl.URL(f"http://127.0.0.1:{port}{path}")
+                return await first_hop(session, "POST", url, {}, form, public_url="", tls=True, max_bytes=2**20,
+                                       client_timeout=aiohttp.ClientTimeout(total=5), timeout_seconds=5)  # fmt: skip
+
+            got = await sent("/twice")
+            assert isinstance(got, Failure), got
+            assert got.message == "The backend answered in a content coding this gateway does not read (gzip, gzip)"
+            with pytest.raises(aiohttp.ClientError):  # aiohttp refuses one it knows but cannot undo (no Brotli)
+                await sent("/br")
     finally:
         await close_session(session)

@@ -407,3 +407,30 @@ async def test_a_connection_idle_too_long_is_closed_rather_than_used(monkeypatch
         await lane.request("GET", served.url, {}, None, max_bytes=100)
         assert served.connections == 2
     await lane.close()
+
+
+async def test_stacked_codings_are_undone_and_one_it_cannot_read_is_refused() -> None:
+    """The finding: `gzip, gzip` and codings the client never asked for (br) were passed on as they came, unread:
+    the masking of secrets saw compressed bytes, and the client got the secret, compressed."""
+    twice = gzip.compress(gzip.compress(b'{"token": "s3cr3t"}'))
+
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        if b"/twice" in head:
+            writer.write(ok(twice, "Content-Encoding: gzip, gzip"))
+        elif b"/identity" in head:
+            writer.write(ok(gzip.compress(b"plain"), "Content-Encoding: identity, gzip"))
+        elif b"/many" in head:
+            writer.write(ok(b"x", "Content-Encoding: identity, identity, identity, identity, identity"))
+        else:
+            writer.write(ok(b"\x1b\x00\x00", "Content-Encoding: br"))
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        assert (await lane.request("GET", served.url / "twice", {}, None, max_bytes=100)).body == b'{"token": "s3cr3t"}'
+        assert (await lane.request("GET", served.url / "identity", {}, None, max_bytes=100)).body == b"plain"
+        with pytest.raises(BadAnswer, match=r"a content coding this gateway does not read \(br\)"):
+            await lane.request("GET", served.url / "brotli", {}, None, max_bytes=100)
+        with pytest.raises(BadAnswer, match="more than 4 content codings"):
+            await lane.request("GET", served.url / "many", {}, None, max_bytes=100)
+    await lane.close()

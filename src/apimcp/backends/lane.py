@@ -122,7 +122,14 @@ async def first_hop(
         redirect = redirect_of(response)
         if redirect is not None:
             return redirect
+        coding = response.headers.get("Content-Encoding", "").strip().lower()
+        if coding and coding not in _UNDONE_BY_AIOHTTP:  # passed on unread, it would pass the masking of secrets
+            return Failure(f"The backend answered in a content coding this gateway does not read ({coding[:40]})")
         read = await read_limited(response, max_bytes)
         if read is None:
             return too_large(max_bytes)
         return Answer(response.status, response.reason or "", response.headers, read)
+
+
+_UNDONE_BY_AIOHTTP = frozenset({"gzip", "x-gzip", "deflate", "identity"})
+"""The content codings aiohttp decodes (one, not stacked): another would reach the client as it came."""

@@ -6,7 +6,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from apimcp.http1.errors import AnswerTooLarge
+from apimcp.http1.errors import AnswerTooLarge, BadAnswer
 
 
 class RawHeaders(Mapping[str, str]):
@@ -56,19 +56,29 @@ class Answer:
     """Decoded (no `Content-Encoding` left), at most the caller's bound."""
 
 
+MAX_CODINGS = 4
+"""Content codings one answer may stack (`gzip, gzip`): each is undone in turn, a few at most."""
+
+
 def decoded(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
-    """`body` without its content coding (gzip, deflate), refusing to expand past `max_bytes` (a small body may
-    inflate a thousandfold). An encoding this client did not ask for is left as it came."""
+    """`body` without its content codings (gzip, deflate, undone last applied first), refusing to expand past
+    `max_bytes` (a small body may inflate a thousandfold). A coding this client cannot undo (br, zstd...) is a
+    BadAnswer, never passed on: the body would reach the client unread, past the masking of secrets."""
     if not encoding or not body:
         return body
-    coding = encoding.strip().lower()
-    if coding in ("gzip", "x-gzip"):
-        return _inflate(body, _GZIP, max_bytes)
-    if coding == "deflate":  # zlib-wrapped as RFC 9110 says, or raw as some servers send it
-        try:
-            return _inflate(body, zlib.MAX_WBITS, max_bytes)
-        except zlib.error:
-            return _inflate(body, -zlib.MAX_WBITS, max_bytes)
+    codings = [coding.strip().lower() for coding in encoding.split(",") if coding.strip()]
+    if len(codings) > MAX_CODINGS:
+        raise BadAnswer(f"the answer stacks more than {MAX_CODINGS} content codings")
+    for coding in reversed(codings):
+        if coding in ("gzip", "x-gzip"):
+            body = _inflate(body, _GZIP, max_bytes)
+        elif coding == "deflate":  # zlib-wrapped as RFC 9110 says, or raw as some servers send it
+            try:
+                body = _inflate(body, zlib.MAX_WBITS, max_bytes)
+            except zlib.error:
+                body = _inflate(body, -zlib.MAX_WBITS, max_bytes)
+        elif coding != "identity":
+            raise BadAnswer(f"the answer is in a content coding this gateway does not read ({coding[:40]})")
     return body
 
 

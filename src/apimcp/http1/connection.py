@@ -202,6 +202,9 @@ class Connection(asyncio.Protocol):
         except zlib.error:
             self._fail(BadAnswer("the answer's compressed body is corrupt"))
             return
+        except BadAnswer as exc:  # a coding it cannot undo
+            self._fail(exc)
+            return
         except AnswerTooLarge as exc:
             self._fail(exc)
             return
