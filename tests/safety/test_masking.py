@@ -35,6 +35,25 @@ def test_each_spelling_of_a_secret_is_masked(spelling: str) -> None:
     assert mask.mask_bytes(answer.encode()) == b'{"echo": "Bearer ***", "next": 1}'
 
 
+HTML_SAFE = "s3cr3t&token<value>/42"
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "s3cr3t\\u0026token\\u003cvalue\\u003e/42",  # Go's encoding/json (and Rails): &, <, > escaped
+        "s3cr3t\\u0026token\\u003Cvalue\\u003E/42",
+        "s3cr3t\\u0026token\\u003cvalue\\u003e\\/42",
+    ],
+)
+def test_a_secret_escaped_as_html_safe_json_is_masked(spelling: str) -> None:
+    """The finding: a Go or Rails backend echoing the plan's secret wrote `&` as `\\u0026`; the mask, which reads
+    the raw bytes before parsing, missed it, and the parsed answer held the secret in clear."""
+    answer = f'{{"echo": "Bearer {spelling}"}}'
+    assert json.loads(answer)["echo"] == f"Bearer {HTML_SAFE}"  # the spelling is the secret
+    assert SecretMask([HTML_SAFE]).mask_text(answer) == '{"echo": "Bearer ***"}'
+
+
 def test_a_masked_json_answer_is_still_json() -> None:
     mask = SecretMask(["s3cr3t-value"])
     masked = mask.mask_bytes(orjson.dumps({"headers": {"Authorization": "Bearer s3cr3t-value", "X": ["s3cr3t-value"]}}))

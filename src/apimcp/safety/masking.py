@@ -29,6 +29,9 @@ _PERCENT = re.compile(r"%[0-9A-F]{2}")
 _UNICODE_ESCAPE = re.compile(r"\\u[0-9a-f]{4}")
 
 
+_HTML_SAFE = str.maketrans({"&": "\\u0026", "<": "\\u003c", ">": "\\u003e"})
+
+
 def forms(value: str) -> set[str]:
     """The spellings of `value` an answer may hold."""
     found = {value}
@@ -36,6 +39,10 @@ def forms(value: str) -> set[str]:
     ascii_escaped = json.dumps(value)[1:-1]
     upper_hex = _UNICODE_ESCAPE.sub(lambda m: "\\u" + m.group()[2:].upper(), ascii_escaped)
     found |= {escaped, ascii_escaped, upper_hex}
+    if any(mark in value for mark in "&<>"):  # Go's encoding/json and Rails write them \u0026, \u003c, \u003e
+        for form in (escaped, ascii_escaped):
+            safe = form.translate(_HTML_SAFE)
+            found |= {safe, _UNICODE_ESCAPE.sub(lambda m: "\\u" + m.group()[2:].upper(), safe)}
     found |= {form.replace("/", "\\/") for form in list(found)}
     for encoded in (quote(value, safe=""), quote_plus(value, safe="")):
         found |= {encoded, _PERCENT.sub(lambda m: m.group().lower(), encoded)}
