@@ -16,9 +16,10 @@ import pytest
 
 from apimcp.backends.base import Failure, JsonBody
 from apimcp.backends.credentials import ApiKey, Bearer
-from apimcp.backends.rest import RestBackend, close_session, new_session
+from apimcp.backends.rest import RestBackend, close_session, in_utf8, new_session
 from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.catalog.model import Operation, ParameterBinding, RestBinding, Service
+from apimcp.safety.masking import SecretMask
 
 pytestmark = pytest.mark.anyio
 
@@ -163,3 +164,33 @@ async def test_a_credential_with_a_line_break_is_a_tool_error_not_a_crash(raw_se
     finally:
         await close_session(session)
     assert raw_server.targets == []
+
+
+@pytest.mark.parametrize(
+    ("body", "media_type", "written"),
+    [
+        ('{"name": "café"}'.encode("latin-1"), "application/json; charset=ISO-8859-1", '{"name": "café"}'),
+        ("café crème".encode("cp1252"), 'text/plain; charset="windows-1252"', "café crème"),
+        ("token: s3cr3t-v4lue".encode("utf-16"), "text/plain; charset=utf-16", "token: s3cr3t-v4lue"),
+        (b"caf\xc3\xa9", "text/plain; charset=utf-8", "café"),
+        (b"caf\xe9", "text/plain", "caf\ufffd"),  # no charset named: UTF-8, as before
+        (b"caf\xe9", "text/plain; charset=made-up", "caf\ufffd"),  # one Python does not know: as it came
+        (b"caf\xe9", "text/plain; charset=rot13", "caf\ufffd"),  # a codec that is no text encoding: as it came
+    ],
+)
+def test_a_text_answer_is_read_in_the_charset_it_names(body: bytes, media_type: str, written: str) -> None:
+    """The finding: the charset was dropped and every text read as UTF-8 (Latin-1 became U+FFFD), and the masking of
+    secrets, which knows their UTF-8 spellings, let a UTF-16 echo of one through."""
+    assert in_utf8(body, media_type).decode("utf-8", "replace") == written
+
+
+def test_a_utf_16_echo_of_a_secret_is_masked() -> None:
+    echo = "Authorization: Bearer s3cr3t-v4lue".encode("utf-16")
+    assert SecretMask(["s3cr3t-v4lue"]).mask_bytes(in_utf8(echo, "text/plain; charset=utf-16")) == (
+        b"Authorization: Bearer ***"
+    )
+
+
+def test_a_binary_answer_naming_a_charset_is_left_alone() -> None:
+    image = b"\x89PNG\r\n\x1a\n\xff\xfe"
+    assert in_utf8(image, "image/png; charset=utf-16") is image

@@ -19,7 +19,7 @@ import logging
 import ssl
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import aiohttp
 import orjson
@@ -214,13 +214,35 @@ class RestBackend(Backend):
     def _answered(
         self, status: int, reason: str | None, headers: Mapping[str, str], body: bytes, uri: str, access: Access
     ) -> BackendResult:
+        media_type = headers.get("Content-Type", "application/octet-stream")
+        body = in_utf8(body, media_type)
         if access.mask:  # once, on the bytes: text, structured content and error excerpts all come from them
             body = access.mask.mask_bytes(body)
             reason = access.mask.mask_text(reason) if reason else reason
         if status >= 400:
             return status_failure(status, reason, body)
-        media_type = headers.get("Content-Type", "application/octet-stream")
         return _body(body, media_type, status, uri, self._large_from_bytes)
+
+
+_UTF8_NAMES: Final = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+
+
+def in_utf8(body: bytes, media_type: str) -> bytes:
+    """A text or JSON answer in the charset its Content-Type names, written in UTF-8: every later step reads UTF-8
+    (a Latin-1 answer became U+FFFD), the masking of secrets included (it knows their UTF-8 spellings only, so a
+    UTF-16 echo passed it). Other answers, and a charset Python does not know, stay as they came."""
+    _, _, parameters = media_type.partition(";")
+    if "charset" not in parameters.lower():
+        return body
+    charset = next((value.strip().strip('"').lower() for name, _, value in
+                    (part.partition("=") for part in parameters.split(";")) if name.strip().lower() == "charset"),
+                   "")  # fmt: skip
+    if not charset or charset in _UTF8_NAMES or media_kind(media_type) not in ("json", "text"):
+        return body
+    try:
+        return body.decode(charset, "replace").encode()
+    except LookupError:
+        return body
 
 
 def _unsendable(operation: Operation, url: str, exc: ValueError, mask: SecretMask) -> Failure:
