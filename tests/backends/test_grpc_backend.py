@@ -7,6 +7,7 @@ from typing import Any
 
 import aiohttp
 import grpc
+import grpc.aio
 import pytest
 from aiohttp import web
 
@@ -419,3 +420,44 @@ async def test_channels_no_backend_uses_are_closed_after_a_grace(server: Running
     assert len(channels) == 0
     assert retired.get_state() == grpc.ChannelConnectivity.SHUTDOWN
     assert kept.get_state() == grpc.ChannelConnectivity.SHUTDOWN
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | 0x80 if n else low)
+        if not n:
+            return bytes(out)
+
+
+@pytest.mark.parametrize(("enums", "allowed"), [(300_000, False), (1_000, True)])
+async def test_an_answer_whose_json_outgrows_its_bound_many_times_is_refused(enums: int, allowed: bool) -> None:
+    """The finding: packed enums (a byte each on the wire, a name each as JSON) made a 4 MB answer, within its bound,
+    into 92 MB of text on the event loop (held 2.8 s). Now the JSON is written in a thread past 64 KiB, and an answer
+    whose JSON is more than 8 times `max_response_bytes` is refused."""
+    answer = b"\x0a\x011" + _varint((25 << 3) | 2) + _varint(enums) + b"\x00" * enums  # id "1", also_in packed
+
+    class Handler(grpc.GenericRpcHandler):
+        def service(self, handler_call_details: Any) -> Any:
+            async def unary(request: bytes, context: Any) -> bytes:
+                return answer
+
+            return grpc.unary_unary_rpc_method_handler(unary)
+
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((Handler(),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channels = GrpcChannels()
+    try:
+        backend = GrpcBackend(SHOP, channels, target=f"127.0.0.1:{port}", max_response_bytes=400_000)
+        result = await backend.call(SHOP.operation("GetItem"), {"id": "1"})
+    finally:
+        await channels.close()
+        await server.stop(0)
+    if allowed:
+        assert isinstance(result, JsonBody) and len(result.value["alsoIn"]) == enums
+    else:
+        assert isinstance(result, Failure)
+        assert result.message == "The backend's answer, written as JSON, is larger than the 3200000 bytes allowed"

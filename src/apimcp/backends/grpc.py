@@ -89,6 +89,7 @@ class GrpcBackend(Backend):
         self._timeout = timeout_seconds
         self._max_messages = max_stream_messages
         self._max_bytes = max_response_bytes
+        self._max_json_bytes = max(JSON_GROWTH * max_response_bytes, JSON_FLOOR)
         self.messages = messages or Messages(service)
         self._callables: dict[str, tuple[grpc.aio.Channel, Any]] = {}
 
@@ -149,7 +150,14 @@ class GrpcBackend(Backend):
         data: bytes = await call
         if len(data) > self._max_bytes:
             return Failure(f"The backend's response is larger than the {self._max_bytes} bytes allowed")
-        return _json_body(self.messages.response(method, data), mask)
+        if len(data) < OFF_THE_LOOP_FROM:
+            return self._json_answer(method, data, mask)
+        # a message's JSON may be twenty times its size (each packed enum a name): written in a thread, the event
+        # loop answers others meanwhile
+        return await asyncio.to_thread(self._json_answer, method, data, mask)
+
+    def _json_answer(self, method: Method, data: bytes, mask: SecretMask) -> BackendResult:
+        return _json_body(self.messages.response(method, data), mask, max_bytes=self._max_json_bytes)
 
     async def _collect(self, method: Method, call: Any, progress: Progress | None, mask: SecretMask) -> BackendResult:
         """Streamed answers gathered into `{"messages": [...]}`, stopping (and saying so) at the limits."""
@@ -183,7 +191,7 @@ class GrpcBackend(Backend):
         finally:
             if not call.done():  # stopped at a limit, by a bad message, or the client gave up: end the RPC too
                 call.cancel()
-        return _json_body({"messages": messages}, mask, (note,) if note else ())
+        return _json_body({"messages": messages}, mask, (note,) if note else (), self._max_json_bytes)
 
     async def _callable(self, method: Method) -> Any:
         """The channel's multicallable for the method, made once per channel (bytes in, bytes out); a Failure when
@@ -250,9 +258,21 @@ def metadata_problem(placement: Placement) -> str | None:
     return None
 
 
-def _json_body(value: Any, mask: SecretMask, notes: tuple[str, ...] = ()) -> JsonBody:
-    """An answer as JSON; protobuf bytes cannot be masked in place, so the JSON text is, and read again."""
+OFF_THE_LOOP_FROM = 64 * 1024
+"""Bytes of a message from which its JSON is written in a worker thread."""
+JSON_GROWTH = 8
+"""How many times `max_response_bytes` an answer's JSON may weigh (protobuf is compact: a packed enum is a byte,
+its JSON name a dozen), and at least `JSON_FLOOR` bytes (a small message prints every field, defaults too):
+past it, a Failure, not tens of MB of text for the client."""
+JSON_FLOOR = 1024 * 1024
+
+
+def _json_body(value: Any, mask: SecretMask, notes: tuple[str, ...] = (), max_bytes: int = 0) -> JsonBody | Failure:
+    """An answer as JSON (a Failure past `max_bytes` of it, when given); protobuf bytes cannot be masked in place,
+    so the JSON text is, and read again."""
     text = orjson.dumps(value)
+    if max_bytes and len(text) > max_bytes:
+        return Failure(f"The backend's answer, written as JSON, is larger than the {max_bytes} bytes allowed")
     if mask:
         masked = mask.mask_bytes(text)
         if masked is not text:
