@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from apimcp.protocol.models import Tool
+from apimcp.toolsearch import compact
 from apimcp.toolsearch.compact import MAX_PARAMETERS, SUMMARY_CHARS, CompactHits, compact_hit, parameters, summary
 
 GITHUB_STYLE = (
@@ -69,3 +72,23 @@ def test_an_exposition_makes_each_hit_once() -> None:
     tool = Tool(name="ping", title="Ping", description="Answers pong.", input_schema={"type": "object"})
     hits = CompactHits({"ping": tool})
     assert hits["ping"] == compact_hit(tool) and hits["ping"] is hits["ping"]
+
+
+@pytest.mark.parametrize("hostile", ["[" * 200_000, "[a](" * 100_000, "![" + "x" * 500_000])
+def test_a_summary_reads_a_bounded_part_of_any_description(hostile: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The finding: the link pattern backtracked over every `[` of a description (a crafted 48,000 froze the
+    gateway 7 s, under the GIL, on the first search that showed the tool). Now the summary's patterns read the
+    first `READ_CHARS` characters only, and bound their own repetitions."""
+    read: list[int] = []
+    link = compact._LINK
+
+    class Counted:
+        def sub(self, replacement: str, text: str) -> str:
+            read.append(len(text))
+            return link.sub(replacement, text)
+
+    monkeypatch.setattr(compact, "_LINK", Counted())
+    assert len(summary(hostile)) <= SUMMARY_CHARS
+    assert read and max(read) <= compact.READ_CHARS
+    assert "{0," in link.pattern and "*" not in link.pattern  # no repetition without a bound
+    assert summary("Read [the guide](https://docs.example/a b) first. Then more.") == "Read the guide first."

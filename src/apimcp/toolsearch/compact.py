@@ -20,7 +20,10 @@ MAX_PARAMETERS = 24
 """Optional parameters listed at most (required ones always are); `moreParameters` counts the others."""
 REQUIRED_MARK = "*"
 
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")  # [text](url) and images: their text
+READ_CHARS = 2000
+"""Characters of a description the summary is looked for in: it keeps `SUMMARY_CHARS` of its first sentence, and
+a description may be megabytes (the patterns below must not meet them all)."""
+_LINK = re.compile(r"!?\[([^\]\n]{0,300})\]\([^)\n]{0,1000}\)")  # [text](url) and images: their text
 _ADMONITION = re.compile(r"\[!\w+\]")  # GitHub's `> [!NOTE]`
 _HTML = re.compile(r"<[^>\n]{1,200}>")
 _LINE_MARK = re.compile(r"^[ \t]*(?:(?:#{1,6}|[-*+]|\d{1,3}[.)])[ \t]+|>[> \t]*)", re.MULTILINE)
@@ -34,7 +37,7 @@ def summary(description: str, title: str | None = None) -> str:
     """The first sentence of `description` as one line of plain text, bounded; a first paragraph that only
     repeats `title` is skipped (importers put an OpenAPI summary, the tool's title, before its description)."""
     text = ""
-    for paragraph in _PARAGRAPH.split(description):  # the first that says something, read no further
+    for paragraph in _PARAGRAPH.split(description[:READ_CHARS]):  # the first that says something, read no further
         text = _HTML.sub("", _ADMONITION.sub("", _LINK.sub(r"\1", paragraph)))
         text = _SPACES.sub(" ", _EMPHASIS.sub("", _LINE_MARK.sub("", text))).strip()
         if text and not (title and _same(text, title)):
