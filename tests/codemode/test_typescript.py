@@ -3,6 +3,7 @@ a huge or cyclic schema from making a huge declaration."""
 
 from __future__ import annotations
 
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -116,3 +117,33 @@ def test_definitions_that_share_sub_schemas_are_read_within_a_budget() -> None:
     schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": definitions}
     written = declaration(Tool(name="t", input_schema=schema))
     assert len(written) <= MAX_CHARS and "    x?: { p0?: { p0?: unknown; p1?: unknown;" in written
+
+
+def test_a_long_literal_shared_by_many_properties_costs_a_bounded_amount() -> None:
+    """The finding: 990 properties referring to one 1 MB `const` wrote a gigabyte of types before the
+    declaration's length was checked, at seven depths in turn (14 s and 4 GB of the gateway's memory, for one
+    describe_tools or one discovery report). Now a literal past 200 characters is its type, and the characters of
+    types written at one depth are bounded."""
+    schema = {"type": "object", "properties": {f"p{i}": {"$ref": "#/$defs/E"} for i in range(990)},
+              "$defs": {"E": {"const": "x" * 1_000_000}}}  # fmt: skip
+    tracemalloc.start()
+    try:
+        written = declaration(Tool(name="t", input_schema=schema))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(written) <= MAX_CHARS and peak < 8 * 2**20, peak
+    short = {"type": "object", "properties": {"a": {"const": "x" * 200}, "b": {"const": "y" * 201}}}
+    assert 'a?: "' + "x" * 200 + '";' in declaration(Tool(name="t", input_schema=short))
+    assert "b?: string;" in declaration(Tool(name="t", input_schema=short))
+
+
+def test_a_long_chain_of_references_ends_as_unknown() -> None:
+    """The finding: 1,500 definitions each only a `$ref` to the next raised RecursionError (an internal error of
+    describe_tools, a 500 of the discovery report): references did not count toward any bound."""
+    chain = {f"d{n}": {"$ref": f"#/$defs/d{n + 1}"} for n in range(1500)}
+    chain["d1500"] = {"type": "string"}
+    schema = {"type": "object", "properties": {"p": {"$ref": "#/$defs/d0"}}, "$defs": chain}
+    assert "    p?: unknown;" in declaration(Tool(name="t", input_schema=schema))
+    short = {"type": "object", "properties": {"p": {"$ref": "#/$defs/d1490"}}, "$defs": chain}
+    assert "    p?: string;" in declaration(Tool(name="t", input_schema=short))

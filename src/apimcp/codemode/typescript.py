@@ -8,8 +8,10 @@ tuples (`prefixItems`), objects with optional and required properties and additi
 `$ref`s (`#/$defs/...`, `#/definitions/...`, `#/components/schemas/...`), OpenAPI 3.0's `nullable`.
 
 Schemas come from API descriptions, so they are bounded here: nesting beyond `MAX_DEPTH` (and any reference
-cycle) is `unknown`, long enums are their base type, and a declaration longer than `MAX_CHARS` is written again
-shallower until it fits (a huge output schema ends as `unknown`, its tool still declared).
+cycle, or chain of more than `MAX_REF_HOPS` references) is `unknown`, long enums and long literals are their base
+type, and a declaration longer than `MAX_CHARS` (or whose writing reads more than `MAX_NODES` nodes or writes more
+than `MAX_WRITTEN` characters) is written again shallower until it fits (a huge output schema ends as `unknown`,
+its tool still declared).
 """
 
 from __future__ import annotations
@@ -30,6 +32,15 @@ MAX_NODES: Final = 2000
 """Schema nodes one declaration reads at most at one depth: definitions that share sub-schemas are read each time
 they are referred to, so a few kilobytes of them can stand for an exponential tree; past this, a shallower depth is
 tried, as for a declaration too long."""
+
+MAX_WRITTEN: Final = 4 * MAX_CHARS
+"""Characters of types one declaration writes at most at one depth, the pieces nested types are made of counted
+too: definitions that repeat a long literal wherever they are referred to would write gigabytes before the
+declaration's length could be checked; past this, a shallower depth is tried."""
+MAX_LITERAL_CHARS: Final = 200
+"""A `const` or `enum` value longer than this is declared as its type (`string`), not spelled out."""
+MAX_REF_HOPS: Final = 32
+"""References followed in a row (a chain of definitions each naming the next) before the type is `unknown`."""
 
 MAX_DESCRIPTION_CHARS: Final = 160
 
@@ -62,7 +73,8 @@ def summary(text: str | None) -> str:
 
 
 class _TooMany(Exception):
-    """The schema has more nodes within the depth than `MAX_NODES`."""
+    """The schema has more nodes within the depth than `MAX_NODES`, or its types more characters than
+    `MAX_WRITTEN`."""
 
 
 class _Writer:
@@ -72,6 +84,7 @@ class _Writer:
         self._root = root
         self._depth = depth
         self._budget = MAX_NODES
+        self._written_budget = MAX_WRITTEN
 
     def type_of(self, schema: Any, level: int = 0, seen: frozenset[str] = frozenset()) -> str:
         if schema is False:
@@ -84,12 +97,15 @@ class _Writer:
         reference = schema.get("$ref")
         if isinstance(reference, str):
             target = self._resolve(reference)
-            if target is None or reference in seen:
+            if target is None or reference in seen or len(seen) >= MAX_REF_HOPS:
                 return "unknown"
             return self.type_of(target, level, seen | {reference})
         written = self._written(schema, level, seen)
         if schema.get("nullable") is True and written not in {"unknown", "null"}:
-            return f"{_grouped(written)} | null"
+            written = f"{_grouped(written)} | null"
+        self._written_budget -= len(written)
+        if self._written_budget < 0:
+            raise _TooMany
         return written
 
     def _written(self, schema: Mapping[str, Any], level: int, seen: frozenset[str]) -> str:
@@ -170,6 +186,8 @@ class _Writer:
 
 
 def _literal(value: Any) -> str:
+    if isinstance(value, str) and len(value) > MAX_LITERAL_CHARS:
+        return "string"
     try:
         return (
             orjson.dumps(value).decode() if isinstance(value, str | int | float | bool) or value is None else "unknown"
