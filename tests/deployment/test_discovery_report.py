@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import threading
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from apimcp.cli.discovery_commands import REPORT_SECONDS
 from apimcp.cli.main import app
 from apimcp.control.reports import Reports, ReportsBusy
+from apimcp.findability.report import VECTOR_WAIT_SECONDS
 from tests.deployment.harness import Deployment, deployment
 
 
@@ -41,7 +44,15 @@ def test_a_report_covers_the_tools_the_plan_serves_and_is_kept_until_the_plan_ch
     live.api.call("GET", "/expositions/nope/discovery", 404)
 
 
-def test_the_cli_prints_the_report_or_its_json(live: Deployment) -> None:
+def test_the_cli_prints_the_report_or_its_json(live: Deployment, monkeypatch: pytest.MonkeyPatch) -> None:
+    waited: list[float] = []
+    opened = urllib.request.urlopen
+
+    def waiting(request: Any, *, timeout: float, context: Any = None) -> Any:
+        waited.append(timeout)
+        return opened(request, timeout=timeout, context=context)
+
+    monkeypatch.setattr(urllib.request, "urlopen", waiting)
     service = live.api.import_echo(name="echo-cli")
     live.api.expose(service["id"], live.backend, "cli-reported")
     token = live.api.http.headers["Authorization"].removeprefix("Bearer ")
@@ -55,6 +66,8 @@ def test_the_cli_prints_the_report_or_its_json(live: Deployment) -> None:
     assert json.loads(as_json.output)["tools"] == service["operation_count"]
     missing = runner.invoke(app, ["discovery", "report", "no-such-exposition"])
     assert missing.exit_code != 0
+    # the report is waited for as long as the control plane may take to make it (the finding: 120 s, as any call)
+    assert REPORT_SECONDS in waited and REPORT_SECONDS > VECTOR_WAIT_SECONDS
 
 
 def test_reports_are_made_one_at_a_time_and_kept() -> None:

@@ -106,7 +106,13 @@ class ControlPlaneClient:
     def _send(self, method: str, path: str, data: bytes | None, content_type: str | None) -> Any:
         return self._read(method, path, data, content_type)[0]
 
-    def _read(self, method: str, path: str, data: bytes | None, content_type: str | None) -> tuple[Any, int | None]:
+    def get_slowly(self, path: str, seconds: float) -> Any:
+        """The answer to GET `path`, which the control plane may take up to `seconds` to make (a report)."""
+        return self._read("GET", path, None, None, seconds)[0]
+
+    def _read(
+        self, method: str, path: str, data: bytes | None, content_type: str | None, seconds: float = TIMEOUT_SECONDS
+    ) -> tuple[Any, int | None]:
         """The answer's JSON, and the number of items matched when it is a page of a list (`X-Total-Count`)."""
         request = urllib.request.Request(self.url + "/api/v1" + path, data=data, method=method)
         request.add_header("Accept", "application/json")
@@ -118,7 +124,7 @@ class ControlPlaneClient:
         if self.organization:
             request.add_header("X-Organization", self.organization)
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS, context=self._tls) as response:
+            with urllib.request.urlopen(request, timeout=seconds, context=self._tls) as response:
                 payload = response.read()
                 total = response.headers.get("X-Total-Count")
         except urllib.error.HTTPError as exc:

@@ -62,6 +62,10 @@ def _print(report: dict[str, Any], name: str, out: Any) -> None:
                   f"a tool described {_cost(costs['describe_one_tool'])}", markup=False)  # fmt: skip
 
 
+REPORT_SECONDS = 1200.0
+"""How long the CLI waits for a report: the control plane's wait for the tools' vectors, and the making."""
+
+
 @discovery_app.command("report")
 def report(
     exposition: Annotated[str, typer.Argument(help="id or name")],
@@ -73,7 +77,8 @@ def report(
     api = client()
     with reporting():
         found = find(api, "/expositions", exposition, "exposition")
-        data = api.get(f"/expositions/{found['id']}/discovery")
+        # a report of thousands of tools takes minutes to make (its tools' vectors waited for up to ten)
+        data = api.get_slowly(f"/expositions/{found['id']}/discovery", REPORT_SECONDS)
     if out is Format.json:
         typer.echo(output.json_text(data))
         return
