@@ -57,15 +57,15 @@ while redis.call('ZCARD', ARGV[4]) >= tonumber(ARGV[9]) do
   drop(redis.call('ZRANGE', ARGV[4], 0, 0)[1])
 end
 local expiry = tonumber(ARGV[10])
-redis.call('SET', ARGV[1] .. id, ARGV[11], 'PX', math.max(1, expiry - now))
+redis.call('SET', ARGV[1] .. id, ARGV[11], 'PX', math.max(1, math.floor((expiry - now) / 1000)))
 redis.call('ZADD', mine, expiry, id)
-redis.call('PEXPIREAT', mine, expiry)
+redis.call('PEXPIREAT', mine, math.floor(expiry / 1000) + 1)
 redis.call('ZADD', ARGV[4], expiry, id)
 return 1
 """
 )
-"""ARGV[5] now (ms), ARGV[6] max per owner, ARGV[7] the owner, ARGV[8] the new id, ARGV[9] max in all,
-ARGV[10] its expiry (ms), ARGV[11] its record."""
+"""ARGV[5] now (µs), ARGV[6] max per owner, ARGV[7] the owner, ARGV[8] the new id, ARGV[9] max in all,
+ARGV[10] its expiry (µs: links opened in one millisecond still let go oldest first), ARGV[11] its record."""
 
 _TAKE = """
 local body = redis.call('GETDEL', KEYS[1])
@@ -145,9 +145,9 @@ class RedisPendingStore(PendingStore):
                     await self._write(waiting)
                 return waiting
         pending = Pending(new_id(), owner, key, exposition, session_id, time.time() + self.ttl_seconds)
-        now = int(time.time() * 1000)
+        now = int(time.time() * 1_000_000)
         args: list[str | int | bytes] = [self._ids, self._states, self._owners, self._every, now, self._max_per_owner,
-                                         owner, pending.id, self._max, int(pending.expires_at * 1000),
+                                         owner, pending.id, self._max, int(pending.expires_at * 1_000_000),
                                          orjson.dumps(asdict(pending))]  # fmt: skip
         await self._open(keys=[self._owners + owner, self._every, self._ids + pending.id], args=args)
         await self._client.set(asked, pending.id, px=self._ttl_ms)
