@@ -18,8 +18,7 @@ from typing import Any
 
 from apimcp.guardrails.chain import Heard
 from apimcp.protocol.caller import RequestSource
-from apimcp.protocol.observe import RequestRecord
-from apimcp.telemetry.labels import resource_target
+from apimcp.protocol.observe import RequestRecord, shown_target
 
 MAX_TEXT = 512
 
@@ -29,14 +28,6 @@ def _short(value: object) -> str | None:
         return None
     text = str(value)
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
-
-
-def _target(method: str, target: str | None) -> str | None:
-    """What a request names: a resource's URI without its query or fragment, where a client or a server may have
-    put a credential (as spans show it); anything else as it is, bounded."""
-    if target is not None and method.startswith("resources/"):
-        return resource_target(target)
-    return _short(target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +46,7 @@ def request_event(where: Where, record: RequestRecord, via: Mapping[str, str] | 
     event: dict[str, Any] = {
         "time": time.time(),
         "action": record.method,
-        "target": _target(record.method, record.target),
+        "target": _short(shown_target(record.method, record.target)) if record.target is not None else None,
         "outcome": record.outcome,
         "duration_ms": round(record.duration_ms, 3),
         "organization": where.organization,
@@ -133,7 +124,7 @@ def guardrail_event(
     """What a guardrail found in a call's arguments or answer, by kind and count (never a value), and what it did:
     reported, redacted or blocked."""
     findings = {_short(f.kind): f.count for f in heard.findings[:20]}
-    target = resource_target(tool) if heard.where == "resource" else tool  # a resource read's URI
+    target = shown_target("resources/read", tool) if heard.where == "resource" else tool  # a resource read's URI
     return _call_event(where, "guardrail", target, heard.outcome, source, via, guardrail=_short(heard.guardrail),
                        findings=findings, **{"in": heard.where})  # fmt: skip
 

@@ -59,6 +59,19 @@ def target_of(method: str, params: JsonObject) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def without_query(uri: str) -> str:
+    """A URI without its query or fragment, where a client or a server may have put a credential."""
+    for mark in ("?", "#"):
+        uri = uri.split(mark, 1)[0]
+    return uri
+
+
+def shown_target(method: str, target: str) -> str:
+    """What observers (spans, the audit trail) may show of a request's target: a resource's URI without its query
+    or fragment; a tool's or a prompt's name as it is."""
+    return without_query(target) if method.startswith("resources/") else target
+
+
 def outcome_of(message: JsonObject | None, refused: HttpRefusal | None = None) -> tuple[Outcome, int | None]:
     """How a JSON-RPC response message ended (None: no response was sent, the request was cancelled), or how a
     refusal the HTTP response carried did (`refused`: no JSON-RPC code, the status says it)."""

@@ -9,6 +9,8 @@ length.
 
 from __future__ import annotations
 
+from apimcp.protocol.observe import without_query
+
 MCP_METHODS = frozenset(
     {"initialize", "ping", "server/discover", "tools/list", "tools/call", "prompts/list", "prompts/get",
      "resources/list", "resources/templates/list", "resources/read", "resources/subscribe",
@@ -56,6 +58,4 @@ def bounded(text: str) -> str:
 
 def resource_target(uri: str) -> str:
     """A resource URI without its query or fragment (where a client might put a credential), bounded."""
-    for mark in ("?", "#"):
-        uri = uri.split(mark, 1)[0]
-    return bounded(uri)
+    return bounded(without_query(uri))

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 
 from apimcp.protocol.caller import RequestSource
-from apimcp.protocol.observe import RequestRecord
-from apimcp.telemetry.labels import bounded, resource_target
+from apimcp.protocol.observe import RequestRecord, shown_target
+from apimcp.telemetry.labels import bounded
 from apimcp.telemetry.spans import INTERNAL, Attributes, Span
 from apimcp.telemetry.tracing import Tracing
 
@@ -52,7 +52,7 @@ class ServerSpans:
             attributes["apimcp.exposition"] = self._exposition
             attributes["apimcp.snapshot.revision"] = self._revision()
             if target is not None:
-                shown = resource_target(target) if method.startswith("resources/") else bounded(target)
+                shown = bounded(shown_target(method, target))
                 attributes["apimcp.target"] = shown
                 attributes[_TARGET_ATTRIBUTE.get(method, "mcp.resource.uri")] = shown
         _CURRENT.set((span, _CURRENT.get()))  # the engine calls `finished` in the same task
@@ -68,7 +68,7 @@ class ServerSpans:
         if _ended(span, record) and record.target is not None:
             shown = span.attributes.get("apimcp.target")  # as `started` bounded it, for the same target
             if not isinstance(shown, str):
-                shown = resource_target(record.target) if record.method.startswith("resources/") else record.target
+                shown = shown_target(record.method, record.target)
             span.name = f"{record.method} {bounded(shown)}"
         span.end()
 
