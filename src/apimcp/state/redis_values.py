@@ -40,9 +40,11 @@ local function drop(id)
     end
     redis.call('ZREM', ARGV[3] .. pending['owner'], id)
   end
+  return body
 end
 """
-"""ARGV[1..4]: the prefixes of ids, states and owners' sets, and the set of every pending one."""
+"""A pending link gone with its state's key and its places in the sets; ARGV[1..4]: the prefixes of ids, states and
+owners' sets, and the set of every pending one."""
 
 _OPEN = (
     _DROP
@@ -67,19 +69,17 @@ return 1
 """ARGV[5] now (µs), ARGV[6] max per owner, ARGV[7] the owner, ARGV[8] the new id, ARGV[9] max in all,
 ARGV[10] its expiry (µs: links opened in one millisecond still let go oldest first), ARGV[11] its record."""
 
-_TAKE = """
-local body = redis.call('GETDEL', KEYS[1])
+_TAKE = (
+    _DROP
+    + """
+local body = drop(ARGV[5])
 if body then
-  local pending = cjson.decode(body)
-  if pending['state'] and pending['state'] ~= cjson.null then
-    redis.call('DEL', ARGV[1] .. pending['state'])
-  end
-  redis.call('DEL', ARGV[2])
-  redis.call('ZREM', ARGV[3] .. pending['owner'], pending['id'])
-  redis.call('ZREM', ARGV[4], pending['id'])
+  redis.call('DEL', ARGV[6])
 end
 return body
 """
+)
+"""ARGV[5] the id taken (KEYS[1] its key), ARGV[6] its owner's `asked` key."""
 
 
 class RedisUserValueStore(UserValueStore):
@@ -123,6 +123,7 @@ class RedisPendingStore(PendingStore):
         tag = f"{prefix}{{pending}}:"
         self._ids, self._states, self._asked = tag + "id:", tag + "state:", tag + "asked:"
         self._owners, self._every = tag + "owner:", tag + "every"
+        self._prefixes = [self._ids, self._states, self._owners, self._every]  # the scripts' ARGV[1..4]
         self._max, self._max_per_owner = max_pending, max_per_owner
         self._open = client.register_script(_OPEN)
         self._take = client.register_script(_TAKE)
@@ -146,9 +147,9 @@ class RedisPendingStore(PendingStore):
                 return waiting
         pending = Pending(new_id(), owner, key, exposition, session_id, time.time() + self.ttl_seconds)
         now = int(time.time() * 1_000_000)
-        args: list[str | int | bytes] = [self._ids, self._states, self._owners, self._every, now, self._max_per_owner,
-                                         owner, pending.id, self._max, int(pending.expires_at * 1_000_000),
-                                         orjson.dumps(asdict(pending))]  # fmt: skip
+        expiry = int(pending.expires_at * 1_000_000)
+        args: list[str | int | bytes] = [*self._prefixes, now, self._max_per_owner, owner, pending.id, self._max,
+                                         expiry, orjson.dumps(asdict(pending))]  # fmt: skip
         await self._open(keys=[self._owners + owner, self._every, self._ids + pending.id], args=args)
         await self._client.set(asked, pending.id, px=self._ttl_ms)
         return pending
@@ -174,7 +175,7 @@ class RedisPendingStore(PendingStore):
     async def take(self, pending_id: str) -> Pending | None:
         current = await self.get(pending_id)
         asked = self._asked_key(current.owner, current.key, current.exposition) if current is not None else ""
-        body = await self._take(keys=[self._ids + pending_id], args=[self._states, asked, self._owners, self._every])
+        body = await self._take(keys=[self._ids + pending_id], args=[*self._prefixes, pending_id, asked])
         return Pending(**orjson.loads(body)) if body is not None else None
 
     async def by_state(self, state: str) -> Pending | None:
