@@ -55,15 +55,15 @@ async def test_a_record_comes_back_as_it_was_saved(make: object) -> None:
     assert found is not None
     assert (found.endpoint, found.revision, found.capabilities_json, found.client_info_json, found.principal) == (
         "e1", REVISION, b'{"elicitation":{}}', b'{"name":"c"}', "iss sub=a")  # fmt: skip
-    for change in (SessionChange(log_level="debug"), SessionChange(initialized=True),
-                   SessionChange(subscribe="file:///a"), SessionChange(subscribe="file:///b"),
-                   SessionChange(unsubscribe="file:///b"), SessionChange(subscribe="file:///a")):  # fmt: skip
+    for change in (SessionChange("log_level", "debug"), SessionChange("initialized"),
+                   SessionChange("subscribe", "file:///a"), SessionChange("subscribe", "file:///b"),
+                   SessionChange("unsubscribe", "file:///b"), SessionChange("subscribe", "file:///a")):  # fmt: skip
         await store.change(found, change)
     assert (found.log_level, found.initialized, found.subscriptions) == ("debug", True, {"file:///a"})
     again = await store.get(session.id)
     assert again is not None
     assert (again.log_level, again.initialized, again.subscriptions) == ("debug", True, {"file:///a"})
-    await store.change(again, SessionChange(unsubscribe="file:///a"))
+    await store.change(again, SessionChange("unsubscribe", "file:///a"))
     assert (await store.get(session.id)).subscriptions == set()
 
 
@@ -76,8 +76,8 @@ async def test_changes_made_on_two_replicas_both_stay(make: object, redis_prefix
     await store.create(session)
     here, there = await store.get(session.id), await other.get(session.id)
     assert here is not None and there is not None
-    await store.change(here, SessionChange(subscribe="test://text"))
-    await other.change(there, SessionChange(log_level="error"))  # its copy knew of no subscription
+    await store.change(here, SessionChange("subscribe", "test://text"))
+    await other.change(there, SessionChange("log_level", "error"))  # its copy knew of no subscription
     store.forget_copy(session.id)
     found = await store.get(session.id)
     assert found is not None and (found.subscriptions, found.log_level) == ({"test://text"}, "error")

@@ -522,7 +522,7 @@ class SessionEra:
             return
         if message.method == "notifications/initialized":
             if not session.initialized:
-                await self._store.change(session, SessionChange(initialized=True))
+                await self._store.change(session, SessionChange("initialized"))
         elif message.method == "notifications/cancelled":
             request_id = message.params.get("requestId")
             if not isinstance(request_id, str | int):
@@ -752,7 +752,7 @@ class SessionEra:
             raise invalid_params(f'"level" must be one of {", ".join(LOG_LEVELS)}', {"field": "level"})
         session = await self._store.get(ctx.session_id or "")
         if session is not None:
-            await self._store.change(session, SessionChange(log_level=level))
+            await self._store.change(session, SessionChange("log_level", level))
         return {}
 
     async def _subscribe(self, ctx: RequestContext, params: JsonObject) -> JsonObject:
@@ -782,7 +782,7 @@ class SessionEra:
         session = await self._store.get(ctx.session_id or "")
         if session is None:
             return
-        await self._store.change(session, SessionChange(subscribe=uri) if add else SessionChange(unsubscribe=uri))
+        await self._store.change(session, SessionChange("subscribe" if add else "unsubscribe", uri))
 
     # --- server-to-client requests ---------------------------------------------------------
 

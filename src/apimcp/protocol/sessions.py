@@ -81,20 +81,19 @@ class SessionChange:
     (a URI followed or no longer followed). A store writes that field alone, so that what another replica changed
     meanwhile is kept."""
 
-    log_level: str | None = None
-    initialized: bool = False
-    subscribe: str | None = None
-    unsubscribe: str | None = None
+    field: Literal["log_level", "initialized", "subscribe", "unsubscribe"]
+    value: str = ""
+    """The level, or the URI; nothing for `initialized`."""
 
     def apply(self, session: Session) -> None:
-        if self.log_level is not None:
-            session.log_level = self.log_level
-        if self.initialized:
+        if self.field == "log_level":
+            session.log_level = self.value
+        elif self.field == "initialized":
             session.initialized = True
-        if self.subscribe is not None:
-            session.subscriptions.add(self.subscribe)
-        if self.unsubscribe is not None:
-            session.subscriptions.discard(self.unsubscribe)
+        elif self.field == "subscribe":
+            session.subscriptions.add(self.value)
+        else:
+            session.subscriptions.discard(self.value)
 
 
 class SessionsFull(Exception):

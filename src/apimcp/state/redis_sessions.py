@@ -280,17 +280,7 @@ class RedisSessionStore(SessionStore):
         return await self.get(session_id) is not None
 
     async def change(self, session: Session, change: SessionChange) -> None:
-        if change.log_level is not None:
-            field, value = "log_level", change.log_level
-        elif change.initialized:
-            field, value = "initialized", ""
-        elif change.subscribe is not None:
-            field, value = "subscribe", change.subscribe
-        elif change.unsubscribe is not None:
-            field, value = "unsubscribe", change.unsubscribe
-        else:
-            return
-        await reached(self._change(keys=[self._records + session.id], args=[field, value]))
+        await reached(self._change(keys=[self._records + session.id], args=[change.field, change.value]))
         change.apply(session)
         if session.id in self._copies:
             self._keep(session, self._copies[session.id][1])
