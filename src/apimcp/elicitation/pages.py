@@ -118,6 +118,11 @@ def _cookie(scope: Scope, name: str) -> str | None:
     return None
 
 
+def _sent_from(scope: Scope) -> str | None:
+    """The `Origin` a request names (a browser names it with every POST), if any."""
+    return next((v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"), None)
+
+
 def _for_whom(owner: str) -> str:
     """Whose the value will be, said on the page: someone sent a link made for their own account would see it
     names another (the link itself cannot tell who opens it)."""
@@ -184,7 +189,7 @@ class ElicitationPages:
         await _send(send, 200, _page(f"Your credential for {secret.name}", body))
 
     async def _submit(self, scope: Scope, receive: Receive, send: Send, pending_id: str) -> None:
-        origin = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"), None)
+        origin = _sent_from(scope)
         if origin is not None and origin != self._origin(scope):
             await _send(send, 403, _page("Refused", "<p>This form can only be sent from its own page.</p>"))
             return
@@ -218,8 +223,7 @@ class ElicitationPages:
         (its `Origin`; a browser sends it with every POST), so that a link or a form elsewhere cannot start a
         connection in someone else's browser for the link's owner."""
         origin = self._origin(scope)
-        sent_from = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"origin"), None)
-        if sent_from != origin:
+        if _sent_from(scope) != origin:
             await _send(send, 403, _page("Refused", "<p>A connection starts only from its own page's button.</p>"))
             return
         pending = await self._broker.pending.get(pending_id)

@@ -215,11 +215,9 @@ class SessionEra:
             text = "This session already has an open GET stream"
             await exchange.refuse(409, text)
             return
-        limit = self._options.limits.max_listeners
-        if len(self._hub) + sum(self._resumed.values()) >= limit:
+        if self._streams_full():
             self._forget_if_idle(session.id, live)
-            text = f"This endpoint already serves {limit} open streams (max_listeners); try again later"
-            await exchange.refuse(503, text, [_RETRY_LATER], code=SERVER_BUSY)
+            await self._refuse_streams(exchange)
             return
 
         def wants(kind: ChangeKind, uri: str | None) -> bool:
@@ -276,19 +274,27 @@ class SessionEra:
             number = kept
         return number
 
+    def _streams_full(self) -> bool:
+        """Whether the endpoint serves `max_listeners` open streams: GET streams, and POST streams resumed on one."""
+        return len(self._hub) + sum(self._resumed.values()) >= self._options.limits.max_listeners
+
+    async def _refuse_streams(self, exchange: Exchange) -> None:
+        limit = self._options.limits.max_listeners
+        text = f"This endpoint already serves {limit} open streams (max_listeners); try again later"
+        await exchange.refuse(503, text, [_RETRY_LATER], code=SERVER_BUSY)
+
     async def _resume_counted(
         self, exchange: Exchange, receive: Receive, session: Session, stream: str, number: int
     ) -> None:
         """`_resume_post`, if the endpoint's open streams (`max_listeners`, resumed ones included) and the session's
         resumed ones (as many as it may have requests in progress) leave room for one more."""
-        limit, resumed = self._options.limits.max_listeners, self._resumed.get(session.id, 0)
+        resumed = self._resumed.get(session.id, 0)
         if resumed >= self._max_active:
             text = f"This session already follows {resumed} resumed streams (max_requests_per_session)"
             await exchange.refuse(429, text, [_RETRY_LATER], code=SERVER_BUSY)
             return
-        if len(self._hub) + sum(self._resumed.values()) >= limit:
-            text = f"This endpoint already serves {limit} open streams (max_listeners); try again later"
-            await exchange.refuse(503, text, [_RETRY_LATER], code=SERVER_BUSY)
+        if self._streams_full():
+            await self._refuse_streams(exchange)
             return
         self._resumed[session.id] = resumed + 1
         try:
