@@ -58,7 +58,7 @@ from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.backends.targets import url_address_problem
 from apimcp.backends.tls import TlsSettings, client_context
 from apimcp.catalog.base_urls import described_base_url
-from apimcp.catalog.media import media_kind
+from apimcp.catalog.media import media_charset, media_kind
 from apimcp.catalog.model import Operation, RestBinding, Service
 from apimcp.http1.client import Http1Client
 from apimcp.safety.addresses import ANYTHING_BUT_METADATA, Resolve, system_resolve
@@ -231,13 +231,8 @@ def in_utf8(body: bytes, media_type: str) -> bytes:
     """A text or JSON answer in the charset its Content-Type names, written in UTF-8: every later step reads UTF-8
     (a Latin-1 answer became U+FFFD), the masking of secrets included (it knows their UTF-8 spellings only, so a
     UTF-16 echo passed it). Other answers, and a charset Python does not know, stay as they came."""
-    _, _, parameters = media_type.partition(";")
-    if "charset" not in parameters.lower():
-        return body
-    charset = next((value.strip().strip('"').lower() for name, _, value in
-                    (part.partition("=") for part in parameters.split(";")) if name.strip().lower() == "charset"),
-                   "")  # fmt: skip
-    if not charset or charset in _UTF8_NAMES or media_kind(media_type) not in ("json", "text"):
+    charset = media_charset(media_type)
+    if charset is None or charset in _UTF8_NAMES or media_kind(media_type) not in ("json", "text"):
         return body
     try:
         return body.decode(charset, "replace").encode()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from apimcp.catalog.model import BodyKind
 
 _TEXT_TYPES = frozenset({"application/xml", "application/yaml", "application/x-yaml", "application/javascript"})
@@ -18,3 +20,12 @@ def media_kind(media_type: str) -> BodyKind:
     if base.startswith("text/") or base in _TEXT_TYPES or base.endswith("+xml"):
         return "text"
     return "binary"
+
+
+_CHARSET = re.compile(r';\s*charset\s*=\s*"?([^";\s]+)', re.IGNORECASE)
+
+
+def media_charset(media_type: str) -> str | None:
+    """The `charset` parameter a media type names, in lower case (None: it names none)."""
+    found = _CHARSET.search(media_type)
+    return found.group(1).lower() if found else None
