@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from apimcp.protocol import EndpointOptions, McpEndpoint
 from tests.gateway.conftest import gateway_of
 from tests.protocol.showcase import Showcase
-from tests.support.live_server import live_app, live_server
+from tests.support.live_server import live_app, live_server, whole_body
 from tests.support.mcp_http import McpHttp
 
 pytestmark = pytest.mark.anyio
@@ -43,13 +43,7 @@ class OneRevision:
             return
         header = dict(scope["headers"]).get(b"mcp-protocol-version")
         self.version_headers.add(header.decode() if header is not None else None)
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
+        body = await whole_body(receive)
         parsed: Any = orjson.loads(body) if body else None
         if isinstance(parsed, dict) and parsed.get("method") == "initialize":
             parsed["params"]["protocolVersion"] = self._revision

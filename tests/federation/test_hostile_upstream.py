@@ -20,7 +20,7 @@ from apimcp.catalog.model import McpBinding, Operation, ServerTemplate, Service
 from apimcp.federation.backend import McpBackend
 from apimcp.protocol.errors import MissingClientCapability
 from apimcp.protocol.models import NO_VALUE, ResourceLink, TextContent
-from tests.support.live_server import live_server
+from tests.support.live_server import live_server, whole_body
 
 pytestmark = pytest.mark.anyio
 Answer = Callable[[Mapping[str, Any]], tuple[int, str, bytes]]
@@ -31,13 +31,7 @@ def hostile(answer: Answer) -> Any:
     """A stateless upstream (it answers server/discover) whose tools/call answer is `answer`'s."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        request = json.loads(body)
+        request = json.loads(await whole_body(receive))
         if request["method"] == "server/discover":
             result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
             status, kind, payload = (

@@ -16,7 +16,7 @@ from apimcp.federation.listing import import_upstream
 from apimcp.importers.errors import SpecError
 from apimcp.safety.addresses import AddressPolicy
 from apimcp.safety.fetch import Fetcher, FetchLimits
-from tests.support.live_server import live_server
+from tests.support.live_server import live_server, whole_body
 from tests.support.upstream_mcp import sdk_upstream, showcase_upstream
 
 LOOPBACK = Fetcher(AddressPolicy.allowing(["127.0.0.1"]))
@@ -75,13 +75,7 @@ def _endless_slow_pages(seconds: float) -> ASGIApp:
     """A stateless server whose tools/list has always one more page, each after `seconds`."""
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        request = json.loads(body)
+        request = json.loads(await whole_body(receive))
         if request["method"] == "server/discover":
             result: dict[str, object] = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
         else:

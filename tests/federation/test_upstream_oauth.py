@@ -28,7 +28,7 @@ from tests.auth.conftest import live_gateway_of
 from tests.auth.test_user_credentials import elicitation_of, open_session
 from tests.auth.user_backend import Accounts
 from tests.support.idp import Browser, Idp, client, running_idp
-from tests.support.live_server import live_server
+from tests.support.live_server import live_server, whole_body
 from tests.support.processes import free_port
 
 CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="")
@@ -74,13 +74,7 @@ class Protected:
                         "scopes_supported": ["mcp:read"]}  # fmt: skip
             await _answer(send, 200, orjson.dumps(document), [(b"content-type", b"application/json")])
             return
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
+        body = await whole_body(receive)
         try:
             method = orjson.loads(body).get("method") if body else None
         except (orjson.JSONDecodeError, AttributeError):

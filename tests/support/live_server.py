@@ -75,3 +75,13 @@ def live_app(
         thread.join(timeout=10)
         loop.close()
         sock.close()
+
+
+async def whole_body(receive: Any) -> bytes:
+    """Every chunk of an ASGI request's body, joined (for the small servers tests write)."""
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
