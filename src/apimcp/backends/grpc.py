@@ -157,7 +157,7 @@ class GrpcBackend(Backend):
         return await asyncio.to_thread(self._json_answer, method, data, mask)
 
     def _json_answer(self, method: Method, data: bytes, mask: SecretMask) -> BackendResult:
-        return _json_body(self.messages.response(method, data), mask, max_bytes=self._max_json_bytes)
+        return _json_body(self.messages.response(method, data), mask, self._max_json_bytes)
 
     async def _collect(self, method: Method, call: Any, progress: Progress | None, mask: SecretMask) -> BackendResult:
         """Streamed answers gathered into `{"messages": [...]}`, stopping (and saying so) at the limits."""
@@ -191,7 +191,7 @@ class GrpcBackend(Backend):
         finally:
             if not call.done():  # stopped at a limit, by a bad message, or the client gave up: end the RPC too
                 call.cancel()
-        return _json_body({"messages": messages}, mask, (note,) if note else (), self._max_json_bytes)
+        return _json_body({"messages": messages}, mask, self._max_json_bytes, (note,) if note else ())
 
     async def _callable(self, method: Method) -> Any:
         """The channel's multicallable for the method, made once per channel (bytes in, bytes out); a Failure when
@@ -267,11 +267,11 @@ past it, a Failure, not tens of MB of text for the client."""
 JSON_FLOOR = 1024 * 1024
 
 
-def _json_body(value: Any, mask: SecretMask, notes: tuple[str, ...] = (), max_bytes: int = 0) -> JsonBody | Failure:
-    """An answer as JSON (a Failure past `max_bytes` of it, when given); protobuf bytes cannot be masked in place,
-    so the JSON text is, and read again."""
+def _json_body(value: Any, mask: SecretMask, max_bytes: int, notes: tuple[str, ...] = ()) -> JsonBody | Failure:
+    """An answer as JSON (a Failure past `max_bytes` of it); protobuf bytes cannot be masked in place, so the JSON
+    text is, and read again."""
     text = orjson.dumps(value)
-    if max_bytes and len(text) > max_bytes:
+    if len(text) > max_bytes:
         return Failure(f"The backend's answer, written as JSON, is larger than the {max_bytes} bytes allowed")
     if mask:
         masked = mask.mask_bytes(text)
