@@ -37,19 +37,25 @@ def _traffic(served: Served, calls: int, **params: str) -> dict[str, Any]:
             time.sleep(0.2)
 
 
-def test_the_home_screen_shows_the_calls_just_made_and_where_they_fail(page: Page, served: Served, seen: Seen) -> None:
+def _exposed(served: Served, name: str) -> str:
+    """The Bookshelf description imported, planned and exposed as `name`; its URL, once the gateway serves it."""
     with api(served) as client:
         imported = client.post(
-            "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "shelf-traffic"}
+            "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": f"shelf-{name}"}
         )
         assert imported.status_code == 201, imported.text
         plan = client.post(
-            "/plans", json={"name": "busy", "service_id": imported.json()["id"], "backend_endpoint": served.backend}
+            "/plans", json={"name": name, "service_id": imported.json()["id"], "backend_endpoint": served.backend}
         )
         assert plan.status_code == 201, plan.text
-        assert client.post("/expositions", json={"plan_id": plan.json()["id"], "name": "busy"}).status_code == 201
-    url = f"{served.base}/mcp/default/busy"
+        assert client.post("/expositions", json={"plan_id": plan.json()["id"], "name": name}).status_code == 201
+    url = f"{served.base}/mcp/default/{name}"
     serving(url)
+    return url
+
+
+def test_the_home_screen_shows_the_calls_just_made_and_where_they_fail(page: Page, served: Served, seen: Seen) -> None:
+    url = _exposed(served, "busy")
     with McpHttp(url) as mcp:
         for _ in range(12):
             listed = mcp.modern(
@@ -95,17 +101,7 @@ def test_the_home_screen_shows_the_calls_just_made_and_where_they_fail(page: Pag
 def test_calls_of_tools_the_exposition_does_not_serve_are_counted_together(served: Served) -> None:
     """The finding: a tool's name is the client's to make up, and each made-up name became rows of its own (kept
     31 days, read whole by every /traffic), so one client could flood the counts."""
-    with api(served) as client:
-        imported = client.post(
-            "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "shelf-made-up"}
-        )
-        assert imported.status_code == 201, imported.text
-        plan = client.post(
-            "/plans", json={"name": "made-up", "service_id": imported.json()["id"], "backend_endpoint": served.backend}
-        )
-        assert client.post("/expositions", json={"plan_id": plan.json()["id"], "name": "made-up"}).status_code == 201
-    url = f"{served.base}/mcp/default/made-up"
-    serving(url)
+    url = _exposed(served, "made-up")
     with McpHttp(url) as mcp:
         for n in range(20):
             name = f"made_up_{n}"
