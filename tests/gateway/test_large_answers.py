@@ -49,6 +49,10 @@ ANSWERS: dict[str, bytes] = {
     "invalid": orjson.dumps({"items": ROWS})[:-1],
 }
 assert all(len(answer) >= DEFAULT_LARGE_FROM_BYTES for answer in ANSWERS.values())
+TOO_DEEP = b'{"deep": ' + b"[" * 300 + b"1" + b"]" * 300 + b"}"
+SMALL = {"deep": TOO_DEEP, "deep-pretty": TOO_DEEP + b"\n", "infinite": b'{"items": [1e400]}', "cut": b'{"items": ['}
+"""Small answers orjson reads (1,024 levels) but cannot write (254): the compact one is written only with the
+response, the other is made compact when it arrives."""
 
 SPEC = f"""
 openapi: 3.0.3
@@ -73,7 +77,8 @@ paths:
 
 def answers_app() -> web.Application:
     async def answer(request: web.Request) -> web.Response:
-        return web.Response(body=ANSWERS[request.match_info["kind"]], content_type="application/json")
+        kind = request.match_info["kind"]
+        return web.Response(body=ANSWERS.get(kind) or SMALL[kind], content_type="application/json")
 
     app = web.Application()
     app.router.add_get("/{check}/{kind}", answer)
@@ -131,6 +136,39 @@ def test_a_large_answer_reaches_the_client_byte_for_byte_as_when_it_was_parsed_o
         wrong = orjson.loads(got[len(ANSWERS) - 2])["result"]  # get_checked of the answer its schema refuses
         assert wrong["isError"] is True
         assert wrong["content"][0]["text"].startswith("The backend answered, but not as its API description says")
+
+
+def test_a_small_answer_too_deep_to_pass_on_is_a_tool_error_saying_so(backend: str, tmp_path: Path) -> None:
+    with gateway(backend, tmp_path, DEFAULT_LARGE_FROM_BYTES) as base, McpHttp(f"{base}/mcp/answers") as mcp:
+        for kind, said in (
+            ("deep", "The tool's result cannot be sent: it is nested more than 254 levels deep."),
+            ("deep-pretty", "The backend's JSON answer cannot be passed on: it is nested more than 254 levels deep."),
+        ):
+            reply = mcp.modern("tools/call", {"name": "get_plain", "arguments": {"kind": kind}})
+            assert reply.status == 200 and reply.result["isError"] is True
+            assert [block["text"] for block in reply.result["content"]] == [said]
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["small", "large"])
+def test_json_that_cannot_be_read_is_passed_on_as_text_and_a_schema_s_error_says_why(
+    backend: str, tmp_path: Path, large: bool
+) -> None:
+    with (
+        gateway(backend, tmp_path, 8 if large else DEFAULT_LARGE_FROM_BYTES) as base,
+        McpHttp(f"{base}/mcp/answers") as mcp,
+    ):
+        for kind, why in (
+            ("infinite", "it holds a number beyond the range of a double"),  # valid JSON, but not as doubles
+            ("cut", "it is not valid JSON"),
+        ):
+            plain = mcp.modern("tools/call", {"name": "get_plain", "arguments": {"kind": kind}}).result
+            assert plain["content"] == [{"type": "text", "text": SMALL[kind].decode()}] and not plain.get("isError")
+            checked = mcp.modern("tools/call", {"name": "get_checked", "arguments": {"kind": kind}}).result
+            assert checked["isError"] is True
+            assert checked["content"][0]["text"] == (
+                f"The call succeeded (HTTP 200), but the backend answered with application/json content that cannot be"
+                f" read ({why}), not the JSON object its API description promises for this tool (its output schema)."
+            )
 
 
 def test_a_large_backend_answer_is_never_parsed_in_the_gateway_process(
@@ -211,3 +249,17 @@ def test_a_large_answer_the_shaping_processes_cannot_take_is_an_error_result() -
     result = asyncio.run(large_answer_result(UnparsedJson(ANSWERS["compact"], json_answer), None, Busy()))
     assert result.is_error and result.structured_content is not None
     assert result.content[0].text == "The gateway is shaping as many large results as it can"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("read", [json_answer, graphql_answer], ids=["rest", "graphql"])
+def test_a_large_answer_too_deep_to_pass_on_is_an_error_result_saying_so(pool: ShapingPool, read: Any) -> None:
+    deep: Any = 1
+    for _ in range(300):  # orjson reads 1,024 levels but writes 254
+        deep = [deep]
+    body = orjson.dumps({"data": {"pad": "x" * DEFAULT_LARGE_FROM_BYTES}}) + b"\n"
+    body = body.replace(b'"pad"', b'"deep":' + b"[" * 300 + b"1" + b"]" * 300 + b',"pad"')
+    result = asyncio.run(large_answer_result(UnparsedJson(body, read), None, pool))
+    assert result.is_error
+    assert result.content[0].text == (  # type: ignore[union-attr]
+        "The backend's JSON answer cannot be passed on: it is nested more than 254 levels deep."
+    )

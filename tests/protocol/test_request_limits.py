@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 from apimcp.protocol import EndpointOptions, McpEndpoint, MemorySessionStore
+from apimcp.protocol.exchange import encode
 from apimcp.protocol.limits import EndpointLimits
 from tests.protocol.showcase import Showcase
 from tests.support.live_server import live_server
@@ -279,15 +280,34 @@ def test_a_body_nested_beyond_what_the_parser_reads_is_refused_naming_the_limit(
         assert "64 levels" in error["message"]
 
 
-def test_a_result_too_deep_to_encode_is_an_internal_error_not_a_crash(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_tool_result_too_deep_to_encode_is_a_tool_error_saying_why(caplog: pytest.LogCaptureFixture) -> None:
     with serving() as mcp:
         session = mcp.initialize()
         reply = session.request("tools/call", {"name": "deep_result", "arguments": {"depth": 300}})
         assert reply.status == 200
         assert reply.body["id"] is not None
-        assert reply.error == {"code": -32603, "message": "Internal error: the result could not be encoded as JSON"}
+        assert reply.result == {
+            "content": [
+                {"type": "text", "text": "The tool's result cannot be sent: it is nested more than 254 levels deep."}
+            ],
+            "isError": True,
+        }
         assert session.request("ping").status == 200
     assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_any_other_result_that_cannot_be_encoded_is_an_internal_error_saying_why() -> None:
+    deep: Any = 1
+    for _ in range(300):
+        deep = [deep]
+    big = orjson.loads(encode({"jsonrpc": "2.0", "id": 7, "result": {"contents": [{"n": 2**70}]}}))
+    assert big["error"] == {
+        "code": -32603,
+        "message": "Internal error: the result could not be encoded as JSON (it holds an integer beyond 64 bits)",
+    }
+    assert big["id"] == 7
+    nested = orjson.loads(encode({"jsonrpc": "2.0", "id": "d", "result": {"messages": deep}}))
+    assert nested["error"]["message"].endswith("(it is nested more than 254 levels deep)") and nested["id"] == "d"
 
 
 # --- batches ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 
 from apimcp.backends.credentials import Placement
 from apimcp.catalog.model import Operation
+from apimcp.protocol.json_writing import unwritable_reason
 from apimcp.protocol.models import CallToolResult, InputRequest, LogLevel
 from apimcp.safety.masking import NO_MASK, SecretMask
 
@@ -29,6 +30,8 @@ class TextBody:
     text: str
     media_type: str
     status: int = 200
+    unread: str = ""
+    """Why an answer that says it is JSON is text: what stopped its reading (`unread_json`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,19 @@ class Failure:
     timeout, 502, 503, 504, gRPC UNAVAILABLE): the same call may succeed later (`apimcp.resilience`)."""
     unsent: bool = False
     """The request never reached the backend (no connection could be made): any call may be made elsewhere."""
+
+
+def unread_json(exc: Exception) -> str:
+    """Why a JSON answer could not be read (`exc`: orjson's `JSONDecodeError`), never quoting it."""
+    if "infinity" in str(exc):  # valid JSON, but no reader that uses doubles (JavaScript's included) can hold it
+        return "it holds a number beyond the range of a double"
+    return "it is not valid JSON"
+
+
+def unpassable(exc: Exception) -> Failure:
+    """A backend's JSON answer that parsed but cannot be written again (`exc`: orjson's `JSONEncodeError`): a tool
+    error that says why, not an internal one."""
+    return Failure(f"The backend's JSON answer cannot be passed on: {unwritable_reason(exc)}.")
 
 
 ReadAnswer = JsonBody | TextBody | Failure

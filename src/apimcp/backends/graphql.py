@@ -20,7 +20,16 @@ import yarl
 
 from apimcp.backends import lane
 from apimcp.backends.access import Access, BackendAccess, GivenCredentials
-from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress, UnparsedJson
+from apimcp.backends.base import (
+    Backend,
+    BackendResult,
+    CallExtras,
+    Failure,
+    JsonBody,
+    Progress,
+    UnparsedJson,
+    unpassable,
+)
 from apimcp.backends.http_common import (
     CALL_ERRORS,
     exception_failure,
@@ -183,7 +192,11 @@ def _result(status: int, reason: str | None, body: bytes) -> JsonBody | Failure:
         detail = errors or "the answer holds neither data nor errors"
         return Failure(f"GraphQL errors: {detail}", status if status >= 400 else None)
     notes = (f"GraphQL errors: {errors}",) if errors else ()
-    return JsonBody(value=data, text=orjson.dumps(data).decode(), status=status, notes=notes)
+    try:
+        text = orjson.dumps(data).decode()
+    except orjson.JSONEncodeError as exc:
+        return unpassable(exc)
+    return JsonBody(value=data, text=text, status=status, notes=notes)
 
 
 def _graphql_answer(body: bytes) -> dict[str, Any] | None:

@@ -38,6 +38,8 @@ from apimcp.backends.base import (
     Progress,
     TextBody,
     UnparsedJson,
+    unpassable,
+    unread_json,
 )
 from apimcp.backends.http_common import (
     CALL_ERRORS,
@@ -261,14 +263,18 @@ def _body(body: bytes, media_type: str, status: int, uri: str, large_from_bytes:
     return BinaryBody(body, base, uri, status)
 
 
-def json_answer(body: bytes, status: int, media_type: str) -> JsonBody | TextBody:
-    """A JSON answer's value and compact text; a body that does not parse is text."""
+def json_answer(body: bytes, status: int, media_type: str) -> JsonBody | TextBody | Failure:
+    """A JSON answer's value and compact text; a body that does not parse is text, one too deep to write again a
+    failure (a compact one is written only with the response, which tells the same)."""
     try:
         value = parse_json(body)
-    except orjson.JSONDecodeError:
-        return TextBody(body.decode("utf-8", "replace"), media_type, status)
+    except orjson.JSONDecodeError as exc:
+        return TextBody(body.decode("utf-8", "replace"), media_type, status, unread_json(exc))
     # Compact text costs fewer tokens; a body without line breaks is most likely compact already.
-    text = orjson.dumps(value).decode() if b"\n" in body else body.decode()
+    try:
+        text = orjson.dumps(value).decode() if b"\n" in body else body.decode()
+    except orjson.JSONEncodeError as exc:
+        return unpassable(exc)
     return JsonBody(value, text, status)
 
 

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-from apimcp.backends.base import Failure, JsonBody, TextBody, UnparsedJson
+from apimcp.backends.base import Failure, JsonBody, TextBody, UnparsedJson, unpassable
 from apimcp.gateway.results import error_result, json_result, tool_result
 from apimcp.gateway.validation import ArgumentValidator
 from apimcp.protocol import CallToolResult, RawJson
@@ -52,7 +52,7 @@ async def large_answer_result(answer: UnparsedJson, output: ArgumentValidator | 
         return tool_result(Failure(reply["message"], reply["status"]), output)
     if reply["kind"] == "text":
         text = located(reply["text"]).decode("utf-8", "replace")
-        return tool_result(TextBody(text, reply["media_type"], reply["status"]), output)
+        return tool_result(TextBody(text, reply["media_type"], reply["status"], reply["unread"]), output)
     structured = located(reply["structured"])
     text = located(reply["text"], structured).decode()
     body = JsonBody(RawJson(data=structured), text, reply["status"], tuple(reply["notes"]))
@@ -84,9 +84,14 @@ def read_answer(args: dict[str, Any], blobs: list[bytes]) -> tuple[dict[str, Any
     if isinstance(result, TextBody):
         text = result.text.encode()
         where = _INPUT if result.text == data.decode("utf-8", "replace") else place(text)
-        return {"kind": "text", "text": where, "media_type": result.media_type, "status": result.status}, out
+        reply = {"kind": "text", "text": where, "media_type": result.media_type, "status": result.status}
+        return {**reply, "unread": result.unread}, out
+    try:
+        structured = orjson.dumps(result.value)
+    except orjson.JSONEncodeError as exc:
+        failure = unpassable(exc)
+        return {"kind": "failure", "message": failure.message, "status": failure.status}, out
     problems = _validator(args["schema"], blobs[1]).problems(result.value, quoting=False) if "schema" in args else []
-    structured = orjson.dumps(result.value)
     return {
         "kind": "json",
         "structured": place(structured, (data, _INPUT)),

@@ -76,6 +76,8 @@ def json_result(result: JsonBody, problems: Sequence[str]) -> CallToolResult:
 
 def _not_json(result: TextBody | BinaryBody | EmptyBody) -> str:
     sent = "no content" if isinstance(result, EmptyBody) else f"{result.media_type} content"
+    if isinstance(result, TextBody) and result.unread:
+        sent += f" that cannot be read ({result.unread})"
     return (
         f"The call succeeded (HTTP {result.status}), but the backend answered with {sent}, not the JSON object "
         "its API description promises for this tool (its output schema)."

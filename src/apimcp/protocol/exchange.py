@@ -20,7 +20,8 @@ import orjson
 from apimcp.protocol.deadlines import SharedDeadline
 from apimcp.protocol.errors import INTERNAL_ERROR, INVALID_REQUEST
 from apimcp.protocol.event_store import RETRY_MILLISECONDS, StreamRecorder
-from apimcp.protocol.jsonrpc import error_message
+from apimcp.protocol.json_writing import unwritable_reason
+from apimcp.protocol.jsonrpc import error_message, result_message
 
 log = logging.getLogger("apimcp.protocol")
 
@@ -41,7 +42,7 @@ _RETRY = b"retry: " + str(RETRY_MILLISECONDS).encode() + b"\n\n"
 
 
 def encode(message: object) -> bytes:
-    """A message as JSON; one that cannot be encoded (nested too deep) becomes an internal error."""
+    """A message as JSON; one that cannot be encoded (nested too deep) is answered as `_unencodable` says."""
     try:
         return orjson.dumps(message)
     except orjson.JSONEncodeError as exc:
@@ -49,10 +50,18 @@ def encode(message: object) -> bytes:
 
 
 def _unencodable(message: object, exc: Exception) -> bytes:
+    """A tool's result that cannot be written is that tool's failure, told as a tool error the model can read;
+    any other result an internal error that says why. Either way the request gets its answer, with its id."""
     raw_id = message.get("id") if isinstance(message, dict) else None
-    log.warning("a response could not be encoded as JSON (%s); the client is told so", exc)
-    text = "Internal error: the result could not be encoded as JSON"
-    return orjson.dumps(error_message(raw_id if isinstance(raw_id, str | int) else None, INTERNAL_ERROR, text))
+    request_id = raw_id if isinstance(raw_id, str | int) else None
+    reason = unwritable_reason(exc)
+    log.warning("a response could not be encoded as JSON (%s); the client is told so", reason)
+    result = message.get("result") if isinstance(message, dict) else None
+    if request_id is not None and isinstance(result, dict) and isinstance(result.get("content"), list):
+        text = f"The tool's result cannot be sent: {reason}."
+        return orjson.dumps(result_message(request_id, {"content": [{"type": "text", "text": text}], "isError": True}))
+    text = f"Internal error: the result could not be encoded as JSON ({reason})"
+    return orjson.dumps(error_message(request_id, INTERNAL_ERROR, text))
 
 
 def sse_frame(message: object) -> bytes:
