@@ -50,7 +50,13 @@ ANSWERS: dict[str, bytes] = {
 }
 assert all(len(answer) >= DEFAULT_LARGE_FROM_BYTES for answer in ANSWERS.values())
 TOO_DEEP = b'{"deep": ' + b"[" * 300 + b"1" + b"]" * 300 + b"}"
-SMALL = {"deep": TOO_DEEP, "deep-pretty": TOO_DEEP + b"\n", "infinite": b'{"items": [1e400]}', "cut": b'{"items": ['}
+SMALL = {
+    "deep": TOO_DEEP,
+    "deep-pretty": TOO_DEEP + b"\n",
+    "infinite": b'{"items": [1e400]}',
+    "cut": b'{"items": [',
+    "deeper": b'{"items": ' + b"[" * 1100 + b"]" * 1100 + b"}",
+}
 """Small answers orjson reads (1,024 levels) but cannot write (254): the compact one is written only with the
 response, the other is made compact when it arrives."""
 
@@ -160,6 +166,7 @@ def test_json_that_cannot_be_read_is_passed_on_as_text_and_a_schema_s_error_says
         for kind, why in (
             ("infinite", "it holds a number beyond the range of a double"),  # valid JSON, but not as doubles
             ("cut", "it is not valid JSON"),
+            ("deeper", "it is nested more than 1,024 levels deep"),
         ):
             plain = mcp.modern("tools/call", {"name": "get_plain", "arguments": {"kind": kind}}).result
             assert plain["content"] == [{"type": "text", "text": SMALL[kind].decode()}] and not plain.get("isError")

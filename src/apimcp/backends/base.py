@@ -63,8 +63,11 @@ class Failure:
 
 def unread_json(exc: Exception) -> str:
     """Why a JSON answer could not be read (`exc`: orjson's `JSONDecodeError`), never quoting it."""
-    if "infinity" in str(exc):  # valid JSON, but no reader that uses doubles (JavaScript's included) can hold it
+    said = str(exc)
+    if "infinity" in said:  # valid JSON, but no reader that uses doubles (JavaScript's included) can hold it
         return "it holds a number beyond the range of a double"
+    if "depth limit" in said:
+        return "it is nested more than 1,024 levels deep"
     return "it is not valid JSON"
 
 
