@@ -26,6 +26,7 @@ from apimcp.backends.access import Access, BackendAccess, GivenCredentials, as_l
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
 from apimcp.backends.credentials import ApiKey, Placement
 from apimcp.backends.grpc_channels import ChannelKey, GrpcChannels, GrpcTls, parse_target
+from apimcp.backends.grpc_json_size import fits
 from apimcp.backends.grpc_messages import ArgumentError, Messages, Method
 from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.targets import api_key_problem
@@ -157,12 +158,16 @@ class GrpcBackend(Backend):
         return await asyncio.to_thread(self._json_answer, method, data, mask)
 
     def _json_answer(self, method: Method, data: bytes, mask: SecretMask) -> BackendResult:
+        if not fits(
+            method.response, data, self._max_json_bytes, self.messages.any_rate
+        ):  # refused before anything is built
+            return Failure(_json_too_large(self._max_json_bytes))
         return _json_body(self.messages.response(method, data), mask, self._max_json_bytes)
 
     async def _collect(self, method: Method, call: Any, progress: Progress | None, mask: SecretMask) -> BackendResult:
         """Streamed answers gathered into `{"messages": [...]}`, stopping (and saying so) at the limits."""
         messages: list[Any] = []
-        size = 0
+        size = written = 0
         note: str | None = None
         try:
             async for data in call:
@@ -173,7 +178,17 @@ class GrpcBackend(Backend):
                         f"{self._max_bytes} bytes allowed."
                     )
                     break
-                messages.append(self.messages.response(method, data))
+                value: Any = None
+                if fits(method.response, data, self._max_json_bytes - written, self.messages.any_rate):
+                    value = self.messages.response(method, data)  # else not built at all
+                    written += len(orjson.dumps(value))
+                if value is None or written > self._max_json_bytes:
+                    note = (
+                        f"The stream was stopped at {len(messages)} messages: with the next one, their JSON would "
+                        f"go past the {self._max_json_bytes} bytes allowed."
+                    )
+                    break
+                messages.append(value)
                 if progress is not None:
                     await progress(float(len(messages)), None, f"{len(messages)} messages")
                 if len(messages) >= self._max_messages:
@@ -267,12 +282,16 @@ past it, a Failure, not tens of MB of text for the client."""
 JSON_FLOOR = 1024 * 1024
 
 
+def _json_too_large(max_bytes: int) -> str:
+    return f"The backend's answer, written as JSON, is larger than the {max_bytes} bytes allowed"
+
+
 def _json_body(value: Any, mask: SecretMask, max_bytes: int, notes: tuple[str, ...] = ()) -> JsonBody | Failure:
     """An answer as JSON (a Failure past `max_bytes` of it); protobuf bytes cannot be masked in place, so the JSON
     text is, and read again."""
     text = orjson.dumps(value)
     if len(text) > max_bytes:
-        return Failure(f"The backend's answer, written as JSON, is larger than the {max_bytes} bytes allowed")
+        return Failure(_json_too_large(max_bytes))
     if mask:
         masked = mask.mask_bytes(text)
         if masked is not text:

@@ -7,7 +7,7 @@ names are json names (lowerCamel), as in the tool schemas.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, json_format, messag
 from google.protobuf.message import DecodeError, Message
 from google.rpc import error_details_pb2, status_pb2
 
+from apimcp.backends.grpc_json_size import any_rate
 from apimcp.catalog.model import GrpcBinding, Service
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
@@ -44,6 +45,8 @@ class Messages:
         self.pool = descriptor_pool.DescriptorPool()
         for file in files.file:  # importers write imports first
             self.pool.Add(file)
+        self.any_rate = any_rate(self.pool.FindMessageTypeByName(name) for name in _message_names(files))
+        """How much an `Any` in an answer may print per byte, packing any of these types (`grpc_json_size`)."""
         self.methods: dict[str, Method] = {}
         for operation in service.operations:
             binding = operation.binding
@@ -124,3 +127,15 @@ class Messages:
                 {"@type": type_url, **decoded} if isinstance(decoded, dict) else {"@type": type_url, "value": decoded}
             )
         return {"@type": type_url}
+
+
+def _message_names(files: descriptor_pb2.FileDescriptorSet) -> Iterator[str]:
+    """The full name of every message type `files` declare, nested ones included."""
+    pending = [
+        (f"{file.package}." if file.package else "", message) for file in files.file for message in file.message_type
+    ]
+    while pending:
+        prefix, message = pending.pop()
+        name = prefix + message.name
+        yield name
+        pending.extend((f"{name}.", nested) for nested in message.nested_type)
