@@ -158,10 +158,8 @@ class GrpcBackend(Backend):
         return await asyncio.to_thread(self._json_answer, method, data, mask)
 
     def _json_answer(self, method: Method, data: bytes, mask: SecretMask) -> BackendResult:
-        if not fits(
-            method.response, data, self._max_json_bytes, self.messages.any_rate
-        ):  # refused before anything is built
-            return Failure(_json_too_large(self._max_json_bytes))
+        if not fits(method.response, data, self._max_json_bytes, self.messages.any_rate):
+            return Failure(_json_too_large(self._max_json_bytes))  # refused before anything is built from it
         return _json_body(self.messages.response(method, data), mask, self._max_json_bytes)
 
     async def _collect(self, method: Method, call: Any, progress: Progress | None, mask: SecretMask) -> BackendResult:

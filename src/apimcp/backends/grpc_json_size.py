@@ -179,7 +179,7 @@ _ESCAPED = bytes([*range(0x20), ord('"'), ord("\\")])
 
 def _text(data: bytes, start: int, end: int, is_bytes: bool) -> int:
     """What a string or bytes value prints as, at most: base64, or its UTF-8 with each escaped byte at its longest
-    (`\u0000`), in quotes with a comma."""
+    (`\\u0000`), in quotes with a comma."""
     length = end - start
     if is_bytes:
         return -(-length // 3) * 4 + 3
