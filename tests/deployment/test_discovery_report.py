@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from apimcp.cli.discovery_commands import REPORT_SECONDS
 from apimcp.cli.main import app
-from apimcp.control.reports import Reports, ReportsBusy
+from apimcp.control.reports import KEPT, Reports, ReportsBusy
 from apimcp.findability.report import VECTOR_WAIT_SECONDS
 from tests.deployment.harness import Deployment, deployment
 
@@ -79,12 +79,71 @@ def test_reports_are_made_one_at_a_time_and_kept() -> None:
         release.wait(10)
         return {"made": "first"}
 
-    making = threading.Thread(target=lambda: reports.get("a", slow))
+    making = threading.Thread(target=lambda: reports.get("org", "a", slow))
     making.start()
     assert started.wait(10)
     with pytest.raises(ReportsBusy, match="another discovery report is being made"):
-        reports.get("b", lambda: {"made": "second"})
+        reports.get("org", "b", lambda: {"made": "second"})
     release.set()
     making.join(10)
-    assert reports.get("a", lambda: {"made": "again"}) == {"made": "first"}
-    assert reports.get("b", lambda: {"made": "second"}) == {"made": "second"}
+    assert reports.get("org", "a", lambda: {"made": "again"}) == {"made": "first"}
+    assert reports.get("org", "b", lambda: {"made": "second"}) == {"made": "second"}
+
+
+def test_an_organization_that_kept_another_waiting_lets_it_go_first() -> None:
+    """The finding: one organization asking for report after report held the one being made, and every other
+    organization was told to come back, for as long as it went on."""
+    now = [0.0]
+    reports = Reports(clock=lambda: now[0])
+    started, release = threading.Event(), threading.Event()
+
+    def slow() -> dict[str, Any]:
+        started.set()
+        release.wait(10)
+        now[0] += 60  # it took a minute
+        return {"made": "first"}
+
+    making = threading.Thread(target=lambda: reports.get("greedy", "a", slow))
+    making.start()
+    assert started.wait(10)
+    with pytest.raises(ReportsBusy, match="being made"):
+        reports.get("patient", "p", lambda: {"made": "patient"})
+    release.set()
+    making.join(10)
+    with pytest.raises(ReportsBusy, match="another organization's discovery report goes first"):
+        reports.get("greedy", "b", lambda: {"made": "second"})
+    assert reports.get("greedy", "a", dict) == {"made": "first"}  # what it has is still answered
+    assert reports.get("patient", "p", lambda: {"made": "patient"}) == {"made": "patient"}
+    assert reports.get("greedy", "b", lambda: {"made": "second"}) == {"made": "second"}  # its turn again
+
+
+def test_a_turn_not_taken_is_given_back_after_as_long_as_the_report_took() -> None:
+    now = [0.0]
+    reports = Reports(clock=lambda: now[0])
+    started, release = threading.Event(), threading.Event()
+
+    def slow() -> dict[str, Any]:
+        started.set()
+        release.wait(10)
+        now[0] += 60
+        return {}
+
+    making = threading.Thread(target=lambda: reports.get("greedy", "a", slow))
+    making.start()
+    assert started.wait(10)
+    with pytest.raises(ReportsBusy):
+        reports.get("patient", "p", dict)
+    release.set()
+    making.join(10)
+    now[0] += 61  # the patient one never came back
+    assert reports.get("greedy", "b", lambda: {"made": "b"}) == {"made": "b"}
+
+
+def test_one_organization_asking_for_many_reports_evicts_only_its_own() -> None:
+    reports = Reports()
+    reports.get("quiet", "q", lambda: {"made": "quiet"})
+    for n in range(KEPT + 10):
+        reports.get("busy", n, lambda n=n: {"made": n})  # type: ignore[misc]
+    assert reports.get("quiet", "q", lambda: {"made": "again"}) == {"made": "quiet"}
+    assert reports.get("busy", KEPT + 9, dict) == {"made": KEPT + 9}
+    assert reports.get("busy", 0, lambda: {"made": "again"}) == {"made": "again"}  # its oldest was let go

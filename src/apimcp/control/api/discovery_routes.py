@@ -23,12 +23,14 @@ async def discovery(exposition_id: str, caller: UserCaller, session: DbSession, 
     recall@1, recall@5 and MRR@10 overall and per kind of query, the tools found least and what was found
     instead, the tool pairs search confuses, and what each listing mode (every tool, search, code mode) costs a
     model's context in bytes and o200k tokens. Made on the import workers (a minute for a thousand tools), one
-    at a time (503 while another is made), and kept until the plan or the service changes."""
+    at a time (503 while another is made, or while an organization this one kept waiting goes first), and kept
+    until the plan or the service changes."""
 
     def make() -> dict[str, Any]:
         tools = served_tools(session, caller.organization_id, exposition_id)
-        key = (caller.organization_id, exposition_id, tools.version)
-        return plane.reports.get(key, lambda: discovery_report(tools.tools, tools.paths, counter()))
+        key = (exposition_id, tools.version)
+        return plane.reports.get(caller.organization_id, key, lambda: discovery_report(tools.tools, tools.paths,
+                                                                                         counter()))  # fmt: skip
 
     try:
         return await in_import_pool(plane, make)
