@@ -8,13 +8,14 @@ As the MCP authorization specification has a client do it (2025-06-18 on):
    the server's own URL (or a prefix of it): a server cannot send users' tokens to another resource;
 2. the first of its `authorization_servers`' metadata (RFC 8414, then OpenID Connect discovery, at the
    locations the specification lists), whose `issuer` must be the one named, with PKCE S256;
-3. a client: the configured `client_id`, else one registered dynamically (RFC 7591) for the gateway's callback,
-   kept in the shared store so that every replica uses the same one (a code issued to one client is redeemed
-   by whichever replica the browser comes back to).
+3. a client: the configured `client_id`, else one registered dynamically (RFC 7591) for the gateway's callback
+   and the scopes the server supports, kept in the shared store so that every replica uses the same one (a code
+   issued to one client is redeemed by whichever replica the browser comes back to).
 
 The resource indicator (RFC 8707) sent with every authorization and token request is the metadata's `resource`.
 Every request goes through the guarded token session (the fetch policy), bounded like every OAuth exchange.
-What was found is kept in memory for `KEPT_SECONDS`.
+What was found is kept in memory for `KEPT_SECONDS`, shared by the secrets that discover from the same server with
+the same callback; each asks for its own scopes (else all the server supports) on every use.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import asyncio
 import hashlib
 import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
@@ -46,37 +47,52 @@ _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]{1,2048})"')
 _PROBE = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What discovery found for a server: shared by every secret that discovers from it (the secret's own scopes and
+    client are applied on every use, never kept here)."""
+
+    authorization_url: str
+    token_url: str
+    resource: str
+    issuer: str
+    iss_required: bool
+    scopes_supported: tuple[str, ...]
+    registered: tuple[str, str | None] | None
+    """The client registered for the callback, when the secret names none."""
+
+
 class OAuthDiscovery:
     def __init__(self, client: TokenClient) -> None:
         self._client = client
-        self._found: dict[tuple[str, str, str], tuple[float, OAuthClient]] = {}
+        self._found: dict[tuple[str, str, str], tuple[float, _Found]] = {}
         self._finding: dict[tuple[str, str, str], asyncio.Lock] = {}
         self._redirects: dict[str, set[str]] = {}
         """The callback URLs this process registered the gateway for, by authorization server (bounded)."""
 
     async def client_for(self, configured: OAuthClient, redirect_uri: str) -> OAuthClient:
         """`configured` with its endpoints, resource, scopes and client filled in from its server; as it is when
-        it names no server to discover from. `CredentialError` says what could not be found."""
+        it names no server to discover from. `CredentialError` says what could not be found. What was found is
+        kept per server, configured client and callback; the secret's own scopes and client are its own on every
+        call (two secrets of one server, or one whose scopes changed, never get another's)."""
         server = configured.discover_from
         if server is None:
             return configured
         key = (server, configured.client_id, redirect_uri)
         known = self._found.get(key)
-        if known is not None and time.monotonic() - known[0] < KEPT_SECONDS:
-            return known[1]
-        if len(self._finding) > MAX_KEPT:
-            self._finding = {k: lock for k, lock in self._finding.items() if lock.locked()}
-        async with self._finding.setdefault(key, asyncio.Lock()):  # one discovery at a time per server
-            known = self._found.get(key)
-            if known is not None and time.monotonic() - known[0] < KEPT_SECONDS:
-                return known[1]
-            found = await self._discover(configured, server, redirect_uri)
-            if len(self._found) >= MAX_KEPT:
-                self._found.pop(next(iter(self._found)))
-            self._found[key] = (time.monotonic(), found)
-            return found
+        if known is None or time.monotonic() - known[0] >= KEPT_SECONDS:
+            if len(self._finding) > MAX_KEPT:
+                self._finding = {k: lock for k, lock in self._finding.items() if lock.locked()}
+            async with self._finding.setdefault(key, asyncio.Lock()):  # one discovery at a time per server
+                known = self._found.get(key)
+                if known is None or time.monotonic() - known[0] >= KEPT_SECONDS:
+                    found = await self._discover(configured, server, redirect_uri)
+                    if len(self._found) >= MAX_KEPT:
+                        self._found.pop(next(iter(self._found)))
+                    known = self._found[key] = (time.monotonic(), found)
+        return _applied(known[1], configured)
 
-    async def _discover(self, configured: OAuthClient, server: str, redirect_uri: str) -> OAuthClient:
+    async def _discover(self, configured: OAuthClient, server: str, redirect_uri: str) -> _Found:
         resource = await self._protected_resource(server)
         issuer = _first_string(resource.get("authorization_servers"))
         if issuer is None:
@@ -88,21 +104,18 @@ class OAuthDiscovery:
         authorization, token = metadata.get("authorization_endpoint"), metadata.get("token_endpoint")
         if not _is_http(authorization) or not _is_http(token):
             raise CredentialError("the MCP server's authorization server names no authorization or token endpoint")
-        scopes = configured.scopes or _scopes(resource.get("scopes_supported"))
-        client_id, client_secret = configured.client_id, configured.client_secret
-        if not client_id:
-            client_id, client_secret = await self._registered(issuer, metadata, redirect_uri, scopes)
-        return replace(
-            configured,
+        supported = _scopes(resource.get("scopes_supported"))
+        registered = None
+        if not configured.client_id:  # registered for what the server supports: each secret asks for its own
+            registered = await self._registered(issuer, metadata, redirect_uri, supported)
+        return _Found(
             authorization_url=str(authorization),
             token_url=str(token),
-            client_id=client_id,
-            client_secret=client_secret,
-            scopes=scopes,
             resource=str(resource["resource"]),
-            discover_from=None,
             issuer=issuer,
             iss_required=metadata.get("authorization_response_iss_parameter_supported") is True,
+            scopes_supported=supported,
+            registered=registered,
         )
 
     async def _protected_resource(self, server: str) -> dict[str, Any]:
@@ -208,6 +221,24 @@ class OAuthDiscovery:
             await shared.put(REGISTRATION_OWNER, key, client, REGISTRATION_TTL_SECONDS)
         registered.add(redirect_uri)
         return client_id, secret if isinstance(secret, str) else None
+
+
+def _applied(found: _Found, configured: OAuthClient) -> OAuthClient:
+    """`configured` completed by what was found: its own scopes (else those its server supports) and client (else
+    the one registered)."""
+    client_id, client_secret = found.registered or (configured.client_id, configured.client_secret)
+    return replace(
+        configured,
+        authorization_url=found.authorization_url,
+        token_url=found.token_url,
+        client_id=client_id,
+        client_secret=client_secret,
+        scopes=configured.scopes or found.scopes_supported,
+        resource=found.resource,
+        discover_from=None,
+        issuer=found.issuer,
+        iss_required=found.iss_required,
+    )
 
 
 def _first_string(value: object) -> str | None:
