@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import itertools
+import secrets
 import ssl
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -200,7 +201,8 @@ class McpBackend(Backend):
                         "its resources already"
                     )
                 request_id = next(self._ids)
-                token = f"apimcp-{request_id}"
+                # unguessable: a server that lets one caller choose what progress to send learns no other's token
+                token = f"apimcp-{request_id}-{secrets.token_urlsafe(12)}"
                 body = {**sent, "_meta": {"progressToken": token}} if progress is not None else sent
                 mirrored = era.stateless and method == "tools/call"
                 extra = {**headers, **self._mirrored(operation, arguments)} if mirrored else headers
@@ -208,7 +210,8 @@ class McpBackend(Backend):
                 # the clock that stops while the client is asked, where a server may ask it on the call's stream
                 pausable = client is not None and not era.stateless and era.channel is None
                 deadline = AnswerDeadline(self._timeout_seconds) if pausable else None
-                call = _Call(request_id, access.mask, era, url, headers, client, asked, deadline)
+                call = _Call(request_id, token if progress is not None else "", access.mask, era, url, headers, client,
+                             asked, deadline)  # fmt: skip
                 answer: Mapping[str, Any] | Failure | None
                 try:
                     with self.upstream.routes.route(token, progress):  # older servers send it on the GET stream
@@ -358,7 +361,8 @@ class McpBackend(Backend):
         params = message.get("params")
         params = params if isinstance(params, Mapping) else {}
         if method == "notifications/progress":
-            await self.upstream.routes.heard(params)  # the call's token is routed while it runs
+            if call.token and params.get("progressToken") == call.token:  # a call's stream tells of that call only
+                await self.upstream.routes.heard(params)
             return
         if method == "notifications/message" and call.client is not None:
             level, logger = params.get("level"), params.get("logger")
@@ -397,6 +401,8 @@ class _Call:
     """One request of a call to the upstream, as its answer is read."""
 
     request_id: int
+    token: str
+    """The progress token the call was sent with (empty: none)."""
     mask: SecretMask
     era: eras.Era
     url: yarl.URL
