@@ -54,6 +54,14 @@ def test_fields_of_the_wrong_type_are_dropped_and_hints_kept_only_when_boolean()
     assert operation.hints.read_only is True and operation.hints.destructive is None
 
 
+def test_a_tool_said_both_read_only_and_destructive_is_not_read_only() -> None:
+    """The finding: read-only code mode and `tool.read_only` trusted an upstream's `readOnlyHint` alone, so a
+    `delete_all` annotated read-only and destructive was called in read-only mode."""
+    raw = {"name": "delete_all", "annotations": {"readOnlyHint": True, "destructiveHint": True}}
+    (operation,) = upstream_service("notes", "1", URL, [raw]).operations
+    assert operation.hints.read_only is False and operation.hints.destructive is True
+
+
 def test_a_prefixed_tool_keeps_its_upstream_name_and_survives_the_codec() -> None:
     service = upstream_service("notes", "1", URL, [GOOD], tool_prefix="n_")
     decoded = decode_service(encode_service(service))

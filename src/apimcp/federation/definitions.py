@@ -130,7 +130,7 @@ def operation_of(raw: object) -> Operation:
         description=_text(raw.get("description")),
         output_schema=output_schema,
         hints=ToolHints(
-            read_only=_flag(annotations.get("readOnlyHint")),
+            read_only=_read_only(annotations),
             destructive=_flag(annotations.get("destructiveHint")),
             idempotent=_flag(annotations.get("idempotentHint")),
             open_world=_flag(annotations.get("openWorldHint")),
@@ -145,6 +145,15 @@ def _text(value: object) -> str | None:
 
 def _flag(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
+
+
+def _read_only(annotations: Mapping[str, Any]) -> bool | None:
+    """The server's `readOnlyHint`, unless it also says the tool is destructive: of two claims that cannot both hold,
+    the gateway takes the one that lets it do less (read-only code mode, `tool.read_only` in policies, the answer
+    cache all trust a tool read-only)."""
+    if annotations.get("destructiveHint") is True:
+        return False
+    return _flag(annotations.get("readOnlyHint"))
 
 
 MAX_OFFERINGS = 5_000
