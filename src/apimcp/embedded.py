@@ -24,7 +24,7 @@ from apimcp import __version__
 from apimcp.backends.rest import close_session, new_session
 from apimcp.control import changes, snapshot
 from apimcp.control.api.app import create_api
-from apimcp.control.domain import approvals, audit, gateways, traffic
+from apimcp.control.domain import approvals, audit, deliveries, gateways, traffic
 from apimcp.control.errors import DomainError
 from apimcp.control.models import Organization, Service
 from apimcp.control.plane import ControlPlane
@@ -83,8 +83,8 @@ class LocalSource(SnapshotSource):
         with self._plane.session() as session:
             return changes.latest(session)
 
-    async def report_audit(self, events: list[dict[str, Any]]) -> None:
-        await asyncio.to_thread(self._record, events)
+    async def report_audit(self, events: list[dict[str, Any]], report: str) -> None:
+        await asyncio.to_thread(self._record, events, report)
 
     async def report_upstreams(self, states: Mapping[str, str]) -> None:
         await asyncio.to_thread(self._report_upstreams, states)
@@ -97,19 +97,21 @@ class LocalSource(SnapshotSource):
                 own = {service: state for service, state in states.items() if owners.get(service) == organization.id}
                 gateways.report_upstreams(session, organization.id, EMBEDDED_GATEWAY, own)
 
-    async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
-        await asyncio.to_thread(self._record_traffic, revision, rows)
+    async def report_traffic(self, revision: int, rows: list[dict[str, Any]], report: str) -> None:
+        await asyncio.to_thread(self._record_traffic, revision, rows, report)
 
-    def _record_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
+    def _record_traffic(self, revision: int, rows: list[dict[str, Any]], report: str) -> None:
         with self._plane.session() as session:  # this gateway serves every organization: each keeps its own
-            traffic.record(session, None, EMBEDDED_GATEWAY, revision, rows)
+            if deliveries.first_delivery(session, report):  # a thread its caller gave up on may have kept it
+                traffic.record(session, None, EMBEDDED_GATEWAY, revision, rows)
 
     async def report_upstream_changed(self, service_id: str) -> None:
         reread_soon(self._plane, None, service_id)
 
-    def _record(self, events: list[dict[str, Any]]) -> None:
+    def _record(self, events: list[dict[str, Any]], report: str) -> None:
         with self._plane.session() as session:
-            audit.record(session, None, events)
+            if deliveries.first_delivery(session, report):
+                audit.record(session, None, events)
 
     async def request_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         try:

@@ -110,3 +110,13 @@ def test_an_event_json_cannot_hold_is_dropped_and_the_rest_kept(api: Api) -> Non
               {**_answered(library, "get_book", 102.0), "extra": 2**70}]  # fmt: skip
     assert _report(acme, events) == {"kept": 1, "dropped": 2}
     assert [e["target"] for e in _listed(acme)] == ["list_books"]
+
+
+def test_a_batch_sent_again_with_its_id_is_kept_once(api: Api) -> None:
+    acme = api.org("acme-audit-resent")
+    library = _expose(acme, "library")
+    body = {"events": [_answered(library, "get_book", 1_000.0)], "report": "a" * 24}
+    for kept in (1, 0):
+        answer = acme.gateway.post("/gateway/audit", json=body)
+        assert answer.status_code == 202 and answer.json()["kept"] == kept
+    assert len(_listed(acme)) == 1

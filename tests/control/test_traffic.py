@@ -166,3 +166,19 @@ def test_a_tool_name_no_database_keeps_is_counted_as_other(api: Api) -> None:
     with api.plane.session() as session:
         tools = set(session.scalars(select(TrafficCount.tool).where(TrafficCount.exposition_id == shop["id"])))
     assert tools == {"get_item", OTHER}
+
+
+def test_a_report_sent_again_with_its_id_is_counted_once(api: Api) -> None:
+    """The finding: a report the control plane kept, whose answer never reached the gateway (a timeout), was sent
+    again and counted twice: 40 calls read back as 80."""
+    acme = api.org("acme-resent")
+    shop = _exposition(acme, "shop")
+    rows = _rows(shop["id"], [("get_item", "success", 3.0)] * 40)
+    body = {"name": "edge-1", "revision": 0, "rows": rows, "report": "r" * 24}
+    for kept in (1, 0):
+        answer = acme.gateway.post("/gateway/traffic", json=body)
+        assert answer.status_code == 202 and answer.json() == {"kept": kept, "dropped": 0}
+    assert ok(acme.user.get("/traffic", params={"window": "hour"}))["totals"]["calls"] == 40
+    _report(acme, rows)  # a report without an id (a gateway of before) is always kept
+    assert ok(acme.user.get("/traffic", params={"window": "hour"}))["totals"]["calls"] == 80
+    problem(acme.gateway.post("/gateway/traffic", json={**body, "report": "short"}), 422, "report")

@@ -1,11 +1,12 @@
 """The gateway's tally: counts by exposition, method, tool and minute; bounded whatever the traffic; what could
-not be reported counted again; histograms read as quantiles."""
+not be reported sent again as it was; histograms read as quantiles."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from apimcp.gateway.outbox import Outbox
 from apimcp.traffic import reporting
 from apimcp.traffic.histogram import BOUNDS_MS, SIZE, bucket_of, empty, quantile
 from apimcp.traffic.tally import DOOR, OTHER, TrafficTally
@@ -59,41 +60,38 @@ def test_made_up_methods_and_tools_past_the_bound_are_counted_as_other() -> None
     assert any(row["tool"] == OTHER and row["calls"] >= 47 for row in rows)
 
 
-def test_rows_given_back_add_to_what_came_since() -> None:
+def test_a_report_that_could_not_be_sent_is_sent_again_as_it_was_before_what_came_since() -> None:
+    """The finding: rows whose report timed out were added back to the tally and sent in a new report, so a report
+    the control plane had kept before its answer was lost counted twice. Now the same report goes again, with its
+    id, and what came since follows in a report of its own."""
     tally = TrafficTally()
     tally.count("e1", "tools/call", "t", "success", 1.0)
-    rows = tally.take(10)
-    tally.count("e1", "tools/call", "t", "error", 1.0)
-    tally.give_back(rows)
-    (row,) = tally.take(10)
-    assert row["calls"] == 2 and row["outcomes"] == {"error": 1}
-
-
-def test_what_could_not_be_sent_is_sent_with_the_next_report() -> None:
-    tally = TrafficTally()
-    tally.count("e1", "tools/call", "t", "success", 1.0)
-    sent: list[list[dict[str, Any]]] = []
+    sent: list[tuple[str, int]] = []
     failing = [True]
 
-    async def send(rows: list[dict[str, Any]]) -> None:
+    async def send(rows: list[dict[str, Any]], report: str) -> None:
+        sent.append((report, sum(row["calls"] for row in rows)))
         if failing[0]:
-            raise ConnectionError("control plane away")
-        sent.append(rows)
+            raise TimeoutError
 
-    assert asyncio.run(reporting.send_once(tally, send)) is False
+    outbox = Outbox()
+    assert asyncio.run(reporting.send_once(tally, send, outbox)) is False
     failing[0] = False
     tally.count("e1", "tools/call", "t", "success", 1.0)
-    assert asyncio.run(reporting.send_once(tally, send)) is True
-    assert sum(row["calls"] for rows in sent for row in rows) == 2
+    tally.count("e1", "tools/call", "t", "success", 1.0)
+    assert asyncio.run(reporting.send_once(tally, send, outbox)) is True
+    (first, one), (again, same), (other, two) = sent
+    assert again == first and same == one == 1  # the very report, with its id
+    assert other != first and two == 2 and outbox.waiting is None
 
 
 def test_a_report_is_sent_when_nothing_was_counted() -> None:
     sent: list[list[dict[str, Any]]] = []
 
-    async def send(rows: list[dict[str, Any]]) -> None:
+    async def send(rows: list[dict[str, Any]], report: str) -> None:
         sent.append(rows)
 
-    assert asyncio.run(reporting.send_once(TrafficTally(), send)) is True
+    assert asyncio.run(reporting.send_once(TrafficTally(), send, Outbox())) is True
     assert sent == [[]]
 
 
@@ -104,9 +102,11 @@ def test_rows_the_control_plane_refuses_are_dropped_not_sent_for_ever() -> None:
     tally.count("e1", "tools/call", "t", "success", 1.0)
     sent: list[list[dict[str, Any]]] = []
 
-    async def refusing(rows: list[dict[str, Any]]) -> None:
+    async def refusing(rows: list[dict[str, Any]], report: str) -> None:
         sent.append(rows)
         raise reporting.ReportRefused("HTTP 422: each row names an exposition_id")
 
-    assert asyncio.run(reporting.send_once(tally, refusing)) is True
+    outbox = Outbox()
+    assert asyncio.run(reporting.send_once(tally, refusing, outbox)) is True
+    assert outbox.waiting is None
     assert len(tally) == 0 and len(sent) == 1

@@ -67,14 +67,6 @@ class AuditSink:
             taken.append(self._queue.popleft())
         return taken
 
-    def requeue(self, events: list[dict[str, Any]]) -> None:
-        """Events that could not be sent: back at the front, as far as there is room."""
-        for position, event in enumerate(reversed(events)):
-            if len(self._queue) == self._queue.maxlen:
-                self.dropped += len(events) - position
-                break
-            self._queue.appendleft(event)
-
 
 class AuditObserver:
     """The audit trail of one exposition: hears every request the engine answered, and every call scripts made

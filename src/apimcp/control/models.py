@@ -467,3 +467,14 @@ class ApprovalRequest(Base):
     decided_by: Mapped[str | None] = mapped_column(String(254), default=None)
     """The admin who decided: their e-mail, or the service account's token (`domain.people.who`)."""
     decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+
+class DeliveredReport(Base):
+    """A gateway's report (a batch of audit events, or of traffic counts) already kept: the same report sent again,
+    after an answer that never reached its gateway, adds nothing (`control.domain.deliveries`)."""
+
+    __tablename__ = "delivered_reports"
+    __table_args__ = (Index("ix_delivered_reports_at", "at"),)
+    report: Mapped[str] = mapped_column(String(64), primary_key=True)
+    """The id the gateway gave the report (random, sent again with the report)."""
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -59,8 +59,8 @@ class FailoverSource(SnapshotSource):
     async def wait_for_change(self, revision: int) -> None:
         await self._each(lambda source: source.wait_for_change(revision))
 
-    async def report_audit(self, events: list[dict[str, Any]]) -> None:
-        await self._each(lambda source: source.report_audit(events))
+    async def report_audit(self, events: list[dict[str, Any]], report: str) -> None:
+        await self._each(lambda source: source.report_audit(events, report))
 
     async def report_upstream_changed(self, service_id: str) -> None:
         await self._each(lambda source: source.report_upstream_changed(service_id))
@@ -68,5 +68,5 @@ class FailoverSource(SnapshotSource):
     async def report_upstreams(self, states: Mapping[str, str]) -> None:
         await self._each(lambda source: source.report_upstreams(states))
 
-    async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
-        await self._each(lambda source: source.report_traffic(revision, rows))
+    async def report_traffic(self, revision: int, rows: list[dict[str, Any]], report: str) -> None:
+        await self._each(lambda source: source.report_traffic(revision, rows, report))

@@ -25,6 +25,7 @@ import orjson
 
 from apimcp import __version__
 from apimcp.backends.http_common import read_limited
+from apimcp.gateway.outbox import Outbox
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.policies.admin_approval import AdminUnavailable
 from apimcp.safety.plain_http import refusal
@@ -53,8 +54,9 @@ class SnapshotSource(ABC):
     async def wait_for_change(self, revision: int) -> None:
         """Return once a revision newer than `revision` may exist (or after a while, to check)."""
 
-    async def report_audit(self, events: list[dict[str, Any]]) -> None:  # noqa: B027 - optional: sources may keep none
-        """Hand audit events to the control plane (the default keeps none); raises when they did not arrive."""
+    async def report_audit(self, events: list[dict[str, Any]], report: str) -> None:  # noqa: B027 - optional
+        """Hand audit events to the control plane (the default keeps none) as the report `report` (an id, the same
+        when they are sent again: kept once); raises when they did not arrive."""
 
     async def report_upstream_changed(self, service_id: str) -> None:  # noqa: B027 - optional, as audit
         """Ask the control plane to read the MCP server of `service_id` again: the server says a list changed."""
@@ -62,9 +64,9 @@ class SnapshotSource(ABC):
     async def report_upstreams(self, states: Mapping[str, str]) -> None:  # noqa: B027 - optional, as audit
         """Tell the control plane whether each MCP service's server answers (service id -> state)."""
 
-    async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:  # noqa: B027 - as audit
+    async def report_traffic(self, revision: int, rows: list[dict[str, Any]], report: str) -> None:  # noqa: B027
         """Hand the control plane what the gateway counted of its requests (`traffic.tally` rows), and the
-        revision it serves; raises when they did not arrive."""
+        revision it serves, as the report `report` (as audit events); raises when they did not arrive."""
 
     async def request_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         """Where a call's request for an administrator's approval stands (`policies.admin_approval.AdminAsk`);
@@ -133,8 +135,8 @@ class HttpSource(SnapshotSource):
             result: Mapping[str, Any] = orjson.loads(await response.read())
             return result
 
-    async def report_audit(self, events: list[dict[str, Any]]) -> None:
-        await self._report("audit", {"events": events})
+    async def report_audit(self, events: list[dict[str, Any]], report: str) -> None:
+        await self._report("audit", {"events": events, "report": report})
 
     async def report_upstream_changed(self, service_id: str) -> None:
         await self._report("upstream-changed", {"service": service_id})
@@ -142,8 +144,8 @@ class HttpSource(SnapshotSource):
     async def report_upstreams(self, states: Mapping[str, str]) -> None:
         await self._report("upstreams", {"name": self._name, "upstreams": dict(states)})
 
-    async def report_traffic(self, revision: int, rows: list[dict[str, Any]]) -> None:
-        await self._report("traffic", {"name": self._name, "revision": revision, "rows": rows})
+    async def report_traffic(self, revision: int, rows: list[dict[str, Any]], report: str) -> None:
+        await self._report("traffic", {"name": self._name, "revision": revision, "rows": rows, "report": report})
 
     async def request_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         try:
@@ -271,24 +273,30 @@ class GatewaySync:
                 backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
 
 
-async def report_audit(runtime: GatewayRuntime, source: SnapshotSource) -> None:
-    """Send the runtime's audit events to the source every second, in batches; what could not be sent waits for
-    the next try (bounded by the sink: the oldest go first when it is full)."""
-    sink = runtime.audit
+async def report_audit(runtime: GatewayRuntime, source: SnapshotSource, outbox: Outbox) -> None:
+    """Send the runtime's audit events to the source every second."""
     while True:
         await asyncio.sleep(AUDIT_INTERVAL_SECONDS)
-        while events := sink.drain(AUDIT_BATCH):
-            try:
-                await source.report_audit(events)
-            except asyncio.CancelledError:
-                sink.requeue(events)
-                raise
-            except AuditRefused as exc:
-                log.warning("%d audit events dropped: %s", len(events), exc)
-            except Exception as exc:
-                sink.requeue(events)
-                log.info("audit events not delivered yet (%s); %d waiting", exc, len(events))
-                break
+        await send_audit(runtime, source, outbox)
+
+
+async def send_audit(runtime: GatewayRuntime, source: SnapshotSource, outbox: Outbox) -> None:
+    """Send the batch that waits in `outbox`, then the sink's events, in batches; a batch that could not be sent
+    waits there to be sent again as it was (`gateway.outbox`), while the sink keeps what comes next (bounded: the
+    oldest go first when it is full)."""
+    sink = runtime.audit
+    while (report := outbox.next(lambda: sink.drain(AUDIT_BATCH))).items:
+        try:
+            await source.report_audit(report.items, report.id)
+        except asyncio.CancelledError:
+            outbox.waiting = report
+            raise
+        except AuditRefused as exc:
+            log.warning("%d audit events dropped: %s", len(report.items), exc)
+        except Exception as exc:
+            outbox.waiting = report
+            log.info("audit events not delivered yet (%s); %d waiting", exc, len(report.items))
+            break
 
 
 async def report_upstreams(runtime: GatewayRuntime, source: SnapshotSource) -> None:
@@ -314,9 +322,11 @@ async def report_upstreams(runtime: GatewayRuntime, source: SnapshotSource) -> N
         said, said_at = states, time.monotonic()
 
 
-async def _send_traffic(runtime: GatewayRuntime, source: SnapshotSource, rows: list[dict[str, Any]]) -> None:
+async def _send_traffic(
+    runtime: GatewayRuntime, source: SnapshotSource, rows: list[dict[str, Any]], report: str
+) -> None:
     try:
-        await source.report_traffic(max(runtime.routes.revision, 0), rows)
+        await source.report_traffic(max(runtime.routes.revision, 0), rows, report)
     except AuditRefused as exc:  # sending them again cannot help
         log.warning("%d rows of traffic counts dropped: %s", len(rows), exc)
 
@@ -331,11 +341,16 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
     runtime.admin_approvals = source.request_approval
     runtime.upstream_lists.report = sync.upstream_changed
     tally = runtime.traffic = TrafficTally()  # before the first snapshot: every exposition counts its requests
+    audit_outbox, traffic_outbox = Outbox(), Outbox()
+
+    async def send_traffic(rows: list[dict[str, Any]], report: str) -> None:
+        await _send_traffic(runtime, source, rows, report)
+
     tasks = [
         asyncio.create_task(sync.run()),
-        asyncio.create_task(report_audit(runtime, source)),
+        asyncio.create_task(report_audit(runtime, source, audit_outbox)),
         asyncio.create_task(report_upstreams(runtime, source)),
-        asyncio.create_task(report_traffic(tally, lambda rows: _send_traffic(runtime, source, rows))),
+        asyncio.create_task(report_traffic(tally, send_traffic, traffic_outbox)),
     ]
     try:
         yield sync
@@ -349,9 +364,7 @@ async def following(runtime: GatewayRuntime, source: SnapshotSource) -> AsyncIte
                 await task
         with contextlib.suppress(Exception):
             runtime.audit.end_summaries()  # what refusals counted: said now, not lost with the process
-            events = runtime.audit.drain(AUDIT_BATCH)
-            if events:
-                await asyncio.wait_for(source.report_audit(events), 5)
+            await asyncio.wait_for(send_audit(runtime, source, audit_outbox), 5)
         with contextlib.suppress(Exception):  # the last counts too
-            await asyncio.wait_for(send_once(tally, lambda rows: _send_traffic(runtime, source, rows)), 5)
+            await asyncio.wait_for(send_once(tally, send_traffic, traffic_outbox), 5)
         await runtime.close()

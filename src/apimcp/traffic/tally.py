@@ -8,11 +8,10 @@ so a flood of calls naming made-up tools costs one key per exposition and minute
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from apimcp.traffic.histogram import add_into, bucket_of, empty
+from apimcp.traffic.histogram import bucket_of, empty
 
 MAX_KEYS = 5000
 OTHER = "(other)"
@@ -36,13 +35,6 @@ class Counts:
     outcomes: dict[str, int] = field(default_factory=dict)
     latency: list[int] = field(default_factory=empty)
     backend: list[int] = field(default_factory=empty)
-
-    def add(self, other: Counts) -> None:
-        self.calls += other.calls
-        for outcome, count in other.outcomes.items():
-            self.outcomes[outcome] = self.outcomes.get(outcome, 0) + count
-        add_into(self.latency, other.latency)
-        add_into(self.backend, other.backend)
 
 
 class TrafficTally:
@@ -89,17 +81,6 @@ class TrafficTally:
         """Up to `most` counts as report rows, oldest minutes first, taken off the tally."""
         keys = sorted(self._counts, key=lambda key: key[3])[:most]
         return [_row(key, self._counts.pop(key)) for key in keys]
-
-    def give_back(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Rows that could not be reported: counted again (added to what came since), as far as there is room."""
-        for row in rows:
-            key: Key = (row["exposition_id"], row["method"], row["tool"], row["start"])
-            counts = self._counts.get(key)
-            if counts is None:
-                if len(self._counts) >= self._max_keys:
-                    continue  # the oldest news gives way: the tally stays bounded while the control plane is away
-                counts = self._counts[key] = Counts()
-            counts.add(Counts(row["calls"], dict(row["outcomes"]), list(row["latency"]), list(row["backend"])))
 
 
 def _row(key: Key, counts: Counts) -> dict[str, Any]:

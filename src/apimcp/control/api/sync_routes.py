@@ -19,7 +19,7 @@ from apimcp.control.api.views import (
     UpstreamChanged,
     UpstreamStates,
 )
-from apimcp.control.domain import audit, gateway_keys, gateways
+from apimcp.control.domain import audit, deliveries, gateway_keys, gateways
 from apimcp.control.upstream_refresh import reread_soon
 
 router = APIRouter(prefix="/gateway", tags=["gateway sync"])
@@ -67,8 +67,11 @@ def _latest(plane: Plane, organization_id: str, gateway_name: str | None) -> int
 
 @router.post("/audit", response_model=AuditKept, status_code=status.HTTP_202_ACCEPTED)
 def report_audit(body: AuditBatch, caller: GatewayCaller, plane: Plane) -> AuditKept:
-    """Audit events of the gateway's expositions; events of other organizations' expositions are dropped."""
+    """Audit events of the gateway's expositions; events of other organizations' expositions are dropped. A batch
+    sent again (the same `report` id) adds nothing."""
     with plane.session() as session:
+        if not deliveries.first_delivery(session, body.report):
+            return AuditKept(kept=0, dropped=0)
         kept, dropped = audit.record(session, caller.organization_id, body.events)
     return AuditKept(kept=kept, dropped=dropped)
 

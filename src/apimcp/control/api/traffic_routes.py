@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, status
 
 from apimcp.control.api.auth import DbSession, GatewayCaller, UserCaller
 from apimcp.control.api.views import AuditKept, TrafficReport
-from apimcp.control.domain import expositions, traffic
+from apimcp.control.domain import deliveries, expositions, traffic
 from apimcp.control.domain.traffic_figures import WINDOWS, Scope, window
 
 router = APIRouter(tags=["traffic"])
@@ -17,7 +17,10 @@ router = APIRouter(tags=["traffic"])
 @router.post("/gateway/traffic", response_model=AuditKept, status_code=status.HTTP_202_ACCEPTED)
 def report_traffic(body: TrafficReport, caller: GatewayCaller, session: DbSession) -> AuditKept:
     """What the gateway counted since its last report (rows per exposition, method, tool and minute), and the
-    revision it serves; rows of other organizations' expositions are dropped."""
+    revision it serves; rows of other organizations' expositions are dropped. A report sent again (the same
+    `report` id) adds nothing."""
+    if not deliveries.first_delivery(session, body.report):
+        return AuditKept(kept=0, dropped=0)
     kept, dropped = traffic.record(session, caller.organization_id, body.name, body.revision, body.rows)
     return AuditKept(kept=kept, dropped=dropped)
 

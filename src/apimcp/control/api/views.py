@@ -612,14 +612,22 @@ class GatewayRegistration(Input):
     )
 
 
+REPORT_ID = Field(
+    default=None, pattern=r"^[A-Za-z0-9_-]{16,64}$",
+    description="the report's id, the same when it is sent again: a report already kept is not kept twice",
+)  # fmt: skip
+
+
 class AuditBatch(Input):
     events: list[dict[str, Any]] = Field(max_length=1000)
+    report: str | None = REPORT_ID
 
 
 class TrafficReport(Input):
     name: str = Field(min_length=1, max_length=100)
     revision: int = Field(ge=0, description="the revision the gateway serves")
     rows: list[dict[str, Any]] = Field(max_length=1000, description="counts per exposition, method, tool and minute")
+    report: str | None = REPORT_ID
 
 
 class AuditKept(View):
