@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from apimcp.control.domain import audit
-from tests.control.api_harness import Api, Org, created, import_echo, ok
+from tests.control.api_harness import Api, Org, created, import_echo, ok, problem
 
 KEEP = 30
 
@@ -120,3 +120,33 @@ def test_a_batch_sent_again_with_its_id_is_kept_once(api: Api) -> None:
         answer = acme.gateway.post("/gateway/audit", json=body)
         assert answer.status_code == 202 and answer.json()["kept"] == kept
     assert len(_listed(acme)) == 1
+
+
+def _decided(exposition_id: str, action: str, moment: float) -> dict[str, Any]:
+    event = {"time": moment, "action": action, "target": "delete_book", "outcome": "approved",
+             "exposition_id": exposition_id, "exposition": "library", "user": "alice"}  # fmt: skip
+    return event if action == "approval" else {**event, "outcome": "blocked", "guardrail": "secrets"}
+
+
+def test_pings_listings_and_calls_never_push_approvals_or_guardrail_findings_out(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The finding: answered requests shared one retention, so 10,000 anonymous pings on an open exposition
+    pushed out an organization's approvals, guardrail findings and tool calls."""
+    for name in ("KEEP", "KEEP_REFUSALS", "KEEP_ROUTINE", "KEEP_DECIDED"):
+        monkeypatch.setattr(audit, name, KEEP)
+    acme = api.org("acme-trails")
+    library = _expose(acme, "library")
+    _report(acme, [_decided(library, "approval", 1000.0), _decided(library, "guardrail", 1001.0),
+                   _answered(library, "delete_book", 1002.0)])  # fmt: skip
+    pings = [{**_answered(library, "", 2000.0 + n), "action": action, "target": None}
+             for n, action in enumerate(["ping", "tools/list"] * KEEP)]  # fmt: skip
+    _report(acme, pings)
+    assert [e["action"] for e in _listed(acme, trail="decided")] == ["guardrail", "approval"]
+    assert [e["target"] for e in _listed(acme, trail="answered")] == ["delete_book"]
+    assert len(_listed(acme, trail="routine")) == KEEP
+    _report(acme, [_answered(library, f"get_book_{n}", 3000.0 + n) for n in range(KEEP + 5)])  # calls flood
+    assert [e["action"] for e in _listed(acme, trail="decided")] == ["guardrail", "approval"]
+    assert "delete_book" not in {e["target"] for e in _listed(acme, trail="answered")}  # its own trail's oldest went
+    assert len(_listed(acme, trail="answered")) == KEEP
+    problem(acme.user.get("/audit", params={"trail": "everything"}), 422, "trail")

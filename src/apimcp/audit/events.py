@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from apimcp.guardrails.chain import Heard
 from apimcp.protocol.caller import RequestSource
@@ -169,6 +169,30 @@ def _at_the_door(
 
 MAX_COUNT = 2**53
 """The most refusals one summary may stand for (what a JSON number holds exactly)."""
+
+
+ROUTINE: Final = frozenset({
+    "initialize", "ping", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
+    "logging/setLevel", "server/discover",
+})  # fmt: skip
+"""Requests that only say what a server offers: as cheap to make as a refusal, and of little to audit."""
+DECISIONS: Final = frozenset({"approval", "guardrail"})
+"""What governance did to a call (policy denials are refusals, 403)."""
+
+
+def retention_of(event: Mapping[str, Any]) -> str:
+    """Which of an organization's trails keeps an event, each with its retention of its own (`control.domain.audit`):
+    `refused` (anyone can make as many as they like), `routine` (listing, pinging), `decided` (an approval, a
+    guardrail's finding) or `answered` (every other request: calls, reads). Events of one kind, however many,
+    never push out those of another."""
+    action = event.get("action")
+    if action in DECISIONS:
+        return "decided"
+    if is_refusal(event):
+        return "refused"
+    if action in ROUTINE:
+        return "routine"
+    return "answered"
 
 
 def is_refusal(event: Mapping[str, Any]) -> bool:

@@ -51,6 +51,13 @@ def audit(
         bool | None,
         typer.Option("--refused/--answered", help="Only refusals (401, 403, 429), or only the other events."),
     ] = None,
+    trail: Annotated[
+        str | None,
+        typer.Option(
+            help="Only one trail, each kept apart: refused, routine (pings, listings), decided "
+            "(approvals, guardrail findings), answered (every other request)."
+        ),
+    ] = None,
     out: OutputOption = Format.table,
 ) -> None:
     """The latest audit events (plans with --audit record one per MCP request, answered or refused; beyond a few
@@ -58,5 +65,5 @@ def audit(
     api = client()
     with reporting():
         chosen = None if refused is None else str(refused).lower()
-        events = api.get("/audit", limit=str(limit), exposition=exposition, refused=chosen)
+        events = api.get("/audit", limit=str(limit), exposition=exposition, refused=chosen, trail=trail)
     output.rows(events, COLUMNS, out, "No audit events yet: `apimcp plan update <plan> --audit`, then call it.")

@@ -317,14 +317,20 @@ class AuditEvent(Base):
     """One audit event a gateway reported (the latest are kept, refusals apart: `control.domain.audit`)."""
 
     __tablename__ = "audit_events"
-    __table_args__ = (Index("ix_audit_events_trail", "organization_id", "refusal", "id"),)
+    __table_args__ = (
+        Index("ix_audit_events_trail", "organization_id", "refusal", "id"),
+        Index("ix_audit_events_kept_as", "organization_id", "kept_as", "id"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     organization_id: Mapped[str] = mapped_column(String(13), index=True)
     exposition_id: Mapped[str] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     event: Mapped[dict[str, Any]] = mapped_column(JSON)
     refusal: Mapped[bool] = mapped_column(Boolean, default=False)
-    """Whether it tells of refused requests (`audit.events.is_refusal`): those have a retention of their own."""
+    """Whether it tells of refused requests (`audit.events.is_refusal`): what `GET /audit?refused=` filters by."""
+    kept_as: Mapped[str] = mapped_column(String(16), default="answered", server_default="answered")
+    """Its trail, each with a retention of its own (`audit.events.retention_of`): refused, routine, decided,
+    answered."""
 
 
 class TrafficCount(Base):
