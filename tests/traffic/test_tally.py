@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from apimcp.gateway.outbox import Outbox
 from apimcp.traffic import reporting
 from apimcp.traffic.histogram import BOUNDS_MS, SIZE, bucket_of, empty, quantile
+from apimcp.traffic.outbox import Outbox
 from apimcp.traffic.tally import DOOR, OTHER, TrafficTally
 
 

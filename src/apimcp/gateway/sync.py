@@ -25,11 +25,11 @@ import orjson
 
 from apimcp import __version__
 from apimcp.backends.http_common import read_limited
-from apimcp.gateway.outbox import Outbox
 from apimcp.gateway.runtime import GatewayRuntime
 from apimcp.policies.admin_approval import AdminUnavailable
 from apimcp.safety.plain_http import refusal
 from apimcp.sealing.keys import GatewayPublicKey
+from apimcp.traffic.outbox import Outbox
 from apimcp.traffic.reporting import ReportRefused, report_traffic, send_once
 from apimcp.traffic.tally import TrafficTally
 
@@ -282,7 +282,7 @@ async def report_audit(runtime: GatewayRuntime, source: SnapshotSource, outbox: 
 
 async def send_audit(runtime: GatewayRuntime, source: SnapshotSource, outbox: Outbox) -> None:
     """Send the batch that waits in `outbox`, then the sink's events, in batches; a batch that could not be sent
-    waits there to be sent again as it was (`gateway.outbox`), while the sink keeps what comes next (bounded: the
+    waits there to be sent again as it was (`traffic.outbox`), while the sink keeps what comes next (bounded: the
     oldest go first when it is full)."""
     sink = runtime.audit
     while (report := outbox.next(lambda: sink.drain(AUDIT_BATCH))).items:

@@ -1,5 +1,5 @@
 """The gateway's side of traffic: its tally sent to the control plane every `INTERVAL_SECONDS`, in reports of at
-most `BATCH` rows; a report that could not be sent is sent again as it was, with its id (`gateway.outbox`), while
+most `BATCH` rows; a report that could not be sent is sent again as it was, with its id (`traffic.outbox`), while
 the tally counts what comes next."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from apimcp.gateway.outbox import Outbox, Report
+from apimcp.traffic.outbox import Outbox, Report
 from apimcp.traffic.tally import TrafficTally
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
-"""A report a gateway sends the control plane (a batch of audit events, of traffic counts), kept whole with its
-id until it arrives.
+"""A report a gateway sends the control plane (a batch of traffic counts, or of audit events: `gateway/sync.py`
+sends both), kept whole with its id until it arrives.
 
 A report whose sending failed may have been kept all the same: the control plane committed it, and its answer was
 lost (a timeout). So it is sent again as it was, with the same id, before anything newer and never merged into
