@@ -3,7 +3,7 @@ sent again with the same id, and adds nothing the second time.
 
 The id is noted in the transaction that keeps what the report holds, so either both are kept or neither is. Two
 deliveries of one report at the same moment (the first still being written when its gateway gave up on it) meet
-at the id's uniqueness: the second waits for the first, then finds it.
+at the id's uniqueness: the second fails, and its gateway sends it again later, when the first is found.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import time
 from datetime import UTC, datetime
 
 from sqlalchemy import delete
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from apimcp.control.models import DeliveredReport
@@ -30,11 +29,8 @@ def first_delivery(session: Session, report: str | None) -> bool:
         return True
     if session.get(DeliveredReport, report) is not None:
         return False
-    try:
-        with session.begin_nested():
-            session.add(DeliveredReport(report=report, at=datetime.now(UTC)))
-    except IntegrityError:  # delivered meanwhile, by a request that committed first
-        return False
+    session.add(DeliveredReport(report=report, at=datetime.now(UTC)))
+    session.flush()  # in this transaction: a savepoint would commit on its own on SQLite (pysqlite begins lazily)
     _prune_now_and_then(session)
     return True
 
