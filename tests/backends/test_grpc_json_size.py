@@ -157,7 +157,9 @@ def test_the_backend_refuses_such_an_answer_without_parsing_it(monkeypatch: pyte
 @pytest.mark.anyio
 async def test_a_stream_stops_before_building_a_message_whose_json_would_pass_the_bound() -> None:
     hostile = b"\xc2\x01\x02\x12\x00" * 70_000  # 350 kB, a map entry with an empty Money each: ten times that as JSON
-    small = CLASSES["shop.v1.Item"](id="1").SerializeToString()
+    item: Any = CLASSES["shop.v1.Item"]()
+    item.id = "1"
+    small = item.SerializeToString()
 
     class Handler(grpc.GenericRpcHandler):
         def service(self, handler_call_details: Any) -> Any:
@@ -174,7 +176,9 @@ async def test_a_stream_stops_before_building_a_message_whose_json_would_pass_th
     channels = GrpcChannels()
     try:
         backend = GrpcBackend(SHOP, channels, target=f"127.0.0.1:{port}", max_response_bytes=400_000)
-        result = await backend.call(SHOP.operation("ListItems"), {})
+        operation = SHOP.operation("ListItems")
+        assert operation is not None
+        result = await backend.call(operation, {})
     finally:
         await channels.close()
         await server.stop(0)
