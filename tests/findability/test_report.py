@@ -127,6 +127,14 @@ def test_a_report_is_bounded_in_tools(lexical: None, monkeypatch: pytest.MonkeyP
         discovery_report(_tools(), {})
 
 
+def test_a_report_whose_time_runs_out_covers_the_tools_searched_so_far(lexical: None) -> None:
+    """The finding: a report had no time budget, and one report at a time is made for every organization."""
+    made = discovery_report(_tools(), {}, budget_seconds=0.0)  # runs out after the first tool
+    assert made["tools"] == 4 and made["probed"] == 1
+    assert {query["tool"] for query in made["hardest"]} <= {"get_pet"}
+    assert discovery_report(_tools(), {})["probed"] == 4
+
+
 def test_tokens_are_counted_on_texts_beyond_what_the_encoder_takes_at_once() -> None:
     tokens = counter()
     if tokens is None:

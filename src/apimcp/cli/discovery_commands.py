@@ -37,6 +37,8 @@ def _cost(cost: dict[str, Any]) -> str:
 def _print(report: dict[str, Any], name: str, out: Any) -> None:
     out.print(f"[bold]Discovery report of {name}[/bold]: {report['tools']} tools, ranked {report['ranking']}"
               f" ({report['seconds']} s)")  # fmt: skip
+    if report.get("probed", report["tools"]) < report["tools"]:
+        out.print(f"Searched for the first {report['probed']} tools only: the report's time ran out.")
     out.print(f"  every query          {_figures(report['overall'])}", markup=False)
     for kind, about in _KINDS.items():
         figures = report["by_kind"].get(kind)

@@ -23,6 +23,9 @@ from apimcp.toolsearch.tools import search_result
 
 MAX_TOOLS: Final = 5000
 VECTOR_WAIT_SECONDS: Final = 600.0
+BUDGET_SECONDS: Final = 900.0
+"""The time searching may take: past it, the report covers the tools searched so far (`probed`), so that one
+report never holds the control plane's only report slot for ever (GitHub's 1,223 tools take about a minute)."""
 HITS_SAMPLE: Final = 200
 """search_tools answers measured for their size (the first queries of that many tools)."""
 
@@ -39,8 +42,10 @@ def discovery_report(
     worst: int = 20,
     confused: int = 20,
     vector_wait_seconds: float = VECTOR_WAIT_SECONDS,
+    budget_seconds: float = BUDGET_SECONDS,
 ) -> dict[str, Any]:
-    """The report on `tools` (`paths`: each tool's `METHOD /path` aliases, which search ranks on)."""
+    """The report on `tools` (`paths`: each tool's `METHOD /path` aliases, which search ranks on); on the first of
+    them only when searching them all would take longer than `budget_seconds`."""
     if len(tools) > MAX_TOOLS:
         raise ReportError(f"a discovery report covers at most {MAX_TOOLS} tools, not {len(tools)}")
     started = time.perf_counter()
@@ -51,7 +56,9 @@ def discovery_report(
     ranking = "hybrid" if isinstance(index, HybridIndex) and index.semantic else "lexical"
     searched: list[Searched] = []
     hits: list[str] = []
+    probed = 0
     for tool in tools:
+        probed += 1
         signature = next(iter(paths.get(tool.name, ())), None)
         for number, probe in enumerate(probes(tool, index.rarity, signature)):
             found = [hit.name for hit in index.search(probe.text, DEPTH)]
@@ -59,8 +66,11 @@ def discovery_report(
             searched.append(Searched(tool.name, probe.kind, probe.text, rank, found[0] if found else None))
             if number == 0 and len(hits) < HITS_SAMPLE:
                 hits.append(answer_text(search_result(index, {"query": probe.text}, None)))
+        if time.perf_counter() - started > budget_seconds:
+            break
     return {
         "tools": len(tools),
+        "probed": probed,
         "ranking": ranking,
         "tokens": ENCODING if counter is not None else None,
         "overall": figures(searched),
