@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import itertools
-import secrets
+import os
 import ssl
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -202,7 +202,7 @@ class McpBackend(Backend):
                     )
                 request_id = next(self._ids)
                 # unguessable: a server that lets one caller choose what progress to send learns no other's token
-                token = f"apimcp-{request_id}-{secrets.token_urlsafe(12)}"
+                token = f"apimcp-{request_id}-{os.urandom(12).hex()}" if progress is not None else ""
                 body = {**sent, "_meta": {"progressToken": token}} if progress is not None else sent
                 mirrored = era.stateless and method == "tools/call"
                 extra = {**headers, **self._mirrored(operation, arguments)} if mirrored else headers
@@ -210,8 +210,7 @@ class McpBackend(Backend):
                 # the clock that stops while the client is asked, where a server may ask it on the call's stream
                 pausable = client is not None and not era.stateless and era.channel is None
                 deadline = AnswerDeadline(self._timeout_seconds) if pausable else None
-                call = _Call(request_id, token if progress is not None else "", access.mask, era, url, headers, client,
-                             asked, deadline)  # fmt: skip
+                call = _Call(request_id, token, access.mask, era, url, headers, client, asked, deadline)
                 answer: Mapping[str, Any] | Failure | None
                 try:
                     with self.upstream.routes.route(token, progress):  # older servers send it on the GET stream
