@@ -20,7 +20,7 @@ from apimcp.catalog.model import Service
 from apimcp.importers.protobuf import import_protobuf
 from tests.support.fetching import loopback_fetcher
 from tests.support.grpc_certs import Pki, make_pki
-from tests.support.grpc_server import PROTOS, SHOP_PROTO, RunningServer, ServerTls, running_server
+from tests.support.grpc_server import PROTOS, SHOP_PROTO, RunningServer, ServerTls, answering, running_server
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.processes import free_port
 
@@ -438,24 +438,16 @@ async def test_an_answer_whose_json_outgrows_its_bound_many_times_is_refused(enu
     whose JSON is more than 8 times `max_response_bytes` is refused."""
     answer = b"\x0a\x011" + _varint((25 << 3) | 2) + _varint(enums) + b"\x00" * enums  # id "1", also_in packed
 
-    class Handler(grpc.GenericRpcHandler):
-        def service(self, handler_call_details: Any) -> Any:
-            async def unary(request: bytes, context: Any) -> bytes:
-                return answer
+    async def unary(request: bytes, context: Any) -> bytes:
+        return answer
 
-            return grpc.unary_unary_rpc_method_handler(unary)
-
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((Handler(),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
     channels = GrpcChannels()
-    try:
-        backend = GrpcBackend(SHOP, channels, target=f"127.0.0.1:{port}", max_response_bytes=400_000)
-        result = await backend.call(SHOP.operation("GetItem"), {"id": "1"})
-    finally:
-        await channels.close()
-        await server.stop(0)
+    async with answering(grpc.unary_unary_rpc_method_handler(unary)) as target:
+        try:
+            backend = GrpcBackend(SHOP, channels, target=target, max_response_bytes=400_000)
+            result = await backend.call(SHOP.operation("GetItem"), {"id": "1"})
+        finally:
+            await channels.close()
     if allowed:
         assert isinstance(result, JsonBody) and len(result.value["alsoIn"]) == enums
     else:

@@ -21,7 +21,7 @@ from apimcp.backends.grpc_json_size import fits, json_size
 from apimcp.backends.grpc_messages import Messages
 from apimcp.importers.protobuf import import_protobuf
 from apimcp.safety.masking import NO_MASK
-from tests.support.grpc_server import PROTOS, SHOP_PROTO
+from tests.support.grpc_server import PROTOS, SHOP_PROTO, answering
 
 SHOP = import_protobuf(str(PROTOS / SHOP_PROTO), include_paths=[str(PROTOS)])
 MESSAGES = Messages(SHOP)
@@ -161,27 +161,18 @@ async def test_a_stream_stops_before_building_a_message_whose_json_would_pass_th
     item.id = "1"
     small = item.SerializeToString()
 
-    class Handler(grpc.GenericRpcHandler):
-        def service(self, handler_call_details: Any) -> Any:
-            async def stream(request: bytes, context: Any) -> Any:
-                for data in (small, small, hostile, small):
-                    yield data
+    async def stream(request: bytes, context: Any) -> Any:
+        for data in (small, small, hostile, small):
+            yield data
 
-            return grpc.unary_stream_rpc_method_handler(stream)
-
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((Handler(),))
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
+    operation = SHOP.operation("ListItems")
+    assert operation is not None
     channels = GrpcChannels()
-    try:
-        backend = GrpcBackend(SHOP, channels, target=f"127.0.0.1:{port}", max_response_bytes=400_000)
-        operation = SHOP.operation("ListItems")
-        assert operation is not None
-        result = await backend.call(operation, {})
-    finally:
-        await channels.close()
-        await server.stop(0)
+    async with answering(grpc.unary_stream_rpc_method_handler(stream)) as target:
+        try:
+            result = await GrpcBackend(SHOP, channels, target=target, max_response_bytes=400_000).call(operation, {})
+        finally:
+            await channels.close()
     assert isinstance(result, JsonBody) and [item["id"] for item in result.value["messages"]] == ["1", "1"]
     assert result.notes == (
         "The stream was stopped at 2 messages: with the next one, their JSON would go past the 3200000 bytes allowed.",

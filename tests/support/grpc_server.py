@@ -16,7 +16,7 @@ import asyncio
 import functools
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -274,6 +274,28 @@ def running_server(
     finally:
         state["loop"].call_soon_threadsafe(state["stop"].set)
         thread.join(10)
+
+
+class _Every(grpc.GenericRpcHandler):
+    def __init__(self, handler: Any) -> None:
+        self._handler = handler
+
+    def service(self, handler_call_details: Any) -> Any:
+        return self._handler
+
+
+@asynccontextmanager
+async def answering(handler: Any) -> AsyncIterator[str]:
+    """A server on the running loop whose every method is `handler` (a `grpc.*_rpc_method_handler` of bytes): the
+    answers a test writes byte by byte, whatever a shop's would be. Yields its target."""
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((_Every(handler),))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        await server.stop(0)
 
 
 async def _serve_forever(host: str, port: int) -> None:
