@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -70,22 +71,48 @@ def test_the_cli_prints_the_report_or_its_json(live: Deployment, monkeypatch: py
     assert REPORT_SECONDS in waited and REPORT_SECONDS > VECTOR_WAIT_SECONDS
 
 
-def test_reports_are_made_one_at_a_time_and_kept() -> None:
-    reports = Reports()
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@contextmanager
+def being_made(
+    reports: Reports, owner: str, key: str, report: dict[str, Any], took: Callable[[], None] = lambda: None
+) -> Iterator[None]:
+    """While the block runs, `owner`'s report `key` is being made (in a thread); it is done when the block ends,
+    `took` called as it finishes (to move a clock on)."""
     started, release = threading.Event(), threading.Event()
 
     def slow() -> dict[str, Any]:
         started.set()
         release.wait(10)
-        return {"made": "first"}
+        took()
+        return report
 
-    making = threading.Thread(target=lambda: reports.get("org", "a", slow))
+    making = threading.Thread(target=lambda: reports.get(owner, key, slow))
     making.start()
     assert started.wait(10)
-    with pytest.raises(ReportsBusy, match="another discovery report is being made"):
+    try:
+        yield
+    finally:
+        release.set()
+        making.join(10)
+
+
+def test_reports_are_made_one_at_a_time_and_kept() -> None:
+    reports = Reports()
+    with (
+        being_made(reports, "org", "a", {"made": "first"}),
+        pytest.raises(ReportsBusy, match="another discovery report is being made"),
+    ):
         reports.get("org", "b", lambda: {"made": "second"})
-    release.set()
-    making.join(10)
     assert reports.get("org", "a", lambda: {"made": "again"}) == {"made": "first"}
     assert reports.get("org", "b", lambda: {"made": "second"}) == {"made": "second"}
 
@@ -93,23 +120,13 @@ def test_reports_are_made_one_at_a_time_and_kept() -> None:
 def test_an_organization_that_kept_another_waiting_lets_it_go_first() -> None:
     """The finding: one organization asking for report after report held the one being made, and every other
     organization was told to come back, for as long as it went on."""
-    now = [0.0]
-    reports = Reports(clock=lambda: now[0])
-    started, release = threading.Event(), threading.Event()
-
-    def slow() -> dict[str, Any]:
-        started.set()
-        release.wait(10)
-        now[0] += 60  # it took a minute
-        return {"made": "first"}
-
-    making = threading.Thread(target=lambda: reports.get("greedy", "a", slow))
-    making.start()
-    assert started.wait(10)
-    with pytest.raises(ReportsBusy, match="being made"):
+    clock = Clock()
+    reports = Reports(clock=clock)
+    with (
+        being_made(reports, "greedy", "a", {"made": "first"}, took=lambda: clock.advance(60)),  # a minute
+        pytest.raises(ReportsBusy, match="being made"),
+    ):
         reports.get("patient", "p", lambda: {"made": "patient"})
-    release.set()
-    making.join(10)
     with pytest.raises(ReportsBusy, match="another organization's discovery report goes first"):
         reports.get("greedy", "b", lambda: {"made": "second"})
     assert reports.get("greedy", "a", dict) == {"made": "first"}  # what it has is still answered
@@ -118,24 +135,11 @@ def test_an_organization_that_kept_another_waiting_lets_it_go_first() -> None:
 
 
 def test_a_turn_not_taken_is_given_back_after_as_long_as_the_report_took() -> None:
-    now = [0.0]
-    reports = Reports(clock=lambda: now[0])
-    started, release = threading.Event(), threading.Event()
-
-    def slow() -> dict[str, Any]:
-        started.set()
-        release.wait(10)
-        now[0] += 60
-        return {}
-
-    making = threading.Thread(target=lambda: reports.get("greedy", "a", slow))
-    making.start()
-    assert started.wait(10)
-    with pytest.raises(ReportsBusy):
+    clock = Clock()
+    reports = Reports(clock=clock)
+    with being_made(reports, "greedy", "a", {}, took=lambda: clock.advance(60)), pytest.raises(ReportsBusy):
         reports.get("patient", "p", dict)
-    release.set()
-    making.join(10)
-    now[0] += 61  # the patient one never came back
+    clock.advance(61)  # the patient one never came back
     assert reports.get("greedy", "b", lambda: {"made": "b"}) == {"made": "b"}
 
 
