@@ -124,7 +124,7 @@ def fits(message: type[Message], data: bytes, bound: int, packed_rate: int) -> b
     descriptor = descriptor_of(message)
     if _shape(descriptor).names + worst_rate(descriptor, packed_rate) * len(data) <= bound:
         return True
-    return _walk(descriptor, data, 0, len(data), bound, 0) <= bound
+    return json_size(message, data, bound) <= bound
 
 
 def json_size(message: type[Message], data: bytes, bound: int) -> int:

@@ -67,9 +67,7 @@ class Reports:
     def _refuse_if_yielding(self, owner: Hashable) -> None:
         if self._yielding is None or self._yielding[0] != owner:
             return
-        now = self._clock()
-        others = any(now - since < WAITING_SECONDS for who, since in self._waiting.items() if who != owner)
-        if now < self._yielding[1] and others:
+        if self._clock() < self._yielding[1] and self._others_waiting(owner):
             raise ReportsBusy("another organization's discovery report goes first: try again in a minute")
 
     def _turned_away(self, owner: Hashable) -> None:
@@ -83,9 +81,13 @@ class Reports:
         """After `owner`'s report (`took` seconds): if others were turned away meanwhile, they go first, for as
         long as it took."""
         with self._lock:
-            now = self._clock()
-            if any(now - since < WAITING_SECONDS for who, since in self._waiting.items() if who != owner):
-                self._yielding = (owner, now + took)
+            if self._others_waiting(owner):
+                self._yielding = (owner, self._clock() + took)
+
+    def _others_waiting(self, owner: Hashable) -> bool:
+        """Whether an organization other than `owner` was turned away lately (and may still come back)."""
+        now = self._clock()
+        return any(now - since < WAITING_SECONDS for who, since in self._waiting.items() if who != owner)
 
     def _keep(self, owner: Hashable, key: Hashable, report: dict[str, Any]) -> None:
         self._kept[owner, key] = report
