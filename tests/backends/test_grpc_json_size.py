@@ -174,6 +174,7 @@ async def test_a_stream_stops_before_building_a_message_whose_json_would_pass_th
         finally:
             await channels.close()
     assert isinstance(result, JsonBody) and [item["id"] for item in result.value["messages"]] == ["1", "1"]
+    assert result.text == orjson.dumps(result.value).decode()  # made of the messages' own texts, the same
     assert result.notes == (
         "The stream was stopped at 2 messages: with the next one, their JSON would go past the 3200000 bytes allowed.",
     )

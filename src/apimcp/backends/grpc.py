@@ -165,6 +165,8 @@ class GrpcBackend(Backend):
     async def _collect(self, method: Method, call: Any, progress: Progress | None, mask: SecretMask) -> BackendResult:
         """Streamed answers gathered into `{"messages": [...]}`, stopping (and saying so) at the limits."""
         messages: list[Any] = []
+        texts: list[bytes] = []
+        """Each message's JSON, written as it came: the answer's text is made of them, not written again."""
         size = written = 0
         note: str | None = None
         try:
@@ -179,7 +181,8 @@ class GrpcBackend(Backend):
                 value: Any = None
                 if fits(method.response, data, self._max_json_bytes - written, self.messages.any_rate):
                     value = self.messages.response(method, data)  # else not built at all
-                    written += len(orjson.dumps(value))
+                    texts.append(orjson.dumps(value))
+                    written += len(texts[-1]) + 1
                 if value is None or written > self._max_json_bytes:
                     note = (
                         f"The stream was stopped at {len(messages)} messages: with the next one, their JSON would "
@@ -204,7 +207,8 @@ class GrpcBackend(Backend):
         finally:
             if not call.done():  # stopped at a limit, by a bad message, or the client gave up: end the RPC too
                 call.cancel()
-        return _json_body({"messages": messages}, mask, self._max_json_bytes, (note,) if note else ())
+        text = b'{"messages":[' + b",".join(texts[: len(messages)]) + b"]}"  # as orjson writes the whole
+        return _json_body({"messages": messages}, mask, self._max_json_bytes, (note,) if note else (), text)
 
     async def _callable(self, method: Method) -> Any:
         """The channel's multicallable for the method, made once per channel (bytes in, bytes out); a Failure when
@@ -284,10 +288,12 @@ def _json_too_large(max_bytes: int) -> str:
     return f"The backend's answer, written as JSON, is larger than the {max_bytes} bytes allowed"
 
 
-def _json_body(value: Any, mask: SecretMask, max_bytes: int, notes: tuple[str, ...] = ()) -> JsonBody | Failure:
-    """An answer as JSON (a Failure past `max_bytes` of it); protobuf bytes cannot be masked in place, so the JSON
-    text is, and read again."""
-    text = orjson.dumps(value)
+def _json_body(
+    value: Any, mask: SecretMask, max_bytes: int, notes: tuple[str, ...] = (), text: bytes | None = None
+) -> JsonBody | Failure:
+    """An answer as JSON (a Failure past `max_bytes` of it), its text `text` when already written; protobuf bytes
+    cannot be masked in place, so the JSON text is, and read again."""
+    text = orjson.dumps(value) if text is None else text
     if len(text) > max_bytes:
         return Failure(_json_too_large(max_bytes))
     if mask:
