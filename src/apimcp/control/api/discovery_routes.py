@@ -28,9 +28,11 @@ async def discovery(exposition_id: str, caller: UserCaller, session: DbSession, 
 
     def make() -> dict[str, Any]:
         tools = served_tools(session, caller.organization_id, exposition_id)
-        key = (exposition_id, tools.version)
-        return plane.reports.get(caller.organization_id, key, lambda: discovery_report(tools.tools, tools.paths,
-                                                                                         counter()))  # fmt: skip
+
+        def report() -> dict[str, Any]:  # made only when none is kept
+            return discovery_report(tools.tools, tools.paths, counter())
+
+        return plane.reports.get(caller.organization_id, (exposition_id, tools.version), report)
 
     try:
         return await in_import_pool(plane, make)
