@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import socket
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from apimcp.importers.graphql import import_graphql
 from tests.gateway.hostile_backend import hostile_backend
 from tests.support.fetching import loopback_fetcher
 from tests.support.graphql_server import graphql_server
+from tests.support.processes import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -167,9 +167,7 @@ async def test_timeout(service: Service, session: aiohttp.ClientSession) -> None
 
 
 async def test_refused_connection_and_unknown_host(service: Service, session: aiohttp.ClientSession) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     backend = GraphQLBackend(
         service, session, endpoint=f"http://127.0.0.1:{port}/graphql", credentials=ApiKey("k", "s3cret", "query")
     )

@@ -28,6 +28,7 @@ from tests.safety.test_yaml_loading import alias_bomb, never_built, nine_by_six
 from tests.support.fetching import LOOPBACK_ALLOWED, connections_to, counting_listener, forbid_connections
 from tests.support.live_server import live_server
 from tests.support.misbehaving import dripping, misbehaving, resetting, silent
+from tests.support.processes import free_port
 
 
 @contextmanager
@@ -133,10 +134,7 @@ def test_error_messages_do_not_tell_open_ports_from_closed_ones(tmp_path: Path) 
         misbehaving(silent) as quiet,
     ):
         acme = api.org("acme")
-        closed = socket.socket()
-        closed.bind(("127.0.0.1", 0))
-        closed_port = closed.getsockname()[1]
-        closed.close()
+        closed_port = free_port()
         details = []
         for port in (closed_port, reset.port, quiet.port):
             answer = problem(acme.user.post("/services", json={"url": f"http://127.0.0.1:{port}/x.yaml"}), 422, "url")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from apimcp.telemetry.metrics import Metrics
 from tests.gateway.conftest import gateway_of
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.live_server import live_app
+from tests.support.processes import free_port
 
 pytestmark = pytest.mark.anyio
 
@@ -58,13 +58,6 @@ class Flaky:
         return app
 
 
-def _closed_port() -> int:
-    """A loopback port nothing listens on (asked of the system, then let go)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _config(backend: str) -> str:
     plans = {
         "retried": {"retries": {"attempts": 3, "backoff_ms": 10, "max_backoff_ms": 20}},
@@ -83,7 +76,7 @@ services:
     header_policy: {{allow: [X-User]}}
   spare:
     openapi: {SPEC}
-    backend: "http://127.0.0.1:{_closed_port()}"
+    backend: "http://127.0.0.1:{free_port()}"
     fallbacks: ["{backend}"]
     timeout: 5
 expositions:

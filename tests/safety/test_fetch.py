@@ -30,6 +30,7 @@ from tests.support.fetching import connections_to, counting_listener, forbid_con
 from tests.support.grpc_certs import make_pki
 from tests.support.live_aiohttp import live_aiohttp
 from tests.support.misbehaving import dripping, misbehaving, resetting, silent
+from tests.support.processes import free_port
 
 LOOPBACK = AddressPolicy.allowing(["127.0.0.0/8"])
 
@@ -301,10 +302,7 @@ def test_refused_reset_silent_and_unresolvable_read_the_same() -> None:
             with pytest.raises(FetchFailed) as caught:
                 fetcher.get(f"{server.url}/spec.yaml")
             messages.append(_uniform(str(caught.value), server.port))
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    port = closed.getsockname()[1]
-    closed.close()  # bound once, never listening: connections are refused
+    port = free_port()  # nothing listens there: connections are refused
     with pytest.raises(FetchFailed) as refused:
         fetcher.get(f"http://127.0.0.1:{port}/spec.yaml")
     messages.append(_uniform(str(refused.value), port))

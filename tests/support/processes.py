@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -13,11 +15,36 @@ from pathlib import Path
 
 import httpx2
 
+# Ports the kernel hands out for port 0 and for outgoing connections come from its ephemeral range (32768 and up
+# on Linux), so a port taken from there and let go can be taken again by any socket before the server meant for it
+# binds. Ports handed out here come from below that range, each pytest-xdist worker from a block of its own.
+_FIRST_PORT = 12_000
+_BLOCK = 1_500
+_BLOCKS = 13  # 12,000 to 31,500: below the ephemeral range
+
+
+def _block_start() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) + 1 if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return _FIRST_PORT + (index % _BLOCKS) * _BLOCK
+
+
+# A process started again does not begin where the last one did.
+_offsets = itertools.count(random.randrange(_BLOCK))
+
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port nothing listens on now, that no other test worker hands out and no outgoing connection takes."""
+    start = _block_start()
+    for _ in range(_BLOCK):
+        port = start + next(_offsets) % _BLOCK
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))  # without SO_REUSEADDR: a port still in TIME_WAIT is passed over
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port in {start}..{start + _BLOCK - 1}")
 
 
 def cli(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
