@@ -23,6 +23,9 @@ from tests.support.live_server import live_app
 from tests.support.mcp_http import McpHttp
 
 TIMEOUT_MS = 15_000
+# Assertions wait as long as actions do: under the parallel suite an answer of the control plane can take more than
+# expect's own 5 s (a 409 once reached the console after its alert had been looked for).
+expect.set_options(timeout=TIMEOUT_MS)
 
 
 @dataclass
