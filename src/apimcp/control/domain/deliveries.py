@@ -3,7 +3,8 @@ sent again with the same id, and adds nothing the second time.
 
 The id is noted in the transaction that keeps what the report holds, so either both are kept or neither is. Two
 deliveries of one report at the same moment (the first still being written when its gateway gave up on it) meet
-at the id's uniqueness: the second fails, and its gateway sends it again later, when the first is found.
+at the id's uniqueness: the second's insert waits for the first's transaction, then adds nothing if it committed,
+or is the first delivery if it rolled back.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import time
 from datetime import UTC, datetime
 
 from sqlalchemy import delete
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from apimcp.control.models import DeliveredReport
@@ -27,10 +30,12 @@ def first_delivery(session: Session, report: str | None) -> bool:
     always does."""
     if report is None:
         return True
-    if session.get(DeliveredReport, report) is not None:
+    # One statement, not a read then an insert: a read misses a delivery still being written, and the insert after
+    # it then fails on the id once that delivery commits.
+    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    statement = insert(DeliveredReport).values(report=report, at=datetime.now(UTC)).on_conflict_do_nothing()
+    if session.execute(statement.returning(DeliveredReport.report)).first() is None:
         return False
-    session.add(DeliveredReport(report=report, at=datetime.now(UTC)))
-    session.flush()  # in this transaction: a savepoint would commit on its own on SQLite (pysqlite begins lazily)
     _prune_now_and_then(session)
     return True
 
