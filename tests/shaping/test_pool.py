@@ -118,3 +118,69 @@ def test_closing_the_pool_leaves_no_process() -> None:
 def test_inline_shaping_runs_the_same_jobs_here() -> None:
     done = asyncio.run(INLINE.run(jobs.echo, {"n": 2}, [b"ab"]))
     assert done.pid == os.getpid() and done.blobs == [b"ba"]
+
+
+def test_no_lane_holds_more_than_half_of_the_places_and_others_still_get_in() -> None:
+    """The finding: the pool was one queue for the whole gateway, so one exposition whose answers are large could
+    take every place (running and waiting) and every other exposition's large answer was refused."""
+    pool = ShapingPool(ShapingLimits(workers=1, max_waiting=3, job_seconds=20))
+    flood, other = pool.lane("flood"), pool.lane("other")
+    assert pool.lane_share == 2
+
+    async def scenario() -> str:
+        held = [asyncio.ensure_future(flood.run(jobs.sleep, {"seconds": 0.3})) for _ in range(2)]
+        await asyncio.sleep(0)
+        try:
+            with pytest.raises(ShapingUnavailable) as refused:
+                await flood.run(jobs.echo, {})
+            assert (await other.run(jobs.echo, {"n": 1})).reply["args"] == {"n": 1}
+        finally:
+            await asyncio.gather(*held)
+        return str(refused.value)
+
+    try:
+        assert asyncio.run(scenario()) == (
+            "The gateway is shaping as many large results for this exposition as one may (2 at once or waiting): "
+            "try again shortly"
+        )
+        assert asyncio.run(flood.run(jobs.echo, {})).reply["args"] == {}  # room again once they are done
+    finally:
+        pool.close()
+
+
+def test_lanes_take_turns_for_the_next_free_process() -> None:
+    """The finding: jobs ran in the order they came, so another exposition's job waited behind every job one
+    exposition had queued."""
+    pool = ShapingPool(ShapingLimits(workers=1, max_waiting=8, job_seconds=20))
+    busy, other = pool.lane("busy"), pool.lane("other")
+    finished: list[str] = []
+
+    async def job(lane_name: str, n: int) -> None:
+        await (busy if lane_name == "busy" else other).run(jobs.sleep, {"seconds": 0.1})
+        finished.append(f"{lane_name}{n}")
+
+    async def scenario() -> None:
+        first = [asyncio.ensure_future(job("busy", n)) for n in range(1, 5)]
+        await asyncio.sleep(0)
+        await asyncio.gather(*first, job("other", 1))
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        pool.close()
+    assert finished.index("other1") < finished.index("busy3"), finished  # first come would put it last
+    assert sorted(finished) == ["busy1", "busy2", "busy3", "busy4", "other1"]
+
+
+def test_jobs_waiting_when_the_pool_closes_are_told() -> None:
+    pool = ShapingPool(ShapingLimits(workers=1, max_waiting=4, job_seconds=20))
+
+    async def scenario() -> list[BaseException | None]:
+        started = [asyncio.ensure_future(pool.lane("a").run(jobs.sleep, {"seconds": 0.5})) for _ in range(3)]
+        await asyncio.sleep(0.2)
+        await asyncio.to_thread(pool.close)
+        outcomes = await asyncio.gather(*started, return_exceptions=True)
+        return [outcome if isinstance(outcome, BaseException) else None for outcome in outcomes]
+
+    outcomes = asyncio.run(scenario())
+    assert all(isinstance(outcome, ShapingUnavailable) for outcome in outcomes), outcomes

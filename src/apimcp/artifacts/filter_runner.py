@@ -50,6 +50,10 @@ class FilterRunner:
         self.limits = limits or FilterLimits()
         self._shaper = shaper
 
+    def using(self, shaper: Shaper) -> FilterRunner:
+        """A runner with the same limits whose large results go to `shaper` (an exposition's lane of the pool)."""
+        return FilterRunner(self.limits, shaper)
+
     def compile(self, spec: Mapping[str, Any], tool: str) -> OutputFilter:
         """`OutputFilter.from_spec` within these limits (FilterError for a spec that does not compile)."""
         return OutputFilter.from_spec(spec, tool=tool, max_added_bytes=self.limits.max_added_bytes)

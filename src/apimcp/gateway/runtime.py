@@ -374,12 +374,13 @@ class GatewayRuntime:
         if self._scripts is None and (scripted or settings.code_mode != "off"):
             self._scripts = ScriptRunner(self._script_limits, self._shaping_limits.large_from_bytes)
         cross_service = self._cross_service(exposition["organization"])
+        lane = self.shaping.lane(exposition["id"])  # expositions take turns for the shaping processes
         extras = Extras(
             bundle=bundle,
             runner=self._scripts,
             code_limits=self._code_limits,
-            filters=self._filters,
-            shaper=self.shaping,
+            filters=self._filters.using(lane),
+            shaper=lane,
             cross_service=cross_service,
             backends=called,
             upstreams=[

@@ -2,7 +2,10 @@
 
 `workers` child processes (`child.py`), started when first needed and replaced when one dies, each run one
 job at a time; a job waits for one at most `job_seconds`, counted with its run, and at most `max_waiting`
-jobs wait: beyond, `run` refuses at once. A job past its time, or whose caller went away, has its process
+jobs wait: beyond, `run` refuses at once. Jobs come in lanes (one per exposition: `lane`), which take turns for
+the next free process, and no lane holds more than half of the pool's places (running and waiting), so that one
+exposition flooding the pool with large answers leaves the others room and a short wait. A job past its time, or
+whose caller went away, has its process
 killed (a process in the middle of a job cannot be told to drop it), and the next job gets a new one. Every
 way a job can fail is a `ShapingUnavailable` whose message can be shown to the client: a call is never left
 waiting.
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -113,6 +117,15 @@ class _Ticket:
                     self.process.kill()
 
 
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """A job handed to the pool, until a process is free for it."""
+
+    ticket: _Ticket
+    pieces: list[bytes]
+    future: Future[Done]
+
+
 class ShapingPool:
     """One gateway process's shaping processes (`ShapingLimits`); `close` stops them."""
 
@@ -123,8 +136,19 @@ class ShapingPool:
         self._live: set[subprocess.Popen[bytes]] = set()
         self._pending = 0
         """Jobs submitted and not finished: running ones and waiting ones."""
+        self._held: dict[str | None, int] = {}
+        """The same, per lane that has any."""
+        self.lane_share = max(self.limits.workers, (self.limits.workers + self.limits.max_waiting + 1) // 2)
+        """How many of the pool's places (running and waiting) one lane may hold."""
+        self._waiting: dict[str | None, deque[_Waiting]] = {}
+        self._turns: deque[str | None] = deque()
+        """The lanes with jobs waiting, in the order they get the next free process."""
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
+
+    def lane(self, name: str) -> Shaper:
+        """This pool as one exposition uses it: its jobs take turns with other lanes' (`run(..., lane=name)`)."""
+        return _Lane(self, name)
 
     @property
     def pids(self) -> list[int]:
@@ -132,10 +156,15 @@ class ShapingPool:
         with self._lock:
             return sorted(process.pid for process in self._live)
 
-    async def run(self, job: Job, args: Mapping[str, Any], blobs: Sequence[bytes] = ()) -> Done:
+    async def run(
+        self, job: Job, args: Mapping[str, Any], blobs: Sequence[bytes] = (), lane: str | None = None
+    ) -> Done:
+        """Run `job` (raises ShapingUnavailable); `lane`: whose job it is (None: no one's in particular, never held
+        to a share)."""
         limits = self.limits
         pieces = frames.pieces({"job": name_of(job), "args": args}, blobs)
         ticket = _Ticket(time.monotonic() + limits.job_seconds)
+        future: Future[Done] = Future()
         with self._lock:
             if self._closed:
                 raise ShapingUnavailable("The gateway is stopping")
@@ -144,11 +173,23 @@ class ShapingPool:
                     f"The gateway is shaping as many large results as it can ({limits.workers} at once, "
                     f"{limits.max_waiting} waiting): try again shortly"
                 )
+            held = self._held.get(lane, 0)
+            if lane is not None and held >= self.lane_share:
+                raise ShapingUnavailable(
+                    f"The gateway is shaping as many large results for this exposition as one may ({held} at once "
+                    "or waiting): try again shortly"
+                )
             self._pending += 1
+            self._held[lane] = held + 1
+            queue = self._waiting.get(lane)
+            if queue is None:
+                queue = self._waiting[lane] = deque()
+                self._turns.append(lane)
+            queue.append(_Waiting(ticket, pieces, future))
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(limits.workers, thread_name_prefix="apimcp-shaping")
-            future = self._executor.submit(self._execute, ticket, pieces)
-        future.add_done_callback(self._finished)
+            self._executor.submit(self._next)  # one turn per job: which job it runs is chosen when it starts
+        future.add_done_callback(lambda _: self._finished(lane))
         try:
             done = await asyncio.wait_for(asyncio.wrap_future(future), limits.job_seconds)
         except TimeoutError:
@@ -163,11 +204,35 @@ class ShapingPool:
             raise _failed(job, str(done.reply.get("error")))
         return Done(done.reply.get("reply") or {}, done.blobs, done.pid)
 
-    def _finished(self, _: Future[Done]) -> None:
+    def _finished(self, lane: str | None) -> None:
         with self._lock:
             self._pending -= 1
+            held = self._held.pop(lane) - 1
+            if held:
+                self._held[lane] = held
 
     # --- in the pool's threads ------------------------------------------------------------------
+
+    def _next(self) -> None:
+        """Run the next job: the first waiting of the lane whose turn it is (that lane then goes last)."""
+        with self._lock:
+            if not self._turns:
+                return  # the pool closed: its jobs were told
+            lane = self._turns.popleft()
+            queue = self._waiting[lane]
+            waiting = queue.popleft()
+            if queue:
+                self._turns.append(lane)
+            else:
+                del self._waiting[lane]
+        if not waiting.future.set_running_or_notify_cancel():
+            return  # its caller gave up while it waited
+        try:
+            done = self._execute(waiting.ticket, waiting.pieces)
+        except BaseException as exc:
+            waiting.future.set_exception(exc)
+        else:
+            waiting.future.set_result(done)
 
     def _execute(self, ticket: _Ticket, pieces: list[bytes]) -> Done:
         """Send one job to a process and read its reply (the reply's `ok` is checked by the caller)."""
@@ -250,6 +315,26 @@ class ShapingPool:
             self._live.difference_update(idle)
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)  # its threads end with their killed processes
+        with self._lock:
+            left = [waiting for queue in self._waiting.values() for waiting in queue]
+            self._waiting.clear()
+            self._turns.clear()
+        for waiting in left:
+            if waiting.future.set_running_or_notify_cancel():
+                waiting.future.set_exception(ShapingUnavailable("The gateway is stopping"))
+
+
+class _Lane:
+    """A pool's jobs of one lane (`ShapingPool.lane`)."""
+
+    __slots__ = ("_name", "_pool")
+
+    def __init__(self, pool: ShapingPool, name: str) -> None:
+        self._pool = pool
+        self._name = name
+
+    async def run(self, job: Job, args: Mapping[str, Any], blobs: Sequence[bytes] = ()) -> Done:
+        return await self._pool.run(job, args, blobs, self._name)
 
 
 def _start() -> subprocess.Popen[bytes]:
