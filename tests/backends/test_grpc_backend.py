@@ -252,6 +252,24 @@ async def test_nothing_listening_is_named(channels: GrpcChannels) -> None:
     target = f"127.0.0.1:{free_port()}"
     result = await GrpcBackend(SHOP, channels, target=target, timeout_seconds=5).call(SHOP.operations[0], {"id": "1"})
     assert failed(result) == f"gRPC UNAVAILABLE: could not connect to the backend at {target}: connection refused"
+    assert isinstance(result, Failure) and result.unsent  # another address may take it, idempotent or not
+
+
+async def test_a_server_that_says_connection_refused_itself_has_had_the_call(channels: GrpcChannels) -> None:
+    """The finding: a method that ran, then answered UNAVAILABLE "... Connection refused" about its own database,
+    was taken as never sent, and failover made the call (not idempotent) again on the next address."""
+
+    async def add_lines(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "inventory database: Connection refused")
+        raise AssertionError("abort raises")
+
+    def same(data: bytes) -> bytes:
+        return data
+
+    adding = next(op for op in SHOP.operations if op.signature.endswith("/AddLines"))
+    async with answering(grpc.unary_unary_rpc_method_handler(add_lines, same, same)) as address:
+        result = await GrpcBackend(SHOP, channels, target=address, timeout_seconds=5).call(adding, {"quantity": 1})
+    assert isinstance(result, Failure) and result.transient and not result.unsent
 
 
 # --- TLS ----------------------------------------------------------------------------------------------------------

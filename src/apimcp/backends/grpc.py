@@ -132,9 +132,7 @@ class GrpcBackend(Backend):
             return await self._call(method, requests, metadata, progress, access.mask)
         except grpc.aio.AioRpcError as exc:
             transient = exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-            details = (exc.details() or "").lower()
-            refused = exc.code() == grpc.StatusCode.UNAVAILABLE and "connection refused" in details
-            return Failure(access.mask.mask_text(self._explain(exc)), transient=transient, unsent=refused)
+            return Failure(access.mask.mask_text(self._explain(exc)), transient=transient, unsent=self._unsent(exc))
         except ValueError as exc:  # an answer that is not the declared message, or has no JSON form
             return Failure(access.mask.mask_text(str(exc)))
 
@@ -231,6 +229,18 @@ class GrpcBackend(Backend):
             made = channel.unary_stream(method.path) if method.server_streaming else channel.unary_unary(method.path)
         self._callables[method.path] = (channel, made)
         return made
+
+    def _unsent(self, error: grpc.aio.AioRpcError) -> bool:
+        """Whether the call never reached a server (it may be made elsewhere even when it is not idempotent): the
+        channel could not connect, as the library says it and as the channel's state shows. The details alone
+        would not do: a server writes its own, and a method that ran may answer UNAVAILABLE "... connection
+        refused" about its own database."""
+        if error.code() != grpc.StatusCode.UNAVAILABLE:
+            return False
+        if not (error.details() or "").startswith("failed to connect to all addresses"):
+            return False
+        channel = self._channels.opened(self._target, self._tls)
+        return channel is not None and channel.get_state() == grpc.ChannelConnectivity.TRANSIENT_FAILURE
 
     def _explain(self, error: grpc.aio.AioRpcError) -> str:
         code = error.code()
