@@ -269,9 +269,11 @@ def _connect_as(link: str, host: str) -> httpx2.Response:
     return httpx2.post(f"{link}/connect", headers={"Host": host, "Origin": f"http://{host}"}, timeout=30)
 
 
-def test_a_gateway_without_a_public_url_registers_for_a_few_callback_hosts_at_most(tmp_path: Path) -> None:
-    """Without a public URL the callback is built from the Host a request names: each new one would cost a
-    registration at the server's authorization server, so a gateway registers for `MAX_REDIRECT_URIS` at most."""
+def test_a_gateway_without_a_public_url_connects_only_from_a_loopback_origin(tmp_path: Path) -> None:
+    """The finding: without a public URL the callback was built from whatever Host the gateway admits, so a caller
+    naming a host of its own (a wildcard admits it) had the gateway register that callback and send the user's
+    authorization code there; replayed with the caller's cookie, the victim's token landed in the caller's store.
+    Now such a Host is refused before anything is registered."""
     with running_idp() as provider, protected_upstream(provider) as upstream:
         # clients reach it by many names, and it was given no public URL
         config = _config(upstream, server='\n  allowed_hosts: ["*.example"]')
@@ -279,12 +281,17 @@ def test_a_gateway_without_a_public_url_registers_for_a_few_callback_hosts_at_mo
             mcp, session = open_session(f"{base}/mcp/notes")
             try:
                 link = elicitation_of(session.request("tools/call", WHO).error)["url"]
-                answers = [_connect_as(link, f"host-{n}.example").status_code for n in range(MAX_REDIRECT_URIS + 2)]
-                refused = _connect_as(link, "one-more.example")
+                refused = [_connect_as(link, f"host-{n}.example") for n in range(3)]
+                assert provider.stats()["registrations"] == 0
+                # a loopback origin is this machine's: each one still costs a registration, so there are a few
+                answers = [_connect_as(link, f"localhost:{n}").status_code for n in range(1, MAX_REDIRECT_URIS + 3)]
+                capped = _connect_as(link, "127.0.0.1:1")
             finally:
                 mcp.close()
+        assert [answer.status_code for answer in refused] == [409, 409, 409]
+        assert "does not know its public address" in refused[0].text
         assert answers == [303] * MAX_REDIRECT_URIS + [502, 502]
-        assert "give the gateway its public URL" in refused.text
+        assert "give the gateway its public URL" in capped.text
         assert provider.stats()["registrations"] == MAX_REDIRECT_URIS
 
 

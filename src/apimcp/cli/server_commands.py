@@ -80,7 +80,8 @@ PublicUrl = Annotated[
     typer.Option(
         envvar="APIMCP_PUBLIC_URL",
         help="The origin clients reach this server at (https://mcp.example.com): OAuth resource identifiers and "
-        "elicitation links are built on it (default: each request's scheme and Host).",
+        "elicitation links are built on it (default: each request's scheme and Host); user_oauth connections need it "
+        "unless the gateway is reached on loopback.",
     ),
 ]
 DataDir = Annotated[

@@ -26,7 +26,9 @@ from apimcp.auth.resource import request_origin
 from apimcp.backends.credentials import header_problem
 from apimcp.backends.oauth_http import CredentialError
 from apimcp.elicitation.broker import PAGES, ElicitationBroker
+from apimcp.protocol.caller import request_host
 from apimcp.protocol.exchange import Receive, Scope, Send
+from apimcp.protocol.security import LOOPBACK_HOSTS
 
 log = logging.getLogger("apimcp.elicitation")
 MAX_FORM_BYTES = 16 * 1024
@@ -81,6 +83,10 @@ async def _redirect(send: Send, location: str, extra: list[tuple[bytes, bytes]],
 GONE = _page(
     "This link no longer works",
     "<p>It was used already, or it has expired. Ask your assistant to try again: it will give you a new link.</p>",
+)
+NO_PUBLIC_URL = (
+    "<p>This gateway does not know its public address, so it cannot tell the service where to send you back. Its "
+    "operator sets it (<code>server.public_url</code>, or <code>--public-url</code>).</p>"
 )
 DONE = _page("Thank you", "<p>Your credential is saved. You can close this page and go back to your assistant.</p>")
 
@@ -144,6 +150,17 @@ class ElicitationPages:
 
     def _origin(self, scope: Scope) -> str:
         return request_origin(scope["scheme"], scope["headers"], self._broker.public_url)
+
+    def _callback_url(self, scope: Scope) -> str | None:
+        """Where the service sends the user back: under the public URL, else under the request's origin only when it
+        is a loopback one. A Host the gateway admits (a wildcard, a second name) may still be someone else's, and a
+        callback there (registered for by the gateway itself when it discovers the service) hands the user's
+        authorization code to whoever holds that name."""
+        if self._broker.public_url:
+            return f"{self._origin(scope)}{PAGES}/callback"
+        host = (request_host(scope["headers"]) or "").lower()
+        name = host.rpartition(":")[0] if host.rpartition(":")[2].isdigit() else host
+        return f"{self._origin(scope)}{PAGES}/callback" if name in LOOPBACK_HOSTS else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"][len(PAGES) :].strip("/")
@@ -231,8 +248,12 @@ class ElicitationPages:
         if pending is None or secret is None or secret.oauth is None:
             await _send(send, 410, GONE)
             return
+        callback = self._callback_url(scope)
+        if callback is None:
+            await _send(send, 409, _page("Not connected", NO_PUBLIC_URL))
+            return
         try:
-            location, nonce = await self._broker.start_connection(pending, f"{origin}{PAGES}/callback")
+            location, nonce = await self._broker.start_connection(pending, callback)
         except CredentialError as exc:  # an MCP server's authorization server could not be found or joined
             log.info("a connection could not be started: %s", exc)
             await _send(send, 502, _page("Not connected", f"<p>{html.escape(str(exc))}.</p>"))
@@ -257,6 +278,10 @@ class ElicitationPages:
             await _send(send, 410, GONE, clear)
             return
         code = (query.get("code") or [""])[0]
+        callback = self._callback_url(scope)
+        if callback is None:  # a connection cannot have started with this origin
+            await _send(send, 409, _page("Not connected", NO_PUBLIC_URL), clear)
+            return
         if not code:
             error = (query.get("error") or ["no code"])[0][:60]
             text = f"<p>The service did not grant access ({html.escape(error)}).</p>"
@@ -264,8 +289,7 @@ class ElicitationPages:
             return
         try:
             named = query.get("iss")
-            await self._broker.finish_connection(taken, code, f"{self._origin(scope)}{PAGES}/callback",
-                                                 named[0] if named else None)  # fmt: skip
+            await self._broker.finish_connection(taken, code, callback, named[0] if named else None)
         except CredentialError as exc:
             log.info("a connection could not be finished: %s", exc)
             await _send(send, 502, _page("Not connected", f"<p>{html.escape(str(exc))}.</p>"), clear)
