@@ -16,13 +16,14 @@ is shown back.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import html
 import logging
 from collections.abc import Mapping
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlsplit
 
-from apimcp.auth.resource import request_origin
+from apimcp.auth.resource import DEFAULT_PORTS, request_origin
 from apimcp.backends.credentials import header_problem
 from apimcp.backends.oauth_http import CredentialError
 from apimcp.elicitation.broker import PAGES, ElicitationBroker
@@ -110,7 +111,25 @@ async def _read_form(receive: Receive) -> dict[str, list[str]] | None:
                     break
     except TimeoutError:
         return None
-    return parse_qs(b"".join(chunks).decode("utf-8", "replace"), max_num_fields=10)
+    try:
+        return parse_qs(b"".join(chunks).decode("utf-8", "replace"), max_num_fields=10)
+    except ValueError:  # more fields than any of these forms has
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def browser_origin(url: str) -> str:
+    """The origin of `url` as a browser serializes it in `Origin`: scheme and host in lower case, no default port,
+    no path."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    host = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:
+        return url
+    return f"{scheme}://{host}" if port is None or DEFAULT_PORTS.get(scheme) == port else f"{scheme}://{host}:{port}"
 
 
 def _cookie(scope: Scope, name: str) -> str | None:
@@ -150,6 +169,11 @@ class ElicitationPages:
 
     def _origin(self, scope: Scope) -> str:
         return request_origin(scope["scheme"], scope["headers"], self._broker.public_url)
+
+    def _from_here(self, scope: Scope) -> bool:
+        """Whether the request's `Origin` is this page's own, compared as a browser writes it (a public URL may be
+        given with capitals, a default port or a path)."""
+        return _sent_from(scope) == browser_origin(self._origin(scope))
 
     def _callback_url(self, scope: Scope) -> str | None:
         """Where the service sends the user back: under the public URL, else under the request's origin only when it
@@ -206,8 +230,7 @@ class ElicitationPages:
         await _send(send, 200, _page(f"Your credential for {secret.name}", body))
 
     async def _submit(self, scope: Scope, receive: Receive, send: Send, pending_id: str) -> None:
-        origin = _sent_from(scope)
-        if origin is not None and origin != self._origin(scope):
+        if _sent_from(scope) is not None and not self._from_here(scope):
             await _send(send, 403, _page("Refused", "<p>This form can only be sent from its own page.</p>"))
             return
         form = await _read_form(receive)
@@ -239,8 +262,7 @@ class ElicitationPages:
         """The Connect button's POST, from the page that said whose the connection will be: only from that page
         (its `Origin`; a browser sends it with every POST), so that a link or a form elsewhere cannot start a
         connection in someone else's browser for the link's owner."""
-        origin = self._origin(scope)
-        if _sent_from(scope) != origin:
+        if not self._from_here(scope):
             await _send(send, 403, _page("Refused", "<p>A connection starts only from its own page's button.</p>"))
             return
         pending = await self._broker.pending.get(pending_id)
@@ -258,12 +280,18 @@ class ElicitationPages:
             log.info("a connection could not be started: %s", exc)
             await _send(send, 502, _page("Not connected", f"<p>{html.escape(str(exc))}.</p>"))
             return
-        secure = "; Secure" if origin.startswith("https://") else ""
+        secure = "; Secure" if browser_origin(callback).startswith("https://") else ""
         cookie = f"{COOKIE}={nonce}; Path={PAGES}; HttpOnly; SameSite=Lax; Max-Age=600{secure}"
         await _redirect(send, location, [(b"set-cookie", cookie.encode())], 303)
 
     async def _callback(self, scope: Scope, send: Send) -> None:
-        query: Mapping[str, list[str]] = parse_qs(scope.get("query_string", b"").decode("latin-1"), max_num_fields=10)
+        try:
+            query: Mapping[str, list[str]] = parse_qs(
+                scope.get("query_string", b"").decode("latin-1"), max_num_fields=10
+            )
+        except ValueError:  # more parameters than an authorization answer has
+            await _send(send, 400, _page("Not connected", "<p>This answer is not one the service sends.</p>"))
+            return
         state = (query.get("state") or [""])[0]
         pending = await self._broker.pending.by_state(state) if state else None
         nonce = _cookie(scope, COOKIE)
