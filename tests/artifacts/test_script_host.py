@@ -65,3 +65,29 @@ async def test_the_bound_on_a_call_s_arguments_is_in_bytes() -> None:
     status, _ = orjson.loads(await asyncio.to_thread(host.start, _request("a", {"text": "a" * 1900})))
     assert status == 0
     host.stop("done")
+
+
+async def test_what_a_script_receives_at_once_stays_within_half_its_memory() -> None:
+    """The finding: every ended call's whole result was written into one answer for the script, in the gateway's
+    memory, whatever the script could hold: a program waiting for a hundred calls of 10 MiB made an answer of a GB."""
+    big = "x" * (3 * 2**20 // 2)
+
+    async def invoke(ref: ToolRef, arguments: Mapping[str, Any], depth: int) -> CallToolResult:
+        return CallToolResult(content=(TextContent(text=big),))
+
+    program = Script("execute_code", "", None, kind="program", label="The program")
+    limits = ScriptLimits(memory_bytes=4 * 2**20)
+    host = Host(program, limits, invoke, 0, asyncio.get_running_loop(), time.monotonic() + 10)
+    handles = [orjson.loads(await asyncio.to_thread(host.start, _request(tool, {})))[1] for tool in "abc"]
+    await asyncio.sleep(0.1)  # all three end
+    answer = await asyncio.to_thread(host.next, orjson.dumps(handles).decode())
+    assert len(answer) < limits.memory_bytes // 2 + 1000
+    status, ended = orjson.loads(answer)
+    outcomes = [outcome for _, outcome in ended]
+    assert status == 0 and len(outcomes) == 3
+    assert outcomes[0]["ok"] and outcomes[0]["content"] == big
+    for refused in outcomes[1:]:
+        assert not refused["ok"] and refused["content"] is None
+        assert refused["error"]["message"].startswith("the result of ")
+        assert "more than the script can take in at once (2,097,152: half its memory)" in refused["error"]["message"]
+    host.stop("done")

@@ -241,7 +241,8 @@ class Host:
             ended = [handle for handle, (_, future) in calls.items() if future.done()]
             for handle in ended:
                 del self._handles[handle]
-        outcomes = ",".join(f"[{handle},{self._outcome(*calls[handle])}]" for handle in ended)
+        texts = self._outcomes([calls[handle] for handle in ended])
+        outcomes = ",".join(f"[{handle},{text}]" for handle, text in zip(ended, texts, strict=True))
         return f"[0,[{outcomes}]]"
 
     def fail(self, request: str) -> str:
@@ -321,7 +322,25 @@ class Host:
         with self._lock:
             if self._stopped is not None:
                 raise Refused(self._stopped)
-        return [self._outcome(ref, future) for ref, future in calls]
+        return self._outcomes(calls)
+
+    def _outcomes(self, calls: Sequence[tuple[ToolRef, concurrent.futures.Future[CallToolResult]]]) -> list[str]:
+        """Each call's outcome as JSON, all of them together within what the script can hold (half its memory: the
+        text, then the values read from it): a result past what is left is a failure that says so, never written
+        into the answer (a program may wait for a hundred calls of 10 MiB each)."""
+        room = self._limits.memory_bytes // 2
+        outcomes = []
+        for ref, future in calls:
+            outcome = self._outcome(ref, future)
+            if len(outcome) > room:
+                outcome = _failure(
+                    None,
+                    f"the result of {ref} is {len(outcome):,} characters of JSON, more than the script can take in at "
+                    f"once ({self._limits.memory_bytes // 2:,}: half its memory)",
+                )
+            room -= len(outcome)
+            outcomes.append(outcome)
+        return outcomes
 
     def _outcome(self, ref: ToolRef, future: concurrent.futures.Future[CallToolResult]) -> str:
         """What the script sees of one call, {ok, content, error}, as JSON: failures never throw."""
