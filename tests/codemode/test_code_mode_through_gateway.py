@@ -33,6 +33,7 @@ services:
 expositions:
   code: {{services: [echo], code_mode: on, audit: true}}
   reader: {{services: [echo], code_mode: read_only}}
+  audited_reader: {{services: [echo], code_mode: read_only, audit: true}}
   limited: {{services: [echo], code_mode: true, rate_limit: {{exposition: 5/min}}}}
 """
 PARALLEL = """
@@ -208,6 +209,27 @@ async def test_inner_calls_are_audited_under_the_execute_code_call_and_traced_as
     assert {span.attributes["apimcp.via.tool"] for span in calls} == {"execute_code"}
     backend = [span for span in kept.spans if span.kind == CLIENT]
     assert {span.parent_id for span in backend} == {span.span_id for span in calls}
+
+
+def test_inner_calls_refused_before_any_tool_is_reached_are_audited_too(
+    base: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The finding: a call the read-only mode, a missing scope or an unknown name refused inside a program left no
+    audit event (the same refusal of a client's own call is audited), so a program could probe tools unseen."""
+    caplog.set_level(logging.INFO, logger="apimcp.audit")
+    code = """
+const told = [];
+for (const call of [() => tools.delete_item({itemId: "1"}), () => tools.no_such_tool({})]) {
+  try { await call(); } catch (e) { told.push(e.code); }
+}
+return told;"""
+    with McpHttp(f"{base}/mcp/audited_reader") as mcp:
+        reply = mcp.modern("tools/call", {"name": "execute_code", "arguments": {"code": code}})
+    assert json.loads(reply.result["content"][0]["text"]) == [-32602, -32602]
+    events = [json.loads(r.getMessage()) for r in caplog.records if r.name == "apimcp.audit"]
+    inner = [(e["target"], e["outcome"], e["error_code"], e["via"]["tool"]) for e in events if "via" in e]
+    refused = ("error", -32602, "execute_code")
+    assert inner == [("delete_item", *refused), ("no_such_tool", *refused)]
 
 
 @pytest.mark.parametrize(

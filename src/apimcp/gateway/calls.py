@@ -228,6 +228,29 @@ class CallPath:
                 for observer in self._observers:
                     observer.call_finished(record, via)
 
+    def refused(self, tool: str, ctx: RequestContext, error: McpError, via: Via) -> McpError:
+        """`error`, for a call a script made that is refused before it reaches any tool (no such tool, the plan's
+        read-only mode, a scope the caller lacks): heard of first as that call, as a client's refused call is heard
+        of as its request, so that a program cannot probe tools unseen."""
+        if self._observers:
+            source = ctx.source
+            for observer in self._observers:
+                observer.call_started(tool, source, via)
+            record = RequestRecord(
+                method="tools/call",
+                target=tool,
+                request_id=ctx.request_id,
+                session_id=ctx.session_id,
+                revision=ctx.revision.version,
+                outcome="error",
+                error_code=error.code,
+                duration_ms=0.0,
+                source=source,
+            )
+            for observer in self._observers:
+                observer.call_finished(record, via)
+        return error
+
     async def _refusal(self, source: RequestSource) -> Refused | None:
         """Whether the exposition's or the caller's rate limit refuses the call (None: it may go on)."""
         if self._limiter is None:

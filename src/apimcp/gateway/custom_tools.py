@@ -120,16 +120,17 @@ class ScriptedEntry(_CustomEntry):
         refused = self._problems(arguments)
         if refused is not None:
             return refused
-        lookup, gate, via = self._lookup, self._gate, self._via
+        lookup, gate, via, calls = self._lookup, self._gate, self._via, self._calls
 
         async def invoke(ref: ToolRef, inner_arguments: Mapping[str, Any], inner_depth: int) -> CallToolResult:
             target = lookup(ref)
             if target is None:
                 where = f" of {ref.service}" if ref.service else ""
-                raise invalid_params(f"Unknown tool{where}: {ref.tool}", {"tool": ref.tool, "service": ref.service})
+                unknown = invalid_params(f"Unknown tool{where}: {ref.tool}", {"tool": ref.tool, "service": ref.service})
+                raise calls.refused(ref.tool, ctx, unknown, via)
             refused = gate(ctx, target.entry.name) if gate is not None and ref.service is None else None
             if refused is not None:  # a script calls on its caller's behalf, with the caller's rights
-                raise invalid_params(refused, {"tool": ref.tool})
+                raise calls.refused(target.entry.name, ctx, invalid_params(refused, {"tool": ref.tool}), via)
             return await target.path.call(target.entry, ctx, inner_arguments, inner_depth, via)
 
         return await self._runner.run(self._script, arguments, invoke, depth, self._calls.exposition_id)

@@ -338,12 +338,12 @@ class ExpositionHandler(McpHandler):
             name = ref.tool
             entry = self._entries.get(name) if ref.service is None else None
             if entry is None:
-                raise invalid_params(f"Unknown tool: {name}", {"tool": name})
+                raise self.calls.refused(name, ctx, invalid_params(f"Unknown tool: {name}", {"tool": name}), via)
             refused = code.refusal(name)
             if refused is None and access:
                 refused = self._script_gate(ctx, name)
             if refused is not None:
-                raise invalid_params(refused, {"tool": name})
+                raise self.calls.refused(name, ctx, invalid_params(refused, {"tool": name}), via)
             return await self.calls.call(entry, ctx, arguments, depth, via)
 
         return invoke
