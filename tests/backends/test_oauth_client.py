@@ -246,7 +246,7 @@ async def test_token_endpoint_errors_are_failures(
     assert GET_ITEM is not None
     async with backend(upstream) as rest:
         result = await rest.call(GET_ITEM, {"itemId": "1"})
-    assert result == Failure(message)
+    assert result == Failure(message, local=True)  # the backend was not called: nothing learnt of it
     assert SECRET not in result.message
     assert upstream.api_authorizations == []  # the API is not called without a token
 
@@ -256,7 +256,7 @@ async def test_an_error_code_that_is_the_secret_is_not_shown(upstream: Upstream)
     assert GET_ITEM is not None
     async with backend(upstream, client_secret="hunter_two") as rest:
         result = await rest.call(GET_ITEM, {"itemId": "1"})
-    assert result == Failure(f"{PREFIX} answered HTTP 400")
+    assert result == Failure(f"{PREFIX} answered HTTP 400", local=True)
 
 
 async def test_an_unreachable_token_endpoint_is_a_failure(upstream: Upstream) -> None:
@@ -264,7 +264,8 @@ async def test_an_unreachable_token_endpoint_is_a_failure(upstream: Upstream) ->
     async with backend(upstream, token_url="http://127.0.0.1:1/oauth/token") as rest:
         result = await rest.call(GET_ITEM, {"itemId": "1"})
     assert result == Failure(
-        "Could not obtain backend credentials: the token endpoint at 127.0.0.1 could not be reached within 15 s"
+        "Could not obtain backend credentials: the token endpoint at 127.0.0.1 could not be reached within 15 s",
+        local=True,
     )
     assert upstream.api_authorizations == []
 
@@ -274,7 +275,7 @@ async def test_a_failed_token_request_is_not_remembered(upstream: Upstream) -> N
     assert GET_ITEM is not None
     async with backend(upstream) as rest:
         first = await rest.call(GET_ITEM, {"itemId": "1"})
-        assert first == Failure(f"{PREFIX} answered HTTP 503")
+        assert first == Failure(f"{PREFIX} answered HTTP 503", local=True)
         assert await authorization(rest) == "Bearer token-2"  # the second token request succeeds
     assert len(upstream.token_requests) == 2
 
@@ -285,7 +286,8 @@ async def test_a_client_id_basic_auth_cannot_carry_is_refused(upstream: Upstream
         result = await rest.call(GET_ITEM, {"itemId": "1"})
     assert result == Failure(
         "Could not obtain backend credentials: the client id contains a ':', "
-        "which HTTP Basic authentication cannot carry"
+        "which HTTP Basic authentication cannot carry",
+        local=True,
     )
     assert upstream.token_requests == []
 

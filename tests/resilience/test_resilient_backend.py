@@ -192,6 +192,23 @@ async def test_a_backend_never_reached_opens_the_breaker_as_one_that_fails() -> 
     assert events == ["breaker_open", "refused"]
 
 
+async def test_a_call_that_failed_before_reaching_the_backend_tells_the_breaker_nothing() -> None:
+    """The finding: a failure of the gateway's own (arguments, credentials) counted as the backend answering, so a
+    probe of that kind closed the breaker of a backend still down, and such failures reset its count of failures."""
+    clock = Clock()
+    invalid = Failure("Invalid arguments: itemId: a control character (LF)", local=True)
+    inner = Scripted([DOWN, invalid, DOWN, DOWN, invalid, DOWN])
+    backend, _, events = _resilient(inner, {"breaker": {"failures": 3, "open_seconds": 5}})
+    backend.breaker = CircuitBreaker(Breaker(failures=3, open_seconds=5), clock)
+    assert [await backend.call(_operation("POST"), {}) for _ in range(4)] == [DOWN, invalid, DOWN, DOWN]
+    assert backend.breaker.state == "open"  # three failures of the backend in a row, one of the gateway's between
+    clock.now += 5
+    assert await backend.call(_operation("POST"), {}) == invalid  # the probe learnt nothing: another may go
+    assert backend.breaker.state == "half_open"
+    assert await backend.call(_operation("POST"), {}) == DOWN
+    assert backend.breaker.state == "open" and events == ["breaker_open", "breaker_open"]
+
+
 @pytest.mark.parametrize(
     ("raw", "says"),
     [

@@ -58,7 +58,11 @@ class Failure:
     """The backend could not be reached or said it could not answer now (a refused or dropped connection, a
     timeout, 502, 503, 504, gRPC UNAVAILABLE): the same call may succeed later (`apimcp.resilience`)."""
     unsent: bool = False
-    """The request never reached the backend (no connection could be made): any call may be made elsewhere."""
+    """The request never reached the backend (no connection could be made, or its address is refused): any call may
+    be made elsewhere."""
+    local: bool = False
+    """The gateway failed the call before any request was made (its arguments, the credentials to send): it says
+    nothing of the backend's health, and would fail the same elsewhere."""
 
 
 def unread_json(exc: Exception) -> str:

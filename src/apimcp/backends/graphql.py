@@ -115,15 +115,15 @@ class GraphQLBackend(Backend):
     ) -> BackendResult:
         binding = operation.binding
         if not isinstance(binding, GraphQLBinding):
-            return Failure(f"{operation.tool_name} is not a GraphQL operation")
+            return Failure(f"{operation.tool_name} is not a GraphQL operation", local=True)
         if self._refused is not None:
-            return Failure(f"The backend is refused: {self._refused}")
+            return Failure(f"The backend is refused: {self._refused}", unsent=True)
         target = self._target
         if target is None or self._access.fixed is None:
             try:
                 access = await self._access.current()
             except CredentialError as exc:
-                return Failure(f"Could not obtain backend credentials: {exc}")
+                return Failure(f"Could not obtain backend credentials: {exc}", local=True)
             if target is None or target[0] is not access:  # a new access token
                 target = self._target = (access, *self._target_of(access))
         access, url, headers = target
@@ -131,7 +131,7 @@ class GraphQLBackend(Backend):
             access = self._access.with_extras(access, extras)
             url, headers = self._target_of(access)
         if access.problem is not None:
-            return Failure(f"The backend credentials cannot be sent: {access.problem}")
+            return Failure(f"The backend credentials cannot be sent: {access.problem}", local=True)
         variables = {name: value for name, value in arguments.items() if name in binding.variables}
         payload = orjson.dumps(
             {"query": binding.document, "variables": variables, "operationName": binding.operation_name}

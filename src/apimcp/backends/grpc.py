@@ -109,17 +109,17 @@ class GrpcBackend(Backend):
         binding = operation.binding
         method = self.messages.methods.get(binding.path) if isinstance(binding, GrpcBinding) else None
         if method is None:
-            return Failure(f"{operation.tool_name} is not a method of this gRPC service")
+            return Failure(f"{operation.tool_name} is not a method of this gRPC service", local=True)
         try:
             requests = self.messages.requests(method, arguments)
         except ArgumentError as exc:
-            return Failure(f"Invalid arguments: {exc}")
+            return Failure(f"Invalid arguments: {exc}", local=True)
         cached = self._metadata
         if cached is None or self._access.fixed is None:
             try:
                 access = await self._access.current()
             except CredentialError as exc:
-                return Failure(f"Could not obtain backend credentials: {exc}")
+                return Failure(f"Could not obtain backend credentials: {exc}", local=True)
             if cached is None or cached[0] is not access:  # a new access token
                 cached = self._metadata = (access, _metadata(access.placement))
         access, metadata = cached
@@ -127,7 +127,7 @@ class GrpcBackend(Backend):
             access = self._access.with_extras(access, _as_metadata(extras))
             metadata = _metadata(access.placement)
         if access.problem is not None:
-            return Failure(f"The backend credentials cannot be sent: {access.problem}")
+            return Failure(f"The backend credentials cannot be sent: {access.problem}", local=True)
         try:
             return await self._call(method, requests, metadata, progress, access.mask)
         except grpc.aio.AioRpcError as exc:
@@ -216,7 +216,7 @@ class GrpcBackend(Backend):
             try:
                 channel = await asyncio.wait_for(self._channels.open(self._target, self._tls), self._timeout)
             except AddressRefused as exc:
-                return Failure(f"The backend is refused: {exc}")
+                return Failure(f"The backend is refused: {exc}", unsent=True)
             except OSError:  # TimeoutError included
                 return Failure(f"gRPC UNAVAILABLE: could not resolve the backend host ({self._target.address})")
         cached = self._callables.get(method.path)

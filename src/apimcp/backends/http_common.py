@@ -77,7 +77,7 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
         return Failure(f"The backend did not answer within {timeout_seconds:g} s ({origin(public_url)})",
                        transient=True)  # fmt: skip
     if isinstance(exc, AddressRefused):  # from the session's resolver: the name leads to a cloud metadata address
-        return Failure(f"The backend is refused: {exc}")
+        return Failure(f"The backend is refused: {exc}", unsent=True)
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return _unresolved(public_url)
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
@@ -97,7 +97,7 @@ def exception_failure(exc: Exception, public_url: str, timeout_seconds: float) -
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return _dropped(public_url)
     if isinstance(exc, aiohttp.InvalidURL):
-        return Failure(f"The backend URL is not valid: {public_url}")
+        return Failure(f"The backend URL is not valid: {public_url}", unsent=True)
     log.warning("backend call to %s failed: %s", origin(public_url), type(exc).__name__)
     return Failure(f"The backend call failed: {type(exc).__name__} ({origin(public_url)})")
 

@@ -150,25 +150,25 @@ class RestBackend(Backend):
     ) -> BackendResult:
         binding = operation.binding
         if not isinstance(binding, RestBinding):
-            return Failure(f"{operation.tool_name} is not a REST operation")
+            return Failure(f"{operation.tool_name} is not a REST operation", local=True)
         access = self._access.fixed
         if access is None:
             try:
                 access = await self._access.current()
             except CredentialError as exc:
-                return Failure(f"Could not obtain backend credentials: {exc}")
+                return Failure(f"Could not obtain backend credentials: {exc}", local=True)
         if extras:
             access = self._access.with_extras(access, extras)
         if access.problem is not None:
-            return Failure(f"The backend credentials cannot be sent: {access.problem}")
+            return Failure(f"The backend credentials cannot be sent: {access.problem}", local=True)
         base_url = self.base_url_for(operation)
         refused = self._refusal(base_url)
         if refused is not None:
-            return Failure(f"The backend is refused: {refused}")
+            return Failure(f"The backend is refused: {refused}", unsent=True)
         try:
             request = build_request(binding, arguments, base_url, access.placement)
         except InvalidArgument as exc:
-            return Failure(f"Invalid arguments: {exc}")
+            return Failure(f"Invalid arguments: {exc}", local=True)
         except ValueError as exc:
             return _unsendable(operation, base_url, exc, access.mask)
         started = time.monotonic()
@@ -246,7 +246,7 @@ def _unsendable(operation: Operation, url: str, exc: ValueError, mask: SecretMas
     """A request aiohttp refuses to build or send (a value it will not put in a header...): a tool error like the
     ones `build_request` raises for what it knows, logged once without the values (they may be secrets)."""
     log.warning("%s: the request to %s could not be sent (%s)", operation.tool_name, origin(url), type(exc).__name__)
-    return Failure(f"The request cannot be sent: {mask.mask_text(str(exc))}")
+    return Failure(f"The request cannot be sent: {mask.mask_text(str(exc))}", local=True)
 
 
 def _body(body: bytes, media_type: str, status: int, uri: str, large_from_bytes: int) -> BackendResult:

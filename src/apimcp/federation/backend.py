@@ -148,13 +148,13 @@ class McpBackend(Backend):
     ) -> BackendResult:
         binding = operation.binding
         if not isinstance(binding, McpBinding):
-            return Failure(f"{operation.tool_name} is not a tool of an MCP server")
+            return Failure(f"{operation.tool_name} is not a tool of an MCP server", local=True)
         if self._refused is not None:
-            return Failure(f"The MCP server is refused: {self._refused}")
+            return Failure(f"The MCP server is refused: {self._refused}", unsent=True)
         try:
             access = self._access.fixed or await self._access.current()
         except CredentialError as exc:
-            return Failure(f"Could not obtain the MCP server's credentials: {exc}")
+            return Failure(f"Could not obtain the MCP server's credentials: {exc}", local=True)
         # the upstream session is the credential's: headers passed on (trace context...) do not choose it
         shared = extras is None or extras.credentials is None  # the plan's own credential, not one user's
         if extras is not None and extras.credentials is not None:
@@ -168,7 +168,7 @@ class McpBackend(Backend):
         if extras:
             access = self._access.with_extras(access, extras)
         if access.problem is not None:
-            return Failure(f"The MCP server's credentials cannot be sent: {access.problem}")
+            return Failure(f"The MCP server's credentials cannot be sent: {access.problem}", local=True)
         url = self._url.extend_query(access.placement.query) if access.placement.query else self._url
         url_text = str(url) if url is not self._url else self._url_text
         headers = access.placement.headers_with_cookies()

@@ -86,7 +86,9 @@ class ResilientBackend(Backend):
         except BaseException:
             breaker.released(probe)
             raise
-        if isinstance(result, Failure) and (result.transient or result.unsent):
+        if isinstance(result, Failure) and result.local:  # nothing reached the backend: nothing learnt of it
+            breaker.released(probe)
+        elif isinstance(result, Failure) and (result.transient or result.unsent):
             # failing now, or never reached (a name that does not resolve, a TLS handshake refused): a URL that
             # cannot be reached is no healthy one
             if breaker.failed(probe):
