@@ -96,6 +96,9 @@ async def test_users_never_see_each_other_s_answers() -> None:
     assert call_key("m", READ, {"id": 1}, traced) == call_key("m", READ, {"id": 1}, _user("ada-token"))
     passed = CallExtras(headers={"X-Tenant": "a"})
     assert call_key("m", READ, {}, passed) != call_key("m", READ, {}, CallExtras(headers={"X-Tenant": "b"}))
+    # the finding: the client's baggage, which the backend receives, was left out with the trace context
+    alice = CallExtras(headers={"baggage": "tenant=alice"})
+    assert call_key("m", READ, {}, alice) != call_key("m", READ, {}, CallExtras(headers={"baggage": "tenant=bob"}))
 
 
 async def test_identical_calls_in_flight_are_made_once_and_a_cancelled_one_does_not_cancel_it() -> None:

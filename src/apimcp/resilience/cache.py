@@ -34,7 +34,9 @@ from apimcp.catalog.model import Operation
 from apimcp.safety.json_parsing import parse_json
 
 MAX_ANSWER_BYTES: Final = 1_048_576
-TRACE_HEADERS: Final = frozenset({"traceparent", "tracestate", "baggage"})
+TRACE_HEADERS: Final = frozenset({"traceparent", "tracestate"})
+"""Left out of the key: the gateway writes them for each call. `baggage` is the client's own, passed on as it came
+(a backend may answer by it: a tenant, a user), so it is part of the key."""
 
 Outcome = Literal["hit", "miss", "coalesced"]
 
