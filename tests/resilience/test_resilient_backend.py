@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from apimcp.backends.base import Backend, Failure, JsonBody
+from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, JsonBody, Progress
 from apimcp.catalog.model import McpBinding, Operation, RestBinding, ToolHints
 from apimcp.resilience.backend import ResilientBackend
 from apimcp.resilience.breaker import CircuitBreaker
@@ -70,6 +70,32 @@ async def test_a_call_that_is_not_idempotent_or_fails_for_good_is_made_once() ->
     inner = Scripted([DOWN, OK])
     backend, _, _ = _resilient(inner, {"retries": True})
     assert await backend.call(mcp, {}) == DOWN and inner.calls == 1  # an MCP server's hints are its own word
+
+
+class _Streaming(Scripted):
+    """Tells progress 1, 2, ... up to its attempt's number plus one, then answers as scripted."""
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
+        extras: CallExtras | None = None,
+    ) -> BackendResult:  # fmt: skip
+        for step in range(1, self.calls + 3):
+            assert progress is not None
+            await progress(float(step), None, None)
+        return await super().call(operation, arguments, progress, extras)
+
+
+async def test_a_call_tried_again_never_tells_progress_backwards() -> None:
+    """The finding: a stream tried again counted its progress from the start under the same token: 1, 2, 1, 2, 3
+    (MCP's progress only ever increases)."""
+    told: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        told.append(value)
+
+    backend, _, _ = _resilient(_Streaming([DOWN, OK]), {"retries": {"attempts": 2}})
+    assert await backend.call(_operation("GET"), {}, progress) == OK
+    assert told == [1.0, 2.0, 3.0]
 
 
 async def test_attempts_end_and_the_last_failure_is_answered() -> None:

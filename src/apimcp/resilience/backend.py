@@ -56,6 +56,8 @@ class ResilientBackend(Backend):
             budget.called()
         tried = 0
         deadline = self._clock() + retries.deadline_ms / 1000 if retries is not None and attempts > 1 else 0.0
+        if attempts > 1 and progress is not None:
+            progress = _rising(progress)
         while True:
             tried += 1
             result = await self._once(operation, arguments, progress, extras)
@@ -101,3 +103,16 @@ class ResilientBackend(Backend):
 
     async def close(self) -> None:
         await self._inner.close()
+
+
+def _rising(progress: Progress) -> Progress:
+    """`progress` told only what goes beyond what it was told before: an attempt made again starts its count over,
+    and MCP's progress only ever increases."""
+    told = [float("-inf")]
+
+    async def tell(value: float, total: float | None, message: str | None) -> None:
+        if value > told[0]:
+            told[0] = value
+            await progress(value, total, message)
+
+    return tell
