@@ -178,3 +178,46 @@ async def test_each_hit_is_a_value_of_its_own() -> None:
     hit.value["tags"].append("changed")
     again = await cached.call(backend, READ, {}, None, None)
     assert isinstance(again, JsonBody) and again.value == {"tags": ["a"]}
+
+
+class Streaming(Backend):
+    """Tells progress 1 to 3, a tick apart, then answers."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def call(
+        self, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None,
+        extras: CallExtras | None = None,
+    ) -> BackendResult:  # fmt: skip
+        self.calls += 1
+        for step in (1.0, 2.0, 3.0):
+            await asyncio.sleep(0.02)
+            assert progress is not None
+            await progress(step, 3.0, None)
+        return JsonBody({"items": [1, 2]}, '{"items":[1,2]}')
+
+
+async def test_callers_waiting_for_one_call_each_hear_its_progress_and_get_a_value_of_their_own() -> None:
+    """The finding: the call shared by identical callers told its progress to the first caller only, a first caller
+    whose client was gone (its progress raising) failed the call for everyone, and every caller got the very same
+    parsed value."""
+    cached = Cached(AnswerCache(), Cache(), "0:svc")
+    backend = Streaming()
+    heard: dict[str, list[float]] = {"gone": [], "waiting": []}
+
+    async def gone(value: float, total: float | None, message: str | None) -> None:
+        heard["gone"].append(value)
+        raise ConnectionResetError("the client went away")
+
+    async def waiting(value: float, total: float | None, message: str | None) -> None:
+        heard["waiting"].append(value)
+
+    first = asyncio.ensure_future(cached.call(backend, READ, {}, gone, None))
+    await asyncio.sleep(0)  # the call is under way before the second caller comes
+    second = await cached.call(backend, READ, {}, waiting, None)
+    answer = await first
+    assert backend.calls == 1
+    assert heard == {"gone": [1.0], "waiting": [1.0, 2.0, 3.0]}
+    assert isinstance(answer, JsonBody) and isinstance(second, JsonBody)
+    assert answer.value == second.value and answer.value is not second.value

@@ -8,7 +8,8 @@ user's credential never serves another user. Trace context headers, which differ
 of the key.
 
 While a call is being made, identical ones wait for its answer instead of calling too (a request cancelled
-meanwhile does not cancel the call the others wait for). Only successes are kept, each for its tool's TTL (not a
+meanwhile does not cancel the call the others wait for), and hear its progress from then on, each for itself: a
+caller gone does not fail the call for the others. Only successes are kept, each for its tool's TTL (not a
 GraphQL answer with errors beside its data, nor one whose errors are still unread in its bytes); answers larger
 than `MAX_ANSWER_BYTES` are not kept, and the cache holds at most `max_entries` answers and `max_bytes` bytes,
 the least recently used dropped first. A JSON answer is kept as its text and read again on each hit: a parsed
@@ -28,7 +29,16 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from apimcp.backends.base import BackendResult, BinaryBody, CallExtras, EmptyBody, JsonBody, TextBody, UnparsedJson
+from apimcp.backends.base import (
+    BackendResult,
+    BinaryBody,
+    CallExtras,
+    EmptyBody,
+    JsonBody,
+    Progress,
+    TextBody,
+    UnparsedJson,
+)
 from apimcp.backends.graphql import graphql_answer
 from apimcp.catalog.model import Operation
 from apimcp.safety.json_parsing import parse_json
@@ -96,6 +106,30 @@ class _Kept:
         return kept
 
 
+class _Shared:
+    """A call under way, and the progress its callers asked for."""
+
+    __slots__ = ("future", "listeners")
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.listeners: list[Progress] = [progress] if progress is not None else []
+        self.future: asyncio.Future[BackendResult] | None = None
+
+    async def tell(self, value: float, total: float | None, message: str | None) -> None:
+        for listener in list(self.listeners):
+            try:
+                await listener(value, total, message)
+            except Exception:  # that caller's client is gone: the others still hear, and the call goes on
+                self.listeners.remove(listener)
+
+
+def _own(result: BackendResult) -> BackendResult:
+    """`result` for another caller than the one whose call made it: a parsed value of its own."""
+    if isinstance(result, JsonBody):
+        return JsonBody(parse_json(result.text), result.text, result.status, result.notes)
+    return result
+
+
 class AnswerCache:
     __slots__ = ("_bytes", "_clock", "_inflight", "_kept", "max_bytes", "max_entries")
 
@@ -106,31 +140,40 @@ class AnswerCache:
         self.max_bytes = max_bytes
         self._clock = clock
         self._kept: OrderedDict[bytes, _Kept] = OrderedDict()
-        self._inflight: dict[bytes, asyncio.Future[BackendResult]] = {}
+        self._inflight: dict[bytes, _Shared] = {}
         self._bytes = 0
 
     def __len__(self) -> int:
         return len(self._kept)
 
     async def answer(
-        self, key: bytes, ttl: float, call: Callable[[], Awaitable[BackendResult]]
+        self,
+        key: bytes,
+        ttl: float,
+        call: Callable[[Progress], Awaitable[BackendResult]],
+        progress: Progress | None = None,
     ) -> tuple[BackendResult, Outcome]:
+        """The answer of `call` (made with a progress that tells every caller waiting for it), kept or shared."""
         kept = self._kept.get(key)
         if kept is not None:
             if kept.until > self._clock():
                 self._kept.move_to_end(key)
                 return kept.answer(), "hit"
             self._drop(key)
-        waiting = self._inflight.get(key)
-        if waiting is not None:
-            return await asyncio.shield(waiting), "coalesced"
-        task = asyncio.ensure_future(self._made(key, ttl, call))
-        self._inflight[key] = task
+        shared = self._inflight.get(key)
+        if shared is not None and shared.future is not None:
+            if progress is not None:
+                shared.listeners.append(progress)
+            return _own(await asyncio.shield(shared.future)), "coalesced"
+        shared = self._inflight[key] = _Shared(progress)
+        task = shared.future = asyncio.ensure_future(self._made(key, ttl, call, shared))
         return await asyncio.shield(task), "miss"
 
-    async def _made(self, key: bytes, ttl: float, call: Callable[[], Awaitable[BackendResult]]) -> BackendResult:
+    async def _made(
+        self, key: bytes, ttl: float, call: Callable[[Progress], Awaitable[BackendResult]], shared: _Shared
+    ) -> BackendResult:
         try:
-            result = await call()
+            result = await call(shared.tell)
         finally:
             self._inflight.pop(key, None)
         form = _kept_form(result) if ttl > 0 else None

@@ -37,7 +37,8 @@ class Cached:
         if ttl <= 0 or operation.hints.read_only is not True:
             return await backend.call(operation, arguments, progress, extras)
         key = call_key(self.scope, operation, arguments, extras)
-        result, outcome = await self._cache.answer(key, ttl, lambda: backend.call(operation, arguments, progress,
-                                                                                  extras))  # fmt: skip
+        result, outcome = await self._cache.answer(
+            key, ttl, lambda told: backend.call(operation, arguments, told, extras), progress
+        )
         self._heard(outcome)
         return result
