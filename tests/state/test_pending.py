@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from apimcp.state.owners import session_owner, user_owner
 from apimcp.state.pending import MemoryPendingStore, with_connection
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +44,18 @@ async def test_an_owner_keeps_a_few_links_and_the_store_a_bounded_number() -> No
     assert [await store.get(p.id) is not None for p in mine] == [False, False, True, True, True]
     for i in range(20):
         await store.open(f"user {i}", "org/s", "e1", None)
-    assert len(store._pending) <= 10
+    assert len(store) <= 10
+
+
+async def test_sessions_nobody_authenticated_hold_a_tenth_of_the_store_and_never_push_out_users_links() -> None:
+    """The finding: sessions are free to open, so anonymous callers opening links in new sessions pushed every
+    user's link out of the store (the oldest went first, whoever's it was)."""
+    store = MemoryPendingStore(max_pending=100, max_per_owner=3)
+    users = [await store.open(user_owner(f"alice{i}"), "org/s", "e1", None) for i in range(5)]
+    flood = [await store.open(session_owner(f"s{i}"), "org/s", "e1", f"s{i}") for i in range(500)]
+    assert all([await store.get(p.id) is not None for p in users])
+    assert sum([await store.get(p.id) is not None for p in flood]) == 10  # the newest tenth
+    assert await store.get(flood[-1].id) is not None and len(store) == 15
 
 
 async def test_links_expire() -> None:

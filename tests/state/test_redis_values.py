@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
+from apimcp.state.owners import session_owner, user_owner
 from apimcp.state.pending import MemoryPendingStore, PendingStore, with_connection
 from apimcp.state.redis_values import RedisPendingStore, RedisUserValueStore
 from apimcp.state.sealed import ValueSealer
@@ -105,3 +106,51 @@ async def test_pending_links_are_bounded_per_owner_and_in_all_in_every_store(kin
             assert await client.zcard(f"{redis_prefix}{{pending}}:every") <= 10
     finally:
         await client.aclose()
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_sessions_nobody_authenticated_never_push_out_users_links_in_every_store(
+    kind: str, redis_prefix: str
+) -> None:
+    """The finding: sessions are free to open, so anonymous callers opening links in new sessions pushed every
+    user's link out (the oldest went first, whoever's it was)."""
+    client = Redis.from_url(REDIS_URL)
+    store: PendingStore = (
+        MemoryPendingStore(max_pending=20, max_per_owner=3) if kind == "memory"
+        else RedisPendingStore(client, redis_prefix, max_pending=20, max_per_owner=3)
+    )  # fmt: skip
+    try:
+        users = [await store.open(user_owner(f"u{i}"), "org/s", "e1", None) for i in range(5)]
+        flood = [await store.open(session_owner(f"s{i}"), "org/s", "e1", f"s{i}") for i in range(50)]
+        assert all([await store.get(p.id) is not None for p in users])
+        kept = [p for p in flood if await store.get(p.id) is not None]
+        assert kept == flood[-2:]  # a tenth of the store, the newest
+        assert await store.take(kept[0].id) is not None
+        assert await store.take(users[0].id) is not None
+    finally:
+        await client.aclose()
+
+
+async def test_a_link_taken_while_it_was_being_written_again_stays_taken(redis_prefix: str) -> None:
+    """The finding: moving a link to another session (or starting its connection) read it, then wrote it back
+    whole: a `take` in between was undone, and the link worked a second time."""
+    client = Redis.from_url(REDIS_URL)
+    try:
+        store = RedisPendingStore(client, redis_prefix)
+        pending = await store.open(session_owner("s1"), "org/s", "e1", "s1")
+        assert await store.take(pending.id) is not None
+        assert not await store._write(with_connection(pending))  # what `open` and `update` write with
+        assert await store.get(pending.id) is None and await store.take(pending.id) is None
+    finally:
+        await client.aclose()
+
+
+async def test_values_of_sessions_never_push_out_users_or_the_gateway_s_own() -> None:
+    values = MemoryUserValueStore(ValueSealer(KEY), max_values=100)
+    await values.put(user_owner("alice"), "org/s", {"token": "alice's"})
+    await values.put("gateway", "registration", {"client_id": "c"})
+    for n in range(300):
+        await values.put(session_owner(f"s{n}"), "org/s", {"token": f"t{n}"})
+    assert await values.get(user_owner("alice"), "org/s") == {"token": "alice's"}
+    assert await values.get("gateway", "registration") == {"client_id": "c"}
+    assert len(values) == 2 + 5 and await values.get(session_owner("s299"), "org/s") == {"token": "t299"}

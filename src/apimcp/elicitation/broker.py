@@ -31,6 +31,7 @@ from apimcp.elicitation.discovery import OAuthDiscovery
 from apimcp.elicitation.secrets import ElicitedSecret
 from apimcp.protocol import RequestContext, UrlElicitationRequired
 from apimcp.protocol.versions import Era
+from apimcp.state.owners import session_owner, user_owner
 from apimcp.state.pending import Pending, PendingStore, with_connection
 from apimcp.state.user_values import UserValueStore
 
@@ -78,9 +79,9 @@ class ElicitationBroker:
     def owner_of(ctx: RequestContext) -> str | None:
         caller = ctx.caller
         if caller is not None:
-            return f"user {caller.principal}"
+            return user_owner(caller.principal)
         if ctx.session_id is not None:
-            return f"session {ctx.session_id}"
+            return session_owner(ctx.session_id)
         return None
 
     def _owner(self, ctx: RequestContext, secret: ElicitedSecret) -> str:

@@ -30,6 +30,7 @@ from apimcp.elicitation.broker import PAGES, ElicitationBroker
 from apimcp.protocol.caller import request_host
 from apimcp.protocol.exchange import Receive, Scope, Send
 from apimcp.protocol.security import LOOPBACK_HOSTS
+from apimcp.state.owners import principal_of
 
 log = logging.getLogger("apimcp.elicitation")
 MAX_FORM_BYTES = 16 * 1024
@@ -151,8 +152,9 @@ def _sent_from(scope: Scope) -> str | None:
 def _for_whom(owner: str) -> str:
     """Whose the value will be, said on the page: someone sent a link made for their own account would see it
     names another (the link itself cannot tell who opens it)."""
-    if owner.startswith("user "):
-        issuer, _, who = owner[len("user ") :].partition(" ")
+    principal = principal_of(owner)
+    if principal is not None:
+        issuer, _, who = principal.partition(" ")
         name = who.partition("=")[2] or who
         return (f"</p><p>It will be used for <strong>{html.escape(name)}</strong> (signed in at "
                 f"{html.escape(issuer)}). If that is not you, or you did not just ask your assistant for this, "

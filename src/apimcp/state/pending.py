@@ -4,7 +4,9 @@ A pending elicitation is created when a call needs a credential the user has not
 capability in the link the user is sent (256 random bits). It records, on the server, whom the value will
 belong to (the owner decided when the call was made, never by the page that completes it), for which secret,
 and what an OAuth connection needs to finish (PKCE verifier, `state`, the browser's cookie nonce). Taking it
-removes it: a link works once. Each owner may have a few at a time; the store holds a bounded number.
+removes it: a link works once. Each owner may have a few at a time; the store holds a bounded number, of which
+owners nobody authenticated (a session's: anyone may open as many sessions as they like) hold a tenth at most, so
+that a flood of them lets go of their own links, never of users'.
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
+from apimcp.state.owners import is_anonymous
+
 DEFAULT_TTL_SECONDS = 600.0
 DEFAULT_MAX_PENDING = 10_000
 DEFAULT_MAX_PER_OWNER = 16
+ANONYMOUS_SHARE = 10
+"""Owners nobody authenticated hold at most 1/ANONYMOUS_SHARE of a store's places."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,50 +78,60 @@ class MemoryPendingStore(PendingStore):
         self.ttl_seconds = ttl_seconds
         self._max = max_pending
         self._max_per_owner = max_per_owner
-        self._pending: OrderedDict[str, Pending] = OrderedDict()
+        self._tiers: dict[bool, OrderedDict[str, Pending]] = {False: OrderedDict(), True: OrderedDict()}
+        """Users' links and anonymous ones (`is_anonymous`), each oldest first."""
         self._states: dict[str, str] = {}
 
     def _expire(self) -> None:
         now = time.time()
-        while self._pending:
-            first = next(iter(self._pending.values()))
-            if first.expires_at > now:
-                break
-            self._drop(first.id)
+        for tier in self._tiers.values():
+            while tier:
+                first = next(iter(tier.values()))
+                if first.expires_at > now:
+                    break
+                self._drop(first.id)
+
+    def _find(self, pending_id: str) -> Pending | None:
+        return self._tiers[False].get(pending_id) or self._tiers[True].get(pending_id)
 
     def _drop(self, pending_id: str) -> Pending | None:
-        pending = self._pending.pop(pending_id, None)
+        pending = self._tiers[False].pop(pending_id, None) or self._tiers[True].pop(pending_id, None)
         if pending is not None and pending.state is not None:
             self._states.pop(pending.state, None)
         return pending
 
     async def open(self, owner: str, key: str, exposition: str, session_id: str | None) -> Pending:
         self._expire()
-        mine = [p for p in self._pending.values() if p.owner == owner]
+        anonymous = is_anonymous(owner)
+        tier = self._tiers[anonymous]
+        mine = [p for p in tier.values() if p.owner == owner]
         for waiting in mine:
             if waiting.key == key and waiting.exposition == exposition and waiting.state is None:
                 if waiting.session_id != session_id:  # asked again from another session: tell that one
-                    self._pending[waiting.id] = replace(waiting, session_id=session_id)
-                return self._pending[waiting.id]  # asked again before the user went there: the same link
+                    tier[waiting.id] = replace(waiting, session_id=session_id)
+                return tier[waiting.id]  # asked again before the user went there: the same link
         for pending in mine[: max(0, len(mine) - self._max_per_owner + 1)]:
             self._drop(pending.id)
-        while len(self._pending) >= self._max:
-            self._drop(next(iter(self._pending)))
+        while len(tier) >= (max(1, self._max // ANONYMOUS_SHARE) if anonymous else self._max):
+            self._drop(next(iter(tier)))
         pending = Pending(new_id(), owner, key, exposition, session_id, time.time() + self.ttl_seconds)
-        self._pending[pending.id] = pending
+        tier[pending.id] = pending
         return pending
 
     async def get(self, pending_id: str) -> Pending | None:
         self._expire()
-        return self._pending.get(pending_id)
+        return self._find(pending_id)
+
+    def __len__(self) -> int:
+        return sum(len(tier) for tier in self._tiers.values())
 
     async def update(self, pending: Pending) -> None:
-        if pending.id not in self._pending:
+        previous = self._find(pending.id)
+        if previous is None:
             return
-        previous = self._pending[pending.id]
         if previous.state is not None:
             self._states.pop(previous.state, None)
-        self._pending[pending.id] = pending
+        self._tiers[is_anonymous(previous.owner)][pending.id] = pending
         if pending.state is not None:
             self._states[pending.state] = pending.id
 
@@ -126,7 +142,7 @@ class MemoryPendingStore(PendingStore):
     async def by_state(self, state: str) -> Pending | None:
         self._expire()
         pending_id = self._states.get(state)
-        return self._pending.get(pending_id) if pending_id is not None else None
+        return self._find(pending_id) if pending_id is not None else None
 
 
 def with_connection(pending: Pending) -> Pending:

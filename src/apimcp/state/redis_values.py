@@ -3,9 +3,10 @@ serves calls on every replica.
 
 Values are sealed before they leave the process (`state.sealed`, with the state key every replica shares) and
 expire with their TTL; pending elicitations are taken with GETDEL, so a link works once whichever replica its
-page reaches, and are bounded as in memory: an owner keeps `max_per_owner`, the store `max_pending`, the oldest
-letting go for a new one (sorted sets scored by expiry, one script). Keys carry hash tags per kind, so a Redis
-Cluster keeps each script's keys in one slot.
+page reaches, and are bounded as in memory: an owner keeps `max_per_owner`, the store `max_pending` (of which
+sessions nobody authenticated hold a tenth, in a set of their own), the oldest letting go for a new one (sorted
+sets scored by expiry, one script). A record is written again only while it is there, so a link taken meanwhile
+stays taken. Keys carry hash tags per kind, so a Redis Cluster keeps each script's keys in one slot.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import Any
 
 import orjson
 
+from apimcp.state.owners import is_anonymous
 from apimcp.state.pending import (
+    ANONYMOUS_SHARE,
     DEFAULT_MAX_PENDING,
     DEFAULT_MAX_PER_OWNER,
     DEFAULT_TTL_SECONDS,
@@ -122,11 +125,17 @@ class RedisPendingStore(PendingStore):
         self._client = client
         tag = f"{prefix}{{pending}}:"
         self._ids, self._states, self._asked = tag + "id:", tag + "state:", tag + "asked:"
-        self._owners, self._every = tag + "owner:", tag + "every"
-        self._prefixes = [self._ids, self._states, self._owners, self._every]  # the scripts' ARGV[1..4]
+        self._owners, self._every, self._every_anonymous = tag + "owner:", tag + "every", tag + "every-anonymous"
         self._max, self._max_per_owner = max_pending, max_per_owner
         self._open = client.register_script(_OPEN)
         self._take = client.register_script(_TAKE)
+
+    def _tier(self, owner: str) -> tuple[list[str | int | bytes], str, int]:
+        """The scripts' ARGV[1..4] for `owner`'s links, the set of every link of its tier and how many it holds."""
+        anonymous = is_anonymous(owner)
+        every = self._every_anonymous if anonymous else self._every
+        most = max(1, self._max // ANONYMOUS_SHARE) if anonymous else self._max
+        return [self._ids, self._states, self._owners, every], every, most
 
     def _asked_key(self, owner: str, key: str, exposition: str) -> str:
         return f"{self._asked}{owner}\x00{key}\x00{exposition}"
@@ -141,24 +150,28 @@ class RedisPendingStore(PendingStore):
         if waiting_id is not None:
             waiting = await self.get(_text(waiting_id))
             if waiting is not None and waiting.state is None:
-                if waiting.session_id != session_id:  # asked again from another session: tell that one
-                    waiting = replace(waiting, session_id=session_id)
-                    await self._write(waiting)
-                return waiting
+                if waiting.session_id == session_id:
+                    return waiting
+                moved = replace(waiting, session_id=session_id)  # asked again from another session: tell that one
+                if await self._write(moved):
+                    return moved
         pending = Pending(new_id(), owner, key, exposition, session_id, time.time() + self.ttl_seconds)
         now = int(time.time() * 1_000_000)
         expiry = int(pending.expires_at * 1_000_000)
-        args: list[str | int | bytes] = [*self._prefixes, now, self._max_per_owner, owner, pending.id, self._max,
-                                         expiry, orjson.dumps(asdict(pending))]  # fmt: skip
-        await self._open(keys=[self._owners + owner, self._every, self._ids + pending.id], args=args)
+        prefixes, every, most = self._tier(owner)
+        args = [*prefixes, now, self._max_per_owner, owner, pending.id, most, expiry, orjson.dumps(asdict(pending))]
+        await self._open(keys=[self._owners + owner, every, self._ids + pending.id], args=args)
         await self._client.set(asked, pending.id, px=self._ttl_ms)
         return pending
 
-    async def _write(self, pending: Pending) -> None:
+    async def _write(self, pending: Pending) -> bool:
+        """Write `pending` again if it is still there (False: taken or expired meanwhile, and left so)."""
         remaining = max(1, int((pending.expires_at - time.time()) * 1000))
-        await self._client.set(self._ids + pending.id, orjson.dumps(asdict(pending)), px=remaining)
+        if not await self._client.set(self._ids + pending.id, orjson.dumps(asdict(pending)), px=remaining, xx=True):
+            return False
         if pending.state is not None:
             await self._client.set(self._states + pending.state, pending.id, px=remaining)
+        return True
 
     async def get(self, pending_id: str) -> Pending | None:
         body = await self._client.get(self._ids + pending_id)
@@ -175,7 +188,8 @@ class RedisPendingStore(PendingStore):
     async def take(self, pending_id: str) -> Pending | None:
         current = await self.get(pending_id)
         asked = self._asked_key(current.owner, current.key, current.exposition) if current is not None else ""
-        body = await self._take(keys=[self._ids + pending_id], args=[*self._prefixes, pending_id, asked])
+        prefixes = self._tier(current.owner)[0] if current is not None else self._tier("")[0]
+        body = await self._take(keys=[self._ids + pending_id], args=[*prefixes, pending_id, asked])
         return Pending(**orjson.loads(body)) if body is not None else None
 
     async def by_state(self, state: str) -> Pending | None:

@@ -1,6 +1,11 @@
 """Credentials users supplied for backends, by owner (a user, or a session when nobody is authenticated) and
 secret; sealed at rest, forgotten when they expire, bounded in number.
 
+The same store keeps the gateway's own values (its OAuth clients' tokens, its registrations at authorization
+servers). In memory, three tiers let go of their least recently stored values apart: users', sessions' (anyone
+may open as many sessions as they like: a twentieth of the places) and the gateway's own (as many as its
+configuration makes), so that a flood of sessions never pushes out a user's credential or the gateway's.
+
 The in-memory store is the default for one process; a shared store (Redis) implements the same interface for
 replicas. Values are JSON objects (`token`, and for OAuth connections `refresh_token`, `expires_at`).
 """
@@ -14,10 +19,17 @@ from typing import Any
 
 import orjson
 
+from apimcp.state.owners import is_anonymous, is_user
 from apimcp.state.sealed import ValueSealer
 
 DEFAULT_TTL_SECONDS = 8 * 3600.0
 DEFAULT_MAX_VALUES = 100_000
+ANONYMOUS_SHARE = 20
+"""Sessions' values hold at most 1/ANONYMOUS_SHARE of the places."""
+
+
+def _tier(owner: str) -> str:
+    return "users" if is_user(owner) else "sessions" if is_anonymous(owner) else "gateway"
 
 
 def value_place(owner: str, key: str) -> str:
@@ -46,29 +58,34 @@ class MemoryUserValueStore(UserValueStore):
     ) -> None:
         self._sealer = sealer or ValueSealer()
         self._ttl = ttl_seconds
-        self._max = max_values
-        self._values: OrderedDict[tuple[str, str], tuple[float, bytes]] = OrderedDict()
+        self._limits = {"users": max_values, "sessions": max(1, max_values // ANONYMOUS_SHARE), "gateway": max_values}
+        self._tiers: dict[str, OrderedDict[tuple[str, str], tuple[float, bytes]]] = {
+            name: OrderedDict() for name in self._limits
+        }
 
     async def get(self, owner: str, key: str) -> dict[str, Any] | None:
-        entry = self._values.get((owner, key))
+        values = self._tiers[_tier(owner)]
+        entry = values.get((owner, key))
         if entry is None:
             return None
         expires, sealed = entry
         if time.monotonic() >= expires:
-            del self._values[(owner, key)]
+            del values[(owner, key)]
             return None
         plain = self._sealer.open(value_place(owner, key), sealed)
         return orjson.loads(plain) if plain is not None else None
 
     async def put(self, owner: str, key: str, value: dict[str, Any], ttl_seconds: float | None = None) -> None:
         sealed = self._sealer.seal(value_place(owner, key), orjson.dumps(value))
-        self._values[(owner, key)] = (time.monotonic() + (ttl_seconds or self._ttl), sealed)
-        self._values.move_to_end((owner, key))
-        while len(self._values) > self._max:
-            self._values.popitem(last=False)  # the least recently stored goes first
+        tier = _tier(owner)
+        values = self._tiers[tier]
+        values[(owner, key)] = (time.monotonic() + (ttl_seconds or self._ttl), sealed)
+        values.move_to_end((owner, key))
+        while len(values) > self._limits[tier]:
+            values.popitem(last=False)  # the least recently stored of its tier goes first
 
     async def delete(self, owner: str, key: str) -> None:
-        self._values.pop((owner, key), None)
+        self._tiers[_tier(owner)].pop((owner, key), None)
 
     def __len__(self) -> int:
-        return len(self._values)
+        return sum(len(values) for values in self._tiers.values())
