@@ -64,6 +64,7 @@ def _rich_organization(live: Deployment) -> None:
         "include": ["get_item", "secured", "slow"],
         "exclude": ["slow"],
         "tool_prefix": "rich_",
+        "read_only_tools": ["get_item"],
         "secret_ids": [personal, bearer, client_id],  # exported static first, as apply makes them
         "header_policy": {"allow": ["x-request-id"], "rename": {"x-tenant": "x-backend-tenant"}},
         "cache": {"tools/list": {"ttl_ms": 5000, "scope": "public"}},
@@ -140,6 +141,7 @@ def test_an_export_applied_to_an_empty_control_plane_exports_the_same_files(live
         "scheme": "token",
     }
     assert (main["timeout"], main["artifacts"]) == (2.5, ["services/rich-1/artifacts/greetings.yaml"])
+    assert main["read_only_tools"] == ["get_item"] and "read_only_tools" not in config["services"]["plain"]
     assert sorted(config["expositions"]) == ["main", "plain", "rich-api"]
     assert config["services"]["plain"]["credentials"] == [
         {

@@ -30,10 +30,12 @@ MODES = ["2026-07-28", "legacy"]
 CONFIG = f"""
 services:
   echo: {{openapi: {ECHO_SPEC}, backend: "{{backend}}", timeout: 5}}
+  held: {{openapi: {ECHO_SPEC}, backend: "{{backend}}", timeout: 5, read_only_tools: [delete_item, "GET /query"]}}
 expositions:
   code: {{services: [echo], code_mode: on, audit: true}}
   reader: {{services: [echo], code_mode: read_only}}
   audited_reader: {{services: [echo], code_mode: read_only, audit: true}}
+  held_reader: {{services: [held], code_mode: read_only}}
   limited: {{services: [echo], code_mode: true, rate_limit: {{exposition: 5/min}}}}
 """
 PARALLEL = """
@@ -209,6 +211,24 @@ async def test_inner_calls_are_audited_under_the_execute_code_call_and_traced_as
     assert {span.attributes["apimcp.via.tool"] for span in calls} == {"execute_code"}
     backend = [span for span in kept.spans if span.kind == CLIENT]
     assert {span.parent_id for span in backend} == {span.span_id for span in calls}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_plan_names_the_read_only_tools_whatever_the_description_says(base: str, mode: str) -> None:
+    """A service's `read_only_tools` decides what read-only code mode may call: what they select, and nothing else
+    (the gap: a tool of an MCP server claiming readOnlyHint while it writes was believed)."""
+    url = f"{base}/mcp/held_reader"
+    refused = await _run(url, mode, "return await tools.get_item({itemId: '1'});")
+    assert refused.is_error and "get_item may change data" in _text(refused)
+    allowed = await _run(url, mode, "return await tools.delete_item({itemId: '1'});")
+    assert not allowed.is_error
+    async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+        described = await client.call_tool("describe_tools", {"names": ["delete_item"]})
+        hidden = await client.call_tool("describe_tools", {"names": ["get_item"]})
+    assert described.structured_content is not None
+    (tool,) = described.structured_content["tools"]
+    assert tool["annotations"]["readOnlyHint"] is True and "destructiveHint" not in tool["annotations"]
+    assert hidden.is_error and "Unknown tools: get_item" in _text(hidden)  # what it may not call, it does not see
 
 
 def test_inner_calls_refused_before_any_tool_is_reached_are_audited_too(

@@ -90,6 +90,7 @@ def test_a_snapshot_carries_the_exposition_its_plan_and_its_service(plane: Contr
             "include": ["get_*"],
             "exclude": ["getStatus"],
             "tool_prefix": "echo_",
+            "read_only_tools": None,
             "credentials": [{"kind": "bearer", "fields": {}, "values": {"token": "tok-123"}}],
             "header_policy": None,
             "backend_tls": None,

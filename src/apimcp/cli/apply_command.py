@@ -137,6 +137,7 @@ def _plan_for(service: ServiceConfig, hints: dict[str, Any], secret_ids: list[st
         "backend_timeout_ms": round(service.timeout * 1000),
         "include": list(service.include),
         "exclude": list(service.exclude),
+        "read_only_tools": list(service.read_only_tools) if service.read_only_tools is not None else None,
         "tool_prefix": service.tool_prefix,
         "secret_ids": secret_ids,
         "artifacts": [_artifact_name(location) for location in service.artifacts],

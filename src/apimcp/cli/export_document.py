@@ -208,6 +208,8 @@ class _Builder:
             written["backend"] = plan["backend_endpoint"]
         if plan["fallback_endpoints"]:
             written["fallbacks"] = list(plan["fallback_endpoints"])
+        if plan.get("read_only_tools") is not None:
+            written["read_only_tools"] = list(plan["read_only_tools"])
         if plan["backend_timeout_ms"] != 30_000:
             seconds = plan["backend_timeout_ms"] / 1000
             written["timeout"] = int(seconds) if seconds.is_integer() else seconds

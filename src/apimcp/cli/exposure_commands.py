@@ -69,6 +69,17 @@ Include = Annotated[
     ),
 ]
 Exclude = Annotated[list[str], typer.Option(help="Do not expose these operations (same patterns).")]
+ReadOnlyTool = Annotated[
+    list[str],
+    typer.Option(
+        help="Hold exactly the tools these patterns select read-only, every other one not, whatever the description "
+        "or the MCP server claims. Repeat for several; '' makes none read-only."
+    ),
+]
+ReadOnlyClaimed = Annotated[
+    bool,
+    typer.Option(help="Drop --read-only-tool: the description's and the MCP server's claims decide again."),
+]
 Secret = Annotated[
     list[str],
     typer.Option(
@@ -120,6 +131,10 @@ def _plan_values(api: ControlPlaneClient, given: Mapping[str, Any]) -> dict[str,
     for key, option in (("include", "include"), ("exclude", "exclude"), ("artifacts", "artifact")):
         if given[option]:
             values[key] = [] if given[option] == [""] else given[option]
+    if given["read_only_claimed"]:
+        values["read_only_tools"] = None
+    elif given["read_only_tool"]:
+        values["read_only_tools"] = [] if given["read_only_tool"] == [""] else given["read_only_tool"]
     if given["cache"]:
         values["cache"] = {} if given["cache"] == [""] else _cache(given["cache"])
     if given["secret"]:
@@ -151,6 +166,8 @@ def create_plan(
     timeout_ms: TimeoutMs = None,
     include: Include = [],
     exclude: Exclude = [],
+    read_only_tool: ReadOnlyTool = [],
+    read_only_claimed: ReadOnlyClaimed = False,
     secret: Secret = [],
     tls_secret: TlsSecret = None,
     inbound: Inbound = None,
@@ -226,6 +243,8 @@ def update_plan(
     timeout_ms: TimeoutMs = None,
     include: Include = [],
     exclude: Exclude = [],
+    read_only_tool: ReadOnlyTool = [],
+    read_only_claimed: ReadOnlyClaimed = False,
     secret: Secret = [],
     tls_secret: TlsSecret = None,
     inbound: Inbound = None,

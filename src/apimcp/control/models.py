@@ -207,6 +207,8 @@ class Plan(Base):
     fallback_endpoints: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     """Backend URLs tried in order after `backend_endpoint` (`apimcp.resilience.failover`); None: none."""
     """Retries, circuit breaker, answer cache of its backend (`apimcp.resilience`); None: none."""
+    read_only_tools: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    """Patterns of the tools held read-only, every other one not (`catalog.read_only`); None: the claims stand."""
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 

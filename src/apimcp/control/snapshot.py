@@ -134,6 +134,7 @@ def _member(session: Session, keys: KeySet, plan: Plan, service: Service) -> dic
         "include": plan.include,
         "exclude": plan.exclude,
         "tool_prefix": plan.tool_prefix,
+        "read_only_tools": plan.read_only_tools,
         "credentials": credentials,
         "header_policy": plan.header_policy,
         "backend_tls": tls,

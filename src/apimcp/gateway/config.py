@@ -65,6 +65,7 @@ from pydantic import (
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials, name_problem
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.naming import VALID_TOOL_NAME
+from apimcp.catalog.read_only import MAX_PATTERNS as MAX_READ_ONLY_PATTERNS
 from apimcp.codemode.setting import CodeModeSetting, CodeModeSettingError, parse_code_mode
 from apimcp.gateway.config_base import ConfigError as ConfigError  # noqa: PLC0414 - re-exported for its callers
 from apimcp.gateway.config_base import EnvRef, _Strict, env_refs
@@ -212,6 +213,9 @@ class ServiceConfig(_Strict):
     tool_prefix: str = ""
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    read_only_tools: tuple[str, ...] | None = Field(default=None, max_length=MAX_READ_ONLY_PATTERNS)
+    """Patterns (as `include`'s) of the tools held read-only, every other one not, whatever the description or
+    the MCP server claims (`catalog.read_only`); unset: their claims stand."""
     credentials: list[CredentialsConfig] = Field(default_factory=list)
     """One credential, or a list of several that every call carries (a key and a client id in two headers);
     `user_token`, `user_oauth` and `token_exchange` ones are each user's own (`config_identity`)."""

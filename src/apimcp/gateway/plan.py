@@ -17,6 +17,7 @@ from typing import Any
 from apimcp.backends.credentials import Credentials, place_all
 from apimcp.catalog.base_urls import backend_needed
 from apimcp.catalog.model import Operation, Service
+from apimcp.catalog.read_only import decided
 from apimcp.catalog.selection import nothing_selected, select, unmatched
 from apimcp.federation.listing import import_stdio, import_upstream
 from apimcp.federation.stdio_channel import StdioCommand
@@ -189,6 +190,16 @@ def plan_service(
     if not operations:  # the description has none, or the patterns leave none
         field = config.kind if not service.operations else "exclude" if config.exclude else "include"
         raise gateway.error((*at, field), nothing_selected(service.operations, config.include, config.exclude))
+    read_only = config.read_only_tools
+    if read_only:
+        typos = [
+            gateway.error((*at, "read_only_tools", index), f"{pattern!r} selects no tool of this service")
+            for index, pattern in enumerate(read_only)
+            if unmatched(operations, [pattern], prefix)
+        ]
+        if typos:
+            raise errors(*typos)
+    operations = tuple(decided(operations, read_only, prefix))
     if config.backend is None and (needed := backend_needed(service, operations)) is not None:
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
         raise gateway.error(at, f"the description {needed}; set 'backend' to {where}")

@@ -33,6 +33,7 @@ from apimcp.backends.base import Backend
 from apimcp.backends.token_exchange import TokenExchanger
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Service
+from apimcp.catalog.read_only import decided
 from apimcp.catalog.selection import select, served
 from apimcp.codemode.limits import CodeModeLimits
 from apimcp.codemode.setting import parse_code_mode
@@ -477,18 +478,20 @@ class GatewayRuntime:
 
     def _tool_set(self, service: Service, member: Mapping[str, Any], output_schemas: bool) -> ToolSet:
         """The tools of a member's selection, shared with every exposition that selects the same."""
+        read_only = member.get("read_only_tools")  # None in a snapshot of before, or when the claims stand
         key = (
             member["service"]["hash"],
             tuple(member["include"]),
             tuple(member["exclude"]),
             member["tool_prefix"],
             output_schemas,
+            tuple(read_only) if read_only is not None else None,
         )
         tools = self._tool_sets.get(key)
         if tools is None:
             prefix = member["tool_prefix"]
             operations = select(served(service.operations, prefix), member["include"], member["exclude"], prefix)
-            tools = self._tool_sets[key] = ToolSet(operations, output_schemas)
+            tools = self._tool_sets[key] = ToolSet(decided(operations, read_only, prefix), output_schemas)
         return tools
 
     def _cross_service(self, organization: str) -> CrossService:

@@ -437,6 +437,12 @@ class PlanFields(PlanSettings):
         description="backend URLs tried in order when the one before cannot be reached, or fails an "
         "idempotent call transiently (each with its own circuit breaker); changed by an admin on a plan with secrets",
     )
+    read_only_tools: list[str] | None = Field(
+        default=None,
+        max_length=200,
+        description="patterns (as include's) of the tools held read-only, every other one not, whatever the "
+        "description or the MCP server claims; null: their claims stand",
+    )
     artifacts: list[str] | None = None
     tool_prefix: str | None = None
 
@@ -483,6 +489,7 @@ class PlanView(View):
     guardrails: list[dict[str, Any]] | None = None
     resilience: dict[str, Any] | None = None
     fallback_endpoints: list[str] | None = None
+    read_only_tools: list[str] | None = None
     cache: dict[str, Any]
     artifacts: list[str]
     tool_prefix: str

@@ -34,7 +34,7 @@ PLAN_FIELDS = (
     "name", "service_id", "description", "backend_endpoint", "backend_timeout_ms", "include", "exclude",
     "secret_ids", "tls_secret_id", "inbound", "cache", "artifacts", "tool_prefix", "output_schemas",
     "header_policy", "audit", "rate_limit", "tasks", "tool_search", "code_mode", "trust_changes", "policies",
-    "guardrails", "resilience", "fallback_endpoints",
+    "guardrails", "resilience", "fallback_endpoints", "read_only_tools",
 )  # fmt: skip
 
 

@@ -196,6 +196,7 @@ def _plan_state(plan: Plan) -> dict[str, Any]:
         "description": plan.description,
         "backend_endpoint": plan.backend_endpoint,
         "fallback_endpoints": plan.fallback_endpoints,
+        "read_only_tools": plan.read_only_tools,
         "backend_timeout_ms": plan.backend_timeout_ms,
         "include": list(plan.include or []),
         "exclude": list(plan.exclude or []),

@@ -22,6 +22,7 @@ from apimcp.auth.settings import OAuthSettingsError, parse_oauth
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.base_urls import backend_needed
 from apimcp.catalog.codec import decode_service
+from apimcp.catalog.read_only import MAX_PATTERNS as MAX_READ_ONLY_PATTERNS
 from apimcp.catalog.selection import select as select_operations
 from apimcp.catalog.selection import served, unmatched
 from apimcp.codemode.setting import CodeModeSettingError, parse_code_mode
@@ -48,7 +49,7 @@ FIELDS = frozenset(
     {"description", "backend_endpoint", "backend_timeout_ms", "include", "exclude", "secret_id", "secret_ids",
      "tls_secret_id", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit",
      "rate_limit", "tasks", "tool_search", "code_mode", "policies", "guardrails", "resilience", "cache",
-     "artifacts", "tool_prefix", "output_schemas", "trust_changes", "fallback_endpoints"}
+     "artifacts", "tool_prefix", "output_schemas", "trust_changes", "fallback_endpoints", "read_only_tools"}
 )  # fmt: skip
 SETTINGS = frozenset(
     {"backend_timeout_ms", "inbound_mode", "oauth", "introspection_secret_id", "header_policy", "audit", "rate_limit",
@@ -81,6 +82,26 @@ def _patterns(service: Service, include: Sequence[str], exclude: Sequence[str], 
             raise Invalid(f"these patterns select no operation of {service.name}: {', '.join(typos)}", field=field)
 
 
+def _read_only_patterns(service: Service, plan: Plan, patterns: object) -> None:
+    """`read_only_tools` must be patterns each selecting one of the tools the plan serves."""
+    if (
+        not isinstance(patterns, list)
+        or len(patterns) > MAX_READ_ONLY_PATTERNS
+        or not all(isinstance(p, str) and p for p in patterns)
+    ):
+        raise Invalid(
+            f"read_only_tools is a list of at most {MAX_READ_ONLY_PATTERNS} tool patterns, or null (the "
+            "description's and the server's claims stand)",
+            field="read_only_tools",
+        )
+    prefix = plan.tool_prefix or ""
+    operations = served(decode_service(service.compiled).operations, prefix)
+    selected = select_operations(operations, plan.include or [], plan.exclude or [], prefix)
+    typos = unmatched(selected, patterns, prefix)
+    if typos:
+        raise Invalid(f"these patterns select no tool of the plan: {', '.join(typos)}", field="read_only_tools")
+
+
 def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, Any]) -> str | None:
     """Check and set plan fields; returns a newly generated inbound API key, if any."""
     unknown = sorted(set(values) - FIELDS)
@@ -102,6 +123,11 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
     if "include" in values or "exclude" in values or "tool_prefix" in values:  # a pattern may name a prefixed tool
         _patterns(service, include, exclude, plan.tool_prefix or "")
         plan.include, plan.exclude = include, exclude
+    read_only = values.get("read_only_tools", plan.read_only_tools)
+    if read_only is not None and ({"read_only_tools", "include", "exclude", "tool_prefix"} & set(values)):
+        _read_only_patterns(service, plan, read_only)
+    if "read_only_tools" in values:
+        plan.read_only_tools = None if read_only is None else list(read_only)
     if "secret_id" in values or "secret_ids" in values:
         _set_secrets(session, plan, service, values)
     if "tls_secret_id" in values:
@@ -475,6 +501,7 @@ def duplicate(session: Session, organization_id: str, plan_id: str, name: str) -
         "tool_search": source.tool_search,
         "code_mode": source.code_mode,
         "trust_changes": source.trust_changes,
+        "read_only_tools": source.read_only_tools,
         "policies": source.policies,
         "guardrails": source.guardrails,
         "resilience": source.resilience,
