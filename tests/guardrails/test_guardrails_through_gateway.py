@@ -199,3 +199,19 @@ async def test_what_a_read_holds_is_audited_as_in_a_resource(gateway: str, caplo
     events = [json.loads(r.getMessage()) for r in caplog.records if r.name == "apimcp.audit"]
     found = [(e["target"], e["in"], e["outcome"], e["findings"]) for e in events if e["action"] == "guardrail"]
     assert found == [(f"file:///notes/{AWS}", "resource", "redacted", {"aws_access_key_id": 1})]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_what_starts_a_line_is_blocked_and_redacted_too(gateway: str, mode: str) -> None:
+    """The finding: a key or a card after a line break (`\\n` in the JSON searched) was let through by both actions,
+    on arguments and on answers."""
+    refused = await _call(f"{gateway}/mcp/blocked", mode, "replace_item", {"itemId": "1", "name": f"keys:\n{AWS}"})
+    assert refused.is_error and "aws access key id" in _text(refused)
+    withheld = await _call(f"{gateway}/mcp/blocked", mode, "replace_item", {"itemId": "1", "name": f"card:\n{CARD}"})
+    assert withheld.is_error and "payment card" in _text(withheld)
+    sent = {"itemId": "1", "name": f"keys:\n{AWS}\ncard:\n{CARD}"}
+    result = await _call(f"{gateway}/mcp/redacted", mode, "replace_item", sent)
+    assert result.structured_content is not None
+    body = json.loads(result.structured_content["body"])
+    assert body["name"] == "keys:\n[redacted:aws_access_key_id]\ncard:\n[redacted:payment_card]"
+    assert AWS not in _text(result) and CARD not in _text(result)

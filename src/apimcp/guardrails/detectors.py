@@ -23,36 +23,43 @@ from typing import Final
 
 import re2
 
+_START: Final = r"(?:\\[nrtbf]|\b)"
+"""Where a word starts: a word boundary, or after a JSON escape (`\\n`): texts are searched as JSON too, where a line
+break before a key is written `\\n`, whose `n` would join the key's word (the escape itself is left out of the
+match: `Detector.matches`)."""
+_START_OR_UNDERSCORE: Final = r"(?:\\[nrtbf]|\b|_)"
+"""The same, or after an underscore (`token_ghp_...`, which a boundary alone misses)."""
+
 _SECRETS: Final = {
     # the whole block, up to its END line (or the text's end): redacting the BEGIN line alone passed the key on
     "private_key": r"-----BEGIN [A-Z ]{0,20}PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z ]{0,20}PRIVATE KEY-----|$)",
-    # `(?:\b|_)`: at a word's start, or after an underscore (`token_ghp_...`, which `\b` alone misses)
-    "aws_access_key_id": r"(?:\b|_)(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "github_token": r"(?:\b|_)(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
-    "gitlab_token": r"(?:\b|_)glpat-[0-9A-Za-z_-]{20,}",
-    "slack_token": r"(?:\b|_)xox[abprs]-[A-Za-z0-9-]{10,}",
-    "stripe_key": r"(?:\b|_)[sr]k_live_[0-9A-Za-z]{24,}",
-    "google_api_key": r"(?:\b|_)AIza[0-9A-Za-z_-]{35}",
-    "anthropic_key": r"(?:\b|_)sk-ant-[A-Za-z0-9_-]{32,}",
-    "openai_key": r"(?:\b|_)sk-(?:proj-)?[A-Za-z0-9_-]{32,}",
-    "npm_token": r"(?:\b|_)npm_[A-Za-z0-9]{36}\b",
-    "sendgrid_key": r"(?:\b|_)SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
-    "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    "bearer_token": r"(?i:\bbearer)\s+[A-Za-z0-9._~+/-]{16,}=*",
+    "aws_access_key_id": _START_OR_UNDERSCORE + r"(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    "github_token": _START_OR_UNDERSCORE + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+    "gitlab_token": _START_OR_UNDERSCORE + r"glpat-[0-9A-Za-z_-]{20,}",
+    "slack_token": _START_OR_UNDERSCORE + r"xox[abprs]-[A-Za-z0-9-]{10,}",
+    "stripe_key": _START_OR_UNDERSCORE + r"[sr]k_live_[0-9A-Za-z]{24,}",
+    "google_api_key": _START_OR_UNDERSCORE + r"AIza[0-9A-Za-z_-]{35}",
+    "anthropic_key": _START_OR_UNDERSCORE + r"sk-ant-[A-Za-z0-9_-]{32,}",
+    "openai_key": _START_OR_UNDERSCORE + r"sk-(?:proj-)?[A-Za-z0-9_-]{32,}",
+    "npm_token": _START_OR_UNDERSCORE + r"npm_[A-Za-z0-9]{36}\b",
+    "sendgrid_key": _START_OR_UNDERSCORE + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
+    "jwt": _START + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    "bearer_token": r"(?i:" + _START + r"bearer)\s+[A-Za-z0-9._~+/-]{16,}=*",
 }
 _PERSONAL: Final = {
-    "email": r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b",
+    "email": _START + r"[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b",
     "phone": r"(?:\+[1-9][0-9]{0,2}[ .-]?(?:\([0-9]{1,4}\)[ .-]?)?[0-9]{1,4}(?:[ .-]?[0-9]{2,4}){2,5}"
     r"|\([0-9]{3}\) ?[0-9]{3}[-.][0-9]{4})\b",
-    "payment_card": r"\b(?:[0-9]{13,19}|[0-9]{4}(?:[ -][0-9]{4}){3}(?:[ -]?[0-9]{1,3})?"
+    "payment_card": _START + r"(?:[0-9]{13,19}|[0-9]{4}(?:[ -][0-9]{4}){3}(?:[ -]?[0-9]{1,3})?"
     r"|[0-9]{4}[ -][0-9]{6}[ -][0-9]{5})\b",
     # any case (people write `fr76 3000 ...`); one not in capitals must also name an IBAN country at its length
-    "iban": r"(?i:\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b)",
+    "iban": r"(?i:" + _START + r"[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b)",
 }
 _INJECTION: Final = {
-    "instruction_override": r"(?i:\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?|any\s+|your\s+)?(?:the\s+)?"
-    r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions|prompts?|directions|rules))",
-    "role_change": r"(?i:\byou\s+are\s+now\s+(?:a|an|in|the|my)\b|\bnew\s+instructions\s*:|\bsystem\s+prompt\s*:)",
+    "instruction_override": r"(?i:" + _START + r"(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?|any\s+|your\s+)?"
+    r"(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+(?:instructions|prompts?|directions|rules))",
+    "role_change": r"(?i:" + _START + r"(?:you\s+are\s+now\s+(?:a|an|in|the|my)\b|new\s+instructions\s*:|"
+    r"system\s+prompt\s*:))",
     "template_marker": r"<\|im_(?:start|end)\|>|<\|(?:system|user|assistant)\|>|\[/?INST\]|<</?SYS>>|</?system>",
     "hidden_characters": r"[\x{00AD}\x{061C}\x{180E}\x{200B}-\x{200F}\x{202A}-\x{202E}\x{2060}-\x{2064}"
     r"\x{2066}-\x{2069}\x{FEFF}\x{E0000}-\x{E007F}]+",
@@ -146,9 +153,12 @@ class Detector:
             if index is None:
                 continue
             kind = self.kinds[index - 1]
+            start, found = match.start(), match.group()
+            if found.startswith("\\"):  # after a JSON escape (`_START`): the escape stays, it is not what was found
+                start, found = start + 2, found[2:]
             check = _CHECKS.get(kind)
-            if check is None or check(match.group()):
-                out.append(Match(kind, match.start(), match.end()))
+            if check is None or check(found):
+                out.append(Match(kind, start, match.end()))
         return out
 
 
