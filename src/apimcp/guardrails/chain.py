@@ -92,7 +92,8 @@ class Guardrails:
         for guardrail in self._guardrails:
             if isinstance(guardrail, ScannerGuardrail) and quick is not None:
                 if clean is None:
-                    clean = not any(quick.found(text) for text in answer_texts(call, result))
+                    texts = answer_texts(call, result)
+                    clean = texts is not None and not any(quick.found(text) for text in texts)
                 if clean:
                     continue
             verdict = _verdict(guardrail, partial(guardrail.after_call, call, result))

@@ -62,7 +62,8 @@ class ScannerGuardrail:
     def after_call(self, call: GuardedCall, result: CallToolResult) -> Verdict:
         if "answers" not in self.settings.on:
             return PASS
-        if not any(self.detector.found(text) for text in answer_texts(call, result)):
+        texts = answer_texts(call, result)
+        if texts is not None and not any(self.detector.found(text) for text in texts):
             return PASS
         structured = result.structured_content
         counts: Counter[str] = Counter()
@@ -90,10 +91,11 @@ class ScannerGuardrail:
         return Verdict(findings)
 
 
-def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str | bytes]:
+def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str | bytes] | None:
     """What is searched of an answer: its text blocks (and embedded text resources, resource links' titles and
     descriptions), and its structured content as JSON unless the first text block mirrors it without escapes (a
-    JSON string with no backslash holds exactly what it decodes to)."""
+    JSON string with no backslash holds exactly what it decodes to). None when that content cannot be written as
+    JSON (an MCP server's, nested deeper than orjson writes): it must be walked (`_values`, `_too_deep`)."""
     texts: list[str | bytes] = [text for block in result.content for text in texts_of(block)]
     structured = result.structured_content
     if call.mirrored and texts and isinstance(result.content[0], TextContent) and "\\" not in texts[0]:
@@ -101,7 +103,10 @@ def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str | bytes]
     if isinstance(structured, RawJson):
         texts.append(structured.data)
     elif isinstance(structured, dict | list):
-        texts.append(orjson.dumps(structured))
+        try:
+            texts.append(orjson.dumps(structured))
+        except orjson.JSONEncodeError:
+            return None
     return texts
 
 
