@@ -121,3 +121,12 @@ def test_what_starts_a_line_is_found_in_json_text_and_the_escape_is_kept(
     text = f'{{"log": "found:{escape}{value}"}}'
     (match,) = DETECTORS[detector].matches(text)
     assert (match.kind, text[match.start : match.end]) == (kind, value)  # the escape is no part of it
+
+
+def test_a_candidate_that_fails_its_check_hides_no_match_that_goes_on_past_it() -> None:
+    """The finding: a number failing Luhn (`2024 4111 1111 1111`) was passed over whole, and the card that starts
+    inside it and goes on past it was never looked at."""
+    text = "ref 2024 4111 1111 1111 1111"
+    assert [(m.kind, text[m.start : m.end]) for m in DETECTORS["personal_data"].matches(text)] == [
+        ("payment_card", "4111 1111 1111 1111")
+    ]
