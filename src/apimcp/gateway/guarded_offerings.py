@@ -67,7 +67,8 @@ async def _after(
         after = await asyncio.to_thread(calls.guardrails.after, guarded, answer, place)
     else:
         after = calls.guardrails.after(guarded, answer, place)
-    calls.heard(subject, source, after.heard)
+    if after.heard:
+        calls.heard(calls.guardrails.named(subject), source, after.heard)
     return after
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from apimcp.guardrails.detectors import together
+from apimcp.guardrails.detectors import replaced, together
 from apimcp.guardrails.hooks import Finding, GuardedCall, Guardrail, Verdict
 from apimcp.guardrails.scanning import ScannerGuardrail, answer_texts
 from apimcp.protocol.models import CallToolResult
@@ -63,6 +63,14 @@ class Guardrails:
 
     def __bool__(self) -> bool:
         return bool(self._guardrails)
+
+    def named(self, subject: str) -> str:
+        """`subject` (a resource's URI, a prompt's name) as the observers may hear it: with what the built-in
+        scanners of answers find in it redacted (a URI may hold the very value its read was withheld for)."""
+        quick = self._quick["answers"]
+        if quick is None or not quick.found(subject):
+            return subject
+        return replaced(subject, quick.matches(subject), lambda match: f"[redacted:{match.kind}]")
 
     def before(self, call: GuardedCall) -> Before:
         arguments = call.arguments
