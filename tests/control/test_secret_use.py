@@ -79,6 +79,28 @@ def test_a_user_token_could_open_an_admin_s_plan_with_secrets_to_anyone_or_take_
     assert created(member.post(f"/plans/{own}/duplicate", json={"name": "mine-too"}))["secret_ids"] == []
 
 
+def test_a_user_token_could_copy_an_introspection_secret_into_a_plan_of_its_own(api: Api) -> None:
+    """The finding: only an admin puts an introspection secret in a plan, yet a member duplicated an admin's plan
+    holding one (the copy kept it) and then pointed the copy's OAuth settings at issuers of its choice."""
+    acme = api.org("acme")
+    member = api.member(acme)
+    service = import_echo(acme.user)["id"]
+    body = {"name": "idp", "kind": "oauth_introspection", "values": {"client_secret": "intro-s3cret"},
+            "fields": {"url": "https://idp.example.com/introspect", "client_id": "gw"}}  # fmt: skip
+    secret = created(acme.user.post("/secrets", json=body))["id"]
+    oauth = {"issuers": ["https://idp.example.com"]}
+    plan = created(_plan(acme.user, service, backend_endpoint=ECHO_BACKEND, inbound_mode="oauth", oauth=oauth,
+                         introspection_secret_id=secret))["id"]  # fmt: skip
+    copied = problem(member.post(f"/plans/{plan}/duplicate", json={"name": "copy"}), 403)
+    assert "duplicating a plan that carries secrets needs the admin role" in copied["detail"]
+    moved = problem(member.patch(f"/plans/{plan}", json={"oauth": {"issuers": ["https://other.test"]}}), 403)
+    assert "changing who may call a plan that carries secrets" in moved["detail"]
+    keyed = created(_plan(acme.user, service, name="keyed", backend_endpoint=ECHO_BACKEND, inbound_mode="api_key"))
+    exported = ok(api.member(acme, "reader").get("/export"))  # the finding: an API key's hash was in the export
+    (inbound,) = [p["inbound"] for p in exported["plans"] if p["id"] == keyed["id"]]
+    assert inbound["mode"] == "api_key" and "key_hash" not in inbound
+
+
 def test_a_user_token_could_read_a_description_url_of_its_choice_with_a_secret(api: Api) -> None:
     acme = api.org("acme")
     member = api.member(acme)

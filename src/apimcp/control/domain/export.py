@@ -84,7 +84,10 @@ def _service(session: Session, service: Service) -> dict[str, Any]:
 
 
 def _plan(plan: Plan) -> dict[str, Any]:
-    return {"id": plan.id, **{field: getattr(plan, field) for field in PLAN_FIELDS}}
+    exported = {"id": plan.id, **{field: getattr(plan, field) for field in PLAN_FIELDS}}
+    # an inbound API key's hash checks the key: a viewer reading the export has no use for it
+    exported["inbound"] = {key: value for key, value in (plan.inbound or {}).items() if key != "key_hash"}
+    return exported
 
 
 def _secret(keys: KeySet, secret: Secret) -> dict[str, Any]:

@@ -424,7 +424,9 @@ _WHO_MAY_CALL = ("inbound_mode", "oauth", "introspection_secret_id")
 
 
 def carries_secrets(plan: Plan) -> bool:
-    return bool(plan.secret_ids or plan.tls_secret_id)
+    """Whether the plan holds secrets: its backend's, its TLS one, or the one its OAuth tokens are introspected with
+    (which only an admin puts in a plan, and so only an admin copies or points elsewhere)."""
+    return bool(plan.secret_ids or plan.tls_secret_id or (plan.inbound or {}).get("introspection_secret_id"))
 
 
 def check_secret_use(caller: Caller, values: Mapping[str, Any], plan: Plan | None = None) -> None:
