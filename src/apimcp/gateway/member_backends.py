@@ -8,30 +8,43 @@ Whatever needs adding to every backend call of a request belongs here, not in on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from apimcp.backends.base import Backend, BackendResult, CallClient, CallExtras, Failure, Progress
+import orjson
+
+from apimcp.backends.base import Backend, BackendResult, CallClient, CallExtras, Failure, LogToClient, Progress
 from apimcp.catalog.model import McpBinding, Operation
 from apimcp.gateway.call_preparation import CallPreparation
 from apimcp.protocol import RequestContext
+from apimcp.protocol.models import LogLevel
 from apimcp.resilience.cached import Cached
+
+Notes = Callable[[str], str | None]
+"""What the client may see of a text an MCP server sends it during a call (None: nothing): the plan's guardrails
+(`Guardrails.note`)."""
 
 
 class MemberBackend:
     """`backend`, called for a request with what `preparation` adds (None: nothing, the backend's own
     credentials alone)."""
 
-    __slots__ = ("backend", "cached", "preparation")
+    __slots__ = ("backend", "cached", "notes", "preparation")
 
     def __init__(
-        self, backend: Backend, preparation: CallPreparation | None = None, cached: Cached | None = None
+        self,
+        backend: Backend,
+        preparation: CallPreparation | None = None,
+        cached: Cached | None = None,
+        notes: Notes | None = None,
     ) -> None:
         self.backend = backend
         self.preparation = preparation
         self.cached = cached
         """Read-only tools' answers kept and identical calls made once (`apimcp.resilience.cache`); None: none."""
+        self.notes = notes
+        """What an MCP server's progress messages and log entries become on their way to the client."""
 
     async def call(
         self, ctx: RequestContext, operation: Operation, arguments: Mapping[str, Any], progress: Progress | None = None
@@ -40,15 +53,17 @@ class MemberBackend:
         needs a credential of the user's that they have not supplied."""
         preparation = self.preparation
         relayed = isinstance(operation.binding, McpBinding)  # an MCP server may ask the client during the call
+        if relayed and self.notes is not None and progress is not None:
+            progress = _noted(progress, self.notes)
         if preparation is None:
             if relayed:
-                return await self.backend.call(operation, arguments, progress, _relaying(CallExtras(), ctx))
+                return await self.backend.call(operation, arguments, progress, self._relaying(CallExtras(), ctx))
             if self.cached is not None:
                 return await self.cached.call(self.backend, operation, arguments, progress, None)
             return await self.backend.call(operation, arguments, progress)
         extras = await preparation.extras(ctx)
         if relayed:
-            extras = _relaying(extras, ctx)
+            extras = self._relaying(extras, ctx)
         if self.cached is not None and not relayed:
             result = await self.cached.call(self.backend, operation, arguments, progress, extras)
         else:
@@ -56,12 +71,35 @@ class MemberBackend:
         if preparation.has_user_credentials and isinstance(result, Failure) and result.status == 401:
             again = await preparation.after_rejection(ctx)
             if again is not None:
-                again = _relaying(again, ctx) if relayed else again
+                again = self._relaying(again, ctx) if relayed else again
                 result = await self.backend.call(operation, arguments, progress, again)
         return result
 
+    def _relaying(self, extras: CallExtras, ctx: RequestContext) -> CallExtras:
+        """`extras` for an MCP server's call: what it asks the client is relayed to `ctx`'s client (its log entries
+        through the plan's guardrails), and a 2026-07-28 server is told what that client can answer."""
+        log = ctx.log if self.notes is None else _noted_log(ctx, self.notes)
+        return replace(extras, client=CallClient(ctx.request_inputs, ctx.client_capabilities, log))
 
-def _relaying(extras: CallExtras, ctx: RequestContext) -> CallExtras:
-    """`extras` for an MCP server's call: what it asks the client is relayed to `ctx`'s client, and a 2026-07-28
-    server is told what that client can answer."""
-    return replace(extras, client=CallClient(ctx.request_inputs, ctx.client_capabilities, ctx.log))
+
+def _noted(progress: Progress, notes: Notes) -> Progress:
+    async def tell(value: float, total: float | None, message: str | None) -> None:
+        await progress(value, total, notes(message) if message is not None else None)
+
+    return tell
+
+
+def _noted_log(ctx: RequestContext, notes: Notes) -> LogToClient:
+    async def log(level: LogLevel, data: Any, logger: str | None = None) -> None:
+        if not ctx.logs(level):
+            return
+        try:
+            text = data if isinstance(data, str) else orjson.dumps(data).decode()
+        except orjson.JSONEncodeError:
+            return  # too deep to search: withheld
+        shown = notes(text)
+        if shown is None:
+            return  # withheld, as the call's answer would be
+        await ctx.log(level, data if shown == text else shown, logger)
+
+    return log

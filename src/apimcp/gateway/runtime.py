@@ -313,6 +313,8 @@ class GatewayRuntime:
         resilience = parse_resilience(exposition.get("resilience"))
         cache_settings = resilience.cache
         answers = AnswerCache() if cache_settings is not None else None
+        guardrails = exposition_guardrails(exposition)
+        notes = guardrails.note if guardrails else None  # an MCP server's messages during a call, scanned too
         for member in exposition["members"]:
             check_references(member.get("credentials"), exposition["organization"])
             service = self._services[member["service"]["hash"]]
@@ -325,7 +327,7 @@ class GatewayRuntime:
             if answers is not None and cache_settings is not None:
                 scope = f"{len(called)}:{member['service']['hash']}"  # the member's place, and what it serves
                 cached = Cached(answers, cache_settings, scope, cache_heard(telemetry.metrics, label))
-            called.append(MemberBackend(backend, preparation, cached))
+            called.append(MemberBackend(backend, preparation, cached, notes))
         name = exposition["name"] or exposition["id"]
         guard, resource = self._inbound.build(exposition["inbound"], name)
         first = exposition["members"][0]["service"]
@@ -361,7 +363,7 @@ class GatewayRuntime:
                 name,
                 limiter,
                 call_observers,
-                exposition_guardrails(exposition),
+                guardrails,
                 admin=lambda: self.admin_approvals,
             ),
             task_policy=parse_task_mode(exposition.get("tasks") or "off"),

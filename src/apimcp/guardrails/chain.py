@@ -17,7 +17,7 @@ import orjson
 
 from apimcp.guardrails.detectors import replaced, together
 from apimcp.guardrails.hooks import Finding, GuardedCall, Guardrail, Verdict
-from apimcp.guardrails.scanning import ScannerGuardrail, answer_texts
+from apimcp.guardrails.scanning import ScannerGuardrail, answer_texts, redaction_label
 from apimcp.protocol.models import CallToolResult
 
 log = logging.getLogger("apimcp.guardrails")
@@ -64,13 +64,30 @@ class Guardrails:
     def __bool__(self) -> bool:
         return bool(self._guardrails)
 
+    def note(self, text: str) -> str | None:
+        """A text an MCP server sends the client while a call runs (a progress message, a log entry), as the client
+        may see it: the built-in scanners of answers that redact redact it, and one that blocks withholds it (None).
+        What they find there is not reported: the call's answer is, when it comes."""
+        for guardrail in self._guardrails:
+            if not isinstance(guardrail, ScannerGuardrail) or "answers" not in guardrail.settings.on:
+                continue
+            action, detector = guardrail.settings.action, guardrail.detector
+            if action == "report" or not detector.found(text):
+                continue
+            matches = detector.matches(text)
+            if matches and action == "block":
+                return None
+            if matches:
+                text = replaced(text, matches, redaction_label)
+        return text
+
     def named(self, subject: str) -> str:
         """`subject` (a resource's URI, a prompt's name) as the observers may hear it: with what the built-in
         scanners of answers find in it redacted (a URI may hold the very value its read was withheld for)."""
         quick = self._quick["answers"]
         if quick is None or not quick.found(subject):
             return subject
-        return replaced(subject, quick.matches(subject), lambda match: f"[redacted:{match.kind}]")
+        return replaced(subject, quick.matches(subject), redaction_label)
 
     def before(self, call: GuardedCall) -> Before:
         arguments = call.arguments

@@ -10,16 +10,18 @@ was found.
 
 from __future__ import annotations
 
+import base64
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from apimcp.guardrails.detectors import Detector, Match, replaced
 from apimcp.guardrails.hooks import PASS, Finding, GuardedCall, GuardrailSettings, Verdict
 from apimcp.protocol.models import (
+    BlobResourceContents,
     CallToolResult,
     ContentBlock,
     EmbeddedResource,
@@ -121,11 +123,28 @@ def _said(findings: tuple[Finding, ...]) -> str:
 def texts_of(block: ContentBlock) -> tuple[str, ...]:
     if isinstance(block, TextContent):
         return (block.text,)
-    if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
-        return (block.resource.text,)
+    if isinstance(block, EmbeddedResource):
+        resource = block.resource
+        text = resource.text if isinstance(resource, TextResourceContents) else blob_text(resource)
+        return (text,) if text is not None else ()
     if isinstance(block, ResourceLink):
-        return tuple(text for text in (block.title, block.description) if text)
+        return tuple(text for text in (block.uri, block.name, block.title, block.description) if text)
     return ()
+
+
+_TEXT_MEDIA: Final = ("text/", "application/json", "application/xml", "application/yaml", "application/x-yaml")
+
+
+def blob_text(resource: BlobResourceContents) -> str | None:
+    """A blob's bytes as text, when its media type says they are text (`text/*`, JSON, XML, YAML: a credentials file
+    served as bytes) and they are UTF-8; None for anything else (an image, an archive: not searched)."""
+    media = (resource.mime_type or "").lower()
+    if not media.startswith(_TEXT_MEDIA) and not media.endswith(("+json", "+xml")):
+        return None
+    try:
+        return base64.b64decode(resource.blob, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):  # binascii.Error is a ValueError
+        return None
 
 
 def _block(block: ContentBlock, detector: Detector, counts: Counter[str], redact: bool) -> ContentBlock:
@@ -135,10 +154,18 @@ def _block(block: ContentBlock, detector: Detector, counts: Counter[str], redact
     if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
         return replace(block, resource=replace(block.resource, text=_text(block.resource.text, detector, counts,
                                                                               redact)))  # fmt: skip
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
+        text = blob_text(block.resource)
+        shown = _text(text, detector, counts, redact) if text is not None else text
+        if shown is text or shown is None:
+            return block
+        return replace(block, resource=replace(block.resource, blob=base64.b64encode(shown.encode()).decode()))
     if isinstance(block, ResourceLink):
+        uri = _text(block.uri, detector, counts, redact)
+        name = _text(block.name, detector, counts, redact)
         title = _text(block.title, detector, counts, redact) if block.title else block.title
         description = _text(block.description, detector, counts, redact) if block.description else block.description
-        return replace(block, title=title, description=description)
+        return replace(block, uri=uri, name=name, title=title, description=description)
     return block
 
 
@@ -151,10 +178,10 @@ def _text(text: str, detector: Detector, counts: Counter[str], redact: bool) -> 
 
 
 def _redacted(text: str, matches: list[Match]) -> str:
-    return replaced(text, matches, _label)
+    return replaced(text, matches, redaction_label)
 
 
-def _label(match: Match) -> str:
+def redaction_label(match: Match) -> str:
     """What a match becomes: hidden characters are removed, anything else says what it was."""
     return "" if match.kind == "hidden_characters" else f"[redacted:{match.kind}]"
 
