@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from apimcp.console.assets import load_assets
-from apimcp.console.headers import content_security_policy, gateway_origin
+from apimcp.console.headers import ConsoleHeaders, content_security_policy, gateway_origin, security_headers
 from apimcp.console.routes import console_router
 from apimcp.control.secret_kinds import KINDS
 
@@ -130,3 +130,17 @@ def test_every_screen_has_a_link_and_every_link_a_screen() -> None:
     assert links == names
     for name in ("access", "audit"):
         assert (STATIC / "screens" / f"{name}.js").is_file()
+
+
+@pytest.mark.parametrize(("method", "path"), [("POST", "/console/"), ("PUT", "/console/x"), ("OPTIONS", "/console/")])
+def test_answers_the_framework_makes_under_console_carry_its_headers_too(method: str, path: str) -> None:
+    """The finding: a 405 (or the request limits' 431) under /console/ came without the console's headers."""
+    app = FastAPI()
+    app.include_router(console_router(["https://gw.example.com:8443/mcp"]))
+    app.add_middleware(ConsoleHeaders, headers=security_headers(["https://gw.example.com:8443/mcp"]))
+    response = TestClient(app).request(method, path)
+    assert response.status_code == 405
+    assert response.headers["content-security-policy"] == content_security_policy(["https://gw.example.com:8443"])
+    assert response.headers["x-frame-options"] == "DENY" and response.headers["x-content-type-options"] == "nosniff"
+    page = TestClient(app).get("/console/")
+    assert [name for name, _ in page.headers.multi_items()].count("content-security-policy") == 1  # not twice

@@ -35,3 +35,15 @@ def test_gateway_snapshot_and_changes_and_every_api_answer_say_no_store(api: Api
     assert all(len(r.headers.get_list("cache-control")) == 1 for r in answers.values())  # the route's own gave way
     console = httpx2.get(f"{api.base}/console/", timeout=10)
     assert console.headers["cache-control"] != "no-store"  # the API's rule, not the console's static files
+
+
+def test_the_control_plane_s_own_refusals_under_console_carry_the_console_s_headers(api: Api) -> None:
+    """The finding: the framework's 405 and the request limits' 431 under /console/ had no security headers."""
+    refused = [
+        httpx2.post(f"{api.base}/console/", timeout=10),
+        httpx2.get(f"{api.base}/console/", headers={"X-Big": "a" * 70_000}, timeout=10),
+    ]
+    assert [r.status_code for r in refused] == [405, 431]
+    for response in refused:
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+        assert response.headers["x-frame-options"] == "DENY"

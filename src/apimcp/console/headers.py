@@ -7,8 +7,10 @@ an operator names, for the try-it panel's calls to a gateway elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 def gateway_origin(url: str) -> str:
@@ -47,3 +49,28 @@ def security_headers(gateway_origins: Iterable[str] = ()) -> dict[str, str]:
         "Cache-Control": "no-cache",
         "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
     }
+
+
+class ConsoleHeaders:
+    """ASGI middleware: the console's headers on every answer under `/console`, those the framework or the request
+    limits make too (a 405, a 431), where the console's routes did not set them."""
+
+    def __init__(self, app: ASGIApp, headers: Mapping[str, str]) -> None:
+        self._app = app
+        self._headers = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path != "/console" and not path.startswith("/console/"):
+            await self._app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                present = {name.lower() for name, _ in headers}
+                headers += [(name, value) for name, value in self._headers if name not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self._app(scope, receive, sending)

@@ -15,6 +15,7 @@ from sqlalchemy.exc import DataError
 from starlette.exceptions import HTTPException
 
 from apimcp import __version__
+from apimcp.console.headers import ConsoleHeaders, security_headers
 from apimcp.console.routes import console_router
 from apimcp.control.api import (
     access_routes,
@@ -72,6 +73,7 @@ def create_api(
     app.state.plane = plane
     app.add_middleware(RequestLimits, limits=plane.limits, is_upload=is_upload)
     app.add_middleware(NoStore)  # outside the limits: their refusals are API answers too
+    app.add_middleware(ConsoleHeaders, headers=security_headers(console_gateways))  # the limits' refusals too
     telemetry = installed() if telemetry is None else telemetry
     if telemetry.metrics is not None:  # outermost: it counts what the limits refuse too
         app.add_middleware(ControlPlaneMetrics, telemetry=telemetry)
