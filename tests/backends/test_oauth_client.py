@@ -235,9 +235,14 @@ PREFIX = "Could not obtain backend credentials: the token endpoint at 127.0.0.1"
         ((200, b'{"token_type": "Bearer"}', "application/json"), f"{PREFIX} answered without an access_token"),
         ((200, b'{"access_token": ""}', "application/json"), f"{PREFIX} answered without an access_token"),
         ((200, b'["token"]', "application/json"), f"{PREFIX} answered without an access_token"),
+        (  # the finding: a token with a line break was kept, and would have ended the header sending it
+            (200, b'{"access_token": "tok\\r\\nX-Injected: 1"}', "application/json"),
+            f"{PREFIX} answered an access_token that cannot be sent: it holds the control character CR, "
+            "which an HTTP header cannot carry",
+        ),
     ],
     ids=["invalid-client", "unauthorized-client", "odd-error-code", "server-error", "not-json", "no-token",
-         "empty-token", "not-an-object"],
+         "empty-token", "not-an-object", "line-break-in-token"],
 )  # fmt: skip
 async def test_token_endpoint_errors_are_failures(
     upstream: Upstream, answer: tuple[int, bytes, str], message: str

@@ -22,7 +22,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from apimcp.backends.credentials import Placement
+from apimcp.backends.credentials import Placement, header_problem
 from apimcp.backends.oauth_http import (
     CredentialError,
     TokenClient,
@@ -59,10 +59,20 @@ def token_lifetime(body: dict[str, object]) -> float:
     return max(5.0, float(lifetime) - EARLY_RENEWAL_SECONDS)
 
 
+MAX_ACCESS_TOKEN_CHARS = 16_384
+
+
 def access_token_of(body: dict[str, object], what: str) -> str:
+    """The access token of a token endpoint's answer, one every call can carry in a header (a control character in
+    it, from a server gone wrong or hostile, would end the header it is sent in and start another)."""
     token = body.get("access_token")
     if not isinstance(token, str) or not token:
         raise CredentialError(f"the {what} answered without an access_token")
+    problem = header_problem(token)
+    if problem is not None:
+        raise CredentialError(f"the {what} answered an access_token that cannot be sent: {problem}")
+    if len(token) > MAX_ACCESS_TOKEN_CHARS:
+        raise CredentialError(f"the {what} answered an access_token longer than {MAX_ACCESS_TOKEN_CHARS} characters")
     return token
 
 
