@@ -107,10 +107,13 @@ def test_config_errors_about_variables_and_patterns_name_file_line_and_key(monke
         "gw.yaml:4:25: services.echo.include[1]: 'get_itme' selects no operation\n"
         "gw.yaml:6:9: services.echo.exclude[0]: 'nope' selects no operation"
     )
-    assert error_of(
-        f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    exclude: [delete_item]\n"
-        "    read_only_tools: [get_item, delete_item]\n"
-    ) == "gw.yaml:5:33: services.echo.read_only_tools[1]: 'delete_item' selects no tool of this service"
+    assert (
+        error_of(
+            f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    exclude: [delete_item]\n"
+            "    read_only_tools: [get_item, delete_item]\n"
+        )
+        == "gw.yaml:5:33: services.echo.read_only_tools[1]: 'delete_item' selects no tool of this service"
+    )
     credentials = "{type: bearer, token: {env: UNSET_TOKEN}}"
     assert error_of(
         f"services:\n  echo:\n    openapi: {ECHO_SPEC}\n    credentials: {credentials}\n"
