@@ -68,4 +68,21 @@ def test_the_preview_matches_what_the_gateway_then_serves(page: Page, served: Se
         page.wait_for_timeout(100)
     assert listed == switched_on
     assert "shelf_delete_book" not in switched_on and "shelf_get_author" in switched_on
+
+    # the plan names its read-only tools: what the patterns select is read-only, every other tool is not
+    page.get_by_label("Name the read-only tools", exact=False).check()
+    page.get_by_label("Read-only tools", exact=True).fill("shelf_get_author")
+    page.get_by_role("button", name="Save the plan").click()
+    expect(page.get_by_role("status")).to_contain_text("Saved plan previewed")
+    with api(served) as client:
+        assert client.get(f"/plans/{plan['id']}").json()["read_only_tools"] == ["shelf_get_author"]
+    wanted = {"shelf_get_author": True, "shelf_get_book": False}
+    hints: dict[str, bool] = {}
+    for _ in range(50):
+        tools = serving(url)["tools"]
+        hints = {t["name"]: t.get("annotations", {}).get("readOnlyHint") is True for t in tools if t["name"] in wanted}
+        if hints == wanted:
+            break
+        page.wait_for_timeout(100)
+    assert hints == wanted
     assert unexpected(seen.problems) == []

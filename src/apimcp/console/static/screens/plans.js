@@ -98,6 +98,13 @@ function planForm(plan, secrets, artifacts, preview) {
   const outputSchemas = check("output_schemas", plan.output_schemas ?? true);
   const toolSearch = check("tool_search", plan.tool_search);
   const codeMode = choice(CODE_MODE, plan.code_mode || "off");
+  const readOnlyNamed = check("read_only_named", Array.isArray(plan.read_only_tools));
+  const readOnly = area("read_only_tools", (plan.read_only_tools || []).join("\n"));
+  const readOnlyRow = field("Read-only tools", readOnly,
+    "one pattern a line, as Include's: these tools are read-only, every other one is not; empty: none").row;
+  const syncReadOnly = () => { readOnlyRow.hidden = !readOnlyNamed.checked; };
+  readOnlyNamed.addEventListener("change", syncReadOnly);
+  syncReadOnly();
   const tasks = tasksEditor(plan.tasks);
   const rateLimit = rateLimitEditor(plan.rate_limit);
   const audit = check("audit", plan.audit);
@@ -122,7 +129,10 @@ function planForm(plan, secrets, artifacts, preview) {
       h("div", { class: "check" }, outputSchemas, h("label", { for: (outputSchemas.id = uid("c")) }, "Output schemas")),
       h("div", { class: "check" }, toolSearch,
         h("label", { for: (toolSearch.id = uid("c")) }, "Tool search (three tools instead of the whole list, for huge APIs)")),
-      field("Code mode", codeMode, "search_tools, describe_tools and execute_code: one JavaScript program makes many calls, each governed as a direct one").row),
+      field("Code mode", codeMode, "search_tools, describe_tools and execute_code: one JavaScript program makes many calls, each governed as a direct one").row,
+      h("div", { class: "check" }, readOnlyNamed, h("label", { for: (readOnlyNamed.id = uid("c")) },
+        "Name the read-only tools (instead of what the description or the MCP server claims)")),
+      readOnlyRow),
     h("fieldset", {}, h("legend", {}, "Backend"),
       field("Backend URL", backend, "http(s) URL; gRPC host:port, grpc:// or grpcs://; empty: the description's server").row,
       field("Timeout (ms)", timeout).row,
@@ -156,6 +166,7 @@ function planForm(plan, secrets, artifacts, preview) {
       output_schemas: outputSchemas.checked,
       tool_search: toolSearch.checked,
       code_mode: codeMode.value,
+      read_only_tools: readOnlyNamed.checked ? lines(readOnly.value) : null,
       tasks: tasks.read(),
       rate_limit: rateLimit.read(),
       audit: audit.checked,
