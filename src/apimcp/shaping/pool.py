@@ -5,10 +5,9 @@ job at a time; a job waits for one at most `job_seconds`, counted with its run, 
 jobs wait: beyond, `run` refuses at once. Jobs come in lanes (one per exposition: `lane`), which take turns for
 the next free process, and no lane holds more than half of the pool's places (running and waiting), so that one
 exposition flooding the pool with large answers leaves the others room and a short wait. A job past its time, or
-whose caller went away, has its process
-killed (a process in the middle of a job cannot be told to drop it), and the next job gets a new one. Every
-way a job can fail is a `ShapingUnavailable` whose message can be shown to the client: a call is never left
-waiting.
+whose caller went away, has its process killed (a process in the middle of a job cannot be told to drop it), and
+the next job gets a new one. Every way a job can fail is a `ShapingUnavailable` whose message can be shown to the
+client: a call is never left waiting.
 
 The children are plain `subprocess` processes (no multiprocessing machinery, no fork of a threaded
 gateway), talking over their stdin and stdout (`frames`); each job's blocking writes and reads run in a thread
