@@ -38,8 +38,11 @@ async def wait(ctx: Context) -> str:  # type: ignore[type-arg]
     try:
         await anyio.sleep(30)
     except anyio.get_cancelled_exc_class():
-        with open(os.environ["APIMCP_TEST_MARK"], "w") as mark:  # noqa: ASYNC230 - no await may run: it is cancelled
+        # written whole, then moved into place: a test that sees the file must never read it half written
+        path = os.environ["APIMCP_TEST_MARK"]
+        with open(f"{path}.part", "w") as mark:  # noqa: ASYNC230 - no await may run: it is cancelled
             mark.write("cancelled")
+        os.replace(f"{path}.part", path)
         raise
     return "waited"
 
