@@ -5,21 +5,48 @@ from __future__ import annotations
 
 import base64
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.context import ClientRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 
+from apimcp.protocol import (
+    CallToolResult,
+    McpEndpoint,
+    McpHandler,
+    Page,
+    RequestContext,
+    ServerFeatures,
+    TextContent,
+    Tool,
+)
+from apimcp.protocol.options import EndpointOptions
 from tests.gateway.conftest import gateway_of
-from tests.support.live_server import live_app
+from tests.support.live_server import live_app, live_server
 
 pytestmark = pytest.mark.anyio
 AWS = "AKIAIOSFODNN7EXAMPLE"
 GHP = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 MODES = ["legacy", "2026-07-28"]
+
+
+class Asking(McpHandler):
+    """A session-era server whose one tool asks the user, naming the key it is about to rotate."""
+
+    features = ServerFeatures(tools=True)
+    tools = (Tool(name="confirm_rotation", input_schema={"type": "object"}),)
+
+    async def list_tools(self, ctx: RequestContext, cursor: str | None) -> Page[Tool]:
+        return Page(items=self.tools)
+
+    async def call_tool(self, ctx: RequestContext, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        schema = {"type": "object", "properties": {"sure": {"type": "boolean"}}}
+        answer = await ctx.elicit(f"Rotate the key {AWS}?", schema)
+        return CallToolResult(content=(TextContent(text=f"answered: {answer.get('action')}"),))
 
 
 def _leaky() -> MCPServer:
@@ -61,14 +88,19 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         async with leaky.session_manager.run():
             yield app
 
-    with live_app(upstream) as served:
+    asking = McpEndpoint(Asking(), EndpointOptions(session_era=True, stateless_era=False))
+    with live_app(upstream) as served, live_server(asking, asking.shutdown) as asking_base:
         url = f"{served.replace('//localhost:', '//127.0.0.1:')}/mcp"
+        asking_url = f"{asking_base.replace('//localhost:', '//127.0.0.1:')}/mcp"
         config = f"""
 services:
   leaky: {{mcp: "{url}"}}
+  asking: {{mcp: "{asking_url}"}}
 expositions:
   blocked: {{services: [leaky], guardrails: [{{use: secrets, action: block}}]}}
   redacted: {{services: [leaky], guardrails: [{{use: secrets, action: redact}}]}}
+  asking_blocked: {{services: [asking], guardrails: [{{use: secrets, action: block}}]}}
+  asking_redacted: {{services: [asking], guardrails: [{{use: secrets, action: redact}}]}}
 server: {{fetch_allow: [127.0.0.1]}}
 """
         with live_app(lambda: gateway_of(config, tmp_path_factory.mktemp("gateway"))) as gateway:
@@ -119,3 +151,24 @@ async def test_a_text_file_served_as_bytes_is_searched_in_a_result_and_when_read
     (contents,) = read.contents
     assert isinstance(contents, types.BlobResourceContents)
     assert AWS not in base64.b64decode(contents.blob).decode()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_what_a_server_asks_the_client_during_a_call_passes_the_guardrails_first(base: str, mode: str) -> None:
+    """The finding (a suspicion of the review, confirmed here): an elicitation (or a sampling request) a fronted
+    server sent during a call reached the client whatever the guardrails said of its text."""
+    asked: list[str] = []
+
+    async def elicit(ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"sure": True})
+
+    async with Client(f"{base}/mcp/asking_redacted", mode=mode, elicitation_callback=elicit) as client:  # type: ignore[arg-type]
+        answered = await client.call_tool("confirm_rotation", {})
+    assert asked == ["Rotate the key [redacted:aws_access_key_id]?"], answered.model_dump_json()
+    assert "answered: accept" in answered.model_dump_json()
+    asked.clear()
+    async with Client(f"{base}/mcp/asking_blocked", mode=mode, elicitation_callback=elicit) as client:  # type: ignore[arg-type]
+        withheld = await client.call_tool("confirm_rotation", {})
+    assert asked == []  # never asked: the server was told no
+    assert AWS not in withheld.model_dump_json()

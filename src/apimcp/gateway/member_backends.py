@@ -14,11 +14,21 @@ from typing import Any
 
 import orjson
 
-from apimcp.backends.base import Backend, BackendResult, CallClient, CallExtras, Failure, LogToClient, Progress
+from apimcp.backends.base import (
+    AskClient,
+    Backend,
+    BackendResult,
+    CallClient,
+    CallExtras,
+    Failure,
+    LogToClient,
+    Progress,
+)
 from apimcp.catalog.model import McpBinding, Operation
 from apimcp.gateway.call_preparation import CallPreparation
 from apimcp.protocol import RequestContext
-from apimcp.protocol.models import LogLevel
+from apimcp.protocol.errors import INVALID_PARAMS, McpError
+from apimcp.protocol.models import InputRequest, LogLevel
 from apimcp.resilience.cached import Cached
 
 Notes = Callable[[str], str | None]
@@ -78,8 +88,11 @@ class MemberBackend:
     def _relaying(self, extras: CallExtras, ctx: RequestContext) -> CallExtras:
         """`extras` for an MCP server's call: what it asks the client is relayed to `ctx`'s client (its log entries
         through the plan's guardrails), and a 2026-07-28 server is told what that client can answer."""
-        log = ctx.log if self.notes is None else _noted_log(ctx, self.notes)
-        return replace(extras, client=CallClient(ctx.request_inputs, ctx.client_capabilities, log))
+        notes = self.notes
+        if notes is None:
+            return replace(extras, client=CallClient(ctx.request_inputs, ctx.client_capabilities, ctx.log))
+        asked = _noted_asks(ctx.request_inputs, notes)
+        return replace(extras, client=CallClient(asked, ctx.client_capabilities, _noted_log(ctx, notes)))
 
 
 def _noted(progress: Progress, notes: Notes) -> Progress:
@@ -87,6 +100,35 @@ def _noted(progress: Progress, notes: Notes) -> Progress:
         await progress(value, total, notes(message) if message is not None else None)
 
     return tell
+
+
+def _noted_asks(ask: AskClient, notes: Notes) -> AskClient:
+    """`ask` with what an MCP server asks the client (an elicitation's message and form, a sampling request's
+    messages and system prompt: text a person or a model reads) through the plan's guardrails first."""
+
+    async def asking(requests: Mapping[str, InputRequest]) -> dict[str, Any]:
+        shown: dict[str, InputRequest] = {}
+        for key, request in requests.items():
+            try:
+                text = orjson.dumps(request.params).decode()
+            except orjson.JSONEncodeError:
+                raise _withheld(request) from None
+            noted = notes(text)
+            if noted is None:
+                raise _withheld(request)
+            try:
+                params = request.params if noted == text else orjson.loads(noted)
+            except orjson.JSONDecodeError:  # a redaction that ran across the JSON's structure (a key block's end)
+                raise _withheld(request) from None
+            shown[key] = request if params is request.params else InputRequest(method=request.method, params=params)
+        return await ask(shown)
+
+    return asking
+
+
+def _withheld(request: InputRequest) -> McpError:
+    return McpError(INVALID_PARAMS, f"the gateway withheld the server's {request.method}: its guardrails do not "
+                    "pass on what it holds")  # fmt: skip
 
 
 def _noted_log(ctx: RequestContext, notes: Notes) -> LogToClient:
