@@ -150,3 +150,23 @@ def test_pings_listings_and_calls_never_push_approvals_or_guardrail_findings_out
     assert "delete_book" not in {e["target"] for e in _listed(acme, trail="answered")}  # its own trail's oldest went
     assert len(_listed(acme, trail="answered")) == KEEP
     problem(acme.user.get("/audit", params={"trail": "everything"}), 422, "trail")
+
+
+def test_a_signed_in_caller_s_policy_denials_are_kept_with_the_decisions_not_the_refusals(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The finding: policy denials lived in the refusals' trail, which refusals from many client addresses (anyone
+    may make them) could flush: who a rule kept from what was lost. An anonymous caller's denial stays a refusal."""
+    for name in ("KEEP", "KEEP_REFUSALS", "KEEP_ROUTINE", "KEEP_DECIDED"):
+        monkeypatch.setattr(audit, name, KEEP)
+    acme = api.org("acme-denials")
+    library = _expose(acme, "library")
+    denied = {"time": 1000.0, "action": "policy", "target": "delete_book", "outcome": "denied", "status": 403,
+              "reason": "policy:no-deletes", "rule": "no-deletes", "exposition_id": library,
+              "user": "alice"}  # fmt: skip
+    anonymous = {**denied, "time": 1001.0, "user": None, "client": "203.0.113.7"}
+    _report(acme, [denied, anonymous])
+    _report(acme, [_refused(library, 2000.0 + n) for n in range(KEEP + 5)])  # a flood of refusals
+    assert [(e["action"], e["user"]) for e in _listed(acme, trail="decided")] == [("policy", "alice")]
+    assert all(e["action"] == "authentication" for e in _listed(acme, trail="refused"))  # the anonymous one went
+    assert [e["user"] for e in _listed(acme, refused="true") if e["action"] == "policy"] == ["alice"]

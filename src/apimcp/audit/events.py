@@ -177,16 +177,17 @@ ROUTINE: Final = frozenset({
 })  # fmt: skip
 """Requests that only say what a server offers: as cheap to make as a refusal, and of little to audit."""
 DECISIONS: Final = frozenset({"approval", "guardrail"})
-"""What governance did to a call (policy denials are refusals, 403)."""
+"""What governance did to a call. A policy's denial is one too when a signed-in caller's call was denied; an
+anonymous caller's is a refusal (403) like any other, since anyone can make as many as they like."""
 
 
 def retention_of(event: Mapping[str, Any]) -> str:
     """Which of an organization's trails keeps an event, each with its retention of its own (`control.domain.audit`):
     `refused` (anyone can make as many as they like), `routine` (listing, pinging), `decided` (an approval, a
-    guardrail's finding) or `answered` (every other request: calls, reads). Events of one kind, however many,
-    never push out those of another."""
+    guardrail's finding, a signed-in caller's call a policy denied) or `answered` (every other request: calls,
+    reads). Events of one kind, however many, never push out those of another."""
     action = event.get("action")
-    if action in DECISIONS:
+    if action in DECISIONS or (action == "policy" and event.get("user")):
         return "decided"
     if is_refusal(event):
         return "refused"
