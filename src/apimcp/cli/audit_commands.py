@@ -55,7 +55,7 @@ def audit(
         str | None,
         typer.Option(
             help="Only one trail, each kept apart: refused, routine (pings, listings), decided "
-            "(approvals, guardrail findings), answered (every other request)."
+            "(approvals, guardrail findings, signed-in callers' calls a policy denied), answered (every other request)."
         ),
     ] = None,
     out: OutputOption = Format.table,

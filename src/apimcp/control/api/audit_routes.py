@@ -24,7 +24,7 @@ def latest_events(
     trail: Literal["refused", "routine", "decided", "answered"] | None = Query(
         default=None,
         description="only one trail, each kept apart: refused, routine (pings, listings), decided (approvals, "
-        "guardrail findings), answered (every other request)",
+        "guardrail findings, signed-in callers' calls a policy denied), answered (every other request)",
     ),
 ) -> list[dict[str, Any]]:
     """The newest events first: one per MCP request (answered, or refused by authentication or a rate limit) of the
