@@ -68,18 +68,11 @@ class Guardrails:
         """A text an MCP server sends the client while a call runs (a progress message, a log entry), as the client
         may see it: the built-in scanners of answers that redact redact it, and one that blocks withholds it (None).
         What they find there is not reported: the call's answer is, when it comes."""
+        shown: str | None = text
         for guardrail in self._guardrails:
-            if not isinstance(guardrail, ScannerGuardrail) or "answers" not in guardrail.settings.on:
-                continue
-            action, detector = guardrail.settings.action, guardrail.detector
-            if action == "report" or not detector.found(text):
-                continue
-            matches = detector.matches(text)
-            if matches and action == "block":
-                return None
-            if matches:
-                text = replaced(text, matches, redaction_label)
-        return text
+            if isinstance(guardrail, ScannerGuardrail) and shown is not None:
+                shown = guardrail.note(shown)
+        return shown
 
     def named(self, subject: str) -> str:
         """`subject` (a resource's URI, a prompt's name) as the observers may hear it: with what the built-in

@@ -92,6 +92,16 @@ class ScannerGuardrail:
             return Verdict(findings, result=replace(result, content=content, structured_content=structured))
         return Verdict(findings)
 
+    def note(self, text: str) -> str | None:
+        """`text` an MCP server sends the client while a call runs, as this guardrail lets it through: redacted
+        (`redact`), withheld (None, `block`), or as it is (`report`: the call's answer is what gets reported)."""
+        action = self.settings.action
+        if "answers" not in self.settings.on or action == "report":
+            return text
+        counts: Counter[str] = Counter()
+        shown = _text(text, self.detector, counts, action == "redact")
+        return None if counts and action == "block" else shown
+
 
 def answer_texts(call: GuardedCall, result: CallToolResult) -> list[str | bytes] | None:
     """What is searched of an answer: its text blocks (and embedded text resources, resource links' titles and
