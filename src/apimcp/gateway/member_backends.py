@@ -109,39 +109,40 @@ def _noted_asks(ask: AskClient, notes: Notes) -> AskClient:
     async def asking(requests: Mapping[str, InputRequest]) -> dict[str, Any]:
         shown: dict[str, InputRequest] = {}
         for key, request in requests.items():
-            try:
-                text = orjson.dumps(request.params).decode()
-            except orjson.JSONEncodeError:
-                raise _withheld(request) from None
-            noted = notes(text)
-            if noted is None:
-                raise _withheld(request)
-            try:
-                params = request.params if noted == text else orjson.loads(noted)
-            except orjson.JSONDecodeError:  # a redaction that ran across the JSON's structure (a key block's end)
-                raise _withheld(request) from None
+            params = _through(notes, request.params)
+            if params is _WITHHELD:
+                raise McpError(INVALID_PARAMS, f"the gateway withheld the server's {request.method}: its guardrails "
+                               "do not pass on what it holds")  # fmt: skip
             shown[key] = request if params is request.params else InputRequest(method=request.method, params=params)
         return await ask(shown)
 
     return asking
 
 
-def _withheld(request: InputRequest) -> McpError:
-    return McpError(INVALID_PARAMS, f"the gateway withheld the server's {request.method}: its guardrails do not "
-                    "pass on what it holds")  # fmt: skip
-
-
 def _noted_log(ctx: RequestContext, notes: Notes) -> LogToClient:
     async def log(level: LogLevel, data: Any, logger: str | None = None) -> None:
-        if not ctx.logs(level):
-            return
-        try:
-            text = data if isinstance(data, str) else orjson.dumps(data).decode()
-        except orjson.JSONEncodeError:
-            return  # too deep to search: withheld
-        shown = notes(text)
-        if shown is None:
-            return  # withheld, as the call's answer would be
-        await ctx.log(level, data if shown == text else shown, logger)
+        if ctx.logs(level) and (shown := _through(notes, data)) is not _WITHHELD:
+            await ctx.log(level, shown, logger)
 
     return log
+
+
+_WITHHELD: Any = object()
+
+
+def _through(notes: Notes, value: Any) -> Any:
+    """`value` (a string, or JSON) as the guardrails let it through: itself, redacted, or `_WITHHELD` (what they
+    block, what is too deep to write for their search, and a redaction that ran across the JSON's structure)."""
+    try:
+        text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return _WITHHELD
+    shown = notes(text)
+    if shown is None:
+        return _WITHHELD
+    if shown == text:
+        return value
+    try:
+        return shown if isinstance(value, str) else orjson.loads(shown)
+    except orjson.JSONDecodeError:
+        return _WITHHELD
