@@ -83,15 +83,19 @@ async def test_a_value_sealed_by_one_replica_opens_on_another_and_is_bound_to_it
         await client.aclose()
 
 
+def _bounded(kind: str, client: Redis, prefix: str, max_pending: int) -> PendingStore:
+    """A pending store of `kind` holding `max_pending` links, 3 per owner."""
+    if kind == "memory":
+        return MemoryPendingStore(max_pending=max_pending, max_per_owner=3)
+    return RedisPendingStore(client, prefix, max_pending=max_pending, max_per_owner=3)
+
+
 @pytest.mark.parametrize("kind", ["memory", "redis"])
 async def test_pending_links_are_bounded_per_owner_and_in_all_in_every_store(kind: str, redis_prefix: str) -> None:
     """The finding: Redis kept every pending link for its 10 minutes, however many one owner made (each
     connection started, then asked again, makes another); memory kept 16 per owner and 10,000 in all."""
     client = Redis.from_url(REDIS_URL)
-    store: PendingStore = (
-        MemoryPendingStore(max_pending=10, max_per_owner=3) if kind == "memory"
-        else RedisPendingStore(client, redis_prefix, max_pending=10, max_per_owner=3)
-    )  # fmt: skip
+    store = _bounded(kind, client, redis_prefix, max_pending=10)
     try:
         mine = [await store.open("user a", f"org/s{i}", "e1", None) for i in range(5)]
         assert [await store.get(p.id) is not None for p in mine] == [False, False, True, True, True]
@@ -115,10 +119,7 @@ async def test_sessions_nobody_authenticated_never_push_out_users_links_in_every
     """The finding: sessions are free to open, so anonymous callers opening links in new sessions pushed every
     user's link out (the oldest went first, whoever's it was)."""
     client = Redis.from_url(REDIS_URL)
-    store: PendingStore = (
-        MemoryPendingStore(max_pending=20, max_per_owner=3) if kind == "memory"
-        else RedisPendingStore(client, redis_prefix, max_pending=20, max_per_owner=3)
-    )  # fmt: skip
+    store = _bounded(kind, client, redis_prefix, max_pending=20)
     try:
         users = [await store.open(user_owner(f"u{i}"), "org/s", "e1", None) for i in range(5)]
         flood = [await store.open(session_owner(f"s{i}"), "org/s", "e1", f"s{i}") for i in range(50)]

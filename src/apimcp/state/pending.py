@@ -26,6 +26,11 @@ ANONYMOUS_SHARE = 10
 """Owners nobody authenticated hold at most 1/ANONYMOUS_SHARE of a store's places."""
 
 
+def tier_places(max_pending: int, owner: str) -> int:
+    """How many links the tier of `owner` holds (`is_anonymous`) in a store of `max_pending`."""
+    return max(1, max_pending // ANONYMOUS_SHARE) if is_anonymous(owner) else max_pending
+
+
 @dataclass(frozen=True, slots=True)
 class Pending:
     id: str
@@ -102,8 +107,7 @@ class MemoryPendingStore(PendingStore):
 
     async def open(self, owner: str, key: str, exposition: str, session_id: str | None) -> Pending:
         self._expire()
-        anonymous = is_anonymous(owner)
-        tier = self._tiers[anonymous]
+        tier = self._tiers[is_anonymous(owner)]
         mine = [p for p in tier.values() if p.owner == owner]
         for waiting in mine:
             if waiting.key == key and waiting.exposition == exposition and waiting.state is None:
@@ -112,7 +116,7 @@ class MemoryPendingStore(PendingStore):
                 return tier[waiting.id]  # asked again before the user went there: the same link
         for pending in mine[: max(0, len(mine) - self._max_per_owner + 1)]:
             self._drop(pending.id)
-        while len(tier) >= (max(1, self._max // ANONYMOUS_SHARE) if anonymous else self._max):
+        while len(tier) >= tier_places(self._max, owner):
             self._drop(next(iter(tier)))
         pending = Pending(new_id(), owner, key, exposition, session_id, time.time() + self.ttl_seconds)
         tier[pending.id] = pending

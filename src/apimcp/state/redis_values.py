@@ -19,13 +19,13 @@ import orjson
 
 from apimcp.state.owners import is_anonymous
 from apimcp.state.pending import (
-    ANONYMOUS_SHARE,
     DEFAULT_MAX_PENDING,
     DEFAULT_MAX_PER_OWNER,
     DEFAULT_TTL_SECONDS,
     Pending,
     PendingStore,
     new_id,
+    tier_places,
 )
 from apimcp.state.redis_connection import RedisClient
 from apimcp.state.sealed import ValueSealer
@@ -130,12 +130,13 @@ class RedisPendingStore(PendingStore):
         self._open = client.register_script(_OPEN)
         self._take = client.register_script(_TAKE)
 
-    def _tier(self, owner: str) -> tuple[list[str | int | bytes], str, int]:
-        """The scripts' ARGV[1..4] for `owner`'s links, the set of every link of its tier and how many it holds."""
-        anonymous = is_anonymous(owner)
-        every = self._every_anonymous if anonymous else self._every
-        most = max(1, self._max // ANONYMOUS_SHARE) if anonymous else self._max
-        return [self._ids, self._states, self._owners, every], every, most
+    def _every_of(self, owner: str) -> str:
+        """The set of every link of `owner`'s tier (`is_anonymous`)."""
+        return self._every_anonymous if is_anonymous(owner) else self._every
+
+    def _prefixes(self, owner: str) -> list[str | int | bytes]:
+        """The scripts' ARGV[1..4] for `owner`'s links."""
+        return [self._ids, self._states, self._owners, self._every_of(owner)]
 
     def _asked_key(self, owner: str, key: str, exposition: str) -> str:
         return f"{self._asked}{owner}\x00{key}\x00{exposition}"
@@ -158,9 +159,9 @@ class RedisPendingStore(PendingStore):
         pending = Pending(new_id(), owner, key, exposition, session_id, time.time() + self.ttl_seconds)
         now = int(time.time() * 1_000_000)
         expiry = int(pending.expires_at * 1_000_000)
-        prefixes, every, most = self._tier(owner)
+        prefixes, most = self._prefixes(owner), tier_places(self._max, owner)
         args = [*prefixes, now, self._max_per_owner, owner, pending.id, most, expiry, orjson.dumps(asdict(pending))]
-        await self._open(keys=[self._owners + owner, every, self._ids + pending.id], args=args)
+        await self._open(keys=[self._owners + owner, self._every_of(owner), self._ids + pending.id], args=args)
         await self._client.set(asked, pending.id, px=self._ttl_ms)
         return pending
 
@@ -188,7 +189,7 @@ class RedisPendingStore(PendingStore):
     async def take(self, pending_id: str) -> Pending | None:
         current = await self.get(pending_id)
         asked = self._asked_key(current.owner, current.key, current.exposition) if current is not None else ""
-        prefixes = self._tier(current.owner)[0] if current is not None else self._tier("")[0]
+        prefixes = self._prefixes(current.owner if current is not None else "")
         body = await self._take(keys=[self._ids + pending_id], args=[*prefixes, pending_id, asked])
         return Pending(**orjson.loads(body)) if body is not None else None
 
