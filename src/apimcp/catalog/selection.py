@@ -63,6 +63,13 @@ def select(
     ]
 
 
+def served_selection(
+    operations: Sequence[Operation], include: Sequence[str], exclude: Sequence[str], prefix: str = ""
+) -> list[Operation]:
+    """What a plan serves of a service's `operations`: named with its prefix (`served`), then selected."""
+    return select(served(operations, prefix), include, exclude, prefix)
+
+
 def nothing_selected(operations: Sequence[Operation], include: Sequence[str], exclude: Sequence[str]) -> str:
     """Why a selection offers no operation: the description has none, or the patterns left none."""
     if not operations:

@@ -34,7 +34,7 @@ from apimcp.backends.token_exchange import TokenExchanger
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Service
 from apimcp.catalog.read_only import decided
-from apimcp.catalog.selection import select, served
+from apimcp.catalog.selection import served_selection
 from apimcp.codemode.limits import CodeModeLimits
 from apimcp.codemode.setting import parse_code_mode
 from apimcp.elicitation.broker import ElicitationBroker
@@ -492,7 +492,7 @@ class GatewayRuntime:
         tools = self._tool_sets.get(key)
         if tools is None:
             prefix = member["tool_prefix"]
-            operations = select(served(service.operations, prefix), member["include"], member["exclude"], prefix)
+            operations = served_selection(service.operations, member["include"], member["exclude"], prefix)
             tools = self._tool_sets[key] = ToolSet(decided(operations, read_only, prefix), output_schemas)
         return tools
 

@@ -10,8 +10,7 @@ from sqlalchemy.orm import Session
 
 from apimcp.catalog.codec import decode_service
 from apimcp.catalog.model import Operation, RestBinding
-from apimcp.catalog.selection import select as select_operations
-from apimcp.catalog.selection import served
+from apimcp.catalog.selection import served_selection
 from apimcp.catalog.tools import tool_of
 from apimcp.control.domain.common import get_owned
 from apimcp.control.models import Exposition, Plan, Service
@@ -31,11 +30,8 @@ def served_operations(session: Session, plan: Plan) -> tuple[Service, list[Opera
     """The plan's service, and its operations the plan selects, named with its prefix."""
     service = session.get(Service, plan.service_id)
     assert service is not None  # foreign keys
-    prefix = plan.tool_prefix or ""
     catalog = decode_service(service.compiled)
-    return service, select_operations(
-        served(catalog.operations, prefix), plan.include or [], plan.exclude or [], prefix
-    )
+    return service, served_selection(catalog.operations, plan.include or [], plan.exclude or [], plan.tool_prefix or "")
 
 
 def served_tools(session: Session, organization_id: str, exposition_id: str) -> ServedTools:

@@ -9,6 +9,7 @@ parameter or cookie are refused here, so a gateway never gets an ambiguous plan.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import secrets as random
@@ -22,9 +23,9 @@ from apimcp.auth.settings import OAuthSettingsError, parse_oauth
 from apimcp.backends.targets import api_key_problem, clash_problem, endpoint_problem
 from apimcp.catalog.base_urls import backend_needed
 from apimcp.catalog.codec import decode_service
+from apimcp.catalog.model import Operation
 from apimcp.catalog.read_only import MAX_PATTERNS as MAX_READ_ONLY_PATTERNS
-from apimcp.catalog.selection import select as select_operations
-from apimcp.catalog.selection import served, unmatched
+from apimcp.catalog.selection import served, served_selection, unmatched
 from apimcp.codemode.setting import CodeModeSettingError, parse_code_mode
 from apimcp.control import changes
 from apimcp.control.domain import tokens
@@ -68,22 +69,23 @@ def checked_prefix(prefix: Any) -> str:
     return prefix or ""
 
 
-def _patterns(service: Service, include: Sequence[str], exclude: Sequence[str], prefix: str) -> None:
-    """Each pattern must select something, a tool name matching with or without the plan's prefix."""
-    if not include and not exclude:
-        return
-    operations = served(decode_service(service.compiled).operations, prefix)
+def _patterns(
+    name: str, operations: Sequence[Operation], include: Sequence[str], exclude: Sequence[str], prefix: str
+) -> None:
+    """Each pattern must select one of the service's `operations` (of the service `name`), a tool name matching with
+    or without the plan's prefix."""
+    operations = served(operations, prefix)
     for field, patterns in (("include", include), ("exclude", exclude)):
         for pattern in patterns:
             if not isinstance(pattern, str) or not pattern:
                 raise Invalid("operation patterns are non-empty strings", field=field)
         typos = unmatched(operations, patterns, prefix)
         if typos:
-            raise Invalid(f"these patterns select no operation of {service.name}: {', '.join(typos)}", field=field)
+            raise Invalid(f"these patterns select no operation of {name}: {', '.join(typos)}", field=field)
 
 
-def _read_only_patterns(service: Service, plan: Plan, patterns: object) -> None:
-    """`read_only_tools` must be patterns each selecting one of the tools the plan serves."""
+def _read_only_patterns(selected: Sequence[Operation], prefix: str, patterns: object) -> None:
+    """`read_only_tools` must be patterns each selecting one of the tools the plan serves (`selected`)."""
     if (
         not isinstance(patterns, list)
         or len(patterns) > MAX_READ_ONLY_PATTERNS
@@ -94,9 +96,6 @@ def _read_only_patterns(service: Service, plan: Plan, patterns: object) -> None:
             "description's and the server's claims stand)",
             field="read_only_tools",
         )
-    prefix = plan.tool_prefix or ""
-    operations = served(decode_service(service.compiled).operations, prefix)
-    selected = select_operations(operations, plan.include or [], plan.exclude or [], prefix)
     typos = unmatched(selected, patterns, prefix)
     if typos:
         raise Invalid(f"these patterns select no tool of the plan: {', '.join(typos)}", field="read_only_tools")
@@ -107,6 +106,11 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
     unknown = sorted(set(values) - FIELDS)
     if unknown:
         raise Invalid(f"plans have no field {unknown[0]!r}", field=unknown[0])
+    catalog = functools.cache(lambda: decode_service(service.compiled))  # read once, and only if needed
+
+    def selected() -> list[Operation]:
+        return served_selection(catalog().operations, plan.include or [], plan.exclude or [], plan.tool_prefix or "")
+
     if "backend_endpoint" in values:
         endpoint = values["backend_endpoint"]
         problem = endpoint_problem(service.kind, str(endpoint)) if endpoint is not None else None
@@ -121,11 +125,12 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
     include = list(values.get("include", plan.include) or [])  # None clears
     exclude = list(values.get("exclude", plan.exclude) or [])
     if "include" in values or "exclude" in values or "tool_prefix" in values:  # a pattern may name a prefixed tool
-        _patterns(service, include, exclude, plan.tool_prefix or "")
+        if include or exclude:
+            _patterns(service.name, catalog().operations, include, exclude, plan.tool_prefix or "")
         plan.include, plan.exclude = include, exclude
     read_only = values.get("read_only_tools", plan.read_only_tools)
     if read_only is not None and ({"read_only_tools", "include", "exclude", "tool_prefix"} & set(values)):
-        _read_only_patterns(service, plan, read_only)
+        _read_only_patterns(selected(), plan.tool_prefix or "", read_only)
     if "read_only_tools" in values:
         plan.read_only_tools = None if read_only is None else list(read_only)
     if "secret_id" in values or "secret_ids" in values:
@@ -146,10 +151,7 @@ def _apply(session: Session, plan: Plan, service: Service, values: Mapping[str, 
             raise Invalid("trust_changes is true or false", field="trust_changes")
         plan.trust_changes = values["trust_changes"]
     if plan.backend_endpoint is None:
-        catalog = decode_service(service.compiled)
-        served_here = select_operations(served(catalog.operations, plan.tool_prefix or ""), plan.include or [],
-                                        plan.exclude or [], plan.tool_prefix or "")  # fmt: skip
-        needed = backend_needed(catalog, served_here)
+        needed = backend_needed(catalog(), selected())
         if needed is not None:
             raise Invalid(f"{service.name} {needed}: the plan needs a backend endpoint (the API's URL)",
                           field="backend_endpoint")  # fmt: skip
