@@ -204,9 +204,9 @@ class Plan(Base):
     guardrails: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     """Scanners on calls' arguments and answers, with their actions (`apimcp.guardrails`); None: none."""
     resilience: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """Retries, circuit breaker, answer cache of its backend (`apimcp.resilience`); None: none."""
     fallback_endpoints: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     """Backend URLs tried in order after `backend_endpoint` (`apimcp.resilience.failover`); None: none."""
-    """Retries, circuit breaker, answer cache of its backend (`apimcp.resilience`); None: none."""
     read_only_tools: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     """Patterns of the tools held read-only, every other one not (`catalog.read_only`); None: the claims stand."""
     created_at: Mapped[datetime] = _created()

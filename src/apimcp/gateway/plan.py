@@ -9,7 +9,7 @@ credentials are read from the environment.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -178,28 +178,27 @@ def plan_service(
     except SpecError as exc:
         raise gateway.error((*at, "stdio" if config.stdio is not None else config.kind), str(exc)) from exc
     prefix = config.tool_prefix  # the importer gave it to the tool names: patterns match them with or without it
-    typos = [
-        gateway.error((*at, field, index), f"{pattern!r} selects no operation")
-        for field, patterns in (("include", config.include), ("exclude", config.exclude))
-        for index, pattern in enumerate(patterns)
-        if unmatched(service.operations, [pattern], prefix)
-    ]
+
+    def check(field: str, patterns: Sequence[str], among: Sequence[Operation], none: str) -> list[ConfigError]:
+        """An error for each pattern of `field` that selects nothing `among` these operations."""
+        return [
+            gateway.error((*at, field, index), f"{pattern!r} selects no {none}")
+            for index, pattern in enumerate(patterns)
+            if unmatched(among, [pattern], prefix)
+        ]
+
+    typos = [*check("include", config.include, service.operations, "operation"),
+             *check("exclude", config.exclude, service.operations, "operation")]  # fmt: skip
     if typos:
         raise errors(*typos)
     operations = tuple(select(service.operations, config.include, config.exclude, prefix))
     if not operations:  # the description has none, or the patterns leave none
         field = config.kind if not service.operations else "exclude" if config.exclude else "include"
         raise gateway.error((*at, field), nothing_selected(service.operations, config.include, config.exclude))
-    read_only = config.read_only_tools
-    if read_only:
-        typos = [
-            gateway.error((*at, "read_only_tools", index), f"{pattern!r} selects no tool of this service")
-            for index, pattern in enumerate(read_only)
-            if unmatched(operations, [pattern], prefix)
-        ]
-        if typos:
-            raise errors(*typos)
-    operations = tuple(decided(operations, read_only, prefix))
+    typos = check("read_only_tools", config.read_only_tools or (), operations, "tool of this service")
+    if typos:
+        raise errors(*typos)
+    operations = tuple(decided(operations, config.read_only_tools, prefix))
     if config.backend is None and (needed := backend_needed(service, operations)) is not None:
         where = "the API's URL" if service.kind != "grpc" else "host:port, grpc://host:port or grpcs://host:port"
         raise gateway.error(at, f"the description {needed}; set 'backend' to {where}")

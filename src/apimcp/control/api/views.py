@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from apimcp.catalog.read_only import MAX_PATTERNS as MAX_READ_ONLY_PATTERNS
 from apimcp.control.domain.services import ImportOptions
 from apimcp.control.models import as_utc
 
@@ -439,7 +440,7 @@ class PlanFields(PlanSettings):
     )
     read_only_tools: list[str] | None = Field(
         default=None,
-        max_length=200,
+        max_length=MAX_READ_ONLY_PATTERNS,
         description="patterns (as include's) of the tools held read-only, every other one not, whatever the "
         "description or the MCP server claims; null: their claims stand",
     )
