@@ -21,6 +21,7 @@ import hmac
 import html
 import logging
 from collections.abc import Mapping
+from typing import Final
 from urllib.parse import parse_qs, quote, urlsplit
 
 from apimcp.auth.resource import DEFAULT_PORTS, request_origin
@@ -29,7 +30,7 @@ from apimcp.backends.oauth_http import CredentialError
 from apimcp.elicitation.broker import PAGES, ElicitationBroker
 from apimcp.protocol.caller import request_host
 from apimcp.protocol.exchange import Receive, Scope, Send
-from apimcp.protocol.security import LOOPBACK_HOSTS
+from apimcp.protocol.security import TransportSecurity
 from apimcp.state.owners import principal_of
 
 log = logging.getLogger("apimcp.elicitation")
@@ -86,6 +87,8 @@ GONE = _page(
     "This link no longer works",
     "<p>It was used already, or it has expired. Ask your assistant to try again: it will give you a new link.</p>",
 )
+_LOOPBACK: Final = TransportSecurity()
+"""The default Host allow-list: loopback names, at any port."""
 NO_PUBLIC_URL = (
     "<p>This gateway does not know its public address, so it cannot tell the service where to send you back. Its "
     "operator sets it (<code>server.public_url</code>, or <code>--public-url</code>).</p>"
@@ -182,11 +185,9 @@ class ElicitationPages:
         is a loopback one. A Host the gateway admits (a wildcard, a second name) may still be someone else's, and a
         callback there (registered for by the gateway itself when it discovers the service) hands the user's
         authorization code to whoever holds that name."""
-        if self._broker.public_url:
+        if self._broker.public_url or _LOOPBACK.host_allowed(request_host(scope["headers"])):
             return f"{self._origin(scope)}{PAGES}/callback"
-        host = (request_host(scope["headers"]) or "").lower()
-        name = host.rpartition(":")[0] if host.rpartition(":")[2].isdigit() else host
-        return f"{self._origin(scope)}{PAGES}/callback" if name in LOOPBACK_HOSTS else None
+        return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path: str = scope["path"][len(PAGES) :].strip("/")
