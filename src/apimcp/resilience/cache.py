@@ -106,14 +106,13 @@ class _Kept:
         return kept
 
 
-class _Shared:
-    """A call under way, and the progress its callers asked for."""
+class _Listeners:
+    """The progress the callers of a call under way asked for."""
 
-    __slots__ = ("future", "listeners")
+    __slots__ = ("listeners",)
 
     def __init__(self, progress: Progress | None) -> None:
         self.listeners: list[Progress] = [progress] if progress is not None else []
-        self.future: asyncio.Future[BackendResult] | None = None
 
     async def tell(self, value: float, total: float | None, message: str | None) -> None:
         for listener in list(self.listeners):
@@ -140,7 +139,7 @@ class AnswerCache:
         self.max_bytes = max_bytes
         self._clock = clock
         self._kept: OrderedDict[bytes, _Kept] = OrderedDict()
-        self._inflight: dict[bytes, _Shared] = {}
+        self._inflight: dict[bytes, tuple[asyncio.Future[BackendResult], _Listeners]] = {}
         self._bytes = 0
 
     def __len__(self) -> int:
@@ -160,20 +159,22 @@ class AnswerCache:
                 self._kept.move_to_end(key)
                 return kept.answer(), "hit"
             self._drop(key)
-        shared = self._inflight.get(key)
-        if shared is not None and shared.future is not None:
+        under_way = self._inflight.get(key)
+        if under_way is not None:
+            task, listeners = under_way
             if progress is not None:
-                shared.listeners.append(progress)
-            return _own(await asyncio.shield(shared.future)), "coalesced"
-        shared = self._inflight[key] = _Shared(progress)
-        task = shared.future = asyncio.ensure_future(self._made(key, ttl, call, shared))
+                listeners.listeners.append(progress)
+            return _own(await asyncio.shield(task)), "coalesced"
+        listeners = _Listeners(progress)
+        task = asyncio.ensure_future(self._made(key, ttl, call, listeners))
+        self._inflight[key] = (task, listeners)
         return await asyncio.shield(task), "miss"
 
     async def _made(
-        self, key: bytes, ttl: float, call: Callable[[Progress], Awaitable[BackendResult]], shared: _Shared
+        self, key: bytes, ttl: float, call: Callable[[Progress], Awaitable[BackendResult]], listeners: _Listeners
     ) -> BackendResult:
         try:
-            result = await call(shared.tell)
+            result = await call(listeners.tell)
         finally:
             self._inflight.pop(key, None)
         form = _kept_form(result) if ttl > 0 else None

@@ -328,7 +328,7 @@ class Host:
         """Each call's outcome as JSON, all of them together within what the script can hold (half its memory: the
         text, then the values read from it): a result past what is left is a failure that says so, never written
         into the answer (a program may wait for a hundred calls of 10 MiB each)."""
-        room = self._limits.memory_bytes // 2
+        room = half = self._limits.memory_bytes // 2
         outcomes = []
         for ref, future in calls:
             outcome = self._outcome(ref, future)
@@ -336,7 +336,7 @@ class Host:
                 outcome = _failure(
                     None,
                     f"the result of {ref} is {len(outcome):,} characters of JSON, more than the script can take in at "
-                    f"once ({self._limits.memory_bytes // 2:,}: half its memory)",
+                    f"once ({half:,}: half its memory)",
                 )
             room -= len(outcome)
             outcomes.append(outcome)
