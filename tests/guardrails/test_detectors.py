@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from apimcp.guardrails.detectors import DETECTORS, luhn
+from apimcp.guardrails.detectors import DETECTORS, luhn, together
 
 FOUND = [
     ("secrets", "private_key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA"),
@@ -129,4 +129,28 @@ def test_a_candidate_that_fails_its_check_hides_no_match_that_goes_on_past_it() 
     text = "ref 2024 4111 1111 1111 1111"
     assert [(m.kind, text[m.start : m.end]) for m in DETECTORS["personal_data"].matches(text)] == [
         ("payment_card", "4111 1111 1111 1111")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "phone"),
+    [
+        ("+1 555 0100 4111 1111 1111 1111", "+1 555 0100"),  # the phone pattern took the card and failed on its count
+        ("call +33 1 23 45 67 89 4111 1111 1111 1111 now", "+33 1 23 45 67 89"),  # it took the card's first group
+    ],
+)
+def test_a_card_right_after_a_phone_number_is_found_and_so_is_the_phone(text: str, phone: str) -> None:
+    """The finding: a phone number followed at once by a card found neither, or the phone without the card."""
+    for detector in (DETECTORS["personal_data"], together(list(DETECTORS.values()))):
+        assert detector is not None
+        assert [(m.kind, text[m.start : m.end]) for m in detector.matches(text)] == [
+            ("phone", phone),
+            ("payment_card", "4111 1111 1111 1111"),
+        ]
+
+
+def test_a_phone_number_whose_last_group_is_no_card_keeps_it() -> None:
+    text = "+33 1 23 45 67 89 4111 1111 1111 1112"  # the digits after the phone fail Luhn
+    assert [(m.kind, text[m.start : m.end]) for m in DETECTORS["personal_data"].matches(text)] == [
+        ("phone", "+33 1 23 45 67 89 4111")
     ]

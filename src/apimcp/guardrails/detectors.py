@@ -128,16 +128,42 @@ class Match:
     end: int
 
 
+_PHONE_ALONE: Final = re2.compile(_PERSONAL["phone"])
+
+
+_CARD_ALONE: Final = re2.compile(_PERSONAL["payment_card"])
+
+
+def _card_in_phone(text: str, start: int, end: int) -> int | None:
+    """Where a card starts in the last group of digits of the phone number `text[start:end]`, if one does and
+    the phone number holds without that group (`+33 1 23 45 67 89 4111 1111 1111 1111`: the pattern's last group
+    may be a card's first)."""
+    last = start + len(text[start:end].rstrip("0123456789"))
+    card = _CARD_ALONE.match(text, last)
+    if card is None or not _card(card.group()) or _phone_before(text, start, last) is None:
+        return None
+    return last
+
+
+def _phone_before(text: str, start: int, end: int) -> Match | None:
+    """The phone number a failed phone candidate (`text[start:]`) holds before a match found inside it at `end`
+    (`+1 555 0100 4111 1111 1111 1111`: the pattern took the card's digits too, and failed on their count)."""
+    head = text[start:end].rstrip(" .-")
+    found = _PHONE_ALONE.fullmatch(head)
+    return Match("phone", start, start + len(head)) if found is not None and _phone(head) else None
+
+
 class Detector:
     """One kind of thing to look for (`secrets`, `personal_data`, `injection`), by several patterns."""
 
-    __slots__ = ("_all", "kinds", "name", "patterns")
+    __slots__ = ("_all", "_cards", "kinds", "name", "patterns")
 
     def __init__(self, name: str, patterns: Mapping[str, str]) -> None:
         self.name = name
         self.patterns = dict(patterns)
         self.kinds = tuple(patterns)
         self._all = re2.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in patterns.items()))
+        self._cards = "payment_card" in patterns
 
     def found(self, text: str | bytes) -> bool:
         """Whether the text (or its UTF-8 bytes) may hold something (one search; `matches` says what, checks
@@ -149,6 +175,7 @@ class Detector:
     def matches(self, text: str) -> list[Match]:
         out = []
         search, at, failed_end = self._all.search, 0, -1
+        failed_phone: tuple[int, int] | None = None
         while (match := search(text, at)) is not None:
             index = match.lastindex  # the patterns capture nothing but their own group, in `kinds` order
             kind = self.kinds[index - 1] if index is not None else None
@@ -160,10 +187,25 @@ class Detector:
             # which counts when it goes on past the failed one: inside it (a card's digits in an IBAN whose checksum
             # is wrong), one in ten would pass Luhn by chance.
             if kind is not None and match.end() > failed_end and (check is None or check(found)):
+                if failed_phone is not None and failed_phone[0] < start < failed_phone[1]:
+                    phone = _phone_before(text, failed_phone[0], start)
+                    if phone is not None:
+                        out.append(phone)
+                failed_phone = None
+                card = _card_in_phone(text, start, match.end()) if kind == "phone" and self._cards else None
+                if card is not None:
+                    out.append(Match(kind, start, start + len(text[start:card].rstrip(" .-"))))
+                    at = card
+                    continue
                 out.append(Match(kind, start, match.end()))
                 at = max(match.end(), match.start() + 1)
             else:
-                failed_end = max(failed_end, match.end())
+                # A phone candidate fails on its digits' count, not a checksum: it hides nothing by chance,
+                # and a number right after a phone number (a card) made it too long.
+                if kind == "phone":
+                    failed_phone = (start, match.end())
+                else:
+                    failed_end = max(failed_end, match.end())
                 at = match.start() + 1
         return out
 
