@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from apimcp.control.domain import traffic
 from apimcp.traffic import reporting
 from apimcp.traffic.histogram import BOUNDS_MS, SIZE, bucket_of, empty, quantile
 from apimcp.traffic.outbox import Outbox
@@ -57,7 +58,25 @@ def test_made_up_methods_and_tools_past_the_bound_are_counted_as_other() -> None
     assert len(rows) <= 4
     assert sum(row["calls"] for row in rows) == 51
     assert {row["method"] for row in rows} >= {OTHER, "tools/call"}
-    assert any(row["tool"] == OTHER and row["calls"] >= 47 for row in rows)
+    assert any(row["method"] == "tools/call" and row["tool"] == OTHER and row["calls"] >= 47 for row in rows)
+
+
+def test_the_rows_past_the_bound_are_rows_the_control_plane_keeps() -> None:
+    """The finding: past the bound, a call of a tool not yet counted became a row of method `(other)` naming tool
+    `(other)`, which the control plane refuses (a tool is named on tools/call rows only), and with it the whole
+    report, which the gateway then dropped."""
+    tally = TrafficTally(max_keys=2)
+    for tool in ("a", "b", "c", "d"):
+        tally.count("e1", "tools/call", tool, "success", 1.0)
+    tally.count("e1", "tools/list", None, "success", 1.0)
+    tally.count("e1", "no/such/method", None, "error", 1.0)
+    rows = tally.take(100)
+    assert {(row["method"], row["tool"], row["calls"]) for row in rows} == {
+        ("tools/call", "a", 1), ("tools/call", "b", 1), ("tools/call", OTHER, 2), ("tools/list", "", 1),
+        (OTHER, "", 1),
+    }  # fmt: skip
+    for row in rows:
+        traffic._checked(row)  # raises Invalid on a row the control plane would refuse
 
 
 def test_a_report_that_could_not_be_sent_is_sent_again_as_it_was_before_what_came_since() -> None:

@@ -1,8 +1,9 @@
 """One gateway process's counts of requests by exposition, method, tool and minute, until they are reported.
 
 Counting is a dictionary lookup and a few additions on the event loop. The tally is bounded whatever the traffic:
-past `MAX_KEYS` keys, a request of a tool (or a method) not yet counted in its minute is counted under `OTHER`,
-so a flood of calls naming made-up tools costs one key per exposition and minute.
+past `MAX_KEYS` keys, a call of a tool not yet counted in its minute is counted as a call of `OTHER`, so a flood
+of calls naming made-up tools costs one key per exposition and minute (methods are counted by name only when
+known: a few keys at most).
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class TrafficTally:
         counts = self._counts.get(key)
         if counts is None:
             if len(self._counts) >= self._max_keys:
-                key = (exposition_id, method if method != "tools/call" else OTHER, OTHER if key[2] else "", minute)
+                # the method stays (a known one: a few keys an exposition and minute at most); the tool does not
+                key = (exposition_id, method, OTHER if method == "tools/call" else "", minute)
                 counts = self._counts.get(key)
             if counts is None:
                 counts = self._counts[key] = Counts()
