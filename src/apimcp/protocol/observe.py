@@ -60,10 +60,15 @@ def target_of(method: str, params: JsonObject) -> str | None:
 
 
 def without_query(uri: str) -> str:
-    """A URI without its query or fragment, where a client or a server may have put a credential."""
+    """A URI without its query, its fragment or the user information of its authority (`user:password@`): where
+    a client or a server may have put a credential."""
     for mark in ("?", "#"):
         uri = uri.split(mark, 1)[0]
-    return uri
+    scheme, slashes, rest = uri.partition("://")
+    if not slashes:
+        return uri
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}" if "@" in authority else uri
 
 
 def shown_target(method: str, target: str) -> str:

@@ -57,5 +57,5 @@ def bounded(text: str) -> str:
 
 
 def resource_target(uri: str) -> str:
-    """A resource URI without its query or fragment (where a client might put a credential), bounded."""
+    """A resource URI without its query, fragment or user information (where a credential may be), bounded."""
     return bounded(without_query(uri))
