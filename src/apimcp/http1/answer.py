@@ -87,16 +87,30 @@ _GZIP = 16 + zlib.MAX_WBITS
 
 def _inflate(body: bytes, wbits: int, max_bytes: int) -> bytes:
     """The whole of `body` inflated: every member of a gzip body (members may follow one another), and a stream
-    that stops before its end is corrupt (zlib.error), not a shorter answer."""
-    out = b""
-    rest = body
-    while True:
+    that stops before its end is corrupt (zlib.error), not a shorter answer.
+
+    The body is fed in pieces, so that what follows a member (zlib copies it out whole) is at most a piece, and
+    the output is joined once: with the whole body at once, each member cost a copy of the rest, and a body of
+    tiny members held the event loop for minutes. Members are bounded all the same (`MAX_GZIP_MEMBERS`)."""
+    view, size, at, parts = memoryview(body), 0, 0, []
+    for _ in range(MAX_GZIP_MEMBERS):
         inflater = zlib.decompressobj(wbits)
-        out += inflater.decompress(rest, max_bytes + 1 - len(out))
-        if len(out) > max_bytes:
-            raise AnswerTooLarge
+        while not inflater.eof and at < len(body):
+            piece = view[at : at + _PIECE]
+            at += len(piece)
+            out = inflater.decompress(piece, max_bytes + 1 - size)  # what is left unread goes past the bound
+            size += len(out)
+            if size > max_bytes:
+                raise AnswerTooLarge
+            parts.append(out)
         if not inflater.eof:
             raise zlib.error("the compressed body ends before its end")
-        rest = inflater.unused_data
-        if not rest or wbits != _GZIP:  # what follows a zlib or raw stream is not read, as before
-            return out
+        at -= len(inflater.unused_data)
+        if at >= len(body) or wbits != _GZIP:  # what follows a zlib or raw stream is not read, as before
+            return b"".join(parts)
+    raise BadAnswer(f"the gzip body has more than {MAX_GZIP_MEMBERS} members")
+
+
+_PIECE = 16 * 1024
+MAX_GZIP_MEMBERS = 1000
+"""Members one gzip body may have (concatenated files; a body of tiny members is work for nothing)."""
