@@ -12,12 +12,17 @@ import yarl
 from aiohttp import web
 
 from apimcp.backends.base import Failure
+from apimcp.backends.credentials import Bearer
 from apimcp.backends.http_common import exception_failure, read_limited
 from apimcp.backends.lane import first_hop
-from apimcp.backends.rest import close_session, new_session
+from apimcp.backends.rest import RestBackend, close_session, new_session
+from apimcp.importers.openapi import import_openapi
+from tests.gateway.conftest import ECHO_SPEC
 from tests.support.live_aiohttp import serving_here
 
 HTTPS = "https://api.example.com:8443/v1/items"
+ECHO = import_openapi(str(ECHO_SPEC))
+TOKEN = "sup3r-secret-token-value"
 
 
 def message(exc: Exception, url: str = HTTPS) -> str:
@@ -100,5 +105,37 @@ async def test_a_content_coding_aiohttp_leaves_as_it_came_is_refused() -> None:
             assert got.message == "The backend answered in a content coding this gateway does not read (gzip, gzip)"
             with pytest.raises(aiohttp.ClientError):  # aiohttp refuses one it knows but cannot undo (no Brotli)
                 await sent("/br")
+    finally:
+        await close_session(session)
+
+
+@pytest.mark.anyio
+async def test_an_unread_coding_is_refused_on_every_hop_x_gzip_included() -> None:
+    """The finding: a redirected hop was read without looking at its coding, and `x-gzip`, which aiohttp does not
+    undo, was taken for one it does: the backend's echo of the caller's token reached the client gzipped, past
+    the masking of secrets."""
+
+    async def answer(request: web.Request) -> web.Response:
+        if request.path == "/v1/items/1":
+            raise web.HTTPFound("/v1/coded")
+        echoed = f'{{"auth": "{request.headers.get("Authorization")}"}}'.encode()
+        headers = {"Content-Type": "application/json", "Content-Encoding": "x-gzip"}
+        return web.Response(body=gzip.compress(echoed), headers=headers)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    session = new_session()
+    try:
+        async with serving_here(app) as port:
+            backend = RestBackend(ECHO, session, base_url=f"http://127.0.0.1:{port}/v1", credentials=Bearer(TOKEN))
+            operation = ECHO.operation("get_item")
+            assert operation is not None
+            got = await backend.call(operation, {"itemId": "1"})
+            assert got == Failure("The backend answered in a content coding this gateway does not read (x-gzip)")
+            form = aiohttp.FormData({"a": "b"})  # through aiohttp from the first hop
+            url = yarl.URL(f"http://127.0.0.1:{port}/v1/coded")
+            got = await first_hop(session, "POST", url, {}, form, public_url="", tls=True, max_bytes=2**20,
+                                  client_timeout=aiohttp.ClientTimeout(total=5), timeout_seconds=5)  # fmt: skip
+            assert got == Failure("The backend answered in a content coding this gateway does not read (x-gzip)")
     finally:
         await close_session(session)

@@ -172,6 +172,7 @@ async def test_a_credential_with_a_line_break_is_a_tool_error_not_a_crash(raw_se
         ('{"name": "café"}'.encode("latin-1"), "application/json; charset=ISO-8859-1", '{"name": "café"}'),
         ("café crème".encode("cp1252"), 'text/plain; charset="windows-1252"', "café crème"),
         ("token: s3cr3t-v4lue".encode("utf-16"), "text/plain; charset=utf-16", "token: s3cr3t-v4lue"),
+        ('{"token": "s3cr3t"}\n'.encode("utf-16"), "application/x-ndjson; charset=utf-16", '{"token": "s3cr3t"}\n'),
         (b"caf\xc3\xa9", "text/plain; charset=utf-8", "café"),
         (b"caf\xe9", "text/plain", "caf\ufffd"),  # no charset named: UTF-8, as before
         (b"caf\xe9", "text/plain; charset=made-up", "caf\ufffd"),  # one Python does not know: as it came

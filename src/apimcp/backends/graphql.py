@@ -37,6 +37,7 @@ from apimcp.backends.http_common import (
     read_limited,
     status_failure,
     too_large,
+    unread_coding,
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.redirects import DEFAULT_MAX_REDIRECTS, Outgoing, Redirect, follow
@@ -161,6 +162,9 @@ class GraphQLBackend(Backend):
             return exception_failure(exc, self._endpoint, self._timeout_seconds)
 
     async def _answer(self, response: aiohttp.ClientResponse, access: Access) -> BackendResult:
+        unread = unread_coding(response)
+        if unread is not None:
+            return unread
         body = await read_limited(response, self._max_bytes)
         if body is None:
             return too_large(self._max_bytes)

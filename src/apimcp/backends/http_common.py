@@ -41,6 +41,19 @@ async def read_limited(response: aiohttp.ClientResponse, max_bytes: int) -> byte
     return b"".join(chunks)
 
 
+UNDONE_BY_AIOHTTP = frozenset({"gzip", "deflate", "identity"})
+"""The content codings aiohttp decodes (one, not stacked; not `x-gzip`, whatever the name says)."""
+
+
+def unread_coding(response: aiohttp.ClientResponse) -> Failure | None:
+    """A failure for an answer in a content coding aiohttp passes on as it came: unread, it would pass the masking
+    of secrets (every hop of every backend is checked, redirected ones included)."""
+    coding = response.headers.get("Content-Encoding", "").strip().lower()
+    if coding and coding not in UNDONE_BY_AIOHTTP:
+        return Failure(f"The backend answered in a content coding this gateway does not read ({coding[:40]})")
+    return None
+
+
 def too_large(max_bytes: int) -> Failure:
     return Failure(f"The backend's response is larger than the {max_bytes} bytes allowed")
 

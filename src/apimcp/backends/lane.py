@@ -18,7 +18,7 @@ import aiohttp
 import yarl
 
 from apimcp.backends.base import Failure
-from apimcp.backends.http_common import LANE_ERRORS, lane_failure, read_limited, too_large
+from apimcp.backends.http_common import LANE_ERRORS, lane_failure, read_limited, too_large, unread_coding
 from apimcp.backends.redirects import Redirect, answer_redirect, redirect_of
 from apimcp.http1.answer import Answer
 from apimcp.http1.client import Http1Client
@@ -122,14 +122,10 @@ async def first_hop(
         redirect = redirect_of(response)
         if redirect is not None:
             return redirect
-        coding = response.headers.get("Content-Encoding", "").strip().lower()
-        if coding and coding not in _UNDONE_BY_AIOHTTP:  # passed on unread, it would pass the masking of secrets
-            return Failure(f"The backend answered in a content coding this gateway does not read ({coding[:40]})")
+        unread = unread_coding(response)
+        if unread is not None:
+            return unread
         read = await read_limited(response, max_bytes)
         if read is None:
             return too_large(max_bytes)
         return Answer(response.status, response.reason or "", response.headers, read)
-
-
-_UNDONE_BY_AIOHTTP = frozenset({"gzip", "x-gzip", "deflate", "identity"})
-"""The content codings aiohttp decodes (one, not stacked): another would reach the client as it came."""

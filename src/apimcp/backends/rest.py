@@ -48,6 +48,7 @@ from apimcp.backends.http_common import (
     read_limited,
     status_failure,
     too_large,
+    unread_coding,
 )
 from apimcp.backends.oauth_client import CredentialError, TokenClient
 from apimcp.backends.redirects import (
@@ -208,6 +209,9 @@ class RestBackend(Backend):
             return _unsendable(operation, request.public_url, exc, access.mask)
 
     async def _answer(self, response: aiohttp.ClientResponse, uri: str, access: Access) -> BackendResult:
+        unread = unread_coding(response)
+        if unread is not None:
+            return unread
         body = await read_limited(response, self._max_bytes)
         if body is None:
             return too_large(self._max_bytes)
@@ -234,12 +238,20 @@ def in_utf8(body: bytes, media_type: str) -> bytes:
     (a Latin-1 answer became U+FFFD), the masking of secrets included (it knows their UTF-8 spellings only, so a
     UTF-16 echo passed it). Other answers, and a charset Python does not know, stay as they came."""
     charset = media_charset(media_type)
-    if charset is None or charset in _UTF8_NAMES or media_kind(media_type) not in ("json", "text"):
+    if charset is None or charset in _UTF8_NAMES or not _read_as_text(media_type):
         return body
     try:
         return body.decode(charset, "replace").encode()
     except LookupError:
         return body
+
+
+_NDJSON: Final = "application/x-ndjson"
+"""Lines of JSON: answered as text."""
+
+
+def _read_as_text(media_type: str) -> bool:
+    return media_kind(media_type) in ("json", "text") or media_type.split(";", 1)[0].strip().lower() == _NDJSON
 
 
 def _unsendable(operation: Operation, url: str, exc: ValueError, mask: SecretMask) -> Failure:
@@ -258,7 +270,7 @@ def _body(body: bytes, media_type: str, status: int, uri: str, large_from_bytes:
         if len(body) >= large_from_bytes:
             return UnparsedJson(body, json_answer, status, base)
         return json_answer(body, status, base)
-    if kind == "text" or base == "application/x-ndjson":
+    if kind == "text" or base == _NDJSON:
         return TextBody(body.decode("utf-8", "replace"), base, status)
     return BinaryBody(body, base, uri, status)
 
