@@ -50,3 +50,19 @@ def test_posts_need_the_stream_s_session(base: str) -> None:
         assert next(lines) == "event: endpoint"
         endpoint = next(lines).removeprefix("data: ")
         assert endpoint.startswith("/mcp/messages?sessionId=")
+
+
+def test_the_stream_and_the_posts_are_refused_a_foreign_origin_or_host(base: str) -> None:
+    """The finding: the transport was served before the endpoint's checks, so a page of any origin could open a
+    stream and post to it (2024-11-05: servers MUST validate the Origin header on all incoming connections)."""
+    evil = {"Origin": "http://evil.example"}
+    assert httpx2.get(f"{base}/sse", headers=evil, timeout=10).status_code == 403
+    assert httpx2.get(f"{base}/sse", headers={"Host": "evil.example"}, timeout=10).status_code == 421
+    with httpx2.stream("GET", f"{base}/sse", timeout=10) as stream:
+        lines = stream.iter_lines()
+        assert next(lines) == "event: endpoint"
+        endpoint = next(lines).removeprefix("data: ")
+        posted = httpx2.post(
+            base.removesuffix("/mcp") + endpoint, headers=evil, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        )
+        assert posted.status_code == 403 and posted.json()["error"]["message"] == "Origin not allowed"

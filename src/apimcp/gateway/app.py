@@ -39,7 +39,6 @@ from apimcp.protocol.caller import CALLER_KEY, Caller, caller_key
 from apimcp.protocol.cors import with_cors
 from apimcp.protocol.errors import SERVER_BUSY
 from apimcp.protocol.exchange import Receive, Scope, Send, run_lifespan
-from apimcp.protocol.http_sse import serve_http_sse
 from apimcp.ratelimit.limiter import RateLimiter, Refused
 from apimcp.telemetry.scrape import METRICS_PATH, serve_metrics
 
@@ -147,12 +146,7 @@ class GatewayApp:
                 scope = {**scope, **admitted}
             if by_service:
                 send = _with_header(send, b"link", f'<{route.canonical_path}>; rel="canonical"'.encode())
-            if http_sse:
-                transport = route.endpoint.http_sse
-                if transport is None or not await serve_http_sse(transport, scope, receive, send):
-                    await json_response(send, 405, {"error": "HTTP+SSE: GET .../sse, then POST .../messages"})
-                return
-            await route.endpoint.handle(scope, receive, send)
+            await route.endpoint.handle(scope, receive, send, legacy_sse=http_sse)
         elif path.startswith(METADATA_PREFIX + "/") and scope["method"] in ("GET", "HEAD"):
             if not self.runtime.host_allowed(scope):
                 await json_response(send, 421, {"error": "Host not allowed (DNS rebinding protection)"})

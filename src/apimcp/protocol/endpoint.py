@@ -34,7 +34,7 @@ from apimcp.protocol.exchange import (
 )
 from apimcp.protocol.handler import McpHandler
 from apimcp.protocol.headers import MalformedHeader, decode_header_value
-from apimcp.protocol.http_sse import HttpSseTransport, serve_http_sse
+from apimcp.protocol.http_sse import HttpSseTransport, names_http_sse, serve_http_sse
 from apimcp.protocol.jsonrpc import error_message, is_valid_id
 from apimcp.protocol.legacy import SessionEra
 from apimcp.protocol.limits import EndpointLimits
@@ -113,13 +113,13 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            if self.http_sse is not None and await serve_http_sse(self.http_sse, scope, receive, send):
-                return
-            await self.handle(scope, receive, send)
+            await self.handle(scope, receive, send, legacy_sse=self.http_sse is not None and names_http_sse(scope))
         elif kind == "lifespan":
             await run_lifespan(receive, send, self.shutdown)
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def handle(self, scope: Scope, receive: Receive, send: Send, *, legacy_sse: bool = False) -> None:
+        """Serve one HTTP request of this endpoint (`legacy_sse`: of its 2024-11-05 HTTP+SSE transport, `GET .../sse`
+        or `POST .../messages`, which pass the same checks of headers, Host and Origin first)."""
         raw_headers = scope["headers"]
         if len(raw_headers) > self._max_header_count:
             text = f"More than {self._max_header_count} request headers (max_header_count)"
@@ -149,6 +149,10 @@ class McpEndpoint:
         origin = headers.get(b"origin")
         if not security.origin_allowed(origin.decode("latin-1") if origin is not None else None):
             await self._refuse_unread(exchange, receive, headers, 403, "Origin not allowed")
+            return
+        if legacy_sse:  # its spec too: Origin is checked on every connection
+            if self.http_sse is None or not await serve_http_sse(self.http_sse, scope, receive, send):
+                await exchange.refuse(405, "HTTP+SSE: GET .../sse, then POST .../messages")
             return
 
         raw_session = headers.get(b"mcp-session-id")

@@ -250,6 +250,13 @@ async def _json(send: Send, status: int, value: object, headers: list[tuple[byte
     await send({"type": "http.response.body", "body": body})
 
 
+def names_http_sse(scope: Scope) -> bool:
+    """Whether a request is one of the HTTP+SSE transport's: `GET .../sse` or `POST .../messages`."""
+    path: str = scope.get("path", "")
+    method = scope.get("method")
+    return (method == "GET" and path.endswith("/sse")) or (method == "POST" and path.endswith("/messages"))
+
+
 async def serve_http_sse(transport: HttpSseTransport, scope: Scope, receive: Receive, send: Send) -> bool:
     """Serve `GET .../sse` and `POST .../messages?sessionId=` (whatever comes before); False for anything else."""
     path: str = scope.get("path", "")
