@@ -48,11 +48,16 @@ def _config(issuer: str, tmp: Path) -> str:
         "      const r = rs.callTool('delete_item', {itemId: input.itemId});\n"
         "      if (!r.ok) throw new Error(r.error.message);\n      return r.content;\n"
     )
+    filters = tmp / "filters.yaml"  # TOON: text of the filter's own, which the redaction cannot read afterwards
+    filters.write_text(
+        'apiVersion: reshapr.io/v1alpha1\nkind: ToolsOutputFilters\nservice: {name: Echo API, version: "2.1"}\n'
+        "filters:\n  query_styles: {convertToToon: true}\n"
+    )
     auth = f'auth: {{oauth: {{issuers: ["{issuer}"]}}}}'
     rules = json.dumps([READ_ONLY, EU_ONLY, PARTNER])
     return f"""
 services:
-  echo: {{openapi: {ECHO_SPEC}, backend: "{{backend}}", timeout: 5, artifacts: [{script}]}}
+  echo: {{openapi: {ECHO_SPEC}, backend: "{{backend}}", timeout: 5, artifacts: [{script}, {filters}]}}
 policies: {json.dumps([NO_RAW])}
 expositions:
   books: {{services: [echo], audit: true, {auth}, policies: {rules}}}
@@ -137,10 +142,15 @@ async def test_answers_are_redacted_for_whom_a_rule_says(gateway: str, idp: Idp,
         assert read.structured_content["header_digests"] == "[redacted]"
         assert json.loads(_text(read))["headers"] == "[redacted]"
         assert read.structured_content["path"] == "/v1/items/1"
+        # The finding: a filter writing TOON wrote the fields out in its text, where the redaction could not see
+        # them; now the answer is redacted before the filter
+        toon = _text(await partner.call_tool("query_styles", {"reserved": "x"}))
+        assert 'headers: "[redacted]"' in toon and "accept:" not in toon.lower(), toon
     http, staff = _client(idp, url, "staff", mode)
     async with http, staff:
         read = await staff.call_tool("get_item", {"itemId": "1"})
         assert isinstance(read.structured_content["headers"], dict)
+        assert "accept: application/json" in _text(await staff.call_tool("query_styles", {"reserved": "x"})).lower()
 
 
 @pytest.mark.parametrize("mode", MODES)

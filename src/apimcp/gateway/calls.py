@@ -40,7 +40,6 @@ from apimcp.policies.admin_approval import AdminAsk, ask_admin
 from apimcp.policies.approval import APPROVAL_SECONDS
 from apimcp.policies.decisions import ALLOWED, CallFacts
 from apimcp.policies.policy_set import PolicySet
-from apimcp.policies.redaction import redact_result
 from apimcp.protocol import CallToolResult, RequestContext, ToolError
 from apimcp.protocol.caller import RequestSource, caller_key
 from apimcp.protocol.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
@@ -138,15 +137,11 @@ class CallPath:
                     observer.call_approval(entry.name, source, decision.rule, answer.outcome, via)
                 if answer.refusal is not None:
                     return error_result(answer.refusal)
+        if decision.redact:
+            entry = entry.redacting(decision.redact)
         if self.guardrails:
-            result = await self._guarded(entry, ctx, arguments, depth, via)
-        else:
-            result = await self._call(entry, ctx, arguments, depth, via)
-        if not decision.redact:
-            return result
-        if isinstance(result.structured_content, RawJson):  # a large answer: parsed again off the event loop
-            return await asyncio.to_thread(redact_result, result, decision.redact)
-        return redact_result(result, decision.redact)
+            return await self._guarded(entry, ctx, arguments, depth, via)
+        return await self._call(entry, ctx, arguments, depth, via)
 
     async def _guarded(
         self, entry: ToolEntry, ctx: RequestContext, arguments: Mapping[str, Any], depth: int, via: Via | None

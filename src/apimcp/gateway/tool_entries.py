@@ -7,7 +7,9 @@ and a script's inner calls go through exactly the pipeline a client's call does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -20,7 +22,8 @@ from apimcp.gateway.large_answers import large_answer_result
 from apimcp.gateway.member_backends import MemberBackend
 from apimcp.gateway.results import error_result, tool_result
 from apimcp.gateway.validation import ArgumentValidator
-from apimcp.protocol import CallToolResult, RequestContext, Tool
+from apimcp.policies.redaction import redact_result
+from apimcp.protocol import CallToolResult, RawJson, RequestContext, Tool
 from apimcp.shaping.pool import INLINE, Shaper
 
 
@@ -48,6 +51,11 @@ class ToolEntry:
         """The service operation a call of this tool makes (None: a script, or nothing), for policies' facts."""
         return None
 
+    def redacting(self, fields: Sequence[str]) -> ToolEntry:
+        """The same entry with `fields` of its answers redacted, as a policy asks, before any output filter of its
+        own sees them (a filter writing text of its own, such as TOON, would write them out)."""
+        return _Redacted(self, fields)
+
     @property
     def mirrored(self) -> bool:
         """Whether its answers' first text block is their structured content as JSON, read from the same bytes
@@ -71,6 +79,31 @@ class _Relisted(ToolEntry):
     @property
     def mirrored(self) -> bool:
         return self._inner.mirrored
+
+    def redacting(self, fields: Sequence[str]) -> ToolEntry:
+        return _Relisted(self.tool, self._inner.redacting(fields))
+
+
+class _Redacted(ToolEntry):
+    __slots__ = ("_fields", "_inner")
+
+    def __init__(self, inner: ToolEntry, fields: Sequence[str]) -> None:
+        super().__init__(inner.tool)
+        self._inner = inner
+        self._fields = fields
+
+    async def call(self, ctx: RequestContext, arguments: Mapping[str, Any], depth: int = 0) -> CallToolResult:
+        result = await self._inner.call(ctx, arguments, depth)
+        if isinstance(result.structured_content, RawJson):  # a large answer: parsed again off the event loop
+            return await asyncio.to_thread(redact_result, result, self._fields)
+        return redact_result(result, self._fields)
+
+    def operation_behind(self) -> Operation | None:
+        return self._inner.operation_behind()
+
+    @property
+    def mirrored(self) -> bool:
+        return self._inner.mirrored  # both the text and the structured content are redacted alike
 
 
 class RefusedEntry(ToolEntry):
@@ -149,3 +182,8 @@ class FilteredEntry(ToolEntry):
 
     def operation_behind(self) -> Operation | None:
         return self._inner.operation_behind()
+
+    def redacting(self, fields: Sequence[str]) -> ToolEntry:
+        clone = copy.copy(self)  # listed as it is; what it filters is redacted first
+        clone._inner = self._inner.redacting(fields)
+        return clone
