@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import jsonschema
+import pytest
 
 from apimcp.backends.base import JsonBody
 from apimcp.gateway.results import json_result
@@ -79,3 +80,22 @@ def test_an_answer_that_fails_its_schema_never_quotes_the_values_redacted() -> N
     text = redact_result(result, ["sides", "email"]).content[0].text  # type: ignore[union-attr]
     assert result.is_error and "three" not in text and "ada@example.com" not in text
     assert 'sides: does not match the schema\'s "type"' in text and 'email: does not match the schema\'s "enum"' in text
+
+
+def test_keys_a_map_s_schema_describes_admit_the_replacement_too() -> None:
+    """The finding: only named `properties` were widened, so a key described by `additionalProperties` or
+    `patternProperties` (a map of contacts) was redacted into an answer its own output schema refused."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "contacts": {"type": "object", "additionalProperties": {"type": "object"}},
+            "codes": {"type": "object", "patternProperties": {"^e": {"type": "integer"}}},
+        },
+    }
+    answer = {"contacts": {"email": {"work": "a@b.c"}}, "codes": {"email": 3}}
+    result = redact_result(CallToolResult(content=(), structured_content=answer), ["email"])
+    assert result.structured_content == {"contacts": {"email": REDACTED}, "codes": {"email": REDACTED}}
+    widened = widened_schema(schema, ["email"])
+    jsonschema.validate(result.structured_content, widened)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"contacts": {"email": "not an object"}}, widened)

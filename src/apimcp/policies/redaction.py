@@ -93,10 +93,14 @@ def _widened(schema: Any, keys: frozenset[str], depth: int) -> Any:
     for key, value in schema.items():
         if key == "properties" and isinstance(value, Mapping):
             out[key] = {
-                name: {"anyOf": [_widened(sub, keys, depth + 1), {"const": REDACTED}]} if name in keys
+                name: _or_redacted(_widened(sub, keys, depth + 1)) if name in keys
                 else _widened(sub, keys, depth + 1)
                 for name, sub in value.items()
             }  # fmt: skip
+        elif key == "patternProperties" and isinstance(value, Mapping):  # a named key may be any of these
+            out[key] = {pattern: _or_redacted(_widened(sub, keys, depth + 1)) for pattern, sub in value.items()}
+        elif key == "additionalProperties" and isinstance(value, Mapping):
+            out[key] = _or_redacted(_widened(value, keys, depth + 1))
         elif isinstance(value, Mapping):
             out[key] = _widened(value, keys, depth + 1)
         elif isinstance(value, list):
@@ -104,3 +108,7 @@ def _widened(schema: Any, keys: frozenset[str], depth: int) -> Any:
         else:
             out[key] = value
     return out
+
+
+def _or_redacted(schema: Any) -> dict[str, Any]:
+    return {"anyOf": [schema, {"const": REDACTED}]}
