@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unittest.mock
+
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -158,6 +160,47 @@ def test_a_document_that_is_not_openapi_is_refused(plane: ControlPlane, content:
     refused = _invalid_import(plane, organization_id, content=content, filename="bad.yaml")
     assert refused.field == "file"
     assert _count(plane, Service) == 0
+
+
+def _chain(kind: str, length: int = 600) -> bytes:
+    if kind == "grpc":  # message M0 holds an M1, which holds an M2...
+        head = 'syntax = "proto3";\npackage p;\nservice S { rpc Call(M0) returns (M0); }\n'
+        return (head + "".join(f"message M{i} {{ M{i + 1} next = 1; }}\n" for i in range(length))
+                + f"message M{length} {{ string x = 1; }}\n").encode()  # fmt: skip
+    head = "type Query { q(arg: I0): Int }\n"
+    return (head + "".join(f"input I{i} {{ next: I{i + 1} }}\n" for i in range(length))
+            + f"input I{length} {{ x: Int }}\n").encode()  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["grpc", "graphql"])
+def test_a_description_chaining_its_types_deeper_than_python_recurses_is_refused(
+    plane: ControlPlane, kind: str
+) -> None:
+    """The finding: a chain of a few hundred types (9 KB) made the importer recurse past Python's limit, and the
+    upload was answered 500."""
+    options = services.ImportOptions(kind=kind, name="chain", version="1")  # type: ignore[arg-type]
+    refused = _invalid_import(plane, new_org(plane, f"chain-{kind}"), content=_chain(kind), options=options)
+    assert "nests or chains its definitions too deeply to import" in str(refused)
+    assert refused.field == "file"
+
+
+def test_a_value_of_a_kind_no_check_expected_is_a_clear_refusal(
+    plane: ControlPlane, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The finding: a value of another kind where the importer expected a string (a Swagger 2.0 `flow` as an
+    object, say) raised TypeError, and the upload was answered 500; now it is refused naming the description."""
+    bad = (
+        b'{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "servers": [{"url": "https://[::1/v1"}], '
+        b'"paths": {}}'
+    )
+    refused = _invalid_import(plane, new_org(plane, "odd"), content=bad, filename="odd.json")
+    assert (
+        str(refused) == "odd.json at /servers/0/url: the server URL 'https://[::1/v1' is not a URL (Invalid IPv6 URL)"
+    )
+    with unittest.mock.patch.object(services, "import_openapi", side_effect=TypeError("unhashable type: 'dict'")):
+        refused = _invalid_import(plane, new_org(plane, "odder"), content=spec(), filename="odd.yaml")
+    assert str(refused) == "odd.yaml: it holds a value of a kind this importer cannot read (TypeError)"
+    assert "failed on a value it did not expect" in caplog.text
 
 
 def test_a_file_larger_than_the_limit_is_refused(plane: ControlPlane) -> None:

@@ -24,7 +24,7 @@ from apimcp.federation.stdio_channel import StdioCommand
 from apimcp.gateway.artifact_files import read_artifact_files
 from apimcp.gateway.config import ConfigError, ExpositionConfig, GatewayConfig, ServiceConfig, StdioConfig
 from apimcp.gateway.config_positions import KeyPath, errors
-from apimcp.importers.errors import SpecError
+from apimcp.importers.errors import SpecError, unreadable_as_spec_errors
 from apimcp.importers.graphql import import_graphql
 from apimcp.importers.openapi import SchemaLimits, import_openapi
 from apimcp.importers.protobuf import import_protobuf
@@ -174,7 +174,10 @@ def plan_service(
         else:
             location = gateway.description_location(config)
             reading = config.resolved_import_credentials()
-            service = import_described(config, location, include_paths, reading, fetcher, yaml_limits, schema_limits)
+            with unreadable_as_spec_errors(location):
+                service = import_described(
+                    config, location, include_paths, reading, fetcher, yaml_limits, schema_limits
+                )
     except SpecError as exc:
         raise gateway.error((*at, "stdio" if config.stdio is not None else config.kind), str(exc)) from exc
     prefix = config.tool_prefix  # the importer gave it to the tool names: patterns match them with or without it

@@ -19,7 +19,7 @@ from apimcp.control.errors import Conflict, Forbidden, Invalid
 from apimcp.control.models import Artifact, Exposition, Plan, Service
 from apimcp.federation.listing import import_upstream
 from apimcp.importers.detection import KINDS, DescriptionKind, detect_kind, kind_of_url
-from apimcp.importers.errors import SpecError
+from apimcp.importers.errors import SpecError, unreadable_as_spec_errors
 from apimcp.importers.graphql import DEFAULT_DEPTH, import_graphql
 from apimcp.importers.openapi import SchemaLimits, import_openapi
 from apimcp.importers.openapi.loading import fetch, is_url, parse
@@ -95,7 +95,8 @@ def import_service(
             if options.kind == "mcp":
                 raise Invalid("an MCP server is imported from its URL, not from a file", field="file")
             kind = options.kind or detect_kind(content)
-        catalog = _catalog(kind, content, source, url is not None, options, fetcher, yaml_limits, schema_limits)
+        with unreadable_as_spec_errors(source):
+            catalog = _catalog(kind, content, source, url is not None, options, fetcher, yaml_limits, schema_limits)
     except SpecError as exc:
         raise Invalid(str(exc), field=field) from exc
     recorded = shown_location(source)  # stored and shown: the URL's credentials served the fetch only

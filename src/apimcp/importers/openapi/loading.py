@@ -171,7 +171,7 @@ def pointer_get(document: Any, pointer: str, source: str) -> Any:
         part = urllib.parse.unquote(raw).replace("~1", "/").replace("~0", "~")
         if isinstance(value, dict) and part in value:
             value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+        elif isinstance(value, list) and part.isascii() and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         else:
             raise SpecError(f"the reference target {pointer!r} does not exist", source=source)

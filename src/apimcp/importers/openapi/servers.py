@@ -46,7 +46,9 @@ class ServerReader:
             raw_variables = server.get("variables")
             for name, variable in (raw_variables if isinstance(raw_variables, dict) else {}).items():
                 if isinstance(variable, dict) and variable.get("default") is not None:
-                    enum = tuple(str(v) for v in variable.get("enum", ()) if v is not None)
+                    raw_enum = variable.get("enum")
+                    values = raw_enum if isinstance(raw_enum, list) else ()  # another kind says nothing usable
+                    enum = tuple(str(v) for v in values if v is not None)
                     variables[name] = ServerVariable(default=str(variable["default"]), enum=enum)
             servers.append(self._usable(ServerTemplate(url=server["url"], variables=variables), f"{at}/{index}/url"))
         return tuple(servers)
@@ -70,13 +72,21 @@ class ServerReader:
                 source=self._source,
                 pointer=at,
             )
-        resolved = urljoin(self._base, url)
+        try:
+            resolved = urljoin(self._base, url)
+        except ValueError as exc:
+            raise SpecError(f"the server URL {url!r} is not a URL ({exc})", source=self._source, pointer=at) from None
         self._check_host(resolved, url, at)
         self._log.add_at(at, f"the server URL {url!r} is relative: resolved against the description's URL, {resolved}")
         return ServerTemplate(url=resolved)
 
     def _check_host(self, url: str, written: str, at: str) -> None:
-        if not urlsplit(url).hostname:
+        try:
+            host = urlsplit(url).hostname
+        except ValueError as exc:  # an unclosed IPv6 bracket, say
+            message = f"the server URL {written!r} is not a URL ({exc})"
+            raise SpecError(message, source=self._source, pointer=at) from None
+        if not host:
             raise SpecError(f"the server URL {written!r} names no host", source=self._source, pointer=at)
 
 

@@ -486,7 +486,7 @@ class _Converter:
             out = {"type": "apiKey", "name": scheme.get("name"), "in": scheme.get("in")}
         elif kind == "oauth2":
             flow = scheme.get("flow")
-            if flow not in _OAUTH2_FLOWS:
+            if not isinstance(flow, str) or flow not in _OAUTH2_FLOWS:
                 raise self._error(f"unknown OAuth2 flow {flow!r}", f"{pointer}/flow")
             name, urls = _OAUTH2_FLOWS[flow]
             flow_object: dict[str, Any] = {url: scheme[url] for url in urls if url in scheme}
@@ -609,7 +609,7 @@ class _Converter:
         description = param.get("description")
         style: tuple[str, bool] | None = None
         if param.get("type") == "array":
-            collection_format = param.get("collectionFormat", "csv")
+            collection_format = _collection_format(param)
             if location == "query" and collection_format in _QUERY_STYLES:
                 style = _QUERY_STYLES[collection_format]
             elif location == "query":
@@ -675,7 +675,7 @@ class _Converter:
             schema = self._simple_schema(field, param.pointer)
             description = field.get("description")
             if field.get("type") == "array":
-                collection_format = field.get("collectionFormat", "csv")
+                collection_format = _collection_format(field)
                 if media_type == FORM_URLENCODED:
                     style, explode = _QUERY_STYLES.get(collection_format, ("form", False))
                     encoding[name] = {"style": style, "explode": explode}
@@ -750,7 +750,7 @@ class _Converter:
         header = self._mapping(raw, pointer)
         out: dict[str, Any] = {}
         description = header.get("description")
-        collection_format = header.get("collectionFormat", "csv")
+        collection_format = _collection_format(header)
         if header.get("type") == "array" and collection_format != "csv":
             description = _with_note(description, _unsupported_format_note(collection_format))
         if description is not None:
@@ -758,3 +758,9 @@ class _Converter:
         out["schema"] = self._simple_schema(header, pointer)
         out.update({key: value for key, value in _extensions(header).items() if key != "x-nullable"})
         return out
+
+
+def _collection_format(raw: Mapping[str, Any]) -> str:
+    """A parameter's `collectionFormat` (`csv` when absent); one that is not a string is named as no format is."""
+    found = raw.get("collectionFormat", "csv")
+    return found if isinstance(found, str) else f"({type(found).__name__})"
