@@ -22,6 +22,7 @@ from graphql import (
 
 from apimcp.catalog.model import GraphQLBinding, GraphQLOperationType, Operation, ToolHints
 from apimcp.catalog.naming import NameAllocator, snake_case
+from apimcp.importers.cpu_budget import DEFAULT_MAX_CPU_SECONDS, CpuBudget
 from apimcp.importers.errors import SpecError
 from apimcp.importers.graphql.inputs import InputSchemas
 from apimcp.importers.graphql.output import output_schema
@@ -51,6 +52,7 @@ class OperationBuilder:
         self._max_fields = max_fields
         self._names = NameAllocator(tool_prefix)
         self._inputs = InputSchemas()
+        self._budget = CpuBudget(DEFAULT_MAX_CPU_SECONDS, source, setting=None)
 
     def build(self) -> list[Operation]:
         roots: list[tuple[GraphQLOperationType, GraphQLObjectType | None]] = [
@@ -61,6 +63,7 @@ class OperationBuilder:
         used: set[str] = set()
         for operation_type, root in roots:
             for field_name, field in (root.fields if root else {}).items():
+                self._budget.check()
                 operation, override_key = self._operation(operation_type, field_name, field)
                 operations.append(operation)
                 if override_key is not None:

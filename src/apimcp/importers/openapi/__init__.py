@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from apimcp.catalog.model import Service
+from apimcp.importers.cpu_budget import CpuBudget
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi.loading import DocumentSet, is_url
 from apimcp.importers.openapi.operations import OperationBuilder
-from apimcp.importers.openapi.schemas import CpuBudget, SchemaLimits
+from apimcp.importers.openapi.schemas import SchemaLimits
 from apimcp.importers.openapi.servers import ServerReader
 from apimcp.importers.openapi.swagger2 import convert_swagger2
 from apimcp.importers.openapi.warnings import WarningLog

@@ -19,11 +19,11 @@ accepts any value below it.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from apimcp.importers.cpu_budget import DEFAULT_MAX_CPU_SECONDS, CpuBudget
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi import keywords
 from apimcp.importers.openapi.keywords import shown
@@ -35,7 +35,6 @@ JsonObject = dict[str, Any]
 
 DEFAULT_MAX_DEPTH = 64
 DEFAULT_MAX_VALUE_DEPTH = 32
-DEFAULT_MAX_CPU_SECONDS = 60.0
 _JSON_DEPTH_BUDGET = 224
 """How deep the JSON of a tool schema may nest (orjson, which encodes compiled services, stops at 255;
 the rest is left for the envelope around it). A schema level costs up to two (`properties`, then a name)."""
@@ -78,23 +77,6 @@ class SchemaLimits:
             raise ValueError("max_cpu_seconds must be positive")
         if 2 * self.max_depth + self.max_value_depth > _JSON_DEPTH_BUDGET:
             raise ValueError(f"twice max_depth plus max_value_depth must stay within {_JSON_DEPTH_BUDGET}")
-
-
-class CpuBudget:
-    """The CPU time left to one import, checked cooperatively by its loops (operations, definitions, schemas)."""
-
-    __slots__ = ("_deadline", "_seconds", "_source")
-
-    def __init__(self, seconds: float, source: str | None = None) -> None:
-        self._seconds = seconds
-        self._source = source
-        # The thread's own CPU time: waiting for the GIL or for the network is not the import's doing.
-        self._deadline = time.thread_time() + seconds
-
-    def check(self) -> None:
-        if time.thread_time() > self._deadline:
-            raise SpecError(f"the import needs more than the {self._seconds:g} s of CPU time allowed (schema limit "
-                            "max_cpu_seconds, APIMCP_SCHEMA_MAX_CPU_SECONDS)", source=self._source)  # fmt: skip
 
 
 class SchemaConverter:
