@@ -145,6 +145,34 @@ def test_the_cpu_budget_is_a_setting() -> None:
         SchemaLimits(max_cpu_seconds=0)
 
 
+# --- finding: one large definition every operation reaches multiplied the service ---------------------------------
+
+
+def _shared_definition(operations: int, values: int) -> dict[str, Any]:
+    large = {"type": "string", "enum": [f"value-{n}" for n in range(values)]}
+    body = {"content": {"application/json": {"schema": {"type": "object", "properties": {
+        "kind": {"$ref": "#/components/schemas/Kind"}, "other": {"$ref": "#/components/schemas/Kind"}}}}}}  # fmt: skip
+    ok = {"200": {"description": "ok"}}
+    paths = {f"/things{n}": {"post": {"operationId": f"post{n}", "requestBody": body, "responses": ok}}
+             for n in range(operations)}  # fmt: skip
+    return {"openapi": "3.1.0", "info": {"title": "shared", "version": "1"}, "paths": paths,
+            "components": {"schemas": {"Kind": large}}}  # fmt: skip
+
+
+def test_the_definitions_tools_carry_are_bounded_across_the_import() -> None:
+    """The finding: every tool's schema carries a copy of each definition it reaches, so a 1 MB description whose
+    one large enum 800 operations reach compiled to a 711 MB service (766 MB of memory)."""
+    document = _shared_definition(operations=40, values=100)  # the definition is about 1.4 KB as JSON
+    assert len(import_openapi("shared.json", document=document).operations) == 40
+    limits = SchemaLimits(max_bundled_bytes=30_000)
+    with pytest.raises(SpecError, match=r"more than 30000 bytes of definitions, .*APIMCP_SCHEMA_MAX_BUNDLED_BYTES"):
+        import_openapi("shared.json", document=document, schema_limits=limits)
+    assert len(import_openapi("shared.json", document=_shared_definition(15, 100), schema_limits=limits).operations)
+    assert from_environment({"APIMCP_SCHEMA_MAX_BUNDLED_BYTES": "1000"}).schema.max_bundled_bytes == 1000
+    with pytest.raises(ValueError, match="max_bundled_bytes must be positive"):
+        SchemaLimits(max_bundled_bytes=0)
+
+
 def test_a_media_type_that_is_not_a_string_raised_attribute_error() -> None:
     """`content: {1: ...}` in YAML made the importer fail with AttributeError (a 500 in the control plane)."""
     operation = {

@@ -40,7 +40,7 @@ from apimcp.importers.cpu_budget import CpuBudget
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi.keywords import compile_problem
 from apimcp.importers.openapi.loading import DocumentSet, pointer_get
-from apimcp.importers.openapi.schemas import BINARY_HINT, JsonObject, SchemaConverter, SchemaLimits
+from apimcp.importers.openapi.schemas import BINARY_HINT, BundledBytes, JsonObject, SchemaConverter, SchemaLimits
 from apimcp.importers.openapi.servers import ServerReader
 from apimcp.importers.openapi.warnings import WarningLog
 
@@ -116,12 +116,14 @@ class OperationBuilder:
         self._servers = servers or ServerReader(None, source, log)
         self._log = log
         self._budget = budget or CpuBudget((limits or SchemaLimits()).max_cpu_seconds, source)
+        bundled = BundledBytes((limits or SchemaLimits()).max_bundled_bytes, source)
         self._inputs = SchemaConverter(
-            documents, openapi_30=openapi_30, mode="input", log=log, limits=limits, budget=self._budget
+            documents, openapi_30=openapi_30, mode="input", log=log, limits=limits, budget=self._budget, bundled=bundled
         )
         self._outputs = SchemaConverter(
-            documents, openapi_30=openapi_30, mode="output", log=log, limits=limits, budget=self._budget
-        )
+            documents, openapi_30=openapi_30, mode="output", log=log, limits=limits, budget=self._budget,
+            bundled=bundled,
+        )  # fmt: skip
         self._names = NameAllocator(prefix)
         self._source = source
 

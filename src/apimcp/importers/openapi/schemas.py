@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import orjson
+
 from apimcp.importers.cpu_budget import DEFAULT_MAX_CPU_SECONDS, CpuBudget
 from apimcp.importers.errors import SpecError
 from apimcp.importers.openapi import keywords
@@ -69,14 +71,40 @@ class SchemaLimits:
     max_cpu_seconds: float = DEFAULT_MAX_CPU_SECONDS
     """CPU time one OpenAPI import may take (its thread's): an import holds the GIL that the API and, in
     `apimcp serve`, the data plane share. Past it the import fails."""
+    max_bundled_bytes: int = 256 * 1024 * 1024
+    """JSON bytes of the definitions the tools of one import carry, each tool a copy of every one it reaches
+    (DocuSign's eSignature API: 31 MB). One large definition every operation reaches multiplies: a 1 MB description
+    became a 711 MB service. Past it the import fails."""
 
     def __post_init__(self) -> None:
         if self.max_depth < 1 or self.max_value_depth < 1:
             raise ValueError("schema depth limits are at least 1")
         if not self.max_cpu_seconds > 0:
             raise ValueError("max_cpu_seconds must be positive")
+        if self.max_bundled_bytes < 1:
+            raise ValueError("max_bundled_bytes must be positive")
         if 2 * self.max_depth + self.max_value_depth > _JSON_DEPTH_BUDGET:
             raise ValueError(f"twice max_depth plus max_value_depth must stay within {_JSON_DEPTH_BUDGET}")
+
+
+class BundledBytes:
+    """The JSON bytes of the definitions the tools of one import carry so far (`SchemaLimits.max_bundled_bytes`)."""
+
+    __slots__ = ("_limit", "_source", "total")
+
+    def __init__(self, limit: int, source: str | None = None) -> None:
+        self._limit = limit
+        self._source = source
+        self.total = 0
+
+    def add(self, size: int) -> None:
+        self.total += size
+        if self.total > self._limit:
+            raise SpecError(
+                f"its tools' schemas would carry more than {self._limit} bytes of definitions, each tool a copy of "
+                "every definition it reaches (schema limit max_bundled_bytes, APIMCP_SCHEMA_MAX_BUNDLED_BYTES)",
+                source=self._source,
+            )
 
 
 class SchemaConverter:
@@ -91,13 +119,17 @@ class SchemaConverter:
         log: WarningLog,
         limits: SchemaLimits | None = None,
         budget: CpuBudget | None = None,
+        bundled: BundledBytes | None = None,
     ) -> None:
+        """`bundled`: shared by the converters of one import."""
         self._documents = documents
         self._openapi_30 = openapi_30
         self._mode = mode
         self._log = log
         self._limits = limits or SchemaLimits()
         self._budget = budget or CpuBudget(self._limits.max_cpu_seconds)
+        self._bundled = bundled or BundledBytes(self._limits.max_bundled_bytes)
+        self._sizes: dict[str, int] = {}
         self.definitions: dict[str, Any] = {}
         self._names: dict[tuple[str, str], str] = {}
         self._used_names: set[str] = set()
@@ -125,7 +157,14 @@ class SchemaConverter:
         reached = self.closure(references)
         if not reached:
             return schema
+        self._bundled.add(sum(self._size(name) for name in reached))
         return {**schema, "$defs": {name: self.definitions[name] for name in sorted(reached)}}
+
+    def _size(self, name: str) -> int:
+        size = self._sizes.get(name)
+        if size is None:
+            size = self._sizes[name] = len(orjson.dumps(self.definitions[name]))
+        return size
 
     def inline_root(self, schema: JsonObject, references: set[str]) -> tuple[JsonObject, set[str]]:
         """Replace a root that only refers to a (non-recursive) definition by that definition.
