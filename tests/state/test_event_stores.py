@@ -92,6 +92,32 @@ async def test_streams_keep_their_newest_events_and_expire(store: EventStore) ->
     assert await store.info("s3") is None
 
 
+async def test_an_id_is_never_given_out_twice_when_a_stream_was_forgotten_meanwhile(store: EventStore) -> None:
+    """The finding: a stream quiet for longer than the retention (a tool running five minutes, an idle GET stream)
+    started again at 1, so its next event went out as `K.1` again, and a client resuming after the first `K.1`
+    was told there was nothing: the response was lost."""
+    recorder = StreamRecorder(store, "session-a", "post")
+    first = await recorder.record(b"1")
+    assert first is not None and first.endswith(b".1")
+    await asyncio.sleep(0.7)  # past the retention: the store forgets the stream
+    last = await recorder.record(b"2", last=True)
+    assert last is not None and last.endswith(b".2")
+    stream, _ = split_event_id(last.decode()) or ("", 0)
+    assert await store.after(stream, 1, 0) == [(2, b"2")]  # what a client resuming after the first gets
+
+
+async def test_a_stream_ended_without_a_last_event_tells_its_follower(store: EventStore) -> None:
+    """The finding: a cancelled request's stream was never marked ended, so a client resuming it waited (with
+    keepalives) until the store forgot it, five minutes later."""
+    await store.append("s5", "session-a", "post", b"1", last=False)
+    await store.end("s5")
+    info = await store.info("s5")
+    assert info is not None and info.ended  # a resumed stream's follower checks it every tick, and stops
+    assert await store.after("s5", 0, 0) == [(1, b"1")]
+    await store.end("unknown")  # nothing to end: nothing is written
+    assert await store.info("unknown") is None
+
+
 async def test_the_memory_store_is_bounded_in_streams_and_bytes() -> None:
     store = MemoryEventStore(max_streams=2, max_bytes=100)
     for name in ("a", "b", "c"):

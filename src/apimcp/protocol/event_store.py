@@ -63,8 +63,16 @@ class EventStore(ABC):
     """What sessions' GET streams missed while none was open, for the next one."""
 
     @abstractmethod
-    async def append(self, stream: str, session_id: str, kind: StreamKind, data: bytes, *, last: bool) -> int:
-        """Keep one event (its JSON) of `stream`; its number (1, 2, ...). `last`: the stream ends with it."""
+    async def append(
+        self, stream: str, session_id: str, kind: StreamKind, data: bytes, *, last: bool, after: int = 0
+    ) -> int:
+        """Keep one event (its JSON) of `stream`; its number (1, 2, ...). `last`: the stream ends with it. `after`:
+        the last number the stream's writer gave out, where numbering goes on if the store forgot the stream
+        meanwhile (an event id is never given out twice)."""
+
+    @abstractmethod
+    async def end(self, stream: str) -> None:
+        """Nothing more will come on `stream` (its request was cancelled): a client following it stops there."""
 
     @abstractmethod
     async def info(self, stream: str) -> StreamInfo | None:
@@ -119,12 +127,14 @@ class MemoryEventStore(EventStore):
     def __len__(self) -> int:
         return len(self._streams)
 
-    async def append(self, stream: str, session_id: str, kind: StreamKind, data: bytes, *, last: bool) -> int:
+    async def append(
+        self, stream: str, session_id: str, kind: StreamKind, data: bytes, *, last: bool, after: int = 0
+    ) -> int:
         now = self._clock()
         kept = self._live(stream, now)
         if kept is None:
             self._expire(now)
-            kept = self._streams[stream] = _Stream(session_id, kind)
+            kept = self._streams[stream] = _Stream(session_id, kind, count=after)
         kept.count += 1
         kept.events.append((kept.count, data))
         kept.size += len(data)
@@ -141,6 +151,13 @@ class MemoryEventStore(EventStore):
         kept.arrived.set()
         kept.arrived = asyncio.Event()
         return kept.count
+
+    async def end(self, stream: str) -> None:
+        kept = self._live(stream, self._clock())
+        if kept is not None:
+            kept.ended = True
+            kept.arrived.set()
+            kept.arrived = asyncio.Event()
 
     async def info(self, stream: str) -> StreamInfo | None:
         kept = self._live(stream, self._clock())
@@ -188,13 +205,18 @@ class MemoryEventStore(EventStore):
 class StreamRecorder:
     """Numbers and keeps the events of one stream as they are sent."""
 
-    __slots__ = ("_key", "_kind", "_session_id", "_store")
+    __slots__ = ("_key", "_kind", "_last", "_session_id", "_store")
 
     def __init__(self, store: EventStore, session_id: str, kind: StreamKind, key: str | None = None) -> None:
         self._store = store
         self._session_id = session_id
         self._kind = kind
         self._key = key  # made on the first event: most POSTs answer with plain JSON and never need one
+        self._last = 0
+
+    def sent(self, number: int) -> None:
+        """Events up to `number` went out already (replayed): numbering never goes back below it."""
+        self._last = max(self._last, number)
 
     async def record(self, data: bytes, *, last: bool = False) -> bytes | None:
         """Keep one event; the id it goes out with, or None when the store failed (the event still goes out,
@@ -202,8 +224,20 @@ class StreamRecorder:
         if self._key is None:
             self._key = new_stream_key()
         try:
-            number = await self._store.append(self._key, self._session_id, self._kind, data, last=last)
+            number = await self._store.append(
+                self._key, self._session_id, self._kind, data, last=last, after=self._last
+            )
         except Exception as exc:  # a shared store that is away must not fail the request
             log.warning("an SSE event could not be kept for resumption (%s)", type(exc).__name__)
             return None
+        self._last = number
         return f"{self._key}.{number}".encode()
+
+    async def end(self) -> None:
+        """The stream ends without a last event (its request was cancelled)."""
+        if self._key is None:
+            return
+        try:
+            await self._store.end(self._key)
+        except Exception as exc:  # as in `record`: the client's resumption just waits for the stream to expire
+            log.warning("an SSE stream's end could not be kept for resumption (%s)", type(exc).__name__)

@@ -34,13 +34,25 @@ MAX_BLOCKING_READS: Final = 16
 _APPEND = """
 local events, info = KEYS[1], KEYS[2]
 local n = redis.call('HINCRBY', info, 'n', 1)
-if n == 1 then redis.call('HSET', info, 'session', ARGV[1], 'kind', ARGV[2]) end
+if n == 1 then
+  redis.call('HSET', info, 'session', ARGV[1], 'kind', ARGV[2])
+  local after = tonumber(ARGV[7])
+  if after > 0 then  -- a stream forgotten meanwhile: its numbering goes on
+    n = after + 1
+    redis.call('HSET', info, 'n', n)
+  end
+end
 if ARGV[3] == '1' then redis.call('HSET', info, 'ended', '1') end
 redis.call('XADD', events, 'MAXLEN', ARGV[5], '0-' .. n, 'd', ARGV[4])
 redis.call('PEXPIRE', events, ARGV[6])
 redis.call('PEXPIRE', info, ARGV[6])
 return n
 """
+
+_END = """
+if redis.call('HEXISTS', KEYS[1], 'session') == 1 then redis.call('HSET', KEYS[1], 'ended', '1') end
+"""
+"""Only a stream still kept: a key written anew would have no expiry."""
 
 
 class RedisEventStore(EventStore):
@@ -59,6 +71,7 @@ class RedisEventStore(EventStore):
         self.retention_seconds = retention_seconds
         self._max_events = max_events
         self._append = client.register_script(_APPEND)
+        self._end = client.register_script(_END)
         self._blocking = asyncio.Semaphore(MAX_BLOCKING_READS)
         self.backlog = RedisBacklog(client, prefix)
 
@@ -66,11 +79,16 @@ class RedisEventStore(EventStore):
         tag = f"{self._prefix}ev:{{{stream}}}"
         return f"{tag}:e", f"{tag}:i"
 
-    async def append(self, stream: str, session_id: str, kind: StreamKind, data: bytes, *, last: bool) -> int:
+    async def append(
+        self, stream: str, session_id: str, kind: StreamKind, data: bytes, *, last: bool, after: int = 0
+    ) -> int:
         retention = str(int(self.retention_seconds * 1000))
-        args = [session_id, kind, "1" if last else "0", data, str(self._max_events), retention]
+        args = [session_id, kind, "1" if last else "0", data, str(self._max_events), retention, str(after)]
         number = await self._append(keys=list(self._keys(stream)), args=args)
         return int(number)
+
+    async def end(self, stream: str) -> None:
+        await self._end(keys=[self._keys(stream)[1]])
 
     async def info(self, stream: str) -> StreamInfo | None:
         found: list[Any] = await reached(self._client.hmget(self._keys(stream)[1], ["session", "kind", "ended"]))
