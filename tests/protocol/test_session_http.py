@@ -419,6 +419,8 @@ def test_cancellation_stops_the_request(mcp: McpHttp, showcase: object) -> None:
     assert showcase.cancelled[before:] == ["slow-1"]  # type: ignore[attr-defined]
     reply = outcome["reply"]
     assert reply.messages == []  # type: ignore[attr-defined]
+    # The finding: a POST of a request answered 204 (2025-03-26 on: JSON or an SSE stream, which ends with nothing)
+    assert reply.status == 200 and reply.headers["content-type"] == "text/event-stream"  # type: ignore[attr-defined]
 
 
 def test_get_stream_carries_list_changes_and_subscribed_updates(mcp: McpHttp) -> None:

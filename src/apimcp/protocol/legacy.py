@@ -180,10 +180,16 @@ class SessionEra:
             self._end(session.id)
         if response is not None:
             await exchange.json(200, response)
-        elif exchange.streaming:
+            return
+        # Cancelled: no response, by spec. A stream ends with nothing more (and says so to a client resuming
+        # it); one not opened yet is opened and ended, since a POST of a request is answered with JSON or SSE.
+        if exchange.recorder is not None:
+            await exchange.recorder.end()
+        if exchange.streaming or exchange.accepts_sse:
+            await exchange.open_stream()
             await exchange.close()
         else:
-            await exchange.empty(204)  # cancelled before anything was sent: no response, by spec
+            await exchange.empty(204)
 
     async def get(
         self,
@@ -246,7 +252,9 @@ class SessionEra:
             backlog = await missed.opened(session, holder, lease) if missed is not None else []
             await exchange.open_stream()
             if resumed is not None:
-                await self._replay(exchange, *resumed)
+                replayed = await self._replay(exchange, *resumed)
+                if exchange.recorder is not None:
+                    exchange.recorder.sent(replayed)
             for message in backlog:  # what the session missed while it had no stream open
                 await exchange.event(message)
             await listener.pump(exchange, receive, tick, session_lives)
