@@ -9,6 +9,7 @@ import httpx2
 import orjson
 import pytest
 
+from apimcp.protocol import McpEndpoint
 from tests.support.mcp_http import ACCEPT_BOTH, SESSION_VERSIONS, McpHttp, first_server_request, sse_messages
 from tests.support.raw_http import exchange, request_head
 
@@ -77,6 +78,24 @@ def test_delete_ends_the_session(mcp: McpHttp, version: str) -> None:
     assert deleted.status_code == 200
     assert session.request("ping").status == 404
     assert mcp.http.delete(mcp.url, headers=session.headers()).status_code == 404
+
+
+def test_a_delete_while_the_get_stream_is_open_leaves_no_backlog_behind(mcp: McpHttp, endpoint: McpEndpoint) -> None:
+    """The finding: the GET stream, closing after the DELETE, made the session's backlog again (kept for the idle
+    timeout, 30 minutes): a client looping initialize, GET, DELETE filled the backlog, pushing out live sessions'."""
+    backlog = endpoint.options.events.backlog  # type: ignore[union-attr]
+    session = mcp.initialize()
+    headers = {"accept": "text/event-stream", **session.headers()}
+    with httpx2.Client(timeout=10) as listener, listener.stream("GET", mcp.url, headers=headers) as stream:
+        assert stream.status_code == 200
+        assert mcp.http.delete(mcp.url, headers=session.headers()).status_code == 200
+        for _ in stream.iter_lines():  # the stream ends with the session
+            pass
+    for _ in range(50):  # the stream's end is noted in the background: long enough for it to show
+        if session.id in backlog._boxes:  # type: ignore[attr-defined]
+            break
+        threading.Event().wait(0.01)
+    assert session.id not in backlog._boxes  # type: ignore[attr-defined]
 
 
 def test_delete_and_get_without_session_are_400(mcp: McpHttp) -> None:

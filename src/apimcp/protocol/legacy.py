@@ -260,11 +260,14 @@ class SessionEra:
             await listener.pump(exchange, receive, tick, session_lives)
         finally:
             self._hub.detach(listener)
+            # Ended: expired, or deleted on another replica, or here (a DELETE let go of its live state, and of its
+            # backlog, which a stream closing after it must not make again for its idle timeout).
+            gone = gone or self._live.get(session.id) is not live
             if missed is not None and not gone:
                 await missed.closed(session.id, holder)  # before the stream is gone here: nothing falls between
             if live.stream is listener:
                 live.stream = None
-            if gone:  # expired, or deleted on another replica: as a DELETE here, release who waits for the client
+            if gone:  # as a DELETE here: release who waits for the client
                 self._end_live(session.id)
                 if missed is not None:
                     await missed.forget(session.id)
