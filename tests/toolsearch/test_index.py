@@ -25,6 +25,28 @@ def test_words_split_identifiers_and_fold_forms() -> None:
     assert words("HTTPServer404") == ["http", "server", "404"]
 
 
+def test_words_of_any_script_are_whole_words() -> None:
+    """The finding: only ASCII letters made words, so `Получить счёт` had none and `löschen` was `l` and `schen`
+    (and found `loesung_lesen` by its `l`)."""
+    assert words("Получить счёт") == ["получить", "счёт"]
+    assert words("löschen") == ["löschen"] and words("Straße_löschen") == ["straße", "löschen"]
+    assert words("getBücher2x") == ["get", "bücher", "2", "x"] and words("日本語のAPI") == ["日本語の", "api"]
+    tools = [
+        Tool(name="loesung_lesen", input_schema=SCHEMA),
+        Tool(name="konto", title="Получить счёт", input_schema=SCHEMA),
+    ]
+    index = ToolIndex(tools)
+    assert index.search("löschen") == []
+    assert [hit.name for hit in index.search("счёт")] == ["konto"]
+
+
+def test_a_synonym_of_a_word_as_written_is_none_of_its_stem() -> None:
+    """The finding: `news` was stemmed to `new`, which means `create`: a search for news found creations."""
+    assert words("news") == ["new"] and words("new repo") == ["create", "repo"]
+    tools = [Tool(name="comments_create", input_schema=SCHEMA), Tool(name="news_list", input_schema=SCHEMA)]
+    assert [hit.name for hit in ToolIndex(tools).search("news")] == ["news_list"]
+
+
 def test_names_and_paths_win_over_prose() -> None:
     index = ToolIndex(TOOLS, PATHS)
     assert index.search("merge a PR", 2)[0].name == "pulls_merge"

@@ -6,6 +6,10 @@ from __future__ import annotations
 import re
 
 _SPLIT = re.compile(r"[A-Z]+s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")  # "PRs" is one word
+_RUN = re.compile(r"[^\W_]+")
+"""Letters and digits of any script, together: an ASCII run is split as identifiers are, another kept whole
+(`löschen`, `счёт`), split only where a small letter meets a capital, at digits, and where ASCII meets a script
+without capitals (`日本語のAPI`)."""
 STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "i", "in", "is", "it", "me", "my",
     "of", "on", "or", "please", "show", "that", "the", "this", "to", "use", "using", "via", "want", "what",
@@ -36,14 +40,48 @@ def stem(word: str) -> str:
     return word
 
 
+_AS_WRITTEN = frozenset({"new", "all", "every"})
+"""Synonyms that hold for the word as written, not for a stem (`news` is no `new`)."""
+
+
 def words(text: str) -> list[str]:
     """The search words of `text`, in order (stopwords dropped)."""
     found: list[str] = []
-    for raw in _SPLIT.findall(text):
+    for raw in _pieces(text):
         word = raw.lower()
         if word in STOPWORDS:
             continue
         word = SYNONYMS.get(word, word)
-        word = stem(word)
-        found.append(SYNONYMS.get(word, word))
+        stemmed = stem(word)
+        found.append(SYNONYMS.get(stemmed, stemmed) if stemmed not in _AS_WRITTEN else stemmed)
     return found
+
+
+def _pieces(text: str) -> list[str]:
+    if text.isascii():
+        return _SPLIT.findall(text)
+    pieces: list[str] = []
+    for run in _RUN.findall(text):
+        if run.isascii():
+            pieces += _SPLIT.findall(run)
+            continue
+        start = 0
+        for at in range(1, len(run)):
+            before, char = run[at - 1], run[at]
+            if (
+                (before.islower() and char.isupper())
+                or before.isdigit() != char.isdigit()
+                or (
+                    before.isascii() != char.isascii()
+                    and not (before.isalpha() and char.isalpha() and _cased(before + char))
+                )
+            ):
+                pieces.append(run[start:at])
+                start = at
+        pieces.append(run[start:])
+    return pieces
+
+
+def _cased(letters: str) -> bool:
+    """Whether every one of `letters` has a capital and a small form (Latin, Greek, Cyrillic...)."""
+    return all(letter.lower() != letter.upper() for letter in letters)
