@@ -135,3 +135,13 @@ def test_several_services_make_search_tools_offer_a_choice_of_them() -> None:
     several = search_page(["Tickets", "Billing"]).items[0].input_schema["properties"]
     assert several["service"]["enum"] == ["Tickets", "Billing"]
     assert {"query", "limit", "readOnly", "tag"} <= set(several)
+
+
+def test_a_service_or_tag_longer_than_the_usual_bound_is_still_one_to_filter_on() -> None:
+    """The finding: a service name of 243 characters was listed in the filter's enum and refused as its value."""
+    long_service, long_tag = "Service " + "x" * 235, "Tag " + "y" * 230
+    facets = Facets.of(TOOLS, {**SERVICES, "tickets_get": long_service}, {**TAGS, "tickets_get": [long_tag]})
+    assert facets.narrowed({"service": long_service}, None) == {"tickets_get"}
+    assert facets.narrowed({"tag": long_tag}, None) == {"tickets_get"}
+    assert "of 1 to 243 characters" in _refused(facets.narrowed, {"service": "z" * 244}, None)
+    assert "of 1 to 200 characters" in _refused(FACETS.narrowed, {"service": "z" * 201}, None)

@@ -75,7 +75,7 @@ class Facets:
         return kept
 
     def _service(self, value: object, allowed: Set[str] | None) -> frozenset[str]:
-        text = _text("service", value)
+        text = _text("service", value, self.services)
         found = self.services.get(text)
         if found is None:
             found = next((n for s, n in self.services.items() if s.casefold() == text.casefold()), None)
@@ -88,7 +88,7 @@ class Facets:
         raise ToolSearchError(f'"service" names no service of this server: {text!r}; {known}')
 
     def _tag(self, value: object, allowed: Set[str] | None) -> frozenset[str]:
-        text = _text("tag", value)
+        text = _text("tag", value, self.tag_names.values())
         found = self.tags.get(text.casefold())
         if found is None or (allowed is not None and found.isdisjoint(allowed)):  # the caller's tools only
             known = sorted(
@@ -102,9 +102,11 @@ def _within(kept: Set[str] | None, names: frozenset[str]) -> frozenset[str]:
     return names if kept is None else names.intersection(kept)
 
 
-def _text(field: str, value: object) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_VALUE_CHARS:
-        raise ToolSearchError(f'"{field}" must be a string of 1 to {MAX_VALUE_CHARS} characters')
+def _text(field: str, value: object, known: Iterable[str]) -> str:
+    """`value` as a name to look for: a string, as long as a known name at most (the enum lists them all)."""
+    most = max(MAX_VALUE_CHARS, *(len(name) for name in known))
+    if not isinstance(value, str) or not value or len(value) > most:
+        raise ToolSearchError(f'"{field}" must be a string of 1 to {most} characters')
     return value
 
 
