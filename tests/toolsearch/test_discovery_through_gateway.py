@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
+from apimcp.gateway.exposition import rest_paths
 from tests.gateway.conftest import live_echo_gateway
 from tests.support.mcp_http import McpHttp
 
@@ -173,3 +174,11 @@ def test_describe_gives_full_definitions_and_names_unknown_tools(call: Call) -> 
     assert '"names" must be a list' in _error(call, "describe_tools", {"names": "get_invoice"})
     called = call("call_tool", {"name": "get_ticket", "arguments": {"id": "7"}})
     assert '"path":"/v1/tickets/7"' in called["content"][0]["text"].replace(" ", "")
+
+
+def test_an_exposition_ranks_each_rest_path_once_as_the_discovery_report_does() -> None:
+    """The finding: the aliases hold `GET /x` and its signature key `get /x`, and both were given to the index as
+    paths: path words weighed twice what the discovery report's index gave them."""
+    aliases = {"GET /tickets/{id}": "get_ticket", "get /tickets/{id}": "get_ticket", "getTicket": "get_ticket",
+               "POST /tickets": "create_ticket", "post /tickets": "create_ticket"}  # fmt: skip
+    assert rest_paths(aliases) == {"get_ticket": ["GET /tickets/{id}"], "create_ticket": ["POST /tickets"]}

@@ -98,12 +98,19 @@ def _discovery(
 ) -> Discovery:
     """Search over the exposition's tools: ranked on their `METHOD /path` aliases too, filtered by each operation's
     member service (when named) and tags, and every tool's hints."""
-    paths: dict[str, list[str]] = {}
-    for alias, name in composition.aliases.items():
-        if " /" in alias:  # `METHOD /path`; the other aliases are operationIds, words of the name already
-            paths.setdefault(name, []).append(alias)
+    paths = rest_paths(composition.aliases)
     tags_of = {prepared.tool.name: prepared.operation.tags for tools, _ in members for prepared in tools.prepared}
     return Discovery(page.items, paths, _service_of(members, services), tags_of)
+
+
+def rest_paths(aliases: Mapping[str, str]) -> dict[str, list[str]]:
+    """Each tool's `METHOD /path` aliases (the others are operationIds, words of the name already), each once: the
+    aliases hold it as written and as its signature key (`get /x`), and the discovery report ranks on it once."""
+    paths: dict[str, list[str]] = {}
+    for alias, name in aliases.items():
+        if " /" in alias and all(known.casefold() != alias.casefold() for known in paths.get(name, ())):
+            paths.setdefault(name, []).append(alias)
+    return paths
 
 
 def _service_of(members: Sequence[tuple[ToolSet, Backend]], services: Sequence[str]) -> dict[str, str]:
