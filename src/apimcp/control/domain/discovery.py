@@ -13,6 +13,7 @@ from apimcp.catalog.model import Operation, RestBinding
 from apimcp.catalog.selection import served_selection
 from apimcp.catalog.tools import tool_of
 from apimcp.control.domain.common import get_owned
+from apimcp.control.domain.upstream_changes import served_to
 from apimcp.control.models import Exposition, Plan, Service
 from apimcp.protocol.models import Tool
 
@@ -27,10 +28,11 @@ class ServedTools:
 
 
 def served_operations(session: Session, plan: Plan) -> tuple[Service, list[Operation]]:
-    """The plan's service, and its operations the plan selects, named with its prefix."""
+    """The plan's service, and its operations the plan selects, named with its prefix: of the catalog its gateways
+    serve (an MCP server's changes not accepted yet, when the plan trusts them)."""
     service = session.get(Service, plan.service_id)
     assert service is not None  # foreign keys
-    catalog = decode_service(service.compiled)
+    catalog = decode_service(served_to(plan.trust_changes, service)[1])
     return service, served_selection(catalog.operations, plan.include or [], plan.exclude or [], plan.tool_prefix or "")
 
 
@@ -43,4 +45,4 @@ def served_tools(session: Session, organization_id: str, exposition_id: str) -> 
     service, operations = served_operations(session, plan)
     tools = [tool_of(operation, output_schema=plan.output_schemas) for operation in operations]
     paths = {o.tool_name: (o.signature,) for o in operations if isinstance(o.binding, RestBinding)}
-    return ServedTools(tools, paths, (plan.id, str(plan.updated_at), service.compiled_hash))
+    return ServedTools(tools, paths, (plan.id, str(plan.updated_at), served_to(plan.trust_changes, service)[0]))
