@@ -13,8 +13,8 @@ from tests.gateway.test_runtime import exposition, snapshot
 pytestmark = pytest.mark.anyio
 
 
-def _member(name: str, version: str) -> dict[str, Any]:
-    return {"service": {"id": "s", "name": name, "version": version, "hash": "h1"}}
+def _member(name: str, version: str, key: str = "s") -> dict[str, Any]:
+    return {"service": {"id": key, "name": name, "version": version, "hash": "h1"}}
 
 
 def test_members_are_named_by_service_and_by_version_where_names_are_shared() -> None:
@@ -22,6 +22,9 @@ def test_members_are_named_by_service_and_by_version_where_names_are_shared() ->
     assert service_names([_member("Echo", "1"), _member("Echo", "2"), _member("Shop", "1")]) == [
         "Echo:1", "Echo:2", "Shop",
     ]  # fmt: skip
+    # The finding: two descriptions titled and versioned alike (FastAPI's defaults) became one filter value
+    twins = [_member("FastAPI", "0.1.0", "tickets"), _member("FastAPI", "0.1.0", "billing"), _member("Shop", "1")]
+    assert service_names(twins) == ["tickets", "billing", "Shop"]
 
 
 async def test_search_keeps_to_the_member_service_asked_for(runtime: GatewayRuntime) -> None:

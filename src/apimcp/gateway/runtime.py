@@ -131,12 +131,18 @@ def _label(route: Route) -> str:
 
 
 def service_names(members: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Each member's service name, as tool search filters on it; `name:version` where members share a name."""
+    """Each member's service name, as tool search filters on it; `name:version` where members share a name, and
+    the service's id (a configuration file's key) where they share that too (two descriptions titled `FastAPI`,
+    version `0.1.0`, as FastAPI writes them by default)."""
     names = [str(member["service"]["name"]) for member in members]
     shared = {name for name in names if names.count(name) > 1}
-    return [
+    versioned = [
         f"{name}:{member['service']['version']}" if name in shared else name
         for name, member in zip(names, members, strict=True)
+    ]
+    twice = {name for name in versioned if versioned.count(name) > 1}
+    return [
+        str(member["service"]["id"]) if name in twice else name for name, member in zip(versioned, members, strict=True)
     ]
 
 
