@@ -56,3 +56,47 @@ def test_swagger_2_keywords_of_another_kind_are_read_or_refused_where_they_are()
     plain = {"name": "q", "in": "query", "type": "string"}
     with pytest.raises(SpecError, match="at /securityDefinitions/o/flow: unknown OAuth2 flow"):
         _imported(_swagger(plain, flow))
+
+
+def _with_body(schema: dict[str, Any], version: str = "3.0.3", **extra: Any) -> dict[str, Any]:
+    body = {"required": True, "content": {"application/json": {"schema": schema}}}
+    post = {"operationId": "make", "requestBody": body, "responses": {"200": {"description": "ok"}}, **extra}
+    return {"openapi": version, "info": {"title": "t", "version": "1"}, "servers": [{"url": "https://a.example"}],
+            "paths": {"/items/{id}": {"post": post}}}  # fmt: skip
+
+
+def test_a_parameter_renamed_for_a_body_field_takes_a_name_no_field_has() -> None:
+    """The finding: `id__path` was taken by a body field too, and the parameter's schema replaced the field's (or,
+    the field required, the operation was left out with a warning only)."""
+    fields = {"type": "object", "properties": {"id": {"type": "integer"}, "id__path": {"type": "boolean"}},
+              "required": ["id__path"]}  # fmt: skip
+    path_id = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+    (operation,) = _imported(_with_body(fields, parameters=[path_id])).operations
+    schema, binding = operation.input_schema, operation.binding
+    assert schema["properties"]["id__path"] == {"type": "boolean"} and schema["properties"]["id__path_2"]
+    assert [(p.argument, p.name) for p in binding.parameters] == [("id__path_2", "id")]  # type: ignore[union-attr]
+    assert binding.body.fields == ("id", "id__path")  # type: ignore[union-attr]
+
+
+def test_a_body_that_may_be_null_stays_one_argument_with_its_fields() -> None:
+    """The finding: `nullable: true` beside `properties` (no `type`) made the flattened tool lose every field."""
+    nullable = {"nullable": True, "properties": {"name": {"type": "string"}, "size": {"type": "integer"}}}
+    (operation,) = _imported(_with_body(nullable)).operations
+    body = operation.input_schema["properties"]["body"]
+    assert {"type": "null"} in body["anyOf"] and body["anyOf"][0]["properties"]["size"] == {"type": "integer"}
+    assert operation.binding.body.argument == "body"  # type: ignore[union-attr]
+
+
+def test_what_a_3_1_body_says_beside_its_reference_is_kept() -> None:
+    """The finding: `properties` and `required` beside a body's `$ref` were dropped when the body was flattened,
+    though OpenAPI 3.1 applies them (an `owner` field the API requires could not be sent)."""
+    document = _with_body({"$ref": "#/components/schemas/Base", "properties": {"owner": {"type": "string"}},
+                           "required": ["name", "owner"]}, "3.1.0")  # fmt: skip
+    document["components"] = {"schemas": {"Base": {"type": "object", "properties": {"name": {"type": "string"}}}}}
+    (operation,) = _imported(document).operations
+    body = operation.input_schema["properties"]["body"]
+    assert body["properties"]["owner"] == {"type": "string"} and body["required"] == ["name", "owner"]
+    assert body["$ref"] == "#/$defs/Base"
+    document["openapi"] = "3.0.3"  # 3.0 ignores what is beside a `$ref`: flattened from the target, as before
+    (operation,) = _imported(document).operations
+    assert list(operation.input_schema["properties"]) == ["name"]

@@ -56,6 +56,21 @@ _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 _SUCCESS_ORDER = ("200", "201", "202", "203", "206", "2XX", "2xx")
 _NO_BODY = frozenset({"204", "205"})
 """Success statuses whose answers never carry a body (RFC 9110)."""
+
+
+def _free_name(name: str, location: str, taken: Mapping[str, Any]) -> str:
+    """A parameter's argument: its name, else `name__location` (a body field has its name), else that with a
+    number: a body may have a field of that name too."""
+    if name not in taken:
+        return name
+    argument, number = f"{name}__{location}", 2
+    while argument in taken:
+        argument, number = f"{name}__{location}_{number}", number + 1
+    return argument
+
+
+_BESIDE_A_REFERENCE = frozenset({"type", "properties", "required", "additionalProperties", "nullable"})
+"""Keywords of a body's own beside its `$ref` that change what it accepts."""
 _FLAT_BODY_KEYWORDS = frozenset(
     {
         "type", "properties", "required", "additionalProperties", "title", "description", "example", "examples",
@@ -113,6 +128,7 @@ class OperationBuilder:
     ) -> None:
         """`servers`: how the operations' own `servers` are read (default: as a description with no URL's)."""
         self._documents = documents
+        self._openapi_30 = openapi_30
         self._servers = servers or ServerReader(None, source, log)
         self._log = log
         self._budget = budget or CpuBudget((limits or SchemaLimits()).max_cpu_seconds, source)
@@ -172,7 +188,7 @@ class OperationBuilder:
         body = self._body(operation, uri, at, properties, required, references)
         bindings: list[ParameterBinding] = []
         for parameter in sorted(parameters, key=lambda p: _LOCATIONS.index(p.location)):
-            argument = parameter.name if parameter.name not in properties else f"{parameter.name}__{parameter.location}"
+            argument = _free_name(parameter.name, parameter.location, properties)
             properties[argument] = self._parameter_schema(parameter, references)
             if parameter.required:
                 required.append(argument)
@@ -369,11 +385,15 @@ class OperationBuilder:
         (then it is one `body` argument)."""
         kind = media_kind(media_type)
         raw_schema, schema_uri, schema_at = self._inputs.resolve(schema, uri, at)
-        converted, refs = self._inputs.convert(raw_schema, schema_uri, schema_at)
+        beside = self._beside_reference(schema)
+        if beside:  # 3.1 applies what is written beside a `$ref`: the body is the schema as written, whole
+            converted, refs = self._inputs.convert(schema, uri, at)
+        else:
+            converted, refs = self._inputs.convert(raw_schema, schema_uri, schema_at)
         references |= refs
         fields = dict(converted.get("properties", {}))
         additional = converted.get("additionalProperties", False)  # extra fields only when the body says so
-        for name in converted.get("required", ()):
+        for name in () if beside else converted.get("required", ()):  # beside a `$ref`: its target may describe it
             if name not in fields:  # required but undescribed: still the tool must let it be given
                 fields[name] = additional if isinstance(additional, dict) else {}
                 taking = "values `additionalProperties` describes" if isinstance(additional, dict) else "any value"
@@ -398,8 +418,12 @@ class OperationBuilder:
             for name, spec in encoding.items()
             if isinstance(spec, dict) and isinstance(spec.get("contentType"), str) and name in fields
         }
-        if not self._flattens(schema, uri):
-            body_schema = {**converted, "properties": fields} if fields else dict(converted)
+        # A body that may be null (its conversion is an `anyOf`, whose fields no flat argument list can hold), or
+        # one with keywords beside its `$ref`, stays one argument.
+        if beside or "properties" not in converted or not self._flattens(schema, uri):
+            body_schema = (
+                {**converted, "properties": fields} if fields and "properties" in converted else dict(converted)
+            )
             if description and "description" not in body_schema:
                 body_schema["description"] = description
             properties["body"] = body_schema
@@ -422,6 +446,15 @@ class OperationBuilder:
             required=body_required,
         )
         return _Body(binding, additional)
+
+    def _beside_reference(self, schema: Any) -> bool:
+        """Whether a 3.1 body schema says something beside its `$ref` that the target does not (3.0 ignores it)."""
+        return (
+            not self._openapi_30
+            and isinstance(schema, dict)
+            and "$ref" in schema
+            and any(key in _BESIDE_A_REFERENCE for key in schema)
+        )
 
     def _flattens(self, schema: Any, uri: str) -> bool:
         """Whether every keyword of an object body (and of the references leading to it) survives
