@@ -134,6 +134,20 @@ def test_an_organization_that_kept_another_waiting_lets_it_go_first() -> None:
     assert reports.get("greedy", "b", lambda: {"made": "second"}) == {"made": "second"}  # its turn again
 
 
+def test_a_third_organization_s_turn_does_not_end_what_one_owes_another() -> None:
+    """The finding: any organization's report cleared the duty to yield, so a third one, which had not waited,
+    gave the greedy one its turn back before the one it kept waiting had had its own."""
+    clock = Clock()
+    reports = Reports(clock=clock)
+    with being_made(reports, "greedy", "a", {}, took=lambda: clock.advance(60)), pytest.raises(ReportsBusy):
+        reports.get("patient", "p", dict)
+    assert reports.get("third", "t", lambda: {"made": "third"}) == {"made": "third"}
+    with pytest.raises(ReportsBusy, match="another organization's discovery report goes first"):
+        reports.get("greedy", "b", dict)
+    assert reports.get("patient", "p", lambda: {"made": "patient"}) == {"made": "patient"}
+    assert reports.get("greedy", "b", lambda: {"made": "b"}) == {"made": "b"}
+
+
 def test_a_turn_not_taken_is_given_back_after_as_long_as_the_report_took() -> None:
     clock = Clock()
     reports = Reports(clock=clock)

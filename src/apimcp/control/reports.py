@@ -36,8 +36,8 @@ class Reports:
         self._kept: OrderedDict[tuple[Hashable, Hashable], dict[str, Any]] = OrderedDict()
         self._waiting: OrderedDict[Hashable, float] = OrderedDict()
         """Organizations turned away while another's report was made, and when."""
-        self._yielding: tuple[Hashable, float] | None = None
-        """The organization whose report kept others waiting, and until when it lets them go first."""
+        self._yielding: dict[Hashable, tuple[float, frozenset[Hashable]]] = {}
+        """Organizations whose report kept others waiting: until when they let those go first, and which."""
 
     def get(self, owner: Hashable, key: Hashable, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """`owner`'s report for `key`, made by `make` unless kept; raises ReportsBusy while another one is made, or
@@ -54,7 +54,12 @@ class Reports:
         started = self._clock()
         with self._lock:
             self._waiting.pop(owner, None)
-            self._yielding = None
+            # its turn has come: whoever kept it waiting owes it nothing more (a third's turn changes nothing)
+            self._yielding = {
+                who: (until, kept)
+                for who, (until, kept) in self._yielding.items()
+                if owner not in kept and started < until
+            }
         try:
             report = make()
         finally:
@@ -65,9 +70,11 @@ class Reports:
         return report
 
     def _refuse_if_yielding(self, owner: Hashable) -> None:
-        if self._yielding is None or self._yielding[0] != owner:
+        yielding = self._yielding.get(owner)
+        if yielding is None:
             return
-        if self._clock() < self._yielding[1] and self._others_waiting(owner):
+        until, kept = yielding
+        if self._clock() < until and self._waiting_among(kept):
             raise ReportsBusy("another organization's discovery report goes first: try again in a minute")
 
     def _turned_away(self, owner: Hashable) -> None:
@@ -81,13 +88,17 @@ class Reports:
         """After `owner`'s report (`took` seconds): if others were turned away meanwhile, they go first, for as
         long as it took."""
         with self._lock:
-            if self._others_waiting(owner):
-                self._yielding = (owner, self._clock() + took)
+            now = self._clock()
+            kept = frozenset(
+                who for who, since in self._waiting.items() if who != owner and now - since < WAITING_SECONDS
+            )
+            if kept:
+                self._yielding[owner] = (now + took, kept)
 
-    def _others_waiting(self, owner: Hashable) -> bool:
-        """Whether an organization other than `owner` was turned away lately (and may still come back)."""
+    def _waiting_among(self, organizations: frozenset[Hashable]) -> bool:
+        """Whether one of `organizations` was turned away lately (and may still come back)."""
         now = self._clock()
-        return any(now - since < WAITING_SECONDS for who, since in self._waiting.items() if who != owner)
+        return any(who in organizations and now - since < WAITING_SECONDS for who, since in self._waiting.items())
 
     def _keep(self, owner: Hashable, key: Hashable, report: dict[str, Any]) -> None:
         self._kept[owner, key] = report
