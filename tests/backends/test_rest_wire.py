@@ -16,7 +16,7 @@ import pytest
 
 from apimcp.backends.base import Failure, JsonBody
 from apimcp.backends.credentials import ApiKey, Bearer
-from apimcp.backends.rest import RestBackend, close_session, in_utf8, new_session
+from apimcp.backends.rest import RestBackend, _body, close_session, in_utf8, new_session
 from apimcp.backends.rest_request import InvalidArgument, build_request
 from apimcp.catalog.model import Operation, ParameterBinding, RestBinding, Service
 from apimcp.safety.masking import SecretMask
@@ -195,3 +195,10 @@ def test_a_utf_16_echo_of_a_secret_is_masked() -> None:
 def test_a_binary_answer_naming_a_charset_is_left_alone() -> None:
     image = b"\x89PNG\r\n\x1a\n\xff\xfe"
     assert in_utf8(image, "image/png; charset=utf-16") is image
+
+
+def test_a_json_answer_starting_with_a_byte_order_mark_is_json() -> None:
+    """The finding: orjson refuses a UTF-8 byte order mark, so such an answer was passed on as text, without its
+    structured content."""
+    answer = _body(b'\xef\xbb\xbf{"name": "widget"}', "application/json", 200, "https://a.example/x", 2**20)
+    assert isinstance(answer, JsonBody) and answer.value == {"name": "widget"}

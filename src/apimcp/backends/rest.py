@@ -246,6 +246,7 @@ def in_utf8(body: bytes, media_type: str) -> bytes:
         return body
 
 
+_BOM: Final = b"\xef\xbb\xbf"
 _NDJSON: Final = "application/x-ndjson"
 """Lines of JSON: answered as text."""
 
@@ -267,6 +268,8 @@ def _body(body: bytes, media_type: str, status: int, uri: str, large_from_bytes:
     kind = media_kind(media_type)
     base = media_type.split(";", 1)[0].strip().lower()
     if kind == "json":
+        if body.startswith(_BOM):  # RFC 8259 lets a parser ignore it; orjson does not, and the answer became text
+            body = body[len(_BOM) :]
         if len(body) >= large_from_bytes:
             return UnparsedJson(body, json_answer, status, base)
         return json_answer(body, status, base)
