@@ -99,3 +99,14 @@ def test_keys_a_map_s_schema_describes_admit_the_replacement_too() -> None:
     jsonschema.validate(result.structured_content, widened)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"contacts": {"email": "not an object"}}, widened)
+
+
+def test_a_key_json_writes_escaped_in_a_text_is_redacted_too() -> None:
+    """The finding: a backend writing JSON as Python's json does (`"pr\\u00e9nom"`) had the value of `prénom` left
+    in a text block that is not JSON (an error quoting the answer), since the key was looked for as written."""
+    text = 'Bad request: {"pr\\u00e9nom": "Jean", "\\u0065mail": "a@b.c", "\\ud83d\\ude00": 1, "other": 2}'
+    result = redact_result(CallToolResult(content=(TextContent(text=text),)), ["prénom", "email", "😀"])
+    assert result.content[0].text == (  # type: ignore[union-attr]
+        'Bad request: {"pr\\u00e9nom": "[redacted]", "\\u0065mail": "[redacted]", "\\ud83d\\ude00": "[redacted]", '
+        '"other": 2}'
+    )

@@ -61,8 +61,23 @@ def _redacted(value: Any, keys: frozenset[str], depth: int) -> Any:
 
 
 def _pattern(keys: frozenset[str]) -> re.Pattern[str]:
-    names = "|".join(re.escape(orjson.dumps(key).decode()[1:-1]) for key in sorted(keys))
+    names = "|".join(_spelled(key) for key in sorted(keys))
     return re.compile(r'"(?:' + names + r')"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)')
+
+
+def _spelled(key: str) -> str:
+    """A pattern for `key` as JSON may write it: each character as it is or escaped (`\\u00e9`, as Python's json
+    writes every non-ASCII one by default)."""
+    parts = []
+    for char in orjson.dumps(key).decode()[1:-1]:  # JSON's own escapes (quotes, control characters) as orjson writes
+        escaped = "".join(f"\\u{unit:04x}" for unit in _utf16(char))
+        parts.append(f"(?:{re.escape(char)}|(?i:{re.escape(escaped)}))" if char not in '\\"' else re.escape(char))
+    return "".join(parts)
+
+
+def _utf16(char: str) -> tuple[int, ...]:
+    units = char.encode("utf-16-be")
+    return tuple(int.from_bytes(units[i : i + 2], "big") for i in range(0, len(units), 2))
 
 
 def _redacted_text(text: str, keys: frozenset[str], pattern: re.Pattern[str]) -> str:
