@@ -145,3 +145,6 @@ def test_a_service_or_tag_longer_than_the_usual_bound_is_still_one_to_filter_on(
     assert facets.narrowed({"tag": long_tag}, None) == {"tickets_get"}
     assert "of 1 to 243 characters" in _refused(facets.narrowed, {"service": "z" * 244}, None)
     assert "of 1 to 200 characters" in _refused(FACETS.narrowed, {"service": "z" * 201}, None)
+    bare = Facets.of(TOOLS, {}, {})  # no service, no tag: the bound is the usual one
+    assert "names no service" in _refused(bare.narrowed, {"service": "z"}, None)
+    assert "of 1 to 200 characters" in _refused(bare.narrowed, {"tag": "z" * 201}, None)

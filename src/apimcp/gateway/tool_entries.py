@@ -85,6 +85,8 @@ class _Relisted(ToolEntry):
 
 
 class _Redacted(ToolEntry):
+    """Another entry whose answers have the fields a policy hides replaced (`redact_result`)."""
+
     __slots__ = ("_fields", "_inner")
 
     def __init__(self, inner: ToolEntry, fields: Sequence[str]) -> None:

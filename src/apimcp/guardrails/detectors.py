@@ -129,8 +129,6 @@ class Match:
 
 
 _PHONE_ALONE: Final = re2.compile(_PERSONAL["phone"])
-
-
 _CARD_ALONE: Final = re2.compile(_PERSONAL["payment_card"])
 
 

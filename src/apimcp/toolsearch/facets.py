@@ -104,7 +104,7 @@ def _within(kept: Set[str] | None, names: frozenset[str]) -> frozenset[str]:
 
 def _text(field: str, value: object, known: Iterable[str]) -> str:
     """`value` as a name to look for: a string, as long as a known name at most (the enum lists them all)."""
-    most = max(MAX_VALUE_CHARS, *(len(name) for name in known))
+    most = max([MAX_VALUE_CHARS, *(len(name) for name in known)])
     if not isinstance(value, str) or not value or len(value) > most:
         raise ToolSearchError(f'"{field}" must be a string of 1 to {most} characters')
     return value
