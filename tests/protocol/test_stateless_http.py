@@ -389,8 +389,10 @@ def test_responses_from_the_client_are_refused(mcp: McpHttp) -> None:
 
 
 def test_batches_are_refused(mcp: McpHttp) -> None:
+    """The answer says why (it was the session era's: a session id was missing, which 2026-07-28 has none of)."""
     reply = mcp.post([{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}], {"mcp-protocol-version": MODERN})
-    assert reply.status == 400
+    assert reply.status == 400 and reply.error["code"] == -32600
+    assert reply.error["message"] == "JSON-RPC batches are not part of MCP 2026-07-28: send one message per request"
 
 
 def test_unknown_version_header_without_envelope_gets_a_modern_answer(mcp: McpHttp) -> None:

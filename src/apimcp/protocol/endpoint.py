@@ -262,6 +262,10 @@ class McpEndpoint:
             if too_deep is not None:
                 await exchange.json(400, too_deep)
                 return
+        if isinstance(payload, list) and _names_stateless_revision(header_version):
+            text = "JSON-RPC batches are not part of MCP 2026-07-28: send one message per request"
+            await exchange.json(400, error_message(None, INVALID_REQUEST, text))
+            return
         if self._is_stateless(payload, header_version, session_id):
             if not self.options.stateless_era:
                 text = "This endpoint serves session-based MCP only"
