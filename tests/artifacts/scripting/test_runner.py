@@ -572,3 +572,17 @@ async def test_a_serialized_result_reaches_the_script_without_a_parse_in_python(
     result = await runner.run(script(source, "raw"), {}, tools)
     assert result.structured_content == {"count": 20000, "last": {"id": 19999}}
     assert max(parses) < len(RAW_ROWS) // 10
+
+
+async def test_awaiting_one_call_many_times_is_bounded(runner: ScriptRunner, tools: Tools) -> None:
+    """The finding: `rs.awaitPromises` took a list of any length, repeats included, and wrote each entry's result
+    anew: a 200 KB result awaited a million times kept the gateway's worker busy 27 s past the run's deadline.
+    Now a list holds at most as many promises as a run may start calls, and a call waited for twice is written
+    once."""
+    source = """
+    const h = rs.callToolAsync("echo", {n: 1});
+    const some = rs.awaitPromises(Array(50).fill(h)).length;
+    try { rs.awaitPromises(Array(51).fill(h)); return "accepted"; } catch (e) { return [some, e.message]; }
+    """
+    seen = orjson.loads(text(await runner.run(script(source, "echo"), {}, tools)))
+    assert seen == [50, "rs.awaitPromises takes at most 50 promises (a run's calls)"]

@@ -213,6 +213,8 @@ class Host:
                 calls = [self._handles[handle] for handle in handles]
         except (orjson.JSONDecodeError, KeyError, TypeError):
             return _refusal("rs.awaitPromises expects handles returned by rs.callToolAsync")
+        if len(calls) > self._limits.max_calls:  # a run starts no more calls than that: the rest are repeats
+            return _refusal(f"rs.awaitPromises takes at most {self._limits.max_calls} promises (a run's calls)")
         try:
             return f"[0,[{','.join(self._settle(calls))}]]"
         except Refused as refusal:
@@ -330,8 +332,11 @@ class Host:
         into the answer (a program may wait for a hundred calls of 10 MiB each)."""
         room = half = self._limits.memory_bytes // 2
         outcomes = []
+        written: dict[int, str] = {}  # a call waited for twice is written once
         for ref, future in calls:
-            outcome = self._outcome(ref, future)
+            outcome = written.get(id(future))
+            if outcome is None:
+                outcome = written[id(future)] = self._outcome(ref, future)
             if len(outcome) > room:
                 outcome = _failure(
                     None,
