@@ -147,6 +147,9 @@ def _refusal_cases() -> list[tuple[str, dict[str, Any] | bytes, str, str]]:
         ("remote content not http", changed("resources.yaml", lambda d: d["resources"]["ui://items/viewer.html"]
             .update(remoteContent="file:///etc/passwd")), "/resources/ui:~1~1items~1viewer.html/remoteContent",
          "remoteContent is an http:// or https:// URL"),
+        # a size past what JSON numbers hold exactly became an integer resources/list could not write
+        ("size too large", changed("resources.yaml", lambda d: d["resources"]["file:///docs/readme.md"].update(
+            size=1.5e300)), "/resources/file:~1~1~1docs~1readme.md/size", "9007199254740991"),
         ("priority above 1", changed("resources.yaml", lambda d: d["resources"]["file:///docs/readme.md"]
             ["annotations"].update(priority=2)), "/resources/file:~1~1~1docs~1readme.md/annotations/priority",
          "2 is above the maximum, 1"),
