@@ -67,7 +67,7 @@ class Provider:
         try:
             userinfo = found.get("userinfo_endpoint")
             metadata = Metadata(
-                issuer,
+                str(found["issuer"]),  # as the provider writes it, which its ID tokens' `iss` must match exactly
                 authorization_endpoint=str(found["authorization_endpoint"]),
                 token_endpoint=str(found["token_endpoint"]),
                 jwks_uri=str(found["jwks_uri"]),

@@ -146,13 +146,14 @@ async def callback(
         id_token = answer.get("id_token")
         if not isinstance(id_token, str):
             raise IdTokenError("the provider answered no ID token (is openid among the client's scopes?)")
-        settings = provider.settings
-        client_id, nonce = settings.client_id, sign_in.nonce
+        # the issuer as the provider's metadata writes it (`https://tenant.auth0.com/`, its final slash included)
+        issuer = (await provider.metadata()).issuer
+        client_id, nonce = provider.settings.client_id, sign_in.nonce
         try:
-            claims = verified_claims(id_token, await provider.keys(), settings.issuer, client_id, nonce)
+            claims = verified_claims(id_token, await provider.keys(), issuer, client_id, nonce)
         except IdTokenError:  # the provider may have rotated its keys since they were read: once more, afresh
             keys = await provider.keys(refresh=True)
-            claims = verified_claims(id_token, keys, settings.issuer, client_id, nonce)
+            claims = verified_claims(id_token, keys, issuer, client_id, nonce)
         access_token = answer.get("access_token")
         userinfo = None
         if not has_email(claims) and isinstance(access_token, str):
