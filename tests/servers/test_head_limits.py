@@ -194,3 +194,39 @@ def test_requests_with_bodies_keep_their_connection_alive() -> None:
         for _ in range(3):  # the body arrives with the head, so it is complete before the unread answer
             s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\ncontent-length: 5\r\n\r\nhello")
             assert _answer(s).startswith(b"HTTP/1.1 200")
+
+
+async def _large(scope: Any, receive: Any, send: Any) -> None:
+    assert scope["type"] == "http"
+    body = b"x" * (20 * 1024 * 1024)
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", str(len(body)).encode())]}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def test_a_client_that_reads_nothing_of_its_answer_is_dropped() -> None:
+    """The finding: a client that sent a request and never read the 20 MB answer kept its connection, and about
+    18 MB of the answer buffered, for ever: closing waits for the bytes to be written, and the timer stopped
+    watching a closing connection."""
+    port = free_port()
+    server = server_for(_large, lambda: None, host="127.0.0.1", port=port, head_limits=HeadLimits(seconds=0.5))
+    thread = threading.Thread(target=asyncio.run, args=(server.serve(),), daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.01)
+        with socket.socket() as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            client.connect(("127.0.0.1", port))
+            client.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            held = False
+            for _ in range(1000):  # the answer is written, then stalls; dropped within three checks of that
+                held = held or len(server.server_state.connections) == 1
+                if held and not server.server_state.connections:
+                    break
+                time.sleep(0.01)
+            assert held and not server.server_state.connections
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -6,7 +6,8 @@ and connections a client holds without ever making a request. The protocol here
 counts the bytes of a head still being received and refuses it beyond `max_bytes`
 (431); it refuses a head that takes longer than `seconds` to `2 * seconds` to
 arrive, and a body that stops arriving for as long (408); it closes a connection
-that says nothing, and one answered before its body arrived. One timer per
+that says nothing, and one answered before its body arrived; it drops one whose
+client reads nothing of its answer for two to three times as long. One timer per
 connection does the timing, so a request costs nothing for it. It works below the
 application, so it protects the gateway and the control plane alike; the
 applications keep their own, finer and exact checks (header bytes and count, total
@@ -38,7 +39,7 @@ class HeadLimits:
     seconds: float = 10.0
     """A connection that sends nothing for this long is closed; a head still incomplete at two checks this far
     apart (so after `seconds` to twice that), or a body of which nothing arrived between two checks, gets 408
-    and the connection closed."""
+    and the connection closed; one whose client read nothing of its answer at three checks in a row is dropped."""
 
     def __post_init__(self) -> None:
         if self.max_bytes <= 0 or self.seconds <= 0:
@@ -67,6 +68,8 @@ def bounded_protocol(limits: HeadLimits) -> type[asyncio.Protocol] | None:
             self._open_at_last_check = -1
             self._received = 0
             self._received_at_last_check = 0
+            self._buffered_at_last_check = 0
+            self._stalls = 0
             super().connection_made(transport)
             self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(limits.seconds, self._check_head)
 
@@ -107,7 +110,19 @@ def bounded_protocol(limits: HeadLimits) -> type[asyncio.Protocol] | None:
 
         def _check_head(self) -> None:
             self._head_timer = None
+            # A client reading nothing of its answer would keep the connection and the answer's bytes for ever:
+            # closing waits for them to be written, and the keep-alive timer's close does too.
+            # Unchanged at three checks in a row, not two: a slow client reading exactly what the application wrote
+            # meanwhile would look stalled once by chance, hardly twice.
+            buffered = self.transport.get_write_buffer_size()
+            self._stalls = self._stalls + 1 if buffered > 0 and buffered == self._buffered_at_last_check else 0
+            self._buffered_at_last_check = buffered
+            if self._stalls >= 2:
+                self.transport.abort()
+                return
             if self.transport.is_closing():
+                if buffered:  # closing once what is left is read: still watched
+                    self._head_timer = self.loop.call_later(limits.seconds, self._check_head)
                 return
             progressed = self._received != self._received_at_last_check
             self._received_at_last_check = self._received
