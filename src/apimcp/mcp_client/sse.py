@@ -47,8 +47,8 @@ async def events(
             name = line[6:].strip().decode("utf-8", "replace")[:64]
         elif line.startswith(b"data:"):
             chunk = line[5:].removeprefix(b" ")
-            size += len(chunk)
-            if size > max_event_bytes:
+            size += len(chunk) + 1  # and the line break joining it: empty lines each cost an entry, and a byte
+            if size > max_event_bytes + 1:
                 raise EventTooLarge(f"an event passed {max_event_bytes} bytes")
             data.append(transform(chunk) if transform is not None else chunk)
 
