@@ -86,6 +86,33 @@ def test_earlier_proxies_are_kept_in_forwarded_and_x_forwarded_for() -> None:
     assert "forwarded" not in parse_header_policy({"forwarded": False}).headers_for(behind)
 
 
+def test_what_the_client_s_connection_header_names_and_proxy_headers_stay_behind() -> None:
+    """The finding: headers named in `Connection` (hop-by-hop, RFC 9110 7.6.1) were passed on, and so were headers
+    proxies use to tell a backend how it was reached (`X-Forwarded-Port`, `X-Original-Host`...)."""
+    hop = source(("connection", "keep-alive, X-Hop-Secret"), ("x-hop-secret", "s"), ("x-tenant", "acme"),
+                 ("x-forwarded-port", "8443"), ("x-forwarded-prefix", "/admin"), ("x-forwarded-scheme", "https"),
+                 ("x-original-host", "internal.corp"))  # fmt: skip
+    passed = parse_header_policy(None).headers_for(hop)
+    assert set(passed) == {"x-tenant", "forwarded", "x-forwarded-for"}
+    assert parse_header_policy({"rename": ["X-Hop-Secret:X-Kept"]}).headers_for(hop)["X-Kept"] == "s"  # chosen
+
+
+def test_the_host_the_backend_is_told_is_the_one_the_host_check_read() -> None:
+    """The finding: with two Host headers, the Host check read the last and Forwarded named the first, which no
+    check had approved."""
+    hosts = [(b"host", b"internal-admin.corp"), (b"host", b"mcp.example.com")]
+    twice = RequestSource(client="203.0.113.7", headers=hosts, scheme="https")
+    assert (
+        parse_header_policy(None).headers_for(twice)["forwarded"] == "for=203.0.113.7;proto=https;host=mcp.example.com"
+    )
+
+
+def test_an_overlong_x_forwarded_for_is_not_carried_on() -> None:
+    """The finding: only Forwarded was held to its bound; a 47 KB X-Forwarded-For from the client was passed on."""
+    passed = parse_header_policy(None).headers_for(source(("x-forwarded-for", "10.0.0.1, " * 5000)))
+    assert passed["x-forwarded-for"] == "203.0.113.7"
+
+
 def test_malformed_trace_context_is_not_passed_on() -> None:
     bad = source(("traceparent", "00-" + "0" * 32 + "-00f067aa0ba902b7-01"), ("tracestate", "x=1"))
     passed = parse_header_policy(None).headers_for(bad)

@@ -42,7 +42,8 @@ DEFAULT_DENY = frozenset(
      "x-remote-user", "x-forwarded-user", "x-forwarded-email", "x-forwarded-groups", "x-forwarded-preferred-username",
      "x-auth-request-user", "x-auth-request-email", "x-auth-request-groups", "x-auth-request-access-token",
      "x-original-url", "x-rewrite-url", "x-original-uri", "x-http-method-override", "x-http-method",
-     "x-method-override",
+     "x-method-override", "x-original-host", "x-forwarded-port", "x-forwarded-prefix", "x-forwarded-scheme",
+     "x-forwarded-server", "x-forwarded-ssl",
      # what would change the answer's shape: a partial or an empty (304) body the tool cannot use
      "range", "if-range", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since"}
 )  # fmt: skip
@@ -93,10 +94,13 @@ class HeaderPolicy:
         rename = self.rename
         skipped = self._skipped
         host: bytes | None = None
+        hop_by_hop: bytes | None = None
         for raw_name, raw_value in source.headers:
             if raw_name in skipped:
-                if raw_name == b"host" and host is None:
+                if raw_name == b"host":  # the last, as the Host check reads it (`protocol.security`)
                     host = raw_value
+                elif raw_name == b"connection":
+                    hop_by_hop = raw_value if hop_by_hop is None else hop_by_hop + b"," + raw_value
                 continue
             if raw_name.startswith(b"mcp-param-"):
                 continue
@@ -116,6 +120,10 @@ class HeaderPolicy:
                 prior_for.append(value)
             elif self.passes(name):
                 out[name] = f"{out[name]}, {value}" if name in out else value
+        if hop_by_hop is not None:  # what Connection names is for the gateway alone (RFC 9110, 7.6.1)
+            for listed in hop_by_hop.decode("latin-1").lower().split(","):
+                if listed.strip() not in rename:
+                    out.pop(listed.strip(), None)
         if "tracestate" in out and "traceparent" not in out:
             del out["tracestate"]  # meaningless alone (W3C Trace Context, section 3.3)
         if self.forwarded and source.client:
@@ -128,12 +136,10 @@ class HeaderPolicy:
     ) -> None:
         element = _element(client, scheme, host)
         chain = ", ".join([*prior, element]) if prior else element
-        if len(chain) <= MAX_FORWARDED:
-            out["forwarded"] = chain
-            out["x-forwarded-for"] = ", ".join([*prior_for, client]) if prior_for else client
-        else:  # an overlong chain from the client is not carried on: only this hop is
-            out["forwarded"] = element
-            out["x-forwarded-for"] = client
+        chain_for = ", ".join([*prior_for, client]) if prior_for else client
+        # an overlong chain from the client is not carried on: only this hop is
+        out["forwarded"] = chain if len(chain) <= MAX_FORWARDED else element
+        out["x-forwarded-for"] = chain_for if len(chain_for) <= MAX_FORWARDED else client
 
 
 def _element(client: str, scheme: str, host: bytes | None) -> str:
