@@ -25,12 +25,20 @@ import orjson
 from apimcp.bridge.redirects import RedirectRefused, exchange
 from apimcp.mcp_client.headers import ACCEPT, Negotiated, headers_for
 from apimcp.mcp_client.sse import EventTooLarge, messages
+from apimcp.protocol.versions import find_revision
 
 log = logging.getLogger("apimcp.bridge")
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 MAX_IN_FLIGHT = 64
+"""Requests the client may have in progress at once; one more is answered an error at once."""
+MAX_OTHERS_IN_FLIGHT = 16
+"""Notifications and answers to the server's requests on their way at once, apart: a cancellation gets through
+whatever requests are in progress."""
+LISTEN_RESTARTS = 10
+"""Times in a row the session's GET stream is opened again after it ended having carried nothing."""
 BRIDGE_ERROR = -32603
+_READ_CHUNK = 64 * 1024
 
 Write = Callable[[bytes], Awaitable[None]]
 
@@ -45,6 +53,7 @@ class StdioBridge:
         self._max_event_bytes = max_event_bytes
         self._negotiated = Negotiated()
         self._slots = asyncio.Semaphore(MAX_IN_FLIGHT)
+        self._other_slots = asyncio.Semaphore(MAX_OTHERS_IN_FLIGHT)
         self._tasks: set[asyncio.Task[None]] = set()
         self._listening: asyncio.Task[None] | None = None
         self._http: aiohttp.ClientSession | None = None
@@ -63,10 +72,7 @@ class StdioBridge:
                     if not line:
                         break
                     if line.strip():
-                        await self._slots.acquire()
-                        task = asyncio.create_task(self._forward(line))
-                        self._tasks.add(task)
-                        task.add_done_callback(self._done)
+                        await self._schedule(line)
                 if self._tasks:
                     await asyncio.wait(set(self._tasks), timeout=30)
             finally:
@@ -74,9 +80,21 @@ class StdioBridge:
                     self._listening.cancel()
                 await self._end_session()
 
-    def _done(self, task: asyncio.Task[None]) -> None:
+    async def _schedule(self, line: bytes) -> None:
+        """Forward `line` in a task of its own, within the bounds on what is in progress."""
+        request_id = _request_id(line)
+        if request_id is not _NOT_A_REQUEST and self._slots.locked():
+            await self._send_error(request_id, f"the client has {MAX_IN_FLIGHT} requests in progress: try again")
+            return
+        slots = self._slots if request_id is not _NOT_A_REQUEST else self._other_slots
+        await slots.acquire()
+        task = asyncio.create_task(self._forward(line))
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._done(done, slots))
+
+    def _done(self, task: asyncio.Task[None], slots: asyncio.Semaphore) -> None:
         self._tasks.discard(task)
-        self._slots.release()
+        slots.release()
 
     async def _forward(self, line: bytes) -> None:
         try:
@@ -99,6 +117,11 @@ class StdioBridge:
                 await self._send_error(request_id, f"{self._url} could not be reached: {exc}")
             else:
                 log.warning("a message to %s was lost: %s", self._url, exc)
+        except ValueError as exc:  # a header value aiohttp refuses to send (a line break in a session id...)
+            if is_request:
+                await self._send_error(request_id, f"the message cannot be sent to {self._url}: {exc}")
+            else:
+                log.warning("a message to %s was not sent: %s", self._url, exc)
 
     async def _post(self, message: Any, body: bytes, request_id: object) -> None:
         assert self._http is not None
@@ -110,22 +133,32 @@ class StdioBridge:
             answered = False
             if kind.startswith("text/event-stream"):
                 async for event in messages(response, self._max_event_bytes):
+                    await self._write(orjson.dumps(event))
                     if _answers(event, request_id):
                         answered = True
                         self._learn(message, response, event)
-                    await self._write(orjson.dumps(event))
+                        break  # the response ends its stream: one left open would hold its slot for ever
             elif kind.startswith("application/json"):
-                payload = await response.content.read(self._max_event_bytes + 1)
-                if len(payload) > self._max_event_bytes:
-                    raise EventTooLarge(f"a response passed {self._max_event_bytes} bytes")
+                payload = await self._whole(response)
                 with contextlib.suppress(orjson.JSONDecodeError):
                     event = orjson.loads(payload)
                     if isinstance(event, dict | list) and _is_json_rpc(event):
-                        answered = True
-                        self._learn(message, response, event)
                         await self._write(payload.strip())
+                        answered = request_id is None or any(_answers(e, request_id) for e in _each(event))
+                        self._learn(message, response, event)
             if request_id is not None and not answered:
                 await self._send_error(request_id, f"{self._url} answered HTTP {response.status} without a response")
+
+    async def _whole(self, response: aiohttp.ClientResponse) -> bytes:
+        """A JSON answer's whole body, however many pieces it comes in, within the bound on an event."""
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_chunked(_READ_CHUNK):
+            size += len(chunk)
+            if size > self._max_event_bytes:
+                raise EventTooLarge(f"a response passed {self._max_event_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     def _learn(self, sent: Any, response: aiohttp.ClientResponse, answer: Any) -> None:
         """After a session-era initialize: the session and the version, and the session's GET stream."""
@@ -136,15 +169,20 @@ class StdioBridge:
         if not isinstance(result, dict):
             return
         version = result.get("protocolVersion")
-        self._negotiated = Negotiated(session_id, version if isinstance(version, str) else None)
+        if not (isinstance(version, str) and find_revision(version) is not None) or not _visible(session_id):
+            log.warning("%s answered initialize with a protocol version or session id that is none", self._url)
+            return  # not learned: what follows goes out without them, and is answered as the endpoint sees fit
+        self._negotiated = Negotiated(session_id, version)
         if session_id is not None and self._listening is None:
             self._listening = asyncio.create_task(self._listen())
 
     async def _listen(self) -> None:
         """The session's GET stream: what the server sends unasked (notifications, its own requests)."""
         assert self._http is not None
-        while True:
+        empty = 0  # streams in a row that ended having carried nothing
+        while empty < LISTEN_RESTARTS:
             headers = headers_for({}, self._negotiated, {**self._extra, "Accept": "text/event-stream"})
+            carried = False
             try:
                 async with exchange(self._http, "GET", self._url, headers) as response:
                     if response.status != 200 or not response.headers.get("Content-Type", "").startswith(
@@ -152,13 +190,16 @@ class StdioBridge:
                     ):
                         return  # the server offers no GET stream (405), or the session is gone
                     async for event in messages(response, self._max_event_bytes):
+                        carried = True
                         await self._write(orjson.dumps(event))
             except RedirectRefused as exc:
                 log.error("%s", exc)
                 return
             except (aiohttp.ClientError, OSError, EventTooLarge) as exc:
                 log.info("the GET stream of %s ended: %s", self._url, exc)
-            await asyncio.sleep(1)  # the stream ended (a server restart): open it again
+            empty = 0 if carried else empty + 1
+            await asyncio.sleep(min(2**empty, 30))  # the stream ended (a server restart): open it again, backing off
+        log.warning("the GET stream of %s ended %d times in a row carrying nothing: not opened again", self._url, empty)
 
     async def _end_session(self) -> None:
         session_id = self._negotiated.session_id
@@ -187,7 +228,35 @@ def _is_json_rpc(payload: object) -> bool:
 
 
 def _answers(event: object, request_id: object) -> bool:
-    return isinstance(event, dict) and event.get("id") == request_id and ("result" in event or "error" in event)
+    """Whether `event` is the response to `request_id` (`true` is no `1`, though Python says they are equal)."""
+    if not isinstance(event, dict) or ("result" not in event and "error" not in event):
+        return False
+    found = event.get("id")
+    return type(found) is type(request_id) and found == request_id
+
+
+def _each(payload: object) -> list[object]:
+    return payload if isinstance(payload, list) else [payload]
+
+
+_NOT_A_REQUEST = object()
+
+
+def _request_id(line: bytes) -> object:
+    """A line's request id (None included), or `_NOT_A_REQUEST` for a notification, a response, or what does not
+    parse (answered as a parse error by `_forward`, without a request's slot)."""
+    try:
+        message = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return _NOT_A_REQUEST
+    if isinstance(message, dict) and "method" in message and "id" in message:
+        return message["id"]
+    return _NOT_A_REQUEST
+
+
+def _visible(session_id: str | None) -> bool:
+    """Whether a session id is absent or made of visible ASCII, as the specification asks (a header can carry it)."""
+    return session_id is None or (bool(session_id) and all("!" <= char <= "~" for char in session_id))
 
 
 async def run_stdio(url: str, headers: Mapping[str, str]) -> None:

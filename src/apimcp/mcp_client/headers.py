@@ -42,9 +42,9 @@ def headers_for(message: Mapping[str, Any], negotiated: Negotiated, extra: Mappi
     stateless_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
     method = message.get("method")
     if isinstance(stateless_version, str):
-        headers["MCP-Protocol-Version"] = stateless_version
+        headers["MCP-Protocol-Version"] = header_value(stateless_version)  # the client's: a line break is no header
         if isinstance(method, str):
-            headers["Mcp-Method"] = method
+            headers["Mcp-Method"] = header_value(method)
             name_param = NAME_PARAMS.get(method)
             target = params.get(name_param) if name_param is not None and isinstance(params, dict) else None
             if isinstance(target, str):
