@@ -29,6 +29,8 @@ class Served:
     def __init__(self, port: int) -> None:
         self.url = yarl.URL(f"http://127.0.0.1:{port}")
         self.connections = 0
+        self.ended = 0
+        """Connections the client closed (or that ended otherwise)."""
         self.heads: list[bytes] = []
 
 
@@ -52,6 +54,7 @@ async def raw_server(answer: Callable[[Served, bytes, asyncio.StreamWriter], Awa
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
+            served.ended += 1
             writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
@@ -406,6 +409,30 @@ async def test_a_connection_idle_too_long_is_closed_rather_than_used(monkeypatch
         await asyncio.sleep(0.2)
         await lane.request("GET", served.url, {}, None, max_bytes=100)
         assert served.connections == 2
+    await lane.close()
+
+
+async def test_connections_idle_too_long_are_closed_though_their_backend_is_not_called_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The finding: an idle connection was closed only when its origin was called again, so a backend called once
+    (and servers that keep idle connections) held up to 64 of them until the gateway stopped."""
+    monkeypatch.setattr(client_module, "IDLE_SECONDS", 0.1)
+
+    async def answer(served: Served, head: bytes, writer: asyncio.StreamWriter) -> bool:
+        await asyncio.sleep(0.05)  # so that the five calls overlap, each on a connection of its own
+        writer.write(ok(b"fine"))
+        return True
+
+    lane = client()
+    async with raw_server(answer) as served:
+        await asyncio.gather(*(lane.request("GET", served.url, {}, None, max_bytes=100) for _ in range(5)))
+        assert served.connections == 5
+        for _ in range(100):  # swept within two idle periods
+            if served.ended == 5:
+                break
+            await asyncio.sleep(0.02)
+        assert served.ended == 5 and not lane._idle  # type: ignore[attr-defined]
     await lane.close()
 
 

@@ -35,6 +35,9 @@ class Http1Client:
         self._dns_ttl = dns_ttl
         self._addresses: dict[tuple[str, int], tuple[float, list[tuple[socket.AddressFamily, str]]]] = {}
         self._idle: dict[tuple[str, int], list[tuple[float, Connection]]] = {}
+        self._sweep: asyncio.TimerHandle | None = None
+        """Closes what has been idle too long, while anything is idle: a backend called once (and servers that keep
+        idle connections) would otherwise hold them until the gateway stops."""
         self._closed = False
 
     async def request(
@@ -60,6 +63,8 @@ class Http1Client:
                 idle = self._idle.setdefault(origin, [])
                 if len(idle) < MAX_IDLE_PER_ORIGIN:
                     idle.append((time.monotonic(), connection))
+                    if self._sweep is None:
+                        self._sweep = asyncio.get_running_loop().call_later(IDLE_SECONDS, self._swept)
                     return answer
             connection.close()
             return answer
@@ -78,6 +83,21 @@ class Http1Client:
                 elif not connection.closed:
                     return connection, True
         return await self._connect(origin), False
+
+    def _swept(self) -> None:
+        self._sweep = None
+        fresh = time.monotonic() - IDLE_SECONDS
+        for origin, idle in list(self._idle.items()):
+            kept = [(since, connection) for since, connection in idle if since >= fresh and not connection.closed]
+            for since, connection in idle:
+                if since < fresh:
+                    connection.close()
+            if kept:
+                self._idle[origin] = kept
+            else:
+                del self._idle[origin]
+        if self._idle and not self._closed:
+            self._sweep = asyncio.get_running_loop().call_later(IDLE_SECONDS, self._swept)
 
     async def _connect(self, origin: tuple[str, int]) -> Connection:
         """A new connection to the first address that accepts, tried as aiohttp tries them (Happy Eyeballs)."""
@@ -116,6 +136,9 @@ class Http1Client:
 
     async def close(self) -> None:
         self._closed = True
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for idle in self._idle.values():
             for _, connection in idle:
                 connection.close()
