@@ -122,8 +122,9 @@ class HeaderPolicy:
                 out[name] = f"{out[name]}, {value}" if name in out else value
         if hop_by_hop is not None:  # what Connection names is for the gateway alone (RFC 9110, 7.6.1)
             for listed in hop_by_hop.decode("latin-1").lower().split(","):
-                if listed.strip() not in rename:
-                    out.pop(listed.strip(), None)
+                name = listed.strip()
+                if name not in rename:
+                    out.pop(name, None)
         if "tracestate" in out and "traceparent" not in out:
             del out["tracestate"]  # meaningless alone (W3C Trace Context, section 3.3)
         if self.forwarded and source.client:

@@ -88,10 +88,12 @@ class Http1Client:
         self._sweep = None
         fresh = time.monotonic() - IDLE_SECONDS
         for origin, idle in list(self._idle.items()):
-            kept = [(since, connection) for since, connection in idle if since >= fresh and not connection.closed]
+            kept = []
             for since, connection in idle:
                 if since < fresh:
                     connection.close()
+                elif not connection.closed:
+                    kept.append((since, connection))
             if kept:
                 self._idle[origin] = kept
             else:
