@@ -132,15 +132,14 @@ _PHONE_ALONE: Final = re2.compile(_PERSONAL["phone"])
 _CARD_ALONE: Final = re2.compile(_PERSONAL["payment_card"])
 
 
-def _card_in_phone(text: str, start: int, end: int) -> int | None:
-    """Where a card starts in the last group of digits of the phone number `text[start:end]`, if one does and
-    the phone number holds without that group (`+33 1 23 45 67 89 4111 1111 1111 1111`: the pattern's last group
-    may be a card's first)."""
+def _card_in_phone(text: str, start: int, end: int) -> tuple[Match, int] | None:
+    """The phone number `text[start:end]` without its last group of digits, and where that group starts, when a
+    card starts there and the phone number holds without it (`+33 1 23 45 67 89 4111 1111 1111 1111`: the
+    pattern's last group may be a card's first)."""
     last = start + len(text[start:end].rstrip("0123456789"))
     card = _CARD_ALONE.match(text, last)
-    if card is None or not _card(card.group()) or _phone_before(text, start, last) is None:
-        return None
-    return last
+    phone = _phone_before(text, start, last) if card is not None and _card(card.group()) else None
+    return (phone, last) if phone is not None else None
 
 
 def _phone_before(text: str, start: int, end: int) -> Match | None:
@@ -190,10 +189,10 @@ class Detector:
                     if phone is not None:
                         out.append(phone)
                 failed_phone = None
-                card = _card_in_phone(text, start, match.end()) if kind == "phone" and self._cards else None
-                if card is not None:
-                    out.append(Match(kind, start, start + len(text[start:card].rstrip(" .-"))))
-                    at = card
+                split = _card_in_phone(text, start, match.end()) if kind == "phone" and self._cards else None
+                if split is not None:
+                    out.append(split[0])
+                    at = split[1]
                     continue
                 out.append(Match(kind, start, match.end()))
                 at = max(match.end(), match.start() + 1)
