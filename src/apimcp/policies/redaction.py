@@ -7,6 +7,7 @@ a guardrail on personal data is what catches free text.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -60,7 +61,9 @@ def _redacted(value: Any, keys: frozenset[str], depth: int) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=64)
 def _pattern(keys: frozenset[str]) -> re.Pattern[str]:
+    """The pattern of `keys` written as JSON writes them (a policy's few field lists: made once each)."""
     names = "|".join(_spelled(key) for key in sorted(keys))
     return re.compile(r'"(?:' + names + r')"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|true|false|null)')
 
