@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from apimcp.protocol.models import Tool
@@ -33,6 +33,8 @@ class Facets:
     tag_names: Mapping[str, str]
     """Tag, case-folded → as the description writes it."""
     read_only: frozenset[str]
+    longest: Mapping[str, int] = field(default_factory=dict)
+    """By filter (`service`, `tag`): how long a value may be, the longest name it knows or MAX_VALUE_CHARS."""
 
     @classmethod
     def of(cls, tools: Iterable[Tool], service_of: Mapping[str, str], tags_of: Mapping[str, Sequence[str]]) -> Facets:
@@ -55,6 +57,10 @@ class Facets:
             tags={t: frozenset(n) for t, n in tags.items()},
             tag_names=tag_names,
             read_only=frozenset(read_only),
+            longest={
+                "service": max([MAX_VALUE_CHARS, *map(len, services)]),
+                "tag": max([MAX_VALUE_CHARS, *map(len, tag_names.values())]),
+            },
         )
 
     def narrowed(self, arguments: Mapping[str, Any], allowed: Set[str] | None) -> Set[str] | None:
@@ -75,7 +81,7 @@ class Facets:
         return kept
 
     def _service(self, value: object, allowed: Set[str] | None) -> frozenset[str]:
-        text = _text("service", value, self.services)
+        text = _text("service", value, self.longest.get("service", MAX_VALUE_CHARS))
         found = self.services.get(text)
         if found is None:
             found = next((n for s, n in self.services.items() if s.casefold() == text.casefold()), None)
@@ -88,7 +94,7 @@ class Facets:
         raise ToolSearchError(f'"service" names no service of this server: {text!r}; {known}')
 
     def _tag(self, value: object, allowed: Set[str] | None) -> frozenset[str]:
-        text = _text("tag", value, self.tag_names.values())
+        text = _text("tag", value, self.longest.get("tag", MAX_VALUE_CHARS))
         found = self.tags.get(text.casefold())
         if found is None or (allowed is not None and found.isdisjoint(allowed)):  # the caller's tools only
             known = sorted(
@@ -102,9 +108,8 @@ def _within(kept: Set[str] | None, names: frozenset[str]) -> frozenset[str]:
     return names if kept is None else names.intersection(kept)
 
 
-def _text(field: str, value: object, known: Iterable[str]) -> str:
+def _text(field: str, value: object, most: int) -> str:
     """`value` as a name to look for: a string, as long as a known name at most (the enum lists them all)."""
-    most = max([MAX_VALUE_CHARS, *(len(name) for name in known)])
     if not isinstance(value, str) or not value or len(value) > most:
         raise ToolSearchError(f'"{field}" must be a string of 1 to {most} characters')
     return value
