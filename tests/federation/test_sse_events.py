@@ -1,4 +1,5 @@
-"""Reading an upstream's SSE events within their bounds (`mcp_client.sse`)."""
+"""What the gateway's MCP client takes from an upstream: SSE events within their bounds (`mcp_client.sse`), a
+session id it can send back."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Any
 import anyio
 import pytest
 
+from apimcp.federation.era import opened_era
+from apimcp.mcp_client.answers import UpstreamError
 from apimcp.mcp_client.sse import EventTooLarge, events
 
 
@@ -45,3 +48,11 @@ def test_an_event_of_its_bound_exactly_is_read() -> None:
     assert anyio.run(_read, iter(lines), 1001) == [("message", [data, b""])]
     with pytest.raises(EventTooLarge):
         anyio.run(_read, iter(lines), 1000)
+
+
+def test_a_session_id_a_header_cannot_carry_back_is_refused_when_the_session_opens() -> None:
+    """A session id with a line break made every later request fail in aiohttp, not as the server's error."""
+    result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}
+    assert opened_era(result, {"Mcp-Session-Id": "abc-123"}).negotiated.session_id == "abc-123"
+    with pytest.raises(UpstreamError, match="not visible ASCII"):
+        opened_era(result, {"Mcp-Session-Id": "abc\r\nX-Evil: 1"})

@@ -23,7 +23,7 @@ import aiohttp
 import orjson
 
 from apimcp.bridge.redirects import RedirectRefused, exchange
-from apimcp.mcp_client.headers import ACCEPT, Negotiated, headers_for
+from apimcp.mcp_client.headers import ACCEPT, Negotiated, headers_for, usable_session_id
 from apimcp.mcp_client.sse import EventTooLarge, messages
 from apimcp.protocol.versions import find_revision
 
@@ -82,21 +82,6 @@ class StdioBridge:
 
     async def _schedule(self, line: bytes) -> None:
         """Forward `line` in a task of its own, within the bounds on what is in progress."""
-        request_id = _request_id(line)
-        if request_id is not _NOT_A_REQUEST and self._slots.locked():
-            await self._send_error(request_id, f"the client has {MAX_IN_FLIGHT} requests in progress: try again")
-            return
-        slots = self._slots if request_id is not _NOT_A_REQUEST else self._other_slots
-        await slots.acquire()
-        task = asyncio.create_task(self._forward(line))
-        self._tasks.add(task)
-        task.add_done_callback(lambda done: self._done(done, slots))
-
-    def _done(self, task: asyncio.Task[None], slots: asyncio.Semaphore) -> None:
-        self._tasks.discard(task)
-        slots.release()
-
-    async def _forward(self, line: bytes) -> None:
         try:
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -104,8 +89,22 @@ class StdioBridge:
                 orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
             )
             return
-        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
         is_request = isinstance(message, dict) and "method" in message and "id" in message
+        if is_request and self._slots.locked():
+            await self._send_error(message["id"], f"the client has {MAX_IN_FLIGHT} requests in progress: try again")
+            return
+        slots = self._slots if is_request else self._other_slots
+        await slots.acquire()
+        task = asyncio.create_task(self._forward(message, line, is_request))
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._done(done, slots))
+
+    def _done(self, task: asyncio.Task[None], slots: asyncio.Semaphore) -> None:
+        self._tasks.discard(task)
+        slots.release()
+
+    async def _forward(self, message: Any, line: bytes, is_request: bool) -> None:
+        request_id = message["id"] if is_request else None
         try:
             await self._post(message, line, request_id if is_request else None)
         except RedirectRefused as exc:
@@ -169,7 +168,7 @@ class StdioBridge:
         if not isinstance(result, dict):
             return
         version = result.get("protocolVersion")
-        if not (isinstance(version, str) and find_revision(version) is not None) or not _visible(session_id):
+        if not (isinstance(version, str) and find_revision(version) is not None) or not usable_session_id(session_id):
             log.warning("%s answered initialize with a protocol version or session id that is none", self._url)
             return  # not learned: what follows goes out without them, and is answered as the endpoint sees fit
         self._negotiated = Negotiated(session_id, version)
@@ -237,26 +236,6 @@ def _answers(event: object, request_id: object) -> bool:
 
 def _each(payload: object) -> list[object]:
     return payload if isinstance(payload, list) else [payload]
-
-
-_NOT_A_REQUEST = object()
-
-
-def _request_id(line: bytes) -> object:
-    """A line's request id (None included), or `_NOT_A_REQUEST` for a notification, a response, or what does not
-    parse (answered as a parse error by `_forward`, without a request's slot)."""
-    try:
-        message = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return _NOT_A_REQUEST
-    if isinstance(message, dict) and "method" in message and "id" in message:
-        return message["id"]
-    return _NOT_A_REQUEST
-
-
-def _visible(session_id: str | None) -> bool:
-    """Whether a session id is absent or made of visible ASCII, as the specification asks (a header can carry it)."""
-    return session_id is None or (bool(session_id) and all("!" <= char <= "~" for char in session_id))
 
 
 async def run_stdio(url: str, headers: Mapping[str, str]) -> None:

@@ -17,7 +17,7 @@ import orjson
 from apimcp.federation.message_channel import MessageChannel
 from apimcp.mcp_client import requests
 from apimcp.mcp_client.answers import UpstreamError, result_of
-from apimcp.mcp_client.headers import Negotiated, headers_for
+from apimcp.mcp_client.headers import Negotiated, headers_for, usable_session_id
 from apimcp.protocol.versions import find_revision
 
 DISCOVER_ID = 1
@@ -104,6 +104,8 @@ def opened_era(result: Mapping[str, Any], headers: Mapping[str, str], channel: M
     if revision.version == requests.STATELESS_REVISION:
         raise UpstreamError("the server answered initialize with 2026-07-28, which has no initialize")
     session_id = next((v for k, v in headers.items() if k.lower() == "mcp-session-id"), None)
+    if not usable_session_id(session_id):
+        raise UpstreamError("the server's session id is not visible ASCII, as MCP asks: it cannot be sent back")
     info = result.get("serverInfo")
     # 2024-11-05 and 2025-03-26 clients send no MCP-Protocol-Version header
     header_version = version if version >= "2025-06-18" else None

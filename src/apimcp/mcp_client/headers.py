@@ -28,6 +28,12 @@ class Negotiated:
     version: str | None = None
 
 
+def usable_session_id(session_id: str | None) -> bool:
+    """Whether a server's session id is absent or visible ASCII only, as the specification asks: another could not
+    be sent back in a header."""
+    return session_id is None or (bool(session_id) and all("!" <= char <= "~" for char in session_id))
+
+
 def header_value(value: str) -> str:
     """A header value as MCP carries it: plain when printable ASCII, else base64 in `=?base64?...?=`."""
     if value.isascii() and value.isprintable() and value == value.strip():
