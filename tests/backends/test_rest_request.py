@@ -143,3 +143,44 @@ def test_a_path_that_would_change_the_backend_host_is_refused(path: str, base_ur
     with pytest.raises(ValueError, match=rf"the path {re.escape(repr(path))} does not start with '/'"):
         build_request(binding, {"p": "@evil.example"}, base_url, place(ApiKey("X-Api-Key", "secret")))
     assert build_request(RestBinding(method="GET", path="/x@y"), {}, base_url).url == f"{base_url}/x@y"
+
+
+def test_the_gateways_credential_takes_its_own_slot_whatever_the_arguments_name() -> None:
+    key = ParameterBinding(argument="key", name="key", location="query", style="form", explode=True)
+    spread = ParameterBinding(argument="filter", name="filter", location="query", style="form", explode=True)
+    header = ParameterBinding(argument="h", name="x-api-key", location="header", style="simple", explode=False)
+    cookie = ParameterBinding(argument="c", name="sid", location="cookie", style="form", explode=True)
+    binding = RestBinding(method="GET", path="/x", parameters=(key, spread, header, cookie))
+    arguments = {"key": "ATTACKER", "filter": {"key": "ATTACKER", "size": 2}}
+    request = build_request(binding, arguments, "http://h", place(ApiKey("key", "secret", "query")))
+    assert request.url == "http://h/x?size=2&key=secret"
+    assert request.public_url == "http://h/x?size=2"
+    request = build_request(binding, {"h": "ATTACKER"}, "http://h", place(ApiKey("X-Api-Key", "secret")))
+    assert request.headers == {"X-Api-Key": "secret"}
+    request = build_request(binding, {"c": "ATTACKER"}, "http://h", place(ApiKey("sid", "secret", "cookie")))
+    assert request.headers["Cookie"] == "sid=secret"
+    # without a credential of that name, the arguments go as they are
+    request = build_request(binding, {"key": "k", "h": "v", "c": "s"}, "http://h", place(ApiKey("other", "x")))
+    assert request.url == "http://h/x?key=k"
+    assert request.headers == {"x-api-key": "v", "Cookie": "sid=s", "other": "x"}
+
+
+def test_allow_reserved_keeps_a_query_value_inside_its_parameter() -> None:
+    parameter = ParameterBinding("q", "q", "query", "form", explode=True, allow_reserved=True)
+    binding = RestBinding(method="GET", path="/x", parameters=(parameter,))
+    credentials = place(ApiKey("key", "secret", "query"))
+    assert build_request(binding, {"q": "x&key=ATTACKER"}, "http://h", credentials).url == (
+        "http://h/x?q=x%26key%3DATTACKER&key=secret"
+    )
+    assert build_request(binding, {"q": "x#"}, "http://h", credentials).url == "http://h/x?q=x%23&key=secret"
+    assert build_request(binding, {"q": "a+b[0]"}, "http://h").url == "http://h/x?q=a%2Bb%5B0%5D"
+    assert build_request(binding, {"q": "a/b?c:d@e,f;g"}, "http://h").url == "http://h/x?q=a/b?c:d@e,f;g"
+
+
+def test_an_empty_path_value_is_refused_not_sent_as_another_resource() -> None:
+    parameter = ParameterBinding(argument="id", name="id", location="path", style="simple", explode=False)
+    binding = RestBinding(method="DELETE", path="/items/{id}", parameters=(parameter,))
+    for empty in ("", [], {}):
+        with pytest.raises(InvalidArgument, match="'id': a path parameter needs a value that is not empty"):
+            build_request(binding, {"id": empty}, "http://h")
+    assert build_request(binding, {"id": 0}, "http://h").url == "http://h/items/0"

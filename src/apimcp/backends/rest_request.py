@@ -38,7 +38,11 @@ _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _QUOTED = r'"(?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\[^\x00-\x08\x0a-\x1f\x7f])*"'
 _MEDIA_TYPE = re.compile(rf"{_TOKEN}/{_TOKEN}(?:[ \t]*;(?:[ \t]*{_TOKEN}=(?:{_TOKEN}|{_QUOTED}))?)*[ \t]*")
 """type/subtype and parameters (RFC 9110, 8.3.1)."""
-_RESERVED = ":/?#[]@!$&'()*+,;="
+_RESERVED_IN_QUERY = ":/?@!$'()*,;"
+"""What `allowReserved` lets through unencoded in a query value: RFC 3986's reserved characters but `#`, `[` and `]`
+(not allowed in a query) and `&`, `=` and `+` (which would start another parameter, or read as a space): OpenAPI
+3.1.1 leaves encoding those to the application, and sent as they are they would cut the value short or add a
+parameter of the client's choosing (`q=x&key=...`, `q=x#` dropping what follows, the backend's key included)."""
 
 
 class InvalidArgument(ValueError):
@@ -73,7 +77,7 @@ def _text(value: Any) -> str:
 
 
 def _enc(value: Any, allow_reserved: bool = False) -> str:
-    return quote(_text(value), safe=_UNRESERVED + (_RESERVED if allow_reserved else ""))
+    return quote(_text(value), safe=_UNRESERVED + (_RESERVED_IN_QUERY if allow_reserved else ""))
 
 
 def _pairs(value: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -298,7 +302,10 @@ def build_request(
         if p.location == "path":
             if value is None:
                 raise InvalidArgument(p.argument, "a path parameter needs a value")
-            path = path.replace("{" + p.name + "}", _path_value(p, value))
+            segment = _path_value(p, value)
+            if not segment:  # `/items/{id}` with "" would be `/items/`: another resource (the collection)
+                raise InvalidArgument(p.argument, "a path parameter needs a value that is not empty")
+            path = path.replace("{" + p.name + "}", segment)
         elif value is None:
             continue
         elif p.location == "query":
@@ -321,6 +328,8 @@ def build_request(
     if binding.accept:
         headers.setdefault("Accept", ", ".join(binding.accept))
     under = _under_base(base_url, path, binding.path)
+    if credentials is not None:
+        query, cookies = _credentials_first(credentials, query, headers, cookies)
     public = under + ("?" + "&".join(query) if query else "")
     if credentials is not None:
         headers.update(credentials.headers)
@@ -330,3 +339,22 @@ def build_request(
         headers["Cookie"] = "; ".join(cookies)
     url = under + ("?" + "&".join(query) if query else "")
     return PreparedRequest(method=binding.method, url=url, public_url=public, headers=headers, body=body)
+
+
+def _credentials_first(
+    credentials: Placement, query: list[str], headers: dict[str, str], cookies: list[str]
+) -> tuple[list[str], list[str]]:
+    """The arguments' query items and cookies without those named as the gateway's credentials are, and their
+    headers likewise (any case): the credential takes its own slot. Sent beside it, the client's value came first,
+    and most backends read the first (`key=ATTACKER&key=<the plan's key>`, `x-api-key` before `X-Api-Key`)."""
+    if credentials.headers:
+        taken = {name.lower() for name in credentials.headers}
+        for name in [name for name in headers if name.lower() in taken]:
+            del headers[name]
+    if credentials.query:
+        named = {_enc(name) for name, _ in credentials.query}
+        query = [item for item in query if item.partition("=")[0] not in named]
+    if credentials.cookies:
+        names = set(credentials.cookies)
+        cookies = [cookie for cookie in cookies if cookie.partition("=")[0] not in names]
+    return query, cookies
