@@ -89,6 +89,26 @@ async def test_a_broken_exposition_is_skipped_and_its_previous_version_served(ru
         runtime.apply(snapshot(3, broken), strict=True)
 
 
+@pytest.mark.parametrize("missing", ["created_at", "members", "id"])
+async def test_a_malformed_exposition_is_skipped_and_the_rest_of_the_snapshot_applied(
+    runtime: GatewayRuntime, missing: str
+) -> None:
+    runtime.apply(snapshot(1, exposition("a", ["get_item"]), exposition("gone", ["get_item"]), exposition("bad", [])))
+    served_before = await tool_names(runtime, "bad")
+    bad = exposition("bad", ["get_item"])
+    del bad[missing]
+    runtime.apply(snapshot(2, exposition("a", ["get_item", "delete_item"]), bad))
+    assert runtime.routes.revision == 2
+    kept = {"a", "bad"} if missing != "id" else {"a"}  # an exposition it cannot name is not served
+    assert set(runtime.routes.by_id) == kept
+    assert "gone" not in runtime.routes.by_id
+    assert await tool_names(runtime, "a") == ["get_item", "delete_item"]
+    if missing != "id":
+        assert await tool_names(runtime, "bad") == served_before != ["get_item"]  # its last version that worked
+    with pytest.raises((KeyError, ValueError)):
+        runtime.apply(snapshot(3, bad), strict=True)
+
+
 async def test_service_coordinates_name_the_most_recent_exposition(runtime: GatewayRuntime) -> None:
     runtime.apply(snapshot(1, exposition("old", [], created="2026-01-01"), exposition("new", [], created="2026-02-01")))
     route, by_service = runtime.routes.resolve("/mcp/acme/Echo+API/2.1")

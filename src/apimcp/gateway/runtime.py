@@ -211,6 +211,7 @@ class GatewayRuntime:
         """Opens the sealed secrets of snapshots (a gateway that follows a control plane holds one)."""
         self._services: dict[str, Service] = {}
         self._built: dict[str, tuple[bytes, Route]] = {}
+        self._read: dict[str, tuple[str, frozenset[str]]] = {}
         self._tool_sets: dict[tuple[Any, ...], ToolSet] = {}
         self._script_limits = script_limits or ScriptLimits()
         self._code_limits = code_limits or CodeModeLimits()
@@ -246,32 +247,47 @@ class GatewayRuntime:
             if digest not in self._services:
                 self._services[digest] = compiled if isinstance(compiled, Service) else decode_service(compiled)
         built: dict[str, tuple[bytes, Route]] = {}
+        read: dict[str, tuple[str, frozenset[str]]] = {}
+        """Per exposition served, its creation time and the services it uses (kept from the last snapshot for
+        one kept serving as it was)."""
         for exposition in snapshot["expositions"]:
-            previous = self._built.get(exposition["id"])
+            exposition_id = exposition.get("id") if isinstance(exposition, Mapping) else None
+            if not isinstance(exposition_id, str):
+                if strict:
+                    raise ValueError("an exposition of the snapshot has no id")
+                log.error("an exposition of the snapshot has no id; it is not served")
+                continue
+            previous = self._built.get(exposition_id)
             try:
+                # read before anything changes: a malformed exposition is skipped, not half-applied
+                stamp = str(exposition["created_at"])
+                uses = frozenset(member["service"]["hash"] for member in exposition["members"])
                 opened = open_exposition(exposition, self._key)
                 fingerprint = orjson.dumps(opened, option=orjson.OPT_SORT_KEYS)
                 if previous is not None and previous[0] == fingerprint:
-                    built[exposition["id"]] = previous
+                    built[exposition_id] = previous
+                    read[exposition_id] = (stamp, uses)
                     continue
                 route = self._route(opened, previous[1] if previous is not None else None)
             except Exception as exc:
                 if strict:
                     raise
                 if isinstance(exc, SealError):  # says which secret and why; a traceback would add nothing
-                    log.error("exposition %s could not be built; it is not served: %s", exposition["id"], exc)
+                    log.error("exposition %s could not be built; it is not served: %s", exposition_id, exc)
                 else:
-                    log.exception("exposition %s could not be built; it is not served", exposition["id"])
-                if previous is not None:
-                    built[exposition["id"]] = previous  # keep serving what worked
+                    log.exception("exposition %s could not be built; it is not served", exposition_id)
+                if previous is not None and exposition_id in self._read:
+                    built[exposition_id] = previous  # keep serving what worked
+                    read[exposition_id] = self._read[exposition_id]
                 continue
-            built[exposition["id"]] = (fingerprint, route)
+            built[exposition_id] = (fingerprint, route)
+            read[exposition_id] = (stamp, uses)
         for exposition_id, (_, route) in self._built.items():
             if exposition_id not in built:
                 route.endpoint.shutdown()
-        self._built = built
+        self._built, self._read = built, read
         self._backends.retain(backend for _, route in built.values() for backend in route.backends)
-        used = {m["service"]["hash"] for exposition in snapshot["expositions"] for m in exposition["members"]}
+        used = {digest for _, uses in read.values() for digest in uses}
         self._services = {digest: service for digest, service in self._services.items() if digest in used}
         self._tool_sets = {key: tools for key, tools in self._tool_sets.items() if key[0] in used}
         self._inbound.retain({
@@ -279,7 +295,7 @@ class GatewayRuntime:
             for _, route in built.values() if route.resource is not None
             for issuer in route.resource.settings.issuers
         })  # fmt: skip
-        created = {e["id"]: e["created_at"] for e in snapshot["expositions"]}
+        created = {exposition_id: stamp for exposition_id, (stamp, _) in read.items()}
         self.routes = index(snapshot.get("revision", 0), [route for _, route in built.values()], created)
         self.elicitation.use(secret for _, route in built.values() for secret in route.elicited)
         exchanges = {key for _, route in built.values() for key in route.exchanges}
