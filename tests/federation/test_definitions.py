@@ -5,6 +5,7 @@ from __future__ import annotations
 from apimcp.catalog.codec import decode_service, encode_service
 from apimcp.catalog.model import McpBinding
 from apimcp.federation.definitions import MAX_DEFINITION_BYTES, digest, upstream_service
+from apimcp.gateway.validation import ArgumentValidator
 
 URL = "https://notes.example/mcp"
 GOOD = {"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}}}
@@ -39,6 +40,31 @@ def test_tools_that_clients_could_not_use_are_left_out_with_a_warning_each() -> 
     assert "a second tool named 'add'" in problems[6]
     assert "not an object" in problems[7]
     assert [w.location for w in service.warnings] == [f"/tools/{i}" for i in range(1, 9)]
+
+
+def test_a_tool_whose_schema_the_validator_cannot_compile_is_left_out_and_nothing_is_fetched() -> None:
+    def object_with(q: object) -> dict[str, object]:
+        return {"type": "object", "properties": {"q": q}}
+
+    tools = [
+        {"name": "bad_pattern", "inputSchema": object_with({"type": "string", "pattern": "(["})},
+        {"name": "external_ref", "inputSchema": object_with({"$ref": "http://127.0.0.1:1/x.json"})},
+        {"name": "bad_minimum", "inputSchema": object_with({"minimum": "x"})},
+        {"name": "bad_output", "inputSchema": {"type": "object"}, "outputSchema": object_with({"pattern": "(["})},
+        GOOD,
+    ]
+    service = upstream_service("notes", "1", URL, tools)
+    assert [op.tool_name for op in service.operations] == ["add"]
+    problems = [w.problem for w in service.warnings]
+    assert [p.split(": ")[1] for p in problems] == ["bad_pattern", "external_ref", "bad_minimum", "bad_output"]
+    assert all("does not compile" in p for p in problems)
+    assert "outputSchema" in problems[3] and "http://127.0.0.1:1/x.json" in problems[1]
+
+
+def test_an_argument_validator_whose_schema_does_not_compile_says_so_on_every_call() -> None:
+    validator = ArgumentValidator({"type": "object", "properties": {"q": {"type": "string", "pattern": "(["}}})
+    for _ in range(2):
+        assert validator.problems({"q": "x"}) == ['the tool\'s schema does not compile: "([" is not a "regex"']
 
 
 def test_fields_of_the_wrong_type_are_dropped_and_hints_kept_only_when_boolean() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema_rs
@@ -46,7 +47,12 @@ class ArgumentValidator:
         place and the schema's keyword, never the value found there (an answer's values may be masked or redacted
         by policy, and a message quoting them would give them away)."""
         if self._validator is None:
-            self._validator = jsonschema_rs.Draft202012Validator(dict(self._schema), retriever=_refuse)
+            try:
+                self._validator = jsonschema_rs.Draft202012Validator(dict(self._schema), retriever=_refuse)
+            except (ValueError, TypeError, OverflowError) as exc:  # checked at import; a last guard, remembered
+                self._validator = _Uncompilable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        if isinstance(self._validator, _Uncompilable):
+            return [f"the tool's schema does not compile: {self._validator.problem}"]
         if self._validator.is_valid(value):
             return []
         problems = []
@@ -57,6 +63,11 @@ class ArgumentValidator:
             if len(problems) == MAX_REPORTED_ERRORS:
                 break
         return problems
+
+
+@dataclass(frozen=True, slots=True)
+class _Uncompilable:
+    problem: str
 
 
 def _unquoted(error: Any) -> str:
