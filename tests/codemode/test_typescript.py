@@ -45,6 +45,16 @@ def _args(schema: dict[str, Any]) -> str:
         ({"$ref": "#/$defs/nowhere"}, "unknown"),
         ({}, "unknown"),
         ({"enum": list(range(100))}, "unknown"),  # too long to be worth a union
+        # an index signature beside properties takes their types too, or TypeScript refuses it (TS2411)
+        ({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"],
+          "additionalProperties": {"type": "integer"}}, "{ name: string; [key: string]: number | string; }"),
+        ({"type": "object", "properties": {"name": {"type": "string"}}, "additionalProperties": {"type": "integer"}},
+         "{ name?: string; [key: string]: number | string | undefined; }"),
+        # brackets and bars inside string literals do not hide a union
+        ({"type": "array", "items": {"enum": ["{", "b"]}}, '("{" | "b")[]'),
+        ({"allOf": [{"enum": ["}", "c"]}, {"type": "string"}]}, '("}" | "c") & string'),
+        ({"type": "array", "items": {"enum": ['a"|"(', "b"]}}, '("a\\"|\\"(" | "b")[]'),
+        ({"type": "array", "items": {"const": "x | y"}}, '"x | y"[]'),
     ],
 )  # fmt: skip
 def test_each_schema_construct_becomes_its_typescript(schema: dict[str, Any], written: str) -> None:
@@ -147,3 +157,37 @@ def test_a_long_chain_of_references_ends_as_unknown() -> None:
     assert "    p?: unknown;" in declaration(Tool(name="t", input_schema=schema))
     short = {"type": "object", "properties": {"p": {"$ref": "#/$defs/d1490"}}, "$defs": chain}
     assert "    p?: string;" in declaration(Tool(name="t", input_schema=short))
+
+
+def test_an_odd_schema_of_an_mcp_server_is_declared_all_the_same() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "description": 5}, "b": {"type": "integer"}},
+              "required": [{"odd": 1}, "b"]}  # fmt: skip
+    assert declaration(Tool(name="odd", input_schema=schema)).splitlines() == [
+        "  odd(args: {",
+        "    a?: string;",
+        "    b: number;",
+        "  }): Promise<unknown>;",
+    ]
+    assert summary(5) == summary(None) == ""  # type: ignore[arg-type]
+
+
+def test_a_tool_named_new_is_a_method_not_a_constructor() -> None:
+    assert declaration(Tool(name="new", input_schema={"type": "object"})).startswith('  "new"(args: {')
+    assert access("new") == "tools.new"
+
+
+def test_a_schema_the_writer_fails_on_still_declares_the_tool_with_loose_arguments(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def failing(*args: object) -> str:
+        raise RuntimeError("unforeseen")
+
+    monkeypatch.setattr("apimcp.codemode.typescript._Writer.type_of", failing)
+    tool = Tool(name="t", title="T", input_schema={"type": "object", "properties": {"x": {"type": "string"}}})
+    assert declaration(tool).splitlines() == [
+        "  /** T */",
+        "  t(args: {",
+        "    [key: string]: unknown;",
+        "  }): Promise<unknown>;",
+    ]
+    assert "fell back to loose arguments" in caplog.text

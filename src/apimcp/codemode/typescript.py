@@ -16,6 +16,7 @@ its tool still declared).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
@@ -23,6 +24,8 @@ from typing import Any, Final
 import orjson
 
 from apimcp.protocol.models import Tool
+
+log = logging.getLogger("apimcp.codemode")
 
 MAX_DEPTH: Final = 6
 MAX_CHARS: Final = 6000
@@ -61,9 +64,10 @@ def access(name: str) -> str:
     return f"tools.{name}" if _IDENTIFIER.match(name) else f"tools[{orjson.dumps(name).decode()}]"
 
 
-def summary(text: str | None) -> str:
-    """The first sentence of a description, on one line, cut at `MAX_DESCRIPTION_CHARS`; safe in a comment."""
-    if not text:
+def summary(text: object) -> str:
+    """The first sentence of a description, on one line, cut at `MAX_DESCRIPTION_CHARS`; safe in a comment (a
+    description that is not a string, as an MCP server may write one, is none)."""
+    if not text or not isinstance(text, str):
         return ""
     line = " ".join(text.split())
     line = _SENTENCE_END.split(line, maxsplit=1)[0]
@@ -161,7 +165,7 @@ class _Writer:
         """(key, type, description) of each property of an object schema, and its index signature if any."""
         properties = schema.get("properties")
         required = schema.get("required")
-        needed = set(required) if isinstance(required, list) else set()
+        needed = {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
         out = []
         if isinstance(properties, Mapping):
             for name, sub in properties.items():
@@ -171,6 +175,9 @@ class _Writer:
         extra = schema.get("additionalProperties")
         if isinstance(extra, Mapping) or (not out and extra is not False):
             kind = self.type_of(extra, level + 1, seen) if isinstance(extra, Mapping) else "unknown"
+            if out:  # an index signature takes every property's type too (TS2411), and undefined for optional ones
+                optional = ["undefined"] if any(key.endswith("?") for key, _, _ in out) else []
+                kind = _union([kind, *(kind for _, kind, _ in out), *optional])
             out.append(("[key: string]", kind, ""))
         return out
 
@@ -197,10 +204,17 @@ def _literal(value: Any) -> str:
 
 
 def _grouped(kind: str) -> str:
-    """`kind` wrapped in parentheses when it is a union or intersection at its top level (not inside braces)."""
+    """`kind` wrapped in parentheses when it is a union or intersection at its top level (not inside braces, nor
+    inside a string literal: `"{" | "b"`)."""
     depth = 0
+    quoted = escaped = False
     for index, char in enumerate(kind):
-        if char in "{[(<":
+        if quoted:
+            quoted = escaped or char != '"'
+            escaped = not escaped and char == "\\"
+        elif char == '"':
+            quoted = True
+        elif char in "{[(<":
             depth += 1
         elif char in "}])>":
             depth -= 1
@@ -223,6 +237,9 @@ def declaration(tool: Tool) -> str:
             text = _declaration(tool, depth)
         except _TooMany:
             continue
+        except Exception:  # a schema odd in a way not foreseen: the tool is still declared, its arguments loosely
+            log.exception("the TypeScript declaration of %s fell back to loose arguments", tool.name)
+            break
         if len(text) <= MAX_CHARS:
             return text
     return _declaration(tool, -1)
@@ -239,7 +256,9 @@ def _declaration(tool: Tool, depth: int) -> str:
     output = "unknown"
     if tool.output_schema is not None and depth >= 0:
         output = _Writer(tool.output_schema, depth).type_of(tool.output_schema)
-    head = f"  {property_name(tool.name)}({arguments}: "
+    # unquoted, `new(...)` would declare a constructor, not a method named new
+    method = property_name(tool.name) if tool.name != "new" else '"new"'
+    head = f"  {method}({arguments}: "
     if not fields:
         lines.append(f"{head}{{}}): Promise<{output}>;")
         return "\n".join(lines)
