@@ -98,6 +98,17 @@ async def test_a_call_tried_again_never_tells_progress_backwards() -> None:
     assert told == [1.0, 2.0, 3.0]
 
 
+async def test_a_call_moved_to_another_url_never_tells_progress_backwards() -> None:
+    told: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        told.append(value)
+
+    failover = FailoverBackend([_Streaming([DOWN]), _Streaming([DOWN]), _Streaming([OK])], lambda e, t: None)
+    assert await failover.call(_operation("GET"), {}, progress) == OK
+    assert told == [1.0, 2.0]
+
+
 async def test_attempts_end_and_the_last_failure_is_answered() -> None:
     inner = Scripted([DOWN])
     backend, _, _ = _resilient(inner, {"retries": {"attempts": 2}})

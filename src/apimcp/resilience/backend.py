@@ -57,7 +57,7 @@ class ResilientBackend(Backend):
         tried = 0
         deadline = self._clock() + retries.deadline_ms / 1000 if retries is not None and attempts > 1 else 0.0
         if attempts > 1 and progress is not None:
-            progress = _rising(progress)
+            progress = rising(progress)
         while True:
             tried += 1
             result = await self._once(operation, arguments, progress, extras)
@@ -105,9 +105,9 @@ class ResilientBackend(Backend):
         await self._inner.close()
 
 
-def _rising(progress: Progress) -> Progress:
-    """`progress` told only what goes beyond what it was told before: an attempt made again starts its count over,
-    and MCP's progress only ever increases."""
+def rising(progress: Progress) -> Progress:
+    """`progress` told only what goes beyond what it was told before: an attempt made again (or elsewhere, on
+    failover) starts its count over, and MCP's progress only ever increases."""
     told = [float("-inf")]
 
     async def tell(value: float, total: float | None, message: str | None) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from apimcp.backends.base import Backend, BackendResult, CallExtras, Failure, Progress
 from apimcp.catalog.model import Operation
+from apimcp.resilience.backend import rising
 from apimcp.resilience.retries import idempotent
 
 Observer = Callable[[str, str], None]
@@ -30,6 +31,8 @@ class FailoverBackend(Backend):
         extras: CallExtras | None = None,
     ) -> BackendResult:  # fmt: skip
         may_repeat = idempotent(operation)
+        if progress is not None and len(self._backends) > 1:
+            progress = rising(progress)
         result: BackendResult | None = None
         for position, backend in enumerate(self._backends):
             if position:
