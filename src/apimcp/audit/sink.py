@@ -1,8 +1,10 @@
 """Where audit events go: a JSON line each on the `apimcp.audit` logger, and a bounded queue the gateway's
 follower sends to the control plane. Refusals reach the queue summarized (`audit.refusals`: the first few of a
 kind as they are, then one event counting the rest of its window), so that a flood of refused requests costs the
-organization's trail a few events; the log keeps every line. When the queue is full the oldest events are
-dropped and counted, so nothing costs unbounded memory."""
+organization's trail a few events; the log keeps every line. When the queue is full (the control plane away for
+long) the oldest events are dropped, so nothing costs unbounded memory, and counted per exposition: the next batch
+sent begins with one `audit/dropped` event for each exposition that lost some (`dropped`, `first_time`,
+`last_time`), so a gap in the trail says it is one."""
 
 from __future__ import annotations
 
@@ -30,12 +32,17 @@ from apimcp.protocol.observe import RequestRecord
 
 log = logging.getLogger("apimcp.audit")
 DEFAULT_QUEUE = 10_000
+LOST = "audit/dropped"
+_WHERE = ("organization", "exposition_id", "exposition", "service", "version")
 
 
 class AuditSink:
     def __init__(self, max_queued: int = DEFAULT_QUEUE, refusals: RefusalSummaries | None = None) -> None:
         self._queue: deque[dict[str, Any]] = deque(maxlen=max_queued)
         self.dropped = 0
+        self._lost: dict[str, dict[str, Any]] = {}
+        """Per exposition, the `audit/dropped` event telling what it lost since the last batch (as many as the
+        gateway serves expositions, at most)."""
         self.refusals = refusals or RefusalSummaries()
 
     def record(self, event: dict[str, Any]) -> None:
@@ -55,14 +62,35 @@ class AuditSink:
 
     def _queue_up(self, event: dict[str, Any]) -> None:
         if len(self._queue) == self._queue.maxlen:
-            self.dropped += 1
+            self._lose(self._queue[0])
         self._queue.append(event)
+
+    def _lose(self, event: Mapping[str, Any]) -> None:
+        if not self.dropped:
+            log.warning("the audit queue is full (%d events): the oldest are dropped, and the trail will count "
+                        "them", self._queue.maxlen)  # fmt: skip
+        self.dropped += 1
+        exposition_id = str(event.get("exposition_id"))
+        moment = event.get("time", 0.0)
+        lost = self._lost.get(exposition_id)
+        if lost is None:
+            where = {key: event.get(key) for key in _WHERE}
+            self._lost[exposition_id] = {"time": moment, "action": LOST, "outcome": "dropped", **where,
+                                         "dropped": 1, "first_time": moment, "last_time": moment}  # fmt: skip
+            return
+        lost["dropped"] += 1
+        lost["first_time"] = min(lost["first_time"], moment)
+        lost["last_time"] = lost["time"] = max(lost["last_time"], moment)
 
     def drain(self, most: int = 1000) -> list[dict[str, Any]]:
         """Up to `most` queued events, oldest first, taken off the queue (with the summaries whose windows
         ended)."""
         self._queue_summaries(self.refusals.due())
-        taken: list[dict[str, Any]] = []
+        taken = list(self._lost.values())[:most]  # first: how much the trail lost goes out before anything else
+        for event in taken:
+            del self._lost[event["exposition_id"]]
+        if not self._lost:
+            self.dropped = 0
         while self._queue and len(taken) < most:
             taken.append(self._queue.popleft())
         return taken
