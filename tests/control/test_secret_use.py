@@ -193,3 +193,22 @@ def test_attaching_by_url_held_a_database_connection_while_fetching(api: Api, mo
     attached = created(acme.user.post(f"/services/{service}/artifacts/from-url", json={"url": "http://x.test/p"}))
     assert attached["name"] == "prompts.yaml"
     assert held == [0]
+
+
+def test_an_introspection_secret_a_plan_or_a_template_names_cannot_be_deleted(api: Api) -> None:
+    """The finding: deleting it answered 204; the plan kept a dangling id, its gateways silently stopped checking
+    opaque tokens, and every later change of the plan's OAuth settings answered 404."""
+    acme = api.org("acme")
+    service = import_echo(acme.user)["id"]
+    body = {"name": "idp", "kind": "oauth_introspection", "values": {"client_secret": "intro-s3cret"},
+            "fields": {"url": "https://idp.example.com/introspect", "client_id": "gw"}}  # fmt: skip
+    secret = created(acme.user.post("/secrets", json=body))["id"]
+    oauth = {"issuers": ["https://idp.example.com"]}
+    settings = {"inbound_mode": "oauth", "oauth": oauth, "introspection_secret_id": secret}
+    plan = created(_plan(acme.user, service, backend_endpoint=ECHO_BACKEND, **settings))["id"]
+    refused = problem(acme.user.delete(f"/secrets/{secret}"), 409)
+    assert refused["detail"] == "secret 'idp' is used by plans p"
+    ok(acme.user.patch(f"/plans/{plan}", json={"inbound_mode": "none"}))
+    created(acme.user.post("/templates", json={"name": "oauth-preset", "settings": settings}))
+    refused = problem(acme.user.delete(f"/secrets/{secret}"), 409)
+    assert refused["detail"] == "secret 'idp' is used by plan templates oauth-preset"

@@ -24,7 +24,7 @@ from apimcp.control.domain.common import check_name, get_owned
 from apimcp.control.errors import Conflict, Invalid
 from apimcp.control.ids import new_id
 from apimcp.control.limits import ApiLimits
-from apimcp.control.models import Organization, Plan, PlanSecret, Secret
+from apimcp.control.models import Organization, Plan, PlanSecret, PlanTemplate, Secret
 from apimcp.control.secret_kinds import KINDS, LOCATIONS
 
 
@@ -269,9 +269,16 @@ def reencrypt_all(session: Session, keys: KeySet) -> int:
 def delete(session: Session, organization_id: str, secret_id: str) -> None:
     secret = get_owned(session, Secret, organization_id, secret_id, "secret")
     backend = select(PlanSecret.plan_id).where(PlanSecret.secret_id == secret.id)
-    users = list(session.scalars(select(Plan.name).where(Plan.id.in_(backend) | (Plan.tls_secret_id == secret.id))))
+    users = set(session.scalars(select(Plan.name).where(Plan.id.in_(backend) | (Plan.tls_secret_id == secret.id))))
+    # an introspection secret is named in a plan's inbound settings (JSON), or a template's settings
+    owned = session.scalars(select(Plan).where(Plan.organization_id == organization_id))
+    users |= {plan.name for plan in owned if (plan.inbound or {}).get("introspection_secret_id") == secret.id}
     if users:
         raise Conflict(f"secret {secret.name!r} is used by plans {', '.join(sorted(users))}")
+    templates = session.scalars(select(PlanTemplate).where(PlanTemplate.organization_id == organization_id))
+    presets = sorted(t.name for t in templates if (t.settings or {}).get("introspection_secret_id") == secret.id)
+    if presets:
+        raise Conflict(f"secret {secret.name!r} is used by plan templates {', '.join(presets)}")
     session.delete(secret)
 
 
