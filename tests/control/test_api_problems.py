@@ -80,6 +80,9 @@ def test_a_body_that_is_not_json_is_a_problem_too(api: Api) -> None:
     [
         ({"cache": {"tools/call": {"ttl_ms": 1000}}}, "cache", "tools/call cannot be cached"),
         ({"cache": {"tools/list": {"ttl_ms": -1}}}, "cache.tools/list.ttl_ms", ""),
+        # past 64 bits, the history's JSON could not be written: a 500 (found by review)
+        ({"cache": {"tools/list": {"ttl_ms": 2**64}}}, "cache.tools/list.ttl_ms", ""),
+        ({"cache": {"tools/list": {"ttl_ms": 365 * 24 * 3600 * 1000 + 1}}}, "cache.tools/list.ttl_ms", ""),
         ({"cache": {"tools/list": {"ttl_ms": 5, "scope": "world"}}}, "cache.tools/list.scope", ""),
         ({"include": ["get_itme"]}, "include", "get_itme"),
         ({"include": ["get_*"], "exclude": ["tag:nothing"]}, "exclude", "tag:nothing"),

@@ -81,6 +81,7 @@ from apimcp.gateway.config_positions import KeyPath, Positions
 from apimcp.guardrails.registry import GuardrailError, as_json, build, parse_guardrails
 from apimcp.policies.rules import PolicyError, parse_rules
 from apimcp.protocol.cors import normalized_origin
+from apimcp.protocol.models import MAX_CACHE_TTL_MS
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
 from apimcp.resilience.settings import ResilienceError, parse_resilience
@@ -385,7 +386,7 @@ def checked_rules(value: Any) -> list[dict[str, Any]] | None:
 
 
 class CacheHintConfig(_Strict):
-    ttl_ms: int = Field(ge=0)
+    ttl_ms: int = Field(ge=0, le=MAX_CACHE_TTL_MS)
     scope: Literal["public", "private"] = "private"
 
 

@@ -291,6 +291,10 @@ class Completion:
     has_more: bool | None = None
 
 
+MAX_CACHE_TTL_MS: Final = 365 * 24 * 3600 * 1000
+"""A cache hint's lifetime, at most (a year): what plans and configuration files may set."""
+
+
 @_model
 class CacheHint:
     """How long a 2026-07-28 client may reuse a cacheable result, and with whom."""

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from apimcp.catalog.read_only import MAX_PATTERNS as MAX_READ_ONLY_PATTERNS
 from apimcp.control.domain.services import ImportOptions
 from apimcp.control.models import as_utc
+from apimcp.protocol.models import MAX_CACHE_TTL_MS
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -354,7 +355,7 @@ class SecretView(View):
 
 
 class CacheHintInput(Input):
-    ttl_ms: int = Field(ge=0)
+    ttl_ms: int = Field(ge=0, le=MAX_CACHE_TTL_MS)
     scope: Literal["public", "private"] = "private"
 
 
@@ -633,7 +634,7 @@ class AuditBatch(Input):
 
 class TrafficReport(Input):
     name: str = Field(min_length=1, max_length=100)
-    revision: int = Field(ge=0, description="the revision the gateway serves")
+    revision: int = Field(ge=0, le=2**31 - 1, description="the revision the gateway serves")
     rows: list[dict[str, Any]] = Field(max_length=1000, description="counts per exposition, method, tool and minute")
     report: str | None = REPORT_ID
 

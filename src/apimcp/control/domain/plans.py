@@ -38,6 +38,7 @@ from apimcp.forwarding.policy import HeaderPolicyError, normalized
 from apimcp.guardrails.registry import GuardrailError, parse_guardrails
 from apimcp.guardrails.registry import as_json as guardrail_settings
 from apimcp.policies.rules import PolicyError, parse_rules
+from apimcp.protocol.models import MAX_CACHE_TTL_MS
 from apimcp.protocol.tasks.policy import format_task_mode, parse_task_mode
 from apimcp.ratelimit.policy import RateLimitError, parse_rate_limits
 from apimcp.resilience.settings import ResilienceError, parse_resilience
@@ -346,8 +347,11 @@ def _cache(raw: Any) -> dict[str, Any]:
         if not isinstance(hint, Mapping):
             raise Invalid(f"the cache hint of {method} is an object {{ttl_ms, scope}}", field="cache")
         ttl, scope = hint.get("ttl_ms"), hint.get("scope", "private")
-        if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 0 or scope not in ("public", "private"):
-            raise Invalid(f"the cache hint of {method} needs ttl_ms >= 0 and scope public or private", field="cache")
+        if not isinstance(ttl, int) or isinstance(ttl, bool) or not 0 <= ttl <= MAX_CACHE_TTL_MS or scope not in (
+            "public", "private"
+        ):  # fmt: skip
+            raise Invalid(f"the cache hint of {method} needs ttl_ms from 0 to {MAX_CACHE_TTL_MS} (a year) and scope "
+                          "public or private", field="cache")  # fmt: skip
         hints[method] = {"ttl_ms": ttl, "scope": scope}
     return hints
 
