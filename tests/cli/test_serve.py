@@ -218,3 +218,14 @@ def test_a_wrong_proxy_address_is_a_usage_error_naming_the_option(command: list[
     result = CliRunner().invoke(app, [*command, "--forwarded-allow-ips", "10.0.0.1,proxy.internal"])
     assert result.exit_code == 2, result.output
     assert "--forwarded-allow-ips: 'proxy.internal' is not an IP address or a CIDR network" in result.output
+
+
+def test_a_configuration_file_not_in_utf8_or_too_large_is_an_error_line(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("services:\n  caf\xe9: {openapi: x.yaml}\n".encode("latin-1"))
+    result = CliRunner().invoke(app, ["serve", str(latin)])
+    assert result.exit_code == 2 and "it is not UTF-8 (byte 15)" in result.output  # not a traceback
+    huge = tmp_path / "huge.yaml"
+    huge.write_bytes(b"#" * (16 * 2**20 + 1))
+    result = CliRunner().invoke(app, ["serve", str(huge)])
+    assert result.exit_code == 2 and "the configuration is larger than 16777216 bytes" in result.output

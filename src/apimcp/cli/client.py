@@ -133,7 +133,10 @@ class ControlPlaneClient:
             reason = getattr(exc, "reason", exc)
             raise ApiError(f"cannot reach the control plane at {self.url}: {reason}") from None
         counted = int(total) if total is not None and total.isdigit() else None
-        return (json.loads(payload) if payload else None), counted
+        try:
+            return (json.loads(payload) if payload else None), counted
+        except ValueError:  # a proxy's or a sign-in page's HTML, say
+            raise ApiError(f"the answer of {self.url} is not JSON: is it an apimcp control plane?") from None
 
 
 def _problem(error: urllib.error.HTTPError) -> ApiError:

@@ -623,10 +623,21 @@ def parse_config(text: str, source: str, base_dir: Path, limits: YamlLimits | No
     return config.placed(positions)
 
 
+MAX_CONFIG_BYTES = 16 * 2**20
+"""A configuration file's size, at most: it names descriptions and artifacts by path, it does not hold them."""
+
+
 def load_config(path: str | Path, limits: YamlLimits | None = None) -> GatewayConfig:
     file = Path(path)
     try:
-        text = file.read_text()
+        with file.open("rb") as opened:
+            data = opened.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read the configuration: {exc.strerror}") from exc
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{file}: the configuration is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{file}: cannot read the configuration: it is not UTF-8 (byte {exc.start})") from None
     return parse_config(text, str(file), file.resolve().parent, limits)
