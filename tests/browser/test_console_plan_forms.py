@@ -78,3 +78,39 @@ def test_structured_settings_are_saved_read_back_and_refusals_shown_in_place(
         oauth = client.get(f"/plans/{plan['id']}").json()["oauth"]
     assert oauth["issuers"] == ["https://login.example.com/"] and oauth["scopes"] == ["books.read"]
     assert unexpected(seen.problems, 422) == []
+
+
+def test_a_rule_asking_an_administrator_keeps_its_approver_when_the_plan_is_saved(
+    page: Page, served: Served, seen: Seen
+) -> None:
+    """The finding: the rule editor never read `approver` back, so saving any change to a plan's policies made an
+    administrator's approval the caller's own."""
+    rule = {"name": "admin-approves-deletes", "when": 'tool.method == "DELETE"', "effect": "approve",
+            "message": "Deleting needs an admin.", "approver": "admin"}  # fmt: skip
+    with api(served) as client:
+        imported = client.post(
+            "/services", files={"file": ("openapi.yaml", spec_path().read_bytes())}, data={"name": "shelf-approver"}
+        )
+        plan = client.post("/plans", json={"name": "guarded", "service_id": imported.json()["id"],
+                                           "policies": [rule]}).json()  # fmt: skip
+    log_in(page, served)
+    page.goto(f"{served.base}/console/#/plans?plan={plan['id']}")
+    policies = page.get_by_role("group", name="Policies and approvals")
+    expect(policies.get_by_label("Who approves")).to_have_value("admin")
+    policies.get_by_role("button", name="Add a rule").click()
+    policies.get_by_label("Rule name").nth(1).fill("deny-nothing")
+    policies.get_by_label("When (CEL)").nth(1).fill("false")
+    page.get_by_role("button", name="Save the plan").click()
+    expect(page.get_by_role("status")).to_contain_text("Saved plan guarded")
+    with api(served) as client:
+        saved = client.get(f"/plans/{plan['id']}").json()["policies"]
+    assert [(r["name"], r.get("approver")) for r in saved] == [
+        ("admin-approves-deletes", "admin"),
+        ("deny-nothing", None),
+    ]
+    page.get_by_role("group", name="Policies and approvals").get_by_label("Who approves").first.select_option("caller")
+    page.get_by_role("button", name="Save the plan").click()
+    expect(page.get_by_role("status")).to_contain_text("Saved plan guarded")
+    with api(served) as client:
+        assert "approver" not in client.get(f"/plans/{plan['id']}").json()["policies"][0]
+    assert unexpected(seen.problems) == []

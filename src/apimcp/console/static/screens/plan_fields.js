@@ -8,6 +8,8 @@ import { field, h, lines, uid } from "../dom.js";
 const PERIODS = [["1", "second"], ["60", "minute"], ["3600", "hour"], ["86400", "day"]];
 const EFFECTS = [["deny", "deny (with a message)"], ["allow", "allow"], ["approve", "ask a person to approve"],
   ["redact", "redact fields of the answer"]];
+const APPROVERS = [["caller", "the caller (asked in their client)"],
+  ["admin", "an administrator (console or CLI), for agents acting alone"]];
 
 function number(name, value, attrs = {}) {
   return h("input", { type: "number", name, step: "1", min: "0", value: value ?? "", ...attrs });
@@ -198,17 +200,20 @@ export function policiesEditor(value) {
     const message = text("rule_message", rule.message);
     const fields = text("rule_fields", (rule.fields || []).join(", "));
     const lifetime = number("rule_approval_seconds", rule.approval_seconds ?? "", { min: "1" });
+    const approver = h("select", { name: "rule_approver" },
+      APPROVERS.map(([v, label]) => h("option", { value: v, selected: v === (rule.approver || "caller") }, label)));
     const messageRow = field("Message", message, "told to the caller (deny) or the approver (approve)").row;
     const fieldsRow = field("Fields to redact", fields, "comma separated paths in the answer, e.g. email, owner.phone").row;
     const lifetimeRow = field("Approval valid for (s)", lifetime, "empty: 300").row;
+    const approverRow = field("Who approves", approver).row;
     const remove = h("button", { type: "button", class: "secondary" }, "Remove this rule");
     const item = h("li", { class: "card" }, field("Rule name", name).row,
       field("When (CEL)", when, "over caller, claims, tool, args and now; e.g. tool.destructive && !(\"admin\" in caller.scopes)").row,
-      field("Effect", effect).row, messageRow, fieldsRow, lifetimeRow, remove);
+      field("Effect", effect).row, messageRow, fieldsRow, approverRow, lifetimeRow, remove);
     const sync = () => {
       messageRow.hidden = !["deny", "approve"].includes(effect.value);
       fieldsRow.hidden = effect.value !== "redact";
-      lifetimeRow.hidden = effect.value !== "approve";
+      lifetimeRow.hidden = approverRow.hidden = effect.value !== "approve";
     };
     effect.addEventListener("change", sync);
     sync();
@@ -221,6 +226,7 @@ export function policiesEditor(value) {
         if (out.effect === "approve") {
           const seconds = wholeNumber(lifetime, `rule ${out.name}: approval valid for`, { min: 1, max: 86400 });
           if (seconds !== null) out.approval_seconds = seconds;
+          if (approver.value === "admin") out.approver = "admin"; // kept as the rule said it, never dropped
         }
         return out;
       },
