@@ -46,6 +46,11 @@ def test_a_viewer_sees_every_screen_but_changes_nothing(served: Served, page: Pa
     expect(page.get_by_role("button", name="Register the key")).to_be_disabled()
     open_screen(page, "Members")
     expect(page.get_by_text("You have the viewer role")).to_be_visible()
+    # what only reads, or chooses what the page shows, stays usable (the finding: every form was disabled)
+    open_screen(page, "History")
+    expect(page.get_by_role("button", name="Show the changes")).to_be_enabled()
+    open_screen(page, "Expositions")
+    expect(page.get_by_role("form", name="Which gateway").locator("button")).to_be_enabled()
     open_screen(page, "Traffic")  # reading screens have nothing to disable
     assert unlabelled(page) == []
     assert unexpected(seen.problems) == []
@@ -93,4 +98,32 @@ def test_an_admin_invites_and_a_person_switches_organization(
     expect(page.get_by_text("Read only")).to_have_count(0)
     page.reload()  # the choice lasts the session
     expect(page.get_by_text("Organization second · editor")).to_be_visible()
+    assert unexpected(seen.problems) == []
+
+
+def test_a_person_who_changes_their_own_role_gets_the_console_of_that_role(
+    served: Served, page: Page, seen: Seen
+) -> None:
+    """The finding: the console kept the role read at sign-in, so an admin who made themselves a viewer kept an
+    admin's header and controls (their clicks refused) until the page was reloaded."""
+    with api(served) as admin:
+        code = admin.post("/invitations", json={"email": "sam@example.com", "role": "admin"}).json()["code"]
+        admin.headers.pop("Authorization")
+        sam = admin.post("/invitations/accept", json={"code": code}).json()["token"]
+    log_in(page, Served(served.base, sam, served.backend))
+    open_screen(page, "Members")
+    page.get_by_label("Role of sam@example.com").select_option("viewer")
+    expect(page.get_by_role("status")).to_contain_text("sam@example.com is now viewer.")
+    expect(page.get_by_text("Organization default · viewer · sam@example.com")).to_be_visible()
+    expect(page.get_by_text("You have the viewer role")).to_be_visible()
+    expect(page.get_by_role("button", name="Invite", exact=True)).to_have_count(0)
+    assert unexpected(seen.problems) == []
+
+
+def test_a_screen_name_every_object_has_shows_the_home_screen(served: Served, page: Page, seen: Seen) -> None:
+    log_in(page, served)
+    for name in ("constructor", "__proto__", "toString"):
+        page.goto(f"{served.base}/console/#/{name}")
+        expect(page.get_by_role("heading", level=1, name="Traffic")).to_be_visible()
+        expect(page.get_by_role("alert")).to_be_empty()
     assert unexpected(seen.problems) == []

@@ -90,6 +90,10 @@ def test_prompts_resources_templates_and_raw_json_rpc(page: Page, served: Served
     assert curl.startswith("curl -sS -X POST") and "prompts/list" in curl and "mcp-protocol-version" in curl.lower()
     kept = page.evaluate("sessionStorage.getItem('apimcp.console.recent')")
     assert served.token not in kept and len(json.loads(kept)) >= 5
+    # logging out forgets the record (whole requests and answers): whoever signs in next in this tab does not see it
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_label("API token")).to_be_visible()
+    assert page.evaluate("sessionStorage.getItem('apimcp.console.recent')") is None
     assert unexpected(seen.problems) == []
 
 

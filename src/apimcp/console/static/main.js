@@ -4,6 +4,7 @@
 
 import { Api, ApiError } from "./api.js";
 import { redeem, returned, signInButton } from "./sso.js";
+import { forgetTranscript } from "./transcript.js";
 import * as access from "./screens/access.js";
 import * as approvals from "./screens/approvals.js";
 import * as audit from "./screens/audit.js";
@@ -92,7 +93,8 @@ function route() {
   const hash = window.location.hash;
   if (!hash.startsWith("#/")) return null;
   const [name, query] = hash.slice(2).split("?", 2);
-  return { name: SCREENS[name] ? name : DEFAULT_SCREEN, params: new URLSearchParams(query || "") };
+  // own names only: `constructor` or `__proto__` are every object's, not screens
+  return { name: Object.hasOwn(SCREENS, name) ? name : DEFAULT_SCREEN, params: new URLSearchParams(query || "") };
 }
 
 let pending = null;
@@ -149,7 +151,8 @@ async function enter(api) {
 }
 
 function startSession(api, { organization, me }) {
-  context = { api, organization, me, role: me.role, say, fail, clearMessages, go, gatewayBase, setGatewayBase };
+  context = { api, organization, me, role: me.role, say, fail, clearMessages, go, gatewayBase, setGatewayBase,
+    refreshSession };
   const person = me.user ? me.user.email : `service account ${me.service_account}`;
   who.textContent = `Organization ${organization.name} · ${me.role} · ${person}`;
   showSwitcher(me, organization.name);
@@ -167,6 +170,14 @@ function showSwitcher(me, current) {
     h("option", { value: m.organization, selected: m.organization === current }, `${m.organization} (${m.role})`)));
 }
 
+/** Read who the token is again (its role changed: the header and every screen follow), then show `message`. */
+async function refreshSession(message) {
+  const api = context.api;
+  const entered = await enter(api);
+  pending = message;
+  startSession(api, entered);
+}
+
 async function switchOrganization(name) {
   const api = context.api;
   const previous = api.organization;
@@ -174,6 +185,7 @@ async function switchOrganization(name) {
   try {
     const entered = await enter(api);
     sessionStorage.setItem(ORGANIZATION_KEY, name);
+    forgetTranscript(); // another organization's requests are not this one's to see
     clearMessages();
     pending = `Now in organization ${name}, as ${entered.me.role}.`;
     startSession(api, entered);
@@ -187,6 +199,7 @@ async function switchOrganization(name) {
 function endSession(message) {
   sessionStorage.removeItem(TOKEN_KEY);
   sessionStorage.removeItem(ORGANIZATION_KEY);
+  forgetTranscript(); // the try-it record holds whole requests and answers: not for whoever signs in next
   context = null;
   nav.hidden = true;
   logout.hidden = true;

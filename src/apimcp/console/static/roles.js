@@ -2,7 +2,9 @@
 // something is disabled and says why (one note per screen, which the controls point to with aria-describedby); the
 // API refuses anyway, and what it refuses an editor (an admin's action) is shown in its own words.
 //
-// Change controls are found by what they are, in one place: forms other than searches (role="search") and the
+// Change controls are found by what they are, in one place: forms other than searches (role="search") and forms
+// that only read or choose what is shown (data-reads: a history filter, a comparison, a report, the gateway the
+// page talks to), and the
 // buttons that act on an object (deleting, revoking, detaching, duplicating, renewing, rolling back, accepting
 // and rejecting an MCP server's changes). Screens that only read or call gateways are left alone, and so is
 // Approvals, which offers its decisions (an admin's) to admins only.
@@ -20,7 +22,7 @@ export function may(role, needed) {
 
 function changeControls(screen) {
   const found = [];
-  for (const form of screen.querySelectorAll("form:not([role=search])")) {
+  for (const form of screen.querySelectorAll("form:not([role=search]):not([data-reads])")) {
     found.push(...form.querySelectorAll("input, select, textarea, button"));
   }
   for (const button of screen.querySelectorAll("button")) {

@@ -47,6 +47,11 @@ export function exchangeNode(ctx, exchange) {
     h("div", { class: "actions" }, copyButton(ctx, "Copy as curl", () => curlOf(exchange))));
 }
 
+/** Drop the record (the session ends, or moves to another organization). */
+export function forgetTranscript() {
+  sessionStorage.removeItem(KEY);
+}
+
 export class Transcript {
   constructor(ctx) {
     this.ctx = ctx;

@@ -54,7 +54,8 @@ export async function render(screen, ctx, params) {
     expositions.map((e) => h("option", { value: e.id, selected: e.id === chosenId }, e.name || e.id)));
   const result = h("div", { class: "result", "aria-live": "polite" });
   const measure = h("button", { type: "submit", disabled: expositions.length === 0 }, "Measure how search finds its tools");
-  const form = h("form", { class: "inline", "aria-label": "Discovery report" }, field("Exposition", chosen).row, measure);
+  const form = h("form", { class: "inline", "aria-label": "Discovery report", "data-reads": "true" },
+    field("Exposition", chosen).row, measure);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     measure.disabled = true;

@@ -24,7 +24,7 @@ export function endpointsOf(exposition, gatewayBase) {
 
 function gatewaySetting(ctx, onChange) {
   const input = h("input", { type: "url", name: "gateway", value: ctx.gatewayBase(), autocomplete: "off" });
-  const form = h("form", { class: "inline", "aria-label": "Which gateway" },
+  const form = h("form", { class: "inline", "aria-label": "Which gateway", "data-reads": "true" },
     field("Gateway base URL", input, "where MCP clients reach the gateway; apimcp serve: this page's origin").row,
     h("button", { type: "submit" }, "Use this gateway"));
   form.addEventListener("submit", (event) => {

@@ -42,8 +42,8 @@ export async function render(screen, ctx, params) {
   const page = await ctx.api.get(`/history?${query}`);
   const chosen = h("select", { name: "kind" },
     Object.entries(KINDS).map(([value, label]) => h("option", { value, selected: value === kind }, label)));
-  const filters = h("form", { class: "inline", "aria-label": "History filters" }, field("Kind", chosen).row,
-    h("button", { type: "submit" }, "Show the changes"));
+  const filters = h("form", { class: "inline", "aria-label": "History filters", "data-reads": "true" },
+    field("Kind", chosen).row, h("button", { type: "submit" }, "Show the changes"));
   filters.addEventListener("submit", (event) => {
     event.preventDefault();
     ctx.go("history", chosen.value ? { kind: chosen.value } : {});
@@ -78,7 +78,7 @@ async function renderObject(screen, ctx, kind, objectId, params) {
     numbers.map((n) => h("option", { value: n, selected: Number(n) === value }, `version ${n}`)));
   const fromSelect = pick("from", from);
   const toSelect = pick("to", to);
-  const compare = h("form", { class: "inline", "aria-label": "Compare two versions" },
+  const compare = h("form", { class: "inline", "aria-label": "Compare two versions", "data-reads": "true" },
     field("From", fromSelect).row, field("To", toSelect).row, h("button", { type: "submit" }, "Compare"));
   compare.addEventListener("submit", (event) => {
     event.preventDefault();

@@ -53,7 +53,10 @@ function roleChoice(ctx, member, again) {
   select.addEventListener("change", async () => {
     try {
       await ctx.api.patch(`/members/${encodeURIComponent(member.user.id)}`, { role: select.value });
-      await again(`${member.user.email} is now ${select.value}.`);
+      const said = `${member.user.email} is now ${select.value}.`;
+      // one's own role: what the console lets one do changes with it
+      if (ctx.me && ctx.me.user && ctx.me.user.id === member.user.id) await ctx.refreshSession(said);
+      else await again(said);
     } catch (error) {
       select.value = member.role;
       ctx.fail(error);
