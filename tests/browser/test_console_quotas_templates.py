@@ -33,6 +33,13 @@ def test_a_plan_made_from_a_template_and_a_quota_refusal_shown(page: Page, serve
     page.get_by_role("button", name="Create the template").click()
     expect(page.get_by_role("status")).to_contain_text("Created template secure.")
     expect(page.get_by_role("table", name="Templates")).to_contain_text("inbound_mode")
+    # its versions are in the history like a plan's (the finding: no kind, no link)
+    open_screen(page, "History")
+    page.get_by_label("Kind").select_option(label="plan templates")
+    page.get_by_role("button", name="Show the changes").click()
+    page.get_by_role("link", name="secure").first.click()
+    expect(page.get_by_role("heading", level=1, name="History of template secure")).to_be_visible()
+    expect(page.get_by_role("link", name="Template secure")).to_be_visible()
 
     open_screen(page, "Plans")
     page.get_by_role("link", name="Create a plan").click()
@@ -57,6 +64,8 @@ def test_a_plan_made_from_a_template_and_a_quota_refusal_shown(page: Page, serve
         assert plan["rate_limit"] == {"caller": {"requests": 5, "per_seconds": 60.0, "burst": 5}}
         assert (plan["audit"], plan["tasks"]) == (True, "all")
         used = client.get("/organization/quotas").json()["expositions"]["used"]
+    # the address names the new plan: a reload shows it, not the form that would create it again
+    assert page.evaluate("window.location.hash") == f"#/plans?plan={plan['id']}"
 
     open_screen(page, "Gateways")
     quotas = page.get_by_role("table", name="Quotas of organization default")

@@ -1,5 +1,5 @@
 // History: who changed what and when. The organization's latest changes (services, artifacts, plans,
-// expositions, secrets' metadata, organization policies), each linking to its object's versions; an object's
+// expositions, secrets' metadata, plan templates, organization policies), each linking to its object's versions; an object's
 // versions, what differs between any two of them, and for a plan or an exposition a rollback to one (applied as
 // an update would be, with the same checks; gateways receive it as any change). Never a secret's values.
 
@@ -7,9 +7,9 @@ import { confirmAction } from "../confirm.js";
 import { field, h, replace, table, when } from "../dom.js";
 
 const KINDS = { "": "(every kind)", service: "services", artifact: "artifacts", plan: "plans",
-  exposition: "expositions", secret: "secrets", organization: "organization policies" };
+  exposition: "expositions", secret: "secrets", template: "plan templates", organization: "organization policies" };
 const COLLECTIONS = { service: "services", artifact: "artifacts", plan: "plans", exposition: "expositions",
-  secret: "secrets" };
+  secret: "secrets", template: "templates" };
 const RESTORABLE = new Set(["plan", "exposition"]);
 const PAGE = 50;
 
@@ -109,7 +109,8 @@ async function renderObject(screen, ctx, kind, objectId, params) {
   };
   const back = kind === "plan" ? h("a", { href: `#/plans?plan=${encodeURIComponent(objectId)}` }, `Plan ${name}`)
     : kind === "exposition" ? h("a", { href: `#/expositions?exposition=${encodeURIComponent(objectId)}` }, `Exposition ${name}`)
-      : null;
+      : kind === "template" ? h("a", { href: `#/templates?template=${encodeURIComponent(objectId)}` }, `Template ${name}`)
+        : null;
   replace(screen,
     h("h1", {}, `History of ${kind} ${name}`),
     h("p", {}, h("a", { href: "#/history" }, "Every change"), back ? " · " : "", back),

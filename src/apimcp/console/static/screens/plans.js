@@ -234,6 +234,8 @@ async function renderCreate(screen, ctx, serviceId) {
         if (baseline ? JSON.stringify(value) !== JSON.stringify(baseline[key]) : !empty) body[key] = value;
       }
       const plan = await ctx.api.post("/plans", body);
+      // the address names the plan now: a reload shows it, not the empty form that would create it again
+      window.history.replaceState(null, "", `#/plans?plan=${encodeURIComponent(plan.id)}`);
       await renderEdit(screen, ctx, plan.id, plan.api_key);
       ctx.say(`Created plan ${plan.name}.`);
     } catch (error) {
