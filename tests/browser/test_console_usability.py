@@ -285,3 +285,19 @@ def test_a_tool_description_keeps_its_lines_and_a_little_markdown(page: Page, se
         }"""
     )
     assert shown == [0, "plain", 6 * 20000, "pre-wrap"]
+    # ordered lists show the numbers their text gives: loose ones go on, a later one starts where it says
+    lists = page.evaluate(
+        """async () => {
+            const { markdown } = await import("./markdown.js");
+            const text = "1. a\\n\\n2. b\\n\\n3. c\\n\\n```\\ncode\\n```\\n4. d\\n\\n404. Not found\\n409. Conflict"
+                + "\\n\\n- x\\n\\n1. one\\n1. one again\\n1. and again";
+            return markdown(text).filter((n) => n.tagName === "OL").map((ol) => [
+                ol.start, [...ol.children].map((li) => li.getAttribute("value")),
+                [...ol.children].map((li) => li.textContent)]);
+        }"""
+    )
+    assert lists == [
+        [1, [None, None, None], ["a", "b", "c"]],  # one list, counting (it was 1. 1. 1.)
+        [4, ["4", "404", "409"], ["d", "Not found", "Conflict"]],  # numbers that do not count are each shown
+        [1, [None, None, None], ["one", "one again", "and again"]],  # numbered alike: counting from the first
+    ]

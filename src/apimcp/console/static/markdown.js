@@ -40,16 +40,31 @@ function withBreaks(lines) {
   return lines.flatMap((line, index) => (index ? [h("br"), ...inline(line)] : inline(line)));
 }
 
+/** An ordered list shows the numbers its text gives: from the first one, and each item's own when they are not
+ * simply counting (`404.`, `409.`); items all numbered alike (`1.`, `1.`, `1.`) count from the first. */
+function numbered(node, numbers) {
+  if (numbers[0] !== 1) node.setAttribute("start", String(numbers[0]));
+  const counting = numbers.every((n, i) => n === numbers[0] + i);
+  const alike = numbers.every((n) => n === numbers[0]);
+  if (counting || alike) return;
+  [...node.children].forEach((li, i) => li.setAttribute("value", String(numbers[i])));
+}
+
 /** `text` as block nodes (paragraphs, lists, code blocks), to put in an element of class `description`. */
 export function markdown(text) {
   const source = String(text ?? "");
   if (source.length > MAX_MARKDOWN) return [h("div", { class: "plain" }, source)];
   const blocks = [];
   let paragraph = [];
-  let list = null; // {node, ordered, item: the open <li>'s lines}
+  let list = null; // {node, ordered, item: the open <li>'s lines, numbers: an ordered list's, as written}
   let fence = null;
+  const addItem = () => {
+    list.node.append(h("li", {}, withBreaks(list.item)));
+  };
   const endList = () => {
-    if (list) list.node.append(h("li", {}, withBreaks(list.item)));
+    if (!list) return;
+    addItem();
+    if (list.ordered) numbered(list.node, list.numbers);
     list = null;
   };
   const endParagraph = () => {
@@ -71,16 +86,18 @@ export function markdown(text) {
       list.item.push(line.trim());
       continue;
     }
+    if (list && !item && !line.trim()) continue; // a loose list: it goes on if an item of its kind comes next
     if (item) {
       endParagraph();
       const ordered = /\d/.test(item[1]);
       if (list && list.ordered === ordered) {
-        list.node.append(h("li", {}, withBreaks(list.item)));
+        addItem();
       } else {
         endList();
-        list = { node: h(ordered ? "ol" : "ul"), ordered };
+        list = { node: h(ordered ? "ol" : "ul"), ordered, numbers: [] };
         blocks.push(list.node);
       }
+      if (ordered) list.numbers.push(Number.parseInt(item[1], 10));
       list.item = [item[2]];
       continue;
     }
