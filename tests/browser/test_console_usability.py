@@ -301,3 +301,32 @@ def test_a_tool_description_keeps_its_lines_and_a_little_markdown(page: Page, se
         [4, ["4", "404", "409"], ["d", "Not found", "Conflict"]],  # numbers that do not count are each shown
         [1, [None, None, None], ["one", "one again", "and again"]],  # numbered alike: counting from the first
     ]
+
+
+
+def test_try_it_fills_resource_templates_as_rfc_6570_says(page: Page, served: Served) -> None:
+    """The finding: `{?q}` lost its `?q=`, other operators their prefixes, and `{a,b}` was sent with its braces."""
+    log_in(page, served)
+    expanded = page.evaluate(
+        """async () => {
+            const { expand, variables } = await import("./screens/tryit_more.js");
+            const values = { q: "dune & sons", a: "x", b: "y/z", path: "a/b", long: "abcdef", none: "" };
+            const templates = ["note://shelf/search{?q}", "note://shelf/pair/{a,b}", "x{/a,b}", "x{.a}", "x{#path}",
+                "x{;a,none}", "x{?a}{&b}", "x/{+path}", "x/{long:3}", "x{?none}", "x/{a}"];
+            return [variables("note://{a,b}{?q,long:2}"), ...templates.map((t) => expand(t, values))];
+        }"""
+    )
+    assert expanded == [
+        ["a", "b", "q", "long"],
+        "note://shelf/search?q=dune%20%26%20sons",
+        "note://shelf/pair/x,y%2Fz",
+        "x/x/y%2Fz",
+        "x.x",
+        "x#a/b",
+        "x;a=x",
+        "x?a=x&b=y%2Fz",
+        "x/a/b",
+        "x/abc",
+        "x",
+        "x/x",
+    ]

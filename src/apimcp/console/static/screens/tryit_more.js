@@ -59,14 +59,54 @@ export function promptPanel(ctx, prompts, newClient, result) {
   return form;
 }
 
-/** `{var}`, `{+var}`... of an RFC 6570 template, each once. */
-function variables(template) {
-  return [...new Set([...template.matchAll(/\{[+#./;?&]?([A-Za-z0-9_.%]+)(?:\*)?\}/g)].map((m) => m[1]))];
+const EXPRESSION = /\{([+#./;?&]?)([^{}]*)\}/g;
+const VARSPEC = /^([A-Za-z0-9_.%]+)(?::([1-9]\d{0,3})|\*)?$/;
+// RFC 6570's operators: what starts the expansion, what joins its values, whether they are named, and whether
+// reserved characters pass as they are
+const OPERATORS = {
+  "": { first: "", sep: ",", named: false, reserved: false },
+  "+": { first: "", sep: ",", named: false, reserved: true },
+  "#": { first: "#", sep: ",", named: false, reserved: true },
+  ".": { first: ".", sep: ".", named: false, reserved: false },
+  "/": { first: "/", sep: "/", named: false, reserved: false },
+  ";": { first: ";", sep: ";", named: true, reserved: false },
+  "?": { first: "?", sep: "&", named: true, reserved: false },
+  "&": { first: "&", sep: "&", named: true, reserved: false },
+};
+const RESERVED = ":/?#[]@!$&'()*+,;=";
+
+function specs(body) {
+  return body.split(",").map((spec) => VARSPEC.exec(spec)).filter(Boolean)
+    .map(([, name, length]) => ({ name, length: length ? Number(length) : null }));
 }
 
-function expand(template, values) {
-  return template.replace(/\{([+#./;?&]?)([A-Za-z0-9_.%]+)\*?\}/g, (_, operator, name) =>
-    (operator === "+" ? encodeURI : encodeURIComponent)(values[name] ?? ""));
+/** The variables of an RFC 6570 template (`{var}`, `{+var}`, `{?a,b}`...), each once. */
+export function variables(template) {
+  return [...new Set([...template.matchAll(EXPRESSION)].flatMap((m) => specs(m[2]).map((s) => s.name)))];
+}
+
+function encoded(text, reserved) {
+  let out = "";
+  for (const char of text) {
+    if (/[A-Za-z0-9\-._~]/.test(char) || (reserved && RESERVED.includes(char))) out += char;
+    else out += encodeURIComponent(char).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  }
+  return out;
+}
+
+/** `template` with its variables filled from `values` (RFC 6570 level 3; an empty field is a variable not given). */
+export function expand(template, values) {
+  return template.replace(EXPRESSION, (_, operator, body) => {
+    const op = OPERATORS[operator];
+    const parts = [];
+    for (const { name, length } of specs(body)) {
+      const value = values[name];
+      if (value === undefined || value === null || value === "") continue;
+      const text = encoded(length ? [...value].slice(0, length).join("") : value, op.reserved);
+      parts.push(op.named ? `${name}=${text}` : text);
+    }
+    return parts.length ? op.first + parts.join(op.sep) : "";
+  });
 }
 
 /** Read one of `resources`, or one of `templates` with its variables filled. */
