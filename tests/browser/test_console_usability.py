@@ -303,7 +303,6 @@ def test_a_tool_description_keeps_its_lines_and_a_little_markdown(page: Page, se
     ]
 
 
-
 def test_try_it_fills_resource_templates_as_rfc_6570_says(page: Page, served: Served) -> None:
     """The finding: `{?q}` lost its `?q=`, other operators their prefixes, and `{a,b}` was sent with its braces."""
     log_in(page, served)
