@@ -20,7 +20,8 @@ POLL_SECONDS = 0.5
 
 
 _RECORDED = "apimcp.change_recorded"
-_LOCKED = "apimcp.change_locks"
+_LOCKED = "apimcp.change_lock"
+_LOCK_KEY = int.from_bytes(hashlib.blake2b(b"apimcp.changes", digest_size=8).digest(), "big", signed=True)
 
 
 def record(session: Session, organization_id: str, kind: str, object_id: str) -> None:
@@ -30,24 +31,19 @@ def record(session: Session, organization_id: str, kind: str, object_id: str) ->
 
 
 def _in_commit_order(session: Session, organization_id: str) -> None:
-    """Make the organization's revisions follow the order their transactions commit in. A revision is numbered
-    when its row is written, not when it commits: on PostgreSQL, a transaction numbered 4 that committed after one
-    numbered 5 was never announced (a gateway that had read revision 5 waits for more than 5). A lock per
-    organization, held until commit, orders them; SQLite already lets one transaction write at a time."""
+    """Make revisions follow the order their transactions commit in. A revision is numbered when its row is written,
+    not when it commits: on PostgreSQL, a transaction numbered 4 that committed after one numbered 5 was never
+    announced (a gateway that had read revision 5 waits for more than 5). One lock, held until commit, orders
+    them: one for every organization, as the embedded gateway follows them all (`latest(session)`), and changes are
+    an administrator's pace. SQLite already lets one transaction write at a time."""
     if session.get_bind().dialect.name != "postgresql":
         return
     session.connection()  # begins the transaction, if need be
     transaction = session.get_transaction()
-    held = session.info.get(_LOCKED)
-    if held is None or held[0] is not transaction:  # a lock lasts as long as its transaction
-        held = session.info[_LOCKED] = (transaction, set())
-    locked: set[str] = held[1]
-    if organization_id in locked:
+    if session.info.get(_LOCKED) is transaction:  # a lock lasts as long as its transaction
         return
-    key = int.from_bytes(hashlib.blake2b(f"apimcp.changes:{organization_id}".encode(), digest_size=8).digest(),
-                         "big", signed=True)  # fmt: skip
-    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
-    locked.add(organization_id)
+    session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+    session.info[_LOCKED] = transaction
 
 
 def recorded(session: Session) -> bool:
