@@ -15,6 +15,7 @@ import logging
 import re
 from collections.abc import Mapping
 from typing import Any, Protocol
+from urllib.parse import quote_plus
 
 import aiohttp
 import orjson
@@ -76,11 +77,11 @@ TokenClient = aiohttp.ClientSession | TokenSession
 
 
 def basic_authorization(client_id: str, client_secret: str) -> str:
-    """`Basic …` for client_secret_basic (RFC 6749, section 2.3.1: both parts form-encoded first)."""
-    if ":" in client_id:
-        raise CredentialError("the client id contains a ':', which HTTP Basic authentication cannot carry")
+    """`Basic …` for client_secret_basic (RFC 6749, section 2.3.1: both parts form-encoded first, so a `+`, `%` or
+    `:` in them reaches the server as it is: a server decodes them, and `abc+def` sent raw was read as `abc def`)."""
     # Built by hand: aiohttp.BasicAuth is deprecated from aiohttp 3.14 and only encodes Latin-1.
-    return "Basic " + base64.b64encode(f"{client_id}:{client_secret}".encode()).decode("ascii")
+    pair = f"{quote_plus(client_id)}:{quote_plus(client_secret)}"
+    return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
 
 
 def host_of(url: str) -> str:
