@@ -427,3 +427,31 @@ def test_http_sse_names_the_endpoint_in_its_metadata_and_challenges(gateway: str
     status, body = _first_event(f"{gateway}/mcp/echo/sse", wrong)
     assert status == 401 and "issued for another resource" in body[0]
     assert httpx2.get(f"{gateway}/.well-known/oauth-protected-resource/mcp/echo/sse").status_code == 404
+
+
+def test_a_step_up_challenge_names_every_scope_the_tool_needs_not_only_the_missing_ones(
+    idp: Idp, tmp_path: Path
+) -> None:
+    """The finding: the challenge named the exposition's scopes and the missing ones only, so a client that asked for
+    exactly those lost the tool scope it had, and was challenged for it next: for ever."""
+    config = oauth_config(idp.issuer).replace("delete_item: [mcp:write]", "delete_item: [mcp:write, books:write]")
+    with live_oauth_gateway(config, tmp_path) as base:
+        for held in ("mcp:read mcp:write", "mcp:read books:write"):
+            token = idp.token(SERVICE, f"{base}/mcp/echo", held)
+            with client(f"{base}/mcp/echo", token) as mcp:
+                refused = mcp.modern("tools/call", {"name": "delete_item", "arguments": {"itemId": "1"}})
+            assert refused.status == 403
+            assert challenge(refused.headers)["scope"] == "mcp:read books:write mcp:write"
+
+
+def test_keys_that_cannot_be_fetched_are_a_503_to_retry_naming_no_internal_host(tmp_path: Path) -> None:
+    """The finding: a 401 invalid_token whose description named the key set's host and the gateway's fetch settings:
+    clients threw good tokens away, and learnt the gateway's internals."""
+    with running_idp(static_clients()) as gone, live_oauth_gateway(oauth_config(gone.issuer), tmp_path) as base:
+        token = gone.token(SERVICE, f"{base}/mcp/echo", "mcp:read")
+        gone.process.terminate()
+        gone.process.wait(5)
+        with client(f"{base}/mcp/echo", token) as mcp:
+            reply = mcp.modern("tools/list")
+    assert (reply.status, reply.headers.get("retry-after")) == (503, "5")
+    assert "try again shortly" in reply.text and "127.0.0.1" not in reply.text and "fetch" not in reply.text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import jwt
@@ -249,3 +250,55 @@ async def test_an_introspected_token_is_taken_only_as_an_access_token(
                     await checking
         finally:
             await session.close()
+
+
+async def test_an_expired_opaque_token_is_introspected_once_a_minute_not_on_every_request() -> None:
+    """The finding: the expired entry of the verified tokens was found before the refusal that replaced it, so every
+    request with the token called the introspection endpoint again."""
+    asked: list[str] = []
+    lifetime = {"exp": int(time.time()) + 3600}
+
+    async def introspect(request: web.Request) -> web.Response:
+        asked.append("introspect")
+        return web.json_response({"active": time.time() < lifetime["exp"], "sub": "alice", "token_type": "Bearer",
+                                  "exp": lifetime["exp"], "aud": AUDIENCE})  # fmt: skip
+
+    def make() -> web.Application:
+        app = web.Application()
+        app.router.add_post("/introspect", introspect)
+        return app
+
+    with live_aiohttp(make) as base:
+        introspection = parse_introspection({"url": f"{base}/introspect", "client_id": "gw", "client_secret": "s"})
+        settings = parse_oauth({"issuers": [ISSUER], "leeway_seconds": 0}, introspection=introspection)
+        session = TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
+        try:
+            verifying = TokenVerifier(settings, session, {ISSUER: StaticKeys()})
+            assert (await verifying.verify("opaque-0123456789", {AUDIENCE})).subject == "alice"
+            lifetime["exp"] = int(time.time()) - 1  # it expired meanwhile: the cached entry is stale
+            verifying._cache["opaque-0123456789"] = replace(verifying._cache["opaque-0123456789"], until=0.0)
+            for _ in range(20):
+                with pytest.raises(TokenRejected, match="not active"):
+                    await verifying.verify("opaque-0123456789", {AUDIENCE})
+            assert asked == ["introspect", "introspect"]
+        finally:
+            await session.close()
+
+
+async def test_keys_that_cannot_be_fetched_are_an_outage_told_without_internal_details(
+    key_server: tuple[str, list[str]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The finding: the 401's description named the key set's internal host and the gateway's fetch settings."""
+    base, _ = key_server
+    session = TokenSession()  # the default policy: public addresses only, so the loopback key set is refused
+    try:
+        settings = parse_oauth({"issuers": [base], "jwks_uri": f"{base}/keys"})
+        with pytest.raises(TokenRejected) as refused:
+            await TokenVerifier(settings, session).verify(token(EC_KEY, "ES256", "ec", iss=base), {AUDIENCE})
+        assert (refused.value.reason, str(refused.value)) == (
+            "invalid_jwks_uri",
+            "the issuer's signing keys could not be fetched",
+        )
+        assert "127.0.0.1" in caplog.text  # the detail is for the operator
+    finally:
+        await session.close()

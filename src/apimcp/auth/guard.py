@@ -34,6 +34,11 @@ class Refusal(Exception):
         return self.message
 
 
+_OUTAGES = frozenset({"invalid_jwks_uri", "introspection_failed"})
+"""Refusals that say the issuer's keys or its introspection endpoint could not be reached (what went wrong is in the
+log, never told the client: it names internal hosts and settings)."""
+
+
 def bearer_token(headers: Any) -> str | None:
     for name, value in headers:
         if name == b"authorization" and value[:7].lower() == b"bearer ":
@@ -107,6 +112,9 @@ class OAuthGuard(InboundGuard):
         try:
             caller = await self._verifier.verify(token, resource.accepted)
         except TokenRejected as rejected:
+            if rejected.reason in _OUTAGES:  # the server's trouble, not the token's: the client keeps it, and retries
+                raise Refusal(503, "The access token cannot be checked just now: try again shortly", rejected.reason,
+                              b"") from None  # fmt: skip
             text = str(rejected)
             raise Refusal(401, f"The access token is refused: {text}", rejected.reason,
                           resource.challenge("invalid_token", text)) from None  # fmt: skip

@@ -32,6 +32,11 @@ class ToolAccess:
         held = caller.scopes if caller is not None else frozenset()
         return tuple(sorted(needed - held))
 
+    def needed(self, tool: str) -> tuple[str, ...]:
+        """Every scope calling `tool` needs (what a step-up challenge names: the missing ones alone would make a
+        client that asks for just those lose the ones it had)."""
+        return tuple(sorted(self._scopes.get(tool, ())))
+
     def visible(self, caller: Caller | None, page: Page[Tool]) -> Page[Tool]:
         """`page` without the tools `caller` may not call."""
         held = (caller.scopes if caller is not None else frozenset()) & self._relevant

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import logging
 import re
 import time
 from collections import OrderedDict
@@ -37,6 +38,8 @@ from apimcp.auth.jwks import KeyNotFound, KeySet
 from apimcp.auth.settings import ALGORITHMS, OAuthSettings
 from apimcp.backends.oauth_http import CredentialError, TokenClient, basic_authorization, post_form
 from apimcp.protocol.caller import Caller
+
+log = logging.getLogger("apimcp.auth")
 
 MAX_CACHED = 10_000
 NEGATIVE_SECONDS = 60.0
@@ -190,7 +193,8 @@ class TokenVerifier:
         return entry
 
     def _remember(self, token: str, entry: _Cached) -> None:
-        cache = self._cache if entry.rejection is None else self._refusals
+        cache, other = (self._cache, self._refusals) if entry.rejection is None else (self._refusals, self._cache)
+        other.pop(token, None)  # a stale entry in the other would be found first, and checked again every time
         cache[token] = entry
         cache.move_to_end(token)
         while len(cache) > MAX_CACHED:
@@ -217,7 +221,8 @@ class TokenVerifier:
         except KeyNotFound as exc:
             raise TokenRejected("invalid_token", f"the access token's signing key is unknown: {exc}") from None
         except CredentialError as exc:
-            raise TokenRejected("invalid_jwks_uri", f"the issuer's signing keys could not be fetched: {exc}") from None
+            log.warning("the signing keys of %s could not be fetched: %s", issuer, exc)
+            raise TokenRejected("invalid_jwks_uri", "the issuer's signing keys could not be fetched") from None
         if not _VERIFIERS[algorithm].verify(signing_input, key.key, signature):
             raise TokenRejected("invalid_token", "the access token's signature does not verify")
         leeway = settings.leeway_seconds
@@ -245,7 +250,8 @@ class TokenVerifier:
                     secrets=(introspection.client_secret, token),
                 )
             except CredentialError as exc:
-                raise TokenRejected("introspection_failed", f"the access token could not be checked: {exc}") from None
+                log.warning("a token could not be introspected: %s", exc)
+                raise TokenRejected("introspection_failed", "the access token could not be checked") from None
         if answer.get("active") is not True:
             self._refuse_for_a_while(token, now, TokenRejected("invalid_token", "the access token is not active"))
         kind = answer.get("token_type")

@@ -133,8 +133,8 @@ class GatewayApp:
                 caller = await route.guard.admit(scope, resource)
             except Refusal as refusal:
                 self.runtime.refused(route, scope, refusal)
-                await json_response(send, refusal.status, {"error": refusal.message},
-                                    [(b"www-authenticate", refusal.challenge)])  # fmt: skip
+                told = [(b"www-authenticate", refusal.challenge)] if refusal.challenge else [(b"retry-after", b"5")]
+                await json_response(send, refusal.status, {"error": refusal.message}, told)
                 return
             admitted: dict[str, object] = {CALLER_KEY: caller} if caller is not None else {}
             if route.limiter is not None:

@@ -365,7 +365,8 @@ class ExpositionHandler(McpHandler):
         assert resource is not None
         text = f"Calling {tool} needs the scope {' '.join(missing)}, which the access token lacks"
         source = ctx.source
-        needed = [*resource.settings.scopes, *(s for s in missing if s not in resource.settings.scopes)]
+        tool_scopes = self._access.needed(tool) if self._access else tuple(missing)
+        needed = [*resource.settings.scopes, *(s for s in tool_scopes if s not in resource.settings.scopes)]
         challenge = resource.at(source.scheme, source.headers, source.path).challenge("insufficient_scope", text,
                                                                                        needed)  # fmt: skip
         return HttpRefusal(403, INVALID_REQUEST, text, [(b"www-authenticate", challenge)], {"scopes": list(missing)},
