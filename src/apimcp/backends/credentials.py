@@ -65,12 +65,16 @@ def place_all(credentials: Iterable[Credentials]) -> Placement:
 
 
 def merged(first: Placement, second: Placement) -> Placement:
-    """Both placements in one (`second` wins on a shared name)."""
+    """Both placements in one: `second` wins on a shared name, header names compared without case (a user's
+    `authorization` replaces the service's `Authorization`: sent both, a backend reading the first took every user
+    for the service account)."""
     if not first.headers and not first.query and not first.cookies:
         return second
+    taken = {name.lower() for name in second.headers}
+    named = {name for name, _ in second.query}
     return Placement(
-        headers={**first.headers, **second.headers},
-        query=[*first.query, *second.query],
+        headers={**{k: v for k, v in first.headers.items() if k.lower() not in taken}, **second.headers},
+        query=[*((k, v) for k, v in first.query if k not in named), *second.query],
         cookies={**first.cookies, **second.cookies},
     )
 
