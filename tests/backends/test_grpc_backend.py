@@ -11,7 +11,7 @@ import grpc.aio
 import pytest
 from aiohttp import web
 
-from apimcp.backends.base import BackendResult, Failure, JsonBody
+from apimcp.backends.base import BackendResult, CallExtras, Failure, JsonBody
 from apimcp.backends.credentials import ApiKey, Basic, Bearer, Credentials
 from apimcp.backends.grpc import GrpcBackend, GrpcChannels, GrpcTls
 from apimcp.backends.grpc_channels import parse_target
@@ -471,3 +471,40 @@ async def test_an_answer_whose_json_outgrows_its_bound_many_times_is_refused(enu
     else:
         assert isinstance(result, Failure)
         assert result.message == "The backend's answer, written as JSON, is larger than the 3200000 bytes allowed"
+
+
+async def test_odd_anys_in_arguments_and_answers_are_tool_errors_not_internal_ones(
+    channels: GrpcChannels, server: RunningServer
+) -> None:
+    """The findings: a nested Any whose "@type" is not a string raised AttributeError out of protobuf, and an answer's
+    Any whose packed bytes are not its type's raised DecodeError: both were -32603."""
+    nested = {"id": "1", "payload": {"@type": "type.googleapis.com/shop.v1.Item", "payload": {"@type": 5}}}
+    assert failed(await call(backend(channels, server), "PutItem", nested)).startswith("Invalid arguments: ")
+    url = b"type.googleapis.com/shop.v1.Item"
+    packed = b"\x0a" + _varint(len(url)) + url + b"\x12\x02\x0a\x05"  # an Item whose id says 5 bytes and has none
+    answer = b"\x0a\x011" + _varint((23 << 3) | 2) + _varint(len(packed)) + packed
+
+    async def unary(request: bytes, context: Any) -> bytes:
+        return answer
+
+    async with answering(grpc.unary_unary_rpc_method_handler(unary)) as target:
+        result = await GrpcBackend(SHOP, channels, target=target).call(SHOP.operation("GetItem"), {"id": "1"})
+    assert failed(result).startswith("the backend's answer cannot be shown as JSON")
+
+
+async def test_unauthenticated_is_a_401_and_client_headers_grpc_cannot_name_are_left_out(
+    channels: GrpcChannels, server: RunningServer
+) -> None:
+    """The findings: a user's credential refused with UNAUTHENTICATED was never asked for again (renewal follows a
+    401), and a passed-on header named `x-a!b` (HTTP allows it, gRPC not) failed the call with -32603."""
+
+    async def refuse(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, "token expired")
+        raise AssertionError("abort raises")
+
+    async with answering(grpc.unary_unary_rpc_method_handler(refuse)) as target:
+        result = await GrpcBackend(SHOP, channels, target=target).call(SHOP.operation("GetItem"), {"id": "1"})
+    assert isinstance(result, Failure) and result.status == 401
+    extras = CallExtras(headers={"x-a!b": "1", "x-a~b": "2", "x-fine": "3"})
+    caller = ok(await call(backend(channels, server), "WhoAmI", {}, extras=extras))
+    assert caller["metadata"]["x-fine"] == "3" and not {"x-a!b", "x-a~b"} & caller["metadata"].keys()

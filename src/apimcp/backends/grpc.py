@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -132,7 +133,10 @@ class GrpcBackend(Backend):
             return await self._call(method, requests, metadata, progress, access.mask)
         except grpc.aio.AioRpcError as exc:
             transient = exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-            return Failure(access.mask.mask_text(self._explain(exc)), transient=transient, unsent=self._unsent(exc))
+            # UNAUTHENTICATED is HTTP's 401 (what makes a user's credential be asked for again, or renewed)
+            status = 401 if exc.code() == grpc.StatusCode.UNAUTHENTICATED else None
+            return Failure(access.mask.mask_text(self._explain(exc)), status, transient=transient,
+                           unsent=self._unsent(exc))  # fmt: skip
         except ValueError as exc:  # an answer that is not the declared message, or has no JSON form
             return Failure(access.mask.mask_text(str(exc)))
 
@@ -265,13 +269,20 @@ _RESERVED = ("grpc-", ":")
 _RESERVED_NAMES = frozenset({"te", "content-type", "user-agent", "accept", "host"})
 
 
+_METADATA_NAME = re.compile(r"[0-9a-z_.-]+")
+"""What a gRPC metadata key may hold (HTTP allows more in a header name: `x-a!b` reached grpc, which refused the
+whole call)."""
+
+
 def _as_metadata(extras: CallExtras) -> CallExtras:
-    """Passed-on client headers gRPC can carry: printable ASCII values, names that are neither gRPC's own
-    (`grpc-*`, `te`, `content-type`…) nor binary (`-bin`); the others are left out rather than failing the call."""
+    """Passed-on client headers gRPC can carry: printable ASCII values, names of the characters metadata keys take
+    that are neither gRPC's own (`grpc-*`, `te`, `content-type`…) nor binary (`-bin`); the others are left out rather
+    than failing the call."""
     headers = {
         name: value
         for name, value in extras.headers.items()
-        if value.isascii() and value.isprintable() and not name.lower().endswith("-bin")
+        if value.isascii() and value.isprintable() and _METADATA_NAME.fullmatch(name.lower())
+        and not name.lower().endswith("-bin")
         and not name.lower().startswith(_RESERVED) and name.lower() not in _RESERVED_NAMES
     }  # fmt: skip
     return replace(extras, headers=headers) if len(headers) != len(extras.headers) else extras

@@ -79,8 +79,8 @@ class Messages:
             raise ArgumentError(f"{where}a request message must be a JSON object")
         try:
             message = json_format.ParseDict(dict(value), method.request(), descriptor_pool=self.pool)
-        except json_format.ParseError as exc:
-            raise ArgumentError(f"{where}{exc}") from exc
+        except (json_format.ParseError, AttributeError, TypeError, ValueError) as exc:  # a nested Any's "@type" of
+            raise ArgumentError(f"{where}{exc}") from exc  # another type reaches protobuf's own code unchecked
         return message.SerializeToString()
 
     def response(self, method: Method, data: bytes) -> Any:
@@ -96,7 +96,8 @@ class Messages:
             return json_format.MessageToDict(
                 message, always_print_fields_with_no_presence=True, descriptor_pool=self.pool
             )
-        except (TypeError, ValueError, json_format.Error) as exc:  # e.g. an Any of a type no descriptor describes
+        except (TypeError, ValueError, json_format.Error, DecodeError) as exc:  # an Any of a type no descriptor
+            # describes, or whose packed bytes are not that type's
             raise ValueError(f"the backend's answer cannot be shown as JSON: {exc}") from exc
 
     def status_details(self, trailing: Iterable[tuple[str, Any]] | None) -> list[Any]:
