@@ -240,6 +240,14 @@ def test_input_required_round_trip(mcp: McpHttp) -> None:
     ).result
     assert second["resultType"] == "complete"
     assert second["content"][0]["text"] == "Hello, Ada!"
+    # the same retry again would run the round again (a call a person approved once, made as often as one likes)
+    again = mcp.modern(
+        "tools/call",
+        {"name": "elicit", "inputResponses": {key: answer}, "requestState": first["requestState"]},
+        capabilities=caps,
+    )
+    assert again.status == 400 and again.error["code"] == -32602
+    assert again.error["message"] == "Invalid requestState: it was sent already; send the request again without it"
 
 
 def test_multi_round_carries_earlier_answers_and_handler_state(mcp: McpHttp) -> None:

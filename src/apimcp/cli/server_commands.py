@@ -197,7 +197,7 @@ def endpoint_options(
     raw = os.environ.get(REQUEST_STATE_KEYS_VARIABLE, "")
     keys = [key.strip().encode() for key in raw.split(",") if key.strip()]
     try:
-        sealer = RequestStateSealer(keys) if keys else RequestStateSealer()
+        sealer = RequestStateSealer(keys or None, used=state.used_states if state is not None else None)
     except ValueError as exc:  # a key too short
         fail(f"{REQUEST_STATE_KEYS_VARIABLE}: {exc}", EXIT_USAGE)
     return EndpointOptions(

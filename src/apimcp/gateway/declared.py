@@ -52,7 +52,7 @@ def endpoint_options(
     keys = list(plan.request_state_keys)
     return EndpointOptions(
         security=TransportSecurity.for_hosts(server.allowed_hosts, server.cors_origins),
-        request_state=RequestStateSealer(keys) if keys else RequestStateSealer(),
+        request_state=RequestStateSealer(keys or None, used=shared.used_states if shared is not None else None),
         limits=limits or EndpointLimits(),
         sessions=shared.sessions if shared is not None else MemorySessionStore.with_limits(sessions or SessionLimits()),
         relay=shared.relay if shared is not None else NO_RELAY,

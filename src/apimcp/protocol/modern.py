@@ -369,7 +369,7 @@ class StatelessEra:
         params = request.params
         raw_state = params.get("requestState")
         if raw_state is not None:
-            prior = self._sealer.open(raw_state, _digest(request, self._endpoint_id), _principal(ctx))
+            prior = await self._sealer.open_once(raw_state, _digest(request, self._endpoint_id), _principal(ctx))
             outbound.answers = dict(prior.answers)
             ctx.state.update(prior.handler_state)
         if "inputResponses" in params:

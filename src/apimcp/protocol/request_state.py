@@ -5,6 +5,10 @@ seals it with HMAC-SHA256 under a key every replica shares; any replica can
 then continue a round trip another one started. A sealed state is bound to the
 method, the target (tool/prompt name or resource URI), a digest of the
 original arguments and an expiry, and is refused when any of those differ.
+A sealed state opens once: sent again, the round it carried would run again
+(a call a person approved once, made as many times as the client likes), so
+each opening is recorded (`UsedStates`, shared by replicas like the key) until
+the state expires.
 
 Format: ``v1.<base64url payload>.<base64url tag>``. Several keys may be
 configured for rotation: the first seals, all of them verify.
@@ -17,9 +21,10 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -45,6 +50,40 @@ class RoundState:
     """Input responses gathered in earlier rounds, by input-request key."""
     handler_state: Mapping[str, Any]
     """Whatever the handler chose to remember between rounds."""
+    nonce: str = ""
+    """What tells this sealed state from any other (`UsedStates`)."""
+    expires_at: float = 0.0
+
+
+class UsedStates(Protocol):
+    """The sealed states opened already (every replica's, when shared)."""
+
+    async def first_use(self, nonce: str, expires_at: float) -> bool:
+        """Record `nonce` as used until `expires_at`; False when it was already."""
+        ...
+
+
+MAX_REMEMBERED = 200_000
+
+
+class MemoryUsedStates:
+    """This process's record of opened states: each until it expires, at most `MAX_REMEMBERED` (past that the
+    oldest goes first: a state that old is within a few minutes of expiring anyway)."""
+
+    def __init__(self, most: int = MAX_REMEMBERED) -> None:
+        self._until: OrderedDict[str, float] = OrderedDict()
+        self._most = most
+
+    async def first_use(self, nonce: str, expires_at: float) -> bool:
+        now = time.time()
+        while self._until and next(iter(self._until.values())) < now:
+            self._until.popitem(last=False)
+        if nonce in self._until:
+            return False
+        self._until[nonce] = expires_at
+        if len(self._until) > self._most:
+            self._until.popitem(last=False)
+        return True
 
 
 def _b64(data: bytes) -> str:
@@ -65,7 +104,10 @@ def request_digest(method: str, target: str | None, arguments: Any, endpoint: st
 class RequestStateSealer:
     """Seals and opens requestState values under a shared key set."""
 
-    def __init__(self, keys: Sequence[bytes] | None = None, ttl_seconds: float = DEFAULT_TTL_SECONDS) -> None:
+    def __init__(
+        self, keys: Sequence[bytes] | None = None, ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        used: UsedStates | None = None,
+    ) -> None:  # fmt: skip
         if keys is not None and not keys:
             raise ValueError("at least one requestState key is needed")
         if keys is not None and any(len(k) < MIN_KEY_BYTES for k in keys):
@@ -73,6 +115,7 @@ class RequestStateSealer:
         # Without configured keys, a random per-process key: correct for one replica only.
         self._keys = list(keys) if keys is not None else [secrets.token_bytes(32)]
         self._ttl = ttl_seconds
+        self.used: UsedStates = used if used is not None else MemoryUsedStates()
 
     def seal(self, digest: str, state: RoundState, principal: str | None = None) -> str:
         payload = {
@@ -80,7 +123,7 @@ class RequestStateSealer:
             "a": dict(state.answers),
             "s": dict(state.handler_state),
             "x": int(time.time() + self._ttl),
-            "n": secrets.token_hex(4),
+            "n": secrets.token_hex(12),  # what `UsedStates` remembers: never the same twice by chance
         }
         if principal is not None:
             payload["p"] = principal
@@ -108,4 +151,11 @@ class RequestStateSealer:
             raise InvalidRequestState("it was issued for a different request")
         if payload.get("p") != principal:
             raise InvalidRequestState("it was issued to a different user")
-        return RoundState(answers=payload.get("a", {}), handler_state=payload.get("s", {}))
+        return RoundState(payload.get("a", {}), payload.get("s", {}), str(payload.get("n", "")), float(payload["x"]))
+
+    async def open_once(self, sealed: object, digest: str, principal: str | None = None) -> RoundState:
+        """`open`, refusing a state opened before (its round would run again)."""
+        state = self.open(sealed, digest, principal)
+        if not await self.used.first_use(state.nonce, state.expires_at):
+            raise InvalidRequestState("it was sent already; send the request again without it")
+        return state

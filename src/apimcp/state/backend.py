@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from apimcp.protocol.event_store import EventStore, MemoryEventStore
 from apimcp.protocol.relay import NO_RELAY, SessionRelay
+from apimcp.protocol.request_state import MemoryUsedStates, UsedStates
 from apimcp.protocol.sessions import MemorySessionStore, SessionLimits, SessionStore
 from apimcp.protocol.tasks.limits import TaskLimits
 from apimcp.protocol.tasks.store import MemoryTaskStore, TaskStore
@@ -26,6 +27,7 @@ from apimcp.state.redis_events import RedisEventStore
 from apimcp.state.redis_relay import RedisRelay
 from apimcp.state.redis_sessions import RedisSessionStore
 from apimcp.state.redis_tasks import RedisTaskStore
+from apimcp.state.redis_used_states import RedisUsedStates
 from apimcp.state.redis_values import RedisPendingStore, RedisUserValueStore
 from apimcp.state.sealed import ValueSealer
 from apimcp.state.user_values import MemoryUserValueStore
@@ -68,6 +70,8 @@ class OpenedState:
     """Where streams' events wait for clients that resume."""
     tasks: TaskStore = field(default_factory=MemoryTaskStore)
     """Where tasks live, so that any replica answers for them."""
+    used_states: UsedStates = field(default_factory=MemoryUsedStates)
+    """The 2026-07-28 `requestState` values opened already, so that none opens twice on any replica."""
 
 
 def open_state(config: StateConfig, limits: SessionLimits, tasks: TaskLimits | None = None) -> OpenedState:
@@ -97,4 +101,5 @@ def open_state(config: StateConfig, limits: SessionLimits, tasks: TaskLimits | N
         RedisRelay(client, config.prefix),
         RedisEventStore(client, config.prefix),
         RedisTaskStore(client, config.prefix, limits=tasks),
+        RedisUsedStates(client, config.prefix),
     )
