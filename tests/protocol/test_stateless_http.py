@@ -85,6 +85,21 @@ def test_ladder_2_mirror_headers_must_match(mcp: McpHttp, headers: dict[str, str
     assert reply.body["id"] == 7
 
 
+@pytest.mark.parametrize(
+    ("first", "name"),
+    [("mcp-method", "tools/list"), ("mcp-name", "link"), ("mcp-protocol-version", "2025-11-25"), ("mcp-param-x", "a")],
+)
+def test_a_mirror_header_sent_twice_is_refused_whatever_its_last_value(mcp: McpHttp, first: str, name: str) -> None:
+    """The finding: the last value won, so `Mcp-Method: tools/list` then `Mcp-Method: tools/call` ran the call while a
+    proxy reading the first saw a listing."""
+    body, sent = modern_message("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    headers = [(first, name), *sent.items()] if first != "mcp-param-x" else [*sent.items(), (first, "a"), (first, "b")]
+    reply = mcp.http.post(mcp.url, content=orjson.dumps(body), headers=headers)
+    assert reply.status_code == 400
+    assert reply.json()["error"]["code"] == -32020
+    assert f"The header {first} is sent more than once" in reply.json()["error"]["message"]
+
+
 def test_ladder_2_missing_mirror_headers(mcp: McpHttp) -> None:
     body = {
         "jsonrpc": "2.0",
@@ -418,6 +433,11 @@ def test_legacy_initialize_still_works_next_to_modern_traffic(mcp: McpHttp) -> N
     [
         ({"region": "eu", "count": 3}, {"mcp-param-region": "eu", "mcp-param-count": "3"}, True),
         ({"region": "eu", "count": 3}, {"mcp-param-region": "eu", "mcp-param-count": "3.0"}, True),
+        # numerically and exactly: through float, these were equal
+        ({"count": 9007199254740993}, {"mcp-param-count": "9007199254740992"}, False),
+        ({"count": 9007199254740993}, {"mcp-param-count": "9007199254740993"}, True),
+        ({"count": 10}, {"mcp-param-count": "1_0"}, False),
+        ({"count": 10}, {"mcp-param-count": "10.0000000000000001"}, False),
         ({"region": "日本"}, {"mcp-param-region": b64_header("日本")}, True),
         ({"query": "q"}, {}, True),
         ({"region": "eu"}, {}, False),

@@ -20,7 +20,7 @@ from apimcp.protocol.caller import RequestSource, source_of
 from apimcp.protocol.deadlines import SharedDeadline
 from apimcp.protocol.depth import too_deep_error
 from apimcp.protocol.dispatch import Dispatcher
-from apimcp.protocol.errors import INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY
+from apimcp.protocol.errors import HEADER_MISMATCH, INVALID_REQUEST, PARSE_ERROR, SERVER_BUSY
 from apimcp.protocol.exchange import (
     BodyTooLarge,
     BodyTooSlow,
@@ -50,6 +50,9 @@ _WANTED = frozenset(
      b"mcp-method", b"mcp-name", b"last-event-id"}
 )  # fmt: skip
 _PARAM_PREFIX = b"mcp-param-"
+_ONCE = frozenset({b"mcp-session-id", b"mcp-protocol-version", b"mcp-method", b"mcp-name", b"last-event-id"})
+"""MCP's headers, which say one thing each: sent twice they are two values (RFC 9110 5.3), and a proxy reading the
+first would see another method, tool or session than the engine, which read the last."""
 _ALLOW = (b"allow", b"GET, POST, DELETE")
 _ALLOW_STATELESS = (b"allow", b"POST")
 _CLOSE = ((b"connection", b"close"),)
@@ -128,12 +131,18 @@ class McpEndpoint:
         headers: dict[bytes, bytes] = {}
         param_headers: dict[bytes, bytes] = {}
         size = 0
+        doubled: bytes | None = None
         for name, value in raw_headers:
             size += len(name) + len(value)
             if name in _WANTED:
+                if name in headers and name in _ONCE:
+                    doubled = name
                 headers[name] = value
             elif name.startswith(_PARAM_PREFIX):
-                param_headers[name[len(_PARAM_PREFIX) :]] = value
+                key = name[len(_PARAM_PREFIX) :]
+                if key in param_headers:
+                    doubled = name
+                param_headers[key] = value
         accepts_json, accepts_sse = parse_accept(headers.get(b"accept"))
         exchange = Exchange(send, accepts_json=accepts_json, accepts_sse=accepts_sse)
         if size > self._max_header_bytes:
@@ -149,6 +158,10 @@ class McpEndpoint:
         origin = headers.get(b"origin")
         if not security.origin_allowed(origin.decode("latin-1") if origin is not None else None):
             await self._refuse_unread(exchange, receive, headers, 403, "Origin not allowed")
+            return
+        if doubled is not None:
+            text = f"The header {doubled.decode('latin-1')} is sent more than once: send it once"
+            await self._refuse_unread(exchange, receive, headers, 400, text, HEADER_MISMATCH)
             return
         if legacy_sse:  # its spec too: Origin is checked on every connection
             if self.http_sse is None or not await serve_http_sse(self.http_sse, scope, receive, send):
@@ -198,8 +211,9 @@ class McpEndpoint:
             await exchange.empty(405, [_ALLOW if self.options.session_era else _ALLOW_STATELESS, *_CLOSE])
 
     async def _refuse_unread(
-        self, exchange: Exchange, receive: Receive, headers: dict[bytes, bytes], status: int, text: str
-    ) -> None:
+        self, exchange: Exchange, receive: Receive, headers: dict[bytes, bytes], status: int, text: str,
+        code: int = INVALID_REQUEST,
+    ) -> None:  # fmt: skip
         """Refuse a request whatever its body says. A body within the limits is read and dropped first, and the
         connection kept: closing it on unread bytes makes the kernel reset it, and the client may lose the answer.
         A larger or slower one is not waited for: the answer says Connection: close."""
@@ -210,7 +224,7 @@ class McpEndpoint:
                 drained = True
             except (BodyTooLarge, BodyTooSlow):
                 pass
-        await exchange.refuse(status, text, () if drained else _CLOSE)
+        await exchange.refuse(status, text, () if drained else _CLOSE, code=code)
 
     async def _post(
         self,

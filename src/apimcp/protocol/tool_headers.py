@@ -8,8 +8,10 @@ refuse a call whose header is missing, malformed or different from the body.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from apimcp.protocol.headers import MalformedHeader, decode_header_value
@@ -52,14 +54,17 @@ def _value_at(arguments: object, path: tuple[str, ...]) -> object:
     return value
 
 
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+"""A number as JSON writes one: not `1_0`, `inf` or `0x10`, which Python would read too."""
+
+
 def _same(kind: str, header: str, value: object) -> bool:
     if isinstance(value, bool):
         return header == ("true" if value else "false")
     if isinstance(value, int | float):
-        try:
-            return float(header) == float(value)
-        except ValueError:
-            return False
+        # compared numerically, and exactly: through float, 9007199254740993 equalled 9007199254740992
+        exact = Decimal(value) if isinstance(value, int) else Decimal(repr(value))  # a float as JSON wrote it
+        return _NUMBER.fullmatch(header) is not None and Decimal(header) == exact
     return header == value
 
 
