@@ -188,9 +188,10 @@ async def test_the_token_is_reused_until_15_seconds_before_it_expires(upstream: 
         (3600, 3585.0),
         (MISSING, 285.0),  # no expires_in: assumed to live 300 s
         ("soon", 285.0),  # not a number: likewise
-        (10, 5.0),  # short-lived: renewed no more often than every 5 s
+        (10, 5.0),  # short-lived: renewed at half its life
+        (2, 1.0),  # never used past its expiry (a floor of 5 s once kept it 3 s too long)
     ],
-    ids=["hour", "absent", "not-a-number", "short"],
+    ids=["hour", "absent", "not-a-number", "short", "very-short"],
 )
 async def test_when_tokens_are_renewed(upstream: Upstream, clock: Clock, expires_in: object, reused_for: float) -> None:
     upstream.expires_in = expires_in
@@ -204,11 +205,11 @@ async def test_when_tokens_are_renewed(upstream: Upstream, clock: Clock, expires
 
 
 async def test_a_short_lived_token_is_renewed_in_real_time(upstream: Upstream) -> None:
-    """No fake clock: a token the endpoint says lives 1 s is replaced once the 5 s floor has passed."""
+    """No fake clock: a token the endpoint says lives 1 s is replaced after half a second."""
     upstream.expires_in = 1
     async with backend(upstream) as rest:
         assert await authorization(rest) == "Bearer token-1"
-        await asyncio.sleep(5.1)
+        await asyncio.sleep(0.6)
         assert await authorization(rest) == "Bearer token-2"
     assert len(upstream.token_requests) == 2
 

@@ -53,10 +53,11 @@ class ClientCredentials:
 
 
 def token_lifetime(body: dict[str, object]) -> float:
-    """Seconds to use an access token for: its `expires_in` less a margin (at least 5 s), or 300 s."""
+    """Seconds to use an access token for: its `expires_in` less a margin of 15 s, or of half its life when that is
+    shorter (a token of 2 s is used for 1 s: never past its expiry), or 300 s without one."""
     lifetime = body.get("expires_in", DEFAULT_LIFETIME_SECONDS)
-    lifetime = lifetime if isinstance(lifetime, int | float) and lifetime > 0 else DEFAULT_LIFETIME_SECONDS
-    return max(5.0, float(lifetime) - EARLY_RENEWAL_SECONDS)
+    lifetime = float(lifetime) if isinstance(lifetime, int | float) and lifetime > 0 else DEFAULT_LIFETIME_SECONDS
+    return max(lifetime / 2, lifetime - EARLY_RENEWAL_SECONDS)
 
 
 MAX_ACCESS_TOKEN_CHARS = 16_384
