@@ -32,7 +32,12 @@ _ERROR_CODE = re.compile(r"[a-z_]{1,40}")
 
 
 class CredentialError(Exception):
-    """Credentials could not be obtained or checked."""
+    """Credentials could not be obtained or checked; `oauth_error`: the OAuth error code the server answered, when
+    it answered one (RFC 6749 5.2: `invalid_grant` says a refresh token is dead, a 503 or a timeout does not)."""
+
+    def __init__(self, message: str, oauth_error: str | None = None) -> None:
+        super().__init__(message)
+        self.oauth_error = oauth_error
 
 
 class SharedValues(Protocol):
@@ -145,7 +150,8 @@ async def post_form(
     status, body, is_json = await _exchange(client, "POST", url, what, headers=headers, form=form)
     host = host_of(url)
     if status != 200:
-        raise CredentialError(f"the {what} at {host} answered HTTP {status}" + oauth_error_code(body, secrets))
+        code = oauth_error_code(body, secrets)
+        raise CredentialError(f"the {what} at {host} answered HTTP {status}" + code, code.strip(" ()") or None)
     if not is_json:
         raise CredentialError(f"the {what} at {host} answered with something other than JSON")
     return body if isinstance(body, dict) else {}  # what it lacks is named by the caller

@@ -45,6 +45,11 @@ Notify = Callable[[str, str, str, dict[str, Any]], bool]
 """(exposition id, session id, method, params) -> whether a stream took it."""
 
 
+_DEAD_GRANT = frozenset({"invalid_grant", "invalid_client", "unauthorized_client"})
+"""What a token endpoint answers a refresh whose connection will never work again: it is forgotten, and the user
+asked to connect again."""
+
+
 class CredentialRefused(Exception):
     """The call cannot get the user's credential; the message is what the client sees (a tool call's error, a
     resource read's)."""
@@ -138,6 +143,10 @@ class ElicitationBroker:
                 if "redirect_uri" in current:
                     renewed["redirect_uri"] = current["redirect_uri"]
             except CredentialError as exc:
+                if exc.oauth_error not in _DEAD_GRANT:  # the server away, or busy: the connection stays for later
+                    log.warning("the connection for %s could not be refreshed now: %s", secret.name, exc)
+                    raise CredentialRefused(f"The connection to {secret.name} could not be renewed just now: try "
+                                            "again shortly") from None  # fmt: skip
                 log.info("the connection for %s could not be refreshed: %s", secret.name, exc)
                 await self.values.delete(owner, secret.key)
                 return None
