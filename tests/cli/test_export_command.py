@@ -9,7 +9,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
+from apimcp.cli.export_document import _rate_limits
 from apimcp.cli.main import app
+from apimcp.ratelimit.policy import parse_rate_limits
 from tests.control.factories import prompts
 from tests.deployment.harness import ECHO_SPEC, Deployment, deployment
 
@@ -238,3 +240,39 @@ def test_graphql_and_grpc_services_round_trip_too(live: Deployment, tmp_path: Pa
     run("apply", str(tmp_path / "one" / "apimcp.yaml"))
     run("export", str(tmp_path / "two"))
     assert _files(tmp_path / "two") == written
+
+
+def test_a_folder_that_cannot_be_made_is_an_error_line_not_a_traceback(live: Deployment, tmp_path: Path) -> None:
+    service = live.api.import_echo("blocked", "1")
+    live.api.expose(service["id"], live.backend, "blocked")
+    (tmp_path / "file").write_text("in the way")
+    assert "cannot make the folder" in run("export", str(tmp_path / "file" / "out"), code=1).stderr
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "services").write_text("a file where a folder goes")
+    assert "cannot make the folder" in run("export", str(tmp_path / "out"), "--force", code=1).stderr
+
+
+def test_a_rate_limit_text_cannot_say_is_written_as_a_mapping() -> None:
+    """The finding: a limit of 10 per 0.5 s was written `10/0.5s`, which no configuration reads."""
+    limits = _rate_limits({"exposition": {"requests": 10, "per_seconds": 0.5, "burst": 10}, "caller": "5/min"})
+    assert limits == {"exposition": {"requests": 10, "per_seconds": 0.5, "burst": 10}, "caller": "5/min"}
+    assert parse_rate_limits(limits) == parse_rate_limits(
+        {"exposition": {"requests": 10, "per_seconds": 0.5, "burst": 10}, "caller": "5/min"}
+    )
+
+
+def test_a_plans_artifacts_are_written_in_the_order_the_service_attached_them(live: Deployment, tmp_path: Path) -> None:
+    """The finding: they were written in the plan's order of selection, and apply attaches them in the file's order:
+    what wins between two artifacts (the first attached) changed once applied."""
+    service = live.api.import_echo("ordered", "1")
+    for name in ("first", "second"):
+        artifact = {"file": (f"{name}.yaml", prompts("ordered", "1", "greet"), "application/yaml")}
+        live.api.call("POST", f"/services/{service['id']}/artifacts", 201, files=artifact)
+    body = {"name": "main", "service_id": service["id"], "backend_endpoint": live.backend,
+            "artifacts": ["second.yaml", "first.yaml"]}  # fmt: skip
+    plan = live.api.call("POST", "/plans", 201, json=body)
+    live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": "ordered"})
+    run("export", str(tmp_path / "out"))
+    written = yaml.safe_load((tmp_path / "out" / "apimcp.yaml").read_text())
+    (service_entry,) = written["services"].values()
+    assert [Path(path).name for path in service_entry["artifacts"]] == ["first.yaml", "second.yaml"]

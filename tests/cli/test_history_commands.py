@@ -60,6 +60,9 @@ def test_history_lists_changes_in_tables_and_json(logged_in: Deployment) -> None
 
     narrow = run("history", "--kind", "plan", "--limit", "1")
     assert "--offset 1 for more" in narrow.stderr
+    template = live.api.call("POST", "/templates", 201, json={"name": "ledger-preset", "settings": {"audit": True}})
+    kept = json.loads(run("history", "--kind", "template", "-o", "json").stdout)  # refused as a kind before
+    assert [item["object_id"] for item in kept["items"]] == [template["id"]]
 
     by_name = run("diff", "exposition", "ledger-2", "1", "2").stdout
     assert "ledger" in by_name and "ledger-2" in by_name

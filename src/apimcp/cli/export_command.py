@@ -37,7 +37,10 @@ def _write(root: Path, relative: str, content: bytes) -> None:
         folder = folder / part
         if folder.is_symlink() or not folder.resolve().is_relative_to(root):
             fail(f"{folder} is a link (it may lead outside {root}); nothing more is written")
-        folder.mkdir(exist_ok=True)
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:  # a file where a folder goes, say
+            fail(f"{folder}: cannot make the folder: {exc.strerror}")
     target = folder / parts[-1]
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -70,7 +73,10 @@ def export(
     with reporting():
         data = api.get("/export")
     exported = build_export(data)
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"{directory}: cannot make the folder: {exc.strerror}")
     root = directory.resolve()
     for relative, content in exported.files.items():
         _write(root, relative, content)

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from apimcp.auth.settings import parse_oauth
-from apimcp.ratelimit.policy import SCOPES, parse_rate_limits
+from apimcp.ratelimit.policy import SCOPES, RateLimit, RateLimitError, parse_rate, parse_rate_limits
 
 CONFIG_FILE = "apimcp.yaml"
 _KEY_LENGTH = 64  # a configuration's service and exposition names
@@ -78,10 +78,23 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
-def _rate_limits(stored: Mapping[str, Any]) -> dict[str, str]:
-    """A plan's limits as a configuration writes them (`100/s`, `20/s, burst=40`)."""
+def _rate_limits(stored: Mapping[str, Any]) -> dict[str, str | dict[str, Any]]:
+    """A plan's limits as a configuration writes them (`100/s`, `20/s, burst=40`), or as a mapping when the text
+    would not read back the same (a period of 0.5 s)."""
     limits = parse_rate_limits(stored)
-    return {scope: str(limit) for scope in SCOPES if (limit := getattr(limits, scope)) is not None}
+    written: dict[str, str | dict[str, Any]] = {}
+    for scope in SCOPES:
+        limit = getattr(limits, scope)
+        if limit is not None:
+            written[scope] = str(limit) if _reads_back(str(limit), limit) else limit.as_json()
+    return written
+
+
+def _reads_back(text: str, limit: RateLimit) -> bool:
+    try:
+        return parse_rate(text) == limit
+    except RateLimitError:
+        return False
 
 
 def _oauth(stored: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,9 +234,9 @@ class _Builder:
             written["credentials"] = credentials
         if plan["header_policy"] is not None:
             written["header_policy"] = plan["header_policy"]
-        selected = plan["artifacts"] or list(artifact_paths)  # none selected: all of them
-        if selected:
-            written["artifacts"] = [artifact_paths[name] for name in selected if name in artifact_paths]
+        chosen = set(plan["artifacts"] or artifact_paths)  # none selected: all of them
+        if chosen:  # in the service's order of attachment, which decides what wins between artifacts
+            written["artifacts"] = [path for name, path in artifact_paths.items() if name in chosen]
         if plan["tls_secret_id"]:
             self.note(f"plan {plan['name']!r}: its TLS secret is left out (a configuration file names certificate "
                       "files, and secret values are never exported): attach it again after applying")  # fmt: skip

@@ -13,7 +13,7 @@ from apimcp.cli.client import ControlPlaneClient
 from apimcp.cli.common import EXIT_USAGE, client, fail, reporting
 from apimcp.cli.output import Format, OutputOption
 
-KINDS = ("service", "artifact", "plan", "exposition", "secret", "organization")
+KINDS = ("service", "artifact", "plan", "exposition", "secret", "organization", "template")
 MAX_LIMIT = 200
 
 
