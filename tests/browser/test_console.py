@@ -50,12 +50,12 @@ def test_import_plan_expose_and_try_a_tool(page: Page, served: Served, seen: See
     expect(page.get_by_role("heading", name="New plan")).to_be_visible()
     page.get_by_label("Plan name").fill("console")
     page.get_by_label("Backend URL").fill(served.backend)
-    page.get_by_label("Exclude").fill("DELETE *")
+    page.get_by_label("Exclude", exact=True).fill("DELETE *")
     page.get_by_label("Cache hints").fill("tools/list=60000:public")
     page.get_by_role("button", name="Create the plan").click()
     expect(page.get_by_role("heading", name="Plan console")).to_be_visible()
     expect(page.get_by_role("status")).to_contain_text("Created plan console")
-    expect(page.get_by_label("Exclude")).to_have_value("DELETE *")
+    expect(page.get_by_label("Exclude", exact=True)).to_have_value("DELETE *")
 
     # a bad edit is refused with the API's words, and nothing changes
     page.get_by_label("Include", exact=True).fill("no_such_tool")
