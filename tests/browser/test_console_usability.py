@@ -329,3 +329,27 @@ def test_try_it_fills_resource_templates_as_rfc_6570_says(page: Page, served: Se
         "x",
         "x/x",
     ]
+
+
+def test_lists_the_api_answers_a_page_at_a_time_are_read_whole(page: Page, served: Served) -> None:
+    """The finding: screens and choices read one page of 1,000 and silently left the rest out."""
+    asked: list[str] = []
+
+    def pages(route: Route) -> None:
+        asked.append(route.request.url.split("?", 1)[1])
+        found = re.search(r"offset=(\d+)", route.request.url)
+        offset = int(found.group(1)) if found else 0
+        items = [{"id": f"t{n}"} for n in range(offset, min(offset + 1000, 2345))]
+        route.fulfill(json=items, headers={"X-Total-Count": "2345"})
+
+    log_in(page, served)
+    page.route("**/api/v1/numbered*", pages)
+    count = page.evaluate(
+        """async () => {
+            const { Api } = await import("./api.js");
+            const items = await new Api(sessionStorage.getItem("apimcp.console.token")).all("/numbered");
+            return [items.length, items[2344].id];
+        }"""
+    )
+    assert count == [2345, "t2344"]
+    assert asked == ["limit=1000", "limit=1000&offset=1000", "limit=1000&offset=2000"]

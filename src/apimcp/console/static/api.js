@@ -3,6 +3,9 @@
 
 const BASE = new URL("../api/v1", document.baseURI).pathname;
 
+const PAGE_SIZE = 1000; // the API's largest page
+const MAX_PAGES = 50;
+
 export class ApiError extends Error {
   constructor(status, title, detail, problems = [], field = null) {
     super(detail ? `${title}: ${detail}` : title);
@@ -72,6 +75,20 @@ export class Api {
   /** One page of a list: `{items, total}`, the total matched as the API counts it (`X-Total-Count`). */
   page(path) {
     return this.request("GET", path, { counted: true });
+  }
+
+  /** A whole list the API answers a page at a time, page after page (`MAX_PAGES` of them at most): what a choice
+   * or a table of every item needs, where one page would silently cut the list at the API's page size. */
+  async all(path) {
+    const separator = path.includes("?") ? "&" : "?";
+    const first = await this.page(`${path}${separator}limit=${PAGE_SIZE}`);
+    const items = [...first.items];
+    for (let pages = 1; items.length < first.total && pages < MAX_PAGES; pages += 1) {
+      const next = await this.page(`${path}${separator}limit=${PAGE_SIZE}&offset=${items.length}`);
+      if (!next.items.length) break;
+      items.push(...next.items);
+    }
+    return items;
   }
 
   post(path, json) {

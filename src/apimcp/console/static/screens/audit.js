@@ -53,7 +53,7 @@ export async function render(screen, ctx, params) {
   if (chosen) query.set("exposition", chosen);
   if (refused) query.set("refused", refused);
   const [events, expositions] = await Promise.all([
-    ctx.api.get(`/audit?${query}`), ctx.api.get("/expositions"),
+    ctx.api.get(`/audit?${query}`), ctx.api.all("/expositions"),
   ]);
   const exposition = h("select", { name: "exposition" },
     h("option", { value: "" }, "(every exposition)"),

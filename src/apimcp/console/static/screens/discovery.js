@@ -48,7 +48,7 @@ function report(data) {
 }
 
 export async function render(screen, ctx, params) {
-  const expositions = await ctx.api.get("/expositions");
+  const expositions = await ctx.api.all("/expositions");
   const chosenId = params.get("exposition") || (expositions[0] && expositions[0].id) || "";
   const chosen = h("select", { name: "exposition" },
     expositions.map((e) => h("option", { value: e.id, selected: e.id === chosenId }, e.name || e.id)));

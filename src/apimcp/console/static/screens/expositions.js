@@ -44,7 +44,7 @@ export async function render(screen, ctx, params) {
   const chosen = params.get("exposition");
   const [one, plans, groups] = await Promise.all([
     chosen ? ctx.api.get(`/expositions/${encodeURIComponent(chosen)}`) : null,
-    ctx.api.get("/plans"), ctx.api.get("/gateway-groups"),
+    ctx.api.all("/plans"), ctx.api.all("/gateway-groups"),
   ]);
   const planOf = new Map(plans.map((p) => [p.id, p]));
   const groupName = new Map(groups.map((g) => [g.id, g.name]));

@@ -19,7 +19,7 @@ function shownOnce(ctx, invited) {
 export async function render(screen, ctx, params, invited = null) {
   const again = (message, once = null) => render(screen, ctx, params, once).then(() => ctx.say(message));
   const admin = may(ctx.role, "admin");
-  const [members, invitations] = await Promise.all([ctx.api.get("/members"), ctx.api.get("/invitations")]);
+  const [members, invitations] = await Promise.all([ctx.api.all("/members"), ctx.api.all("/invitations")]);
   const self = ctx.me && ctx.me.user ? ctx.me.user.id : null;
   const memberRows = members.map((m) => [
     m.user.id === self ? `${m.user.email} (you)` : m.user.email, m.user.display_name || "",

@@ -19,7 +19,7 @@ export async function render(screen, ctx, params) {
   if (params.get("plan")) return renderEdit(screen, ctx, params.get("plan"));
   if (params.has("new")) return renderCreate(screen, ctx, params.get("new"));
   // what the table names beside each plan: read before the first page is drawn with them
-  const [services, expositions] = await Promise.all([ctx.api.get("/services"), ctx.api.get("/expositions")]);
+  const [services, expositions] = await Promise.all([ctx.api.all("/services"), ctx.api.all("/expositions")]);
   const names = new Map(services.map((s) => [s.id, `${s.name} ${s.version}`]));
   const exposed = new Set(expositions.map((e) => e.plan_id));
   const list = listing(ctx, params, {
@@ -191,8 +191,8 @@ function shownOnce(key) {
 }
 
 async function renderCreate(screen, ctx, serviceId) {
-  const [services, secrets, templates] = await Promise.all([ctx.api.get("/services"), ctx.api.get("/secrets"),
-    ctx.api.get("/templates")]);
+  const [services, secrets, templates] = await Promise.all([ctx.api.all("/services"), ctx.api.all("/secrets"),
+    ctx.api.all("/templates")]);
   const service = choice([["", "(choose a service)"], ...services.map((s) => [s.id, `${s.name} ${s.version}`])], serviceId);
   const template = choice([["", "(none: the defaults)"], ...templates.map((t) => [t.id, t.name])], "");
   let baseline = null; // the form as the template filled it: what is left as it was comes from the template
@@ -249,8 +249,8 @@ async function renderCreate(screen, ctx, serviceId) {
 async function renderEdit(screen, ctx, planId, newKey) {
   const plan = await ctx.api.get(`/plans/${encodeURIComponent(planId)}`);
   const [service, secrets, artifacts, groups] = await Promise.all([
-    ctx.api.get(`/services/${encodeURIComponent(plan.service_id)}`), ctx.api.get("/secrets"),
-    ctx.api.get(`/services/${encodeURIComponent(plan.service_id)}/artifacts`), ctx.api.get("/gateway-groups"),
+    ctx.api.get(`/services/${encodeURIComponent(plan.service_id)}`), ctx.api.all("/secrets"),
+    ctx.api.get(`/services/${encodeURIComponent(plan.service_id)}/artifacts`), ctx.api.all("/gateway-groups"),
   ]);
   const form = planForm(plan, secrets, artifacts, (inputs) => selectionPreview(ctx, () => plan.service_id, inputs));
   const baseline = form.read();

@@ -178,7 +178,7 @@ async function heldChanges(screen, ctx, service) {
 /** The names of the expositions serving artifact `name` of service `serviceId`: their plan selects it, or selects
  * none (and so serves them all). */
 async function expositionsServing(ctx, serviceId, name) {
-  const [plans, expositions] = await Promise.all([ctx.api.get("/plans"), ctx.api.get("/expositions")]);
+  const [plans, expositions] = await Promise.all([ctx.api.all("/plans"), ctx.api.all("/expositions")]);
   const serving = new Set(plans
     .filter((p) => p.service_id === serviceId && (p.artifacts.length === 0 || p.artifacts.includes(name)))
     .map((p) => p.id));

@@ -117,7 +117,7 @@ function summary(settings) {
 
 export async function render(screen, ctx, params) {
   if (params.get("template")) return renderEdit(screen, ctx, params.get("template"));
-  const [templates, secrets] = await Promise.all([ctx.api.get("/templates"), ctx.api.get("/secrets")]);
+  const [templates, secrets] = await Promise.all([ctx.api.all("/templates"), ctx.api.all("/secrets")]);
   const name = h("input", { type: "text", name: "name", autocomplete: "off", required: true });
   const description = h("input", { type: "text", name: "description", autocomplete: "off" });
   const settings = settingsForm({}, secrets);
@@ -168,7 +168,7 @@ function actions(ctx, template) {
 
 async function renderEdit(screen, ctx, templateId) {
   const [template, secrets] = await Promise.all([
-    ctx.api.get(`/templates/${encodeURIComponent(templateId)}`), ctx.api.get("/secrets")]);
+    ctx.api.get(`/templates/${encodeURIComponent(templateId)}`), ctx.api.all("/secrets")]);
   const name = h("input", { type: "text", name: "name", autocomplete: "off", required: true, value: template.name });
   const description = h("input", { type: "text", name: "description", autocomplete: "off", value: template.description || "" });
   const settings = settingsForm(template.settings, secrets);

@@ -13,7 +13,7 @@ import { endpointsOf } from "./expositions.js";
 import { promptPanel, rawPanel, resourcePanel } from "./tryit_more.js";
 
 export async function render(screen, ctx, params) {
-  const [expositions, plans] = await Promise.all([ctx.api.get("/expositions"), ctx.api.get("/plans")]);
+  const [expositions, plans] = await Promise.all([ctx.api.all("/expositions"), ctx.api.all("/plans")]);
   const planOf = new Map(plans.map((p) => [p.id, p]));
   const exposition = h("select", { name: "exposition" },
     expositions.map((e) => h("option", { value: e.id, selected: e.id === params.get("exposition") }, e.name || e.id)));
