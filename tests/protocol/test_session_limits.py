@@ -128,6 +128,11 @@ def test_subscriptions_listen_keeps_its_resource_subscriptions_within_max_sessio
         assert "376 bytes" in reply.error["message"] and "max_session_bytes" in reply.error["message"]
         assert reply.error["data"] == {"field": "notifications.resourceSubscriptions"}
 
+        many = [f"test://{i}" for i in range(257)]  # each would be asked of the handler (of an MCP server, perhaps)
+        body, headers = modern_message("subscriptions/listen", {"notifications": {"resourceSubscriptions": many}})
+        reply = mcp.post(body, headers)
+        assert reply.status == 400 and "names 257 URIs; a stream takes 256 at most" in reply.error["message"]
+
         repeated = {"resourceSubscriptions": [uris[0]] * 1000}  # one URI, however often named
         body, headers = modern_message("subscriptions/listen", {"notifications": repeated})
         with (

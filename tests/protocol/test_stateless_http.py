@@ -462,7 +462,11 @@ def _listen(url: str, notifications: dict[str, object], request_id: str) -> tupl
 
 
 def test_listen_acknowledges_then_filters_notifications(mcp: McpHttp) -> None:
-    client, stream_cm = _listen(mcp.url, {"toolsListChanged": True, "resourceSubscriptions": ["test://text"]}, "L1")
+    """The handler is asked for each subscription, as the session era's resources/subscribe asks it: one it refuses
+    (a URI it does not serve) is not acknowledged (the finding: every URI was, and the handler never heard of it, so
+    a gateway never subscribed its MCP server)."""
+    wanted = {"toolsListChanged": True, "resourceSubscriptions": ["test://text", "secret://not-offered"]}
+    client, stream_cm = _listen(mcp.url, wanted, "L1")
     with client, stream_cm as stream:  # type: ignore[attr-defined]
         messages = sse_messages(stream.iter_lines())
         ack = next(messages)

@@ -43,6 +43,7 @@ from apimcp.protocol.errors import (
     invalid_params,
 )
 from apimcp.protocol.exchange import Exchange, Receive, wait_for_disconnect
+from apimcp.protocol.handler import McpHandler
 from apimcp.protocol.headers import MalformedHeader, decode_header_value
 from apimcp.protocol.jsonrpc import (
     InvalidMessage,
@@ -64,6 +65,8 @@ from apimcp.protocol.tasks.runner import TaskRunner, TaskSettings
 from apimcp.protocol.tool_headers import HeaderParam, check_param_headers, header_params
 from apimcp.protocol.versions import STATELESS_REVISIONS, Era, Revision, find_revision
 
+MAX_LISTEN_SUBSCRIPTIONS = 256
+"""Resources one subscriptions/listen stream may name (each asked of the handler, perhaps of an MCP server)."""
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
@@ -181,7 +184,7 @@ class StatelessEra:
             await exchange.json(refusal.status, error_message(message.id, refusal.code, refusal.message, refusal.data))
             return
         if message.method == "subscriptions/listen":
-            await self._listen(exchange, receive, message, revision)
+            await self._listen(exchange, receive, message, revision, meta, source)
             return
         observer = self._handler.observer
         target = None
@@ -421,7 +424,25 @@ class StatelessEra:
         f = self._handler.features
         return f.tools_list_changed or f.prompts_list_changed or f.resources_list_changed or f.resources_subscribe
 
-    async def _listen(self, exchange: Exchange, receive: Receive, request: Request, revision: Revision) -> None:
+    async def _subscribed(
+        self, request: Request, revision: Revision, meta: Mapping[str, Any], source: RequestSource,
+        exchange: Exchange, receive: Receive, uris: dict[str, None],
+    ) -> dict[str, None]:  # fmt: skip
+        outbound = _StatelessOutbound(exchange, receive)
+        ctx = RequestContext(
+            revision=revision, request_id=request.id, method="resources/subscribe", meta=meta,
+            client_capabilities=meta[CLIENT_CAPABILITIES_KEY], client_info=meta.get(CLIENT_INFO_KEY), session_id=None,
+            log_level=meta.get(LOG_LEVEL_KEY), outbound=outbound, changes=self._hub, source=source,
+        )  # fmt: skip
+        try:
+            return await _taken(self._handler, ctx, uris)
+        finally:
+            outbound.stop_watching()
+
+    async def _listen(
+        self, exchange: Exchange, receive: Receive, request: Request, revision: Revision, meta: Mapping[str, Any],
+        source: RequestSource,
+    ) -> None:  # fmt: skip
         wanted = request.params.get("notifications", {})
         if not isinstance(wanted, dict):
             await exchange.json(400, error_message(request.id, INVALID_PARAMS, '"notifications" must be an object'))
@@ -434,6 +455,12 @@ class StatelessEra:
             subscribed = dict.fromkeys(u for u in uris if isinstance(u, str))
             weight = sum(len(uri.encode()) for uri in subscribed)
             most = self._options.limits.max_session_bytes
+            if len(subscribed) > MAX_LISTEN_SUBSCRIPTIONS:  # each one is the handler's to take (an MCP server's)
+                text = (f"resourceSubscriptions names {len(subscribed)} URIs; a stream takes "
+                        f"{MAX_LISTEN_SUBSCRIPTIONS} at most")  # fmt: skip
+                data = {"field": "notifications.resourceSubscriptions"}
+                await exchange.json(400, error_message(request.id, INVALID_PARAMS, text, data))
+                return
             if weight > most:
                 text = (
                     f"resourceSubscriptions take {weight} bytes; a subscriptions/listen stream keeps at most "
@@ -466,6 +493,9 @@ class StatelessEra:
             if offered and wanted.get(key) is True:
                 honoured[key] = True
         if features.resources_subscribe and isinstance(uris, list):
+            # the handler is asked, as for the session era's resources/subscribe: it may refuse a URI (one it does
+            # not serve), or subscribe upstream; only what it takes is honoured
+            subscribed = await self._subscribed(request, revision, meta, source, exchange, receive, subscribed)
             honoured["resourceSubscriptions"] = list(subscribed)
         kinds = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 
@@ -488,6 +518,18 @@ class StatelessEra:
         finally:
             self._hub.detach(listener)
             await exchange.close()
+
+
+async def _taken(handler: McpHandler, ctx: RequestContext, uris: dict[str, None]) -> dict[str, None]:
+    """Those of `uris` the handler's `subscribe_resource` takes (one refused is left out)."""
+    taken: dict[str, None] = {}
+    for uri in uris:
+        try:
+            await handler.subscribe_resource(ctx, uri)
+        except McpError:
+            continue
+        taken[uri] = None
+    return taken
 
 
 def _principal(ctx: RequestContext) -> str | None:
