@@ -508,3 +508,16 @@ async def test_unauthenticated_is_a_401_and_client_headers_grpc_cannot_name_are_
     extras = CallExtras(headers={"x-a!b": "1", "x-a~b": "2", "x-fine": "3"})
     caller = ok(await call(backend(channels, server), "WhoAmI", {}, extras=extras))
     assert caller["metadata"]["x-fine"] == "3" and not {"x-a!b", "x-a~b"} & caller["metadata"].keys()
+
+
+async def test_a_bytes_argument_that_is_not_base64_is_refused_not_sent_mangled(
+    channels: GrpcChannels, server: RunningServer
+) -> None:
+    """The finding: protobuf's reader drops what base64 does not know, so "hello world!" was sent as other bytes
+    (`helloworlQ==`), "!!!" as none, and the call said it succeeded."""
+    shop = backend(channels, server)
+    for odd in ("hello world!", "!!!", "data:image/png;base64,iVBORw0KGgo=", "abcde"):
+        refused = failed(await call(shop, "PutItem", {"id": "1", "thumbnail": odd}))
+        assert refused == "Invalid arguments: thumbnail: a bytes field takes base64 (standard or URL-safe)"
+    for fine in ("aGVsbG8gd29ybGQh", "aGk=", "aGk", "-_-_", ""):
+        assert ok(await call(shop, "PutItem", {"id": "1", "thumbnail": fine}))["id"] == "1"

@@ -7,11 +7,14 @@ names are json names (lowerCamel), as in the tool schemas.
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from google.rpc import error_details_pb2, status_pb2
 
@@ -19,6 +22,7 @@ from apimcp.backends.grpc_json_size import any_rate
 from apimcp.catalog.model import GrpcBinding, Service
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
+_MAX_CHECKED_DEPTH = 64
 _ = error_details_pb2  # registers google.rpc.BadRequest, ErrorInfo... in the default pool, to decode error details
 
 
@@ -77,6 +81,7 @@ class Messages:
     def _request(self, method: Method, value: Any, where: str) -> bytes:
         if not isinstance(value, Mapping):
             raise ArgumentError(f"{where}a request message must be a JSON object")
+        _check_bytes(value, method.request.DESCRIPTOR, where, 0)
         try:
             message = json_format.ParseDict(dict(value), method.request(), descriptor_pool=self.pool)
         except (json_format.ParseError, AttributeError, TypeError, ValueError) as exc:  # a nested Any's "@type" of
@@ -140,3 +145,45 @@ def _message_names(files: descriptor_pb2.FileDescriptorSet) -> Iterator[str]:
         name = prefix + message.name
         yield name
         pending.extend((f"{name}.", nested) for nested in message.nested_type)
+
+
+_B64 = re.compile(r"[A-Za-z0-9+/\-_]*={0,2}")
+_WRAPPERS = frozenset({"google.protobuf.Any", "google.protobuf.Struct", "google.protobuf.Value",
+                       "google.protobuf.ListValue"})  # fmt: skip
+"""Message types whose JSON form is not their fields (what they hold is checked by protobuf, or holds no bytes)."""
+
+
+def _check_bytes(value: Mapping[str, Any], descriptor: Any, where: str, depth: int) -> None:
+    """Refuse a `bytes` field of `value` (a message of `descriptor`, as JSON) that is not base64: protobuf's reader
+    drops the characters it does not know, so `hello world!` was sent as other bytes, and the call succeeded."""
+    if depth > _MAX_CHECKED_DEPTH or descriptor.full_name in _WRAPPERS:
+        return
+    for key, item in value.items():
+        field = descriptor.fields_by_camelcase_name.get(key) or descriptor.fields_by_name.get(key)
+        if field is None or item is None:
+            continue  # protobuf names what it does not know
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            entry = field.message_type.fields_by_name["value"]
+            items = list(item.values()) if isinstance(item, Mapping) else []
+            _check_values(items, entry, f"{where}{key}", depth)
+        else:
+            _check_values(item if isinstance(item, list) else [item], field, f"{where}{key}", depth)
+
+
+def _check_values(items: list[Any], field: FieldDescriptor, where: str, depth: int) -> None:
+    for item in items:
+        if field.type == field.TYPE_BYTES and isinstance(item, str) and not _is_base64(item):
+            raise ArgumentError(f"{where}: a bytes field takes base64 (standard or URL-safe)")
+        if field.message_type is not None and isinstance(item, Mapping):
+            _check_bytes(item, field.message_type, f"{where}.", depth + 1)
+
+
+def _is_base64(text: str) -> bool:
+    compact = text.rstrip("=")
+    if _B64.fullmatch(text) is None or len(compact) % 4 == 1:
+        return False
+    try:
+        base64.b64decode(compact.replace("-", "+").replace("_", "/") + "=" * (-len(compact) % 4), validate=True)
+    except ValueError:  # binascii.Error
+        return False
+    return True
