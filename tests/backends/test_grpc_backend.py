@@ -18,6 +18,7 @@ from apimcp.backends.grpc_channels import parse_target
 from apimcp.backends.oauth_client import ClientCredentials
 from apimcp.catalog.model import Service
 from apimcp.importers.protobuf import import_protobuf
+from apimcp.safety.masking import base64_forms
 from tests.support.fetching import loopback_fetcher
 from tests.support.grpc_certs import Pki, make_pki
 from tests.support.grpc_server import PROTOS, SHOP_PROTO, RunningServer, ServerTls, answering, running_server
@@ -521,3 +522,22 @@ async def test_a_bytes_argument_that_is_not_base64_is_refused_not_sent_mangled(
         assert refused == "Invalid arguments: thumbnail: a bytes field takes base64 (standard or URL-safe)"
     for fine in ("aGVsbG8gd29ybGQh", "aGk=", "aGk", "-_-_", ""):
         assert ok(await call(shop, "PutItem", {"id": "1", "thumbnail": fine}))["id"] == "1"
+
+
+@pytest.mark.parametrize("lead", [b"", b"x", b"xy"])  # the three places a value may start in base64's 3-byte groups
+async def test_a_credential_echoed_into_a_bytes_field_is_masked_in_its_base64(
+    channels: GrpcChannels, lead: bytes
+) -> None:
+    """The finding: the JSON of a bytes field is base64, which the mask did not search: a backend echoing the token
+    into one handed it to the MCP client."""
+
+    async def echo(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        token = dict(context.invocation_metadata() or ())["authorization"].removeprefix("Bearer ").encode()
+        thumbnail = lead + token + b"-tail"
+        return b"\x0a\x011" + _varint((15 << 3) | 2) + _varint(len(thumbnail)) + thumbnail
+
+    async with answering(grpc.unary_unary_rpc_method_handler(echo)) as target:
+        shop = GrpcBackend(SHOP, channels, target=target, credentials=Bearer(TOKEN))
+        result = await shop.call(SHOP.operation("GetItem"), {"id": "1"})
+    assert isinstance(result, JsonBody) and "***" in result.value["thumbnail"]
+    assert not [form for form in base64_forms(TOKEN) if form in result.text]

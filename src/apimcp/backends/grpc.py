@@ -317,8 +317,8 @@ def _json_body(
     text = orjson.dumps(value) if text is None else text
     if len(text) > max_bytes:
         return Failure(_json_too_large(max_bytes))
-    if mask:
-        masked = mask.mask_bytes(text)
+    if mask:  # bytes fields are base64 in JSON: a credential echoed into one is searched for as base64 too
+        masked = mask.in_base64().mask_bytes(text)
         if masked is not text:
             text, value = masked, parse_json(masked)
     return JsonBody(value, text.decode(), notes=notes)

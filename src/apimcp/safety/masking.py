@@ -15,6 +15,7 @@ bytes. When nothing matches it costs one bytes `in` test per form.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable
@@ -49,14 +50,39 @@ def forms(value: str) -> set[str]:
     return found
 
 
+_LEAD_CHARS = (0, 2, 3)
+"""Base64 characters that depend on the bytes before a value that starts 0, 1 or 2 bytes into a 3-byte group."""
+
+
+def base64_forms(value: str) -> set[str]:
+    """The spellings of `value` inside base64 text (the JSON of protobuf `bytes`), standard and URL-safe: at each of
+    the three places it may start in a 3-byte group, the characters that depend on its bytes alone."""
+    data = value.encode()
+    found: set[str] = set()
+    for lead in range(3):
+        encoded = base64.b64encode(b"\0" * lead + data).decode().rstrip("=")
+        end = len(encoded) - (1 if (lead + len(data)) % 3 else 0)  # the last character may hold the next bytes' bits
+        core = encoded[_LEAD_CHARS[lead] : end]
+        if len(core) >= MIN_MASKED_CHARS:
+            found |= {core, core.replace("+", "-").replace("/", "_")}
+    return found
+
+
 class SecretMask:
-    """Replaces the known spellings of some secret values; immutable, cheap to apply when nothing matches."""
+    """Replaces the known spellings of some secret values; immutable, cheap to apply when nothing matches.
+    `in_base64`: their base64 spellings too (an answer whose bytes are written as base64, as gRPC's are)."""
 
-    __slots__ = ("_forms", "_texts", "_values")
+    __slots__ = ("_base64", "_forms", "_in_base64", "_texts", "_values")
 
-    def __init__(self, values: Iterable[str] = (), *, min_chars: int = MIN_MASKED_CHARS) -> None:
+    def __init__(
+        self, values: Iterable[str] = (), *, min_chars: int = MIN_MASKED_CHARS, in_base64: bool = False
+    ) -> None:
         self._values = tuple(dict.fromkeys(v for v in values if len(v) >= min_chars))
+        self._in_base64 = in_base64
+        self._base64: SecretMask | None = self if in_base64 else None
         spellings = {form for value in self._values for form in forms(value)}
+        if in_base64:
+            spellings |= {form for value in self._values for form in base64_forms(value)}
         # Longest first: a value inside a longer one (or a form inside another) must not leave a tail behind.
         self._texts = tuple(sorted(spellings, key=lambda form: (-len(form), form)))
         self._forms = tuple(form.encode() for form in self._texts)
@@ -76,7 +102,13 @@ class SecretMask:
             return self
         if not self:
             return other
-        return SecretMask((*self._values, *other._values))
+        return SecretMask((*self._values, *other._values), in_base64=self._in_base64 or other._in_base64)
+
+    def in_base64(self) -> SecretMask:
+        """This mask, searching the values' base64 spellings too (made once)."""
+        if self._base64 is None:
+            self._base64 = SecretMask(self._values, in_base64=True) if self else self
+        return self._base64
 
     def mask_bytes(self, data: bytes) -> bytes:
         for form in self._forms:
