@@ -302,3 +302,21 @@ async def test_keys_that_cannot_be_fetched_are_an_outage_told_without_internal_d
         assert "127.0.0.1" in caplog.text  # the detail is for the operator
     finally:
         await session.close()
+
+
+async def test_a_token_naming_no_key_is_checked_against_each_key_that_fits() -> None:
+    """The finding: only the first key of the right type was tried, so a token signed with the issuer's second key
+    (a rotation in progress) was refused, and the keys never fetched again for it."""
+    newer = ec.generate_private_key(ec.SECP256R1())
+    keys = StaticKeys()
+    both = [_jwk(EC_KEY, ECAlgorithm, "ES256", "old"), _jwk(newer, ECAlgorithm, "ES256", "new")]
+    keys._keys = parse_key_set({"keys": both})
+    checking = TokenVerifier(parse_oauth({"issuers": [ISSUER]}), TokenSession(), {ISSUER: keys})
+    unnamed = jwt.encode({"iss": ISSUER, "sub": "alice", "aud": AUDIENCE, "exp": int(time.time()) + 300}, newer,
+                         algorithm="ES256")  # fmt: skip
+    assert (await checking.verify(unnamed, {AUDIENCE})).subject == "alice"
+    stranger = ec.generate_private_key(ec.SECP256R1())
+    forged = jwt.encode({"iss": ISSUER, "sub": "eve", "aud": AUDIENCE, "exp": int(time.time()) + 300}, stranger,
+                        algorithm="ES256")  # fmt: skip
+    with pytest.raises(TokenRejected, match="signature does not verify"):
+        await checking.verify(forged, {AUDIENCE})

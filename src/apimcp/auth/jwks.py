@@ -26,6 +26,8 @@ log = logging.getLogger("apimcp.auth")
 DEFAULT_MAX_AGE_SECONDS = 3600.0
 DEFAULT_REFETCH_SECONDS = 10.0
 MAX_KEYS = 100
+MAX_TRIED = 8
+"""Keys a token that names none is checked against, at most."""
 
 
 class KeyNotFound(Exception):
@@ -125,19 +127,31 @@ class KeySet:
         self._lock = asyncio.Lock()
 
     async def key_for(self, kid: str | None, algorithm: str) -> SigningKey:
+        return (await self.keys_for(kid, algorithm))[0]
+
+    async def keys_for(self, kid: str | None, algorithm: str) -> list[SigningKey]:
+        """The key named `kid`, or without one every key that fits `algorithm` (RFC 7515 4.1.4: any of the
+        issuer's keys may have signed a token that names none)."""
         if time.monotonic() - self._fetched_at > self._max_age:
             await self._fetch(refetch=False)
-        key = self._pick(kid, algorithm)
-        if key is None and time.monotonic() - self._refetched_at >= self._refetch:
-            await self._fetch(refetch=True)  # a rotated key: ask again, not more than once per interval
-            key = self._pick(kid, algorithm)
-        if key is None:
+        keys = self._fitting(kid, algorithm)
+        if not keys:
+            keys = await self.fetched_again(kid, algorithm)  # a rotated key: ask again
+        if not keys:
             raise KeyNotFound(f"no key of the issuer has id {kid!r} for {algorithm}" if kid else
                               f"no key of the issuer verifies {algorithm} tokens")  # fmt: skip
-        return key
+        return keys
 
-    def _pick(self, kid: str | None, algorithm: str) -> SigningKey | None:
-        return next((k for k in self._keys if (kid is None or k.kid == kid) and k.fits(algorithm)), None)
+    async def fetched_again(self, kid: str | None, algorithm: str) -> list[SigningKey]:
+        """The keys `keys_for` gives, fetched again first when the last time is more than the interval ago (a
+        kid-less token none of them verified may be signed with a key published since)."""
+        if time.monotonic() - self._refetched_at >= self._refetch:
+            await self._fetch(refetch=True)  # not more than once per interval, whatever tokens come
+        return self._fitting(kid, algorithm)
+
+    def _fitting(self, kid: str | None, algorithm: str) -> list[SigningKey]:
+        # a token naming no key is tried with a few at most: each try is a signature check anyone can ask for
+        return [k for k in self._keys if (kid is None or k.kid == kid) and k.fits(algorithm)][:MAX_TRIED]
 
     async def _fetch(self, *, refetch: bool) -> None:
         asked_at = time.monotonic()

@@ -216,14 +216,20 @@ class TokenVerifier:
         if keys is None or not isinstance(issuer, str):
             raise TokenRejected("invalid_token", "the access token comes from an issuer this exposition does not trust")
         kid = header.get("kid")
+        named = kid if isinstance(kid, str) else None
+        verifier = _VERIFIERS[algorithm]
         try:
-            key = await keys.key_for(kid if isinstance(kid, str) else None, algorithm)
+            candidates = await keys.keys_for(named, algorithm)
+            verified = any(verifier.verify(signing_input, key.key, signature) for key in candidates)
+            if not verified and named is None:  # signed with a key published since the keys were read, perhaps
+                fresh = [key for key in await keys.fetched_again(None, algorithm) if key not in candidates]
+                verified = any(verifier.verify(signing_input, key.key, signature) for key in fresh)
         except KeyNotFound as exc:
             raise TokenRejected("invalid_token", f"the access token's signing key is unknown: {exc}") from None
         except CredentialError as exc:
             log.warning("the signing keys of %s could not be fetched: %s", issuer, exc)
             raise TokenRejected("invalid_jwks_uri", "the issuer's signing keys could not be fetched") from None
-        if not _VERIFIERS[algorithm].verify(signing_input, key.key, signature):
+        if not verified:
             raise TokenRejected("invalid_token", "the access token's signature does not verify")
         leeway = settings.leeway_seconds
         exp, nbf = claims.get("exp"), claims.get("nbf")
