@@ -177,3 +177,20 @@ def test_templates_are_made_then_replaced_and_a_refused_one_names_itself(live: D
     refused = run("apply", str(path), code=1, env={"APPLY_TOKEN": TOKEN}).output
     assert "template wrong: settings.backend_endpoint: Extra inputs are not permitted" in refused
     assert [t["name"] for t in live.api.call("GET", "/templates")] == ["careful"]
+
+
+def test_a_refusal_midway_lists_what_was_applied_before_it(live: Deployment, tmp_path: Path) -> None:
+    """The finding: only the refusal was printed, while the objects applied before it stayed, unsaid."""
+    path = tmp_path / "two.yaml"
+    path.write_text(f"""
+services:
+  first: {{openapi: {ECHO_SPEC}, name: first, version: "1", backend: {live.backend}}}
+  second: {{openapi: {ECHO_SPEC}, name: second, version: "1", backend: {live.backend}, include: [no_such_tool]}}
+""")
+    refused = run("apply", str(path), code=1)
+    assert refused.stderr.splitlines() == [
+        "applied before the refusal below, and kept: service first 1 (created), plan first (created), "
+        "service second 1 (created)",
+        "error: these patterns select no operation of second: no_such_tool (include)",
+    ]
+    assert [s["name"] for s in live.api.call("GET", "/services")] == ["first", "second"]

@@ -15,8 +15,10 @@ brings them up to date (nothing is deleted):
   no equivalent in the control plane (an exposition publishes one plan) and is refused.
 
 Include and exclude patterns that name tools are matched before the tool prefix in a control plane
-(the prefix is the plan's), while `apimcp serve FILE` matches them after it. Everything that can be
-refused is checked before the first write.
+(the prefix is the plan's), while `apimcp serve FILE` matches them after it. What the file alone can show
+wrong is refused before the first write; what only the control plane can refuse (a pattern selecting no tool
+of the imported description, a name another object has) stops the run where it is met, and the objects applied
+before it are listed with the refusal.
 """
 
 from __future__ import annotations
@@ -203,8 +205,8 @@ def _apply_templates(api: ControlPlaneClient, config: GatewayConfig, done: list[
         done.append({"object": "template", "name": name, "action": "updated" if name in existing else "created"})
 
 
-def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) -> list[dict[str, str]]:
-    done: list[dict[str, str]] = []
+def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None, done: list[dict[str, str]]) -> None:
+    """Apply `config`, noting in `done` each object made or changed as it is (what a refusal midway leaves)."""
     expositions = config.exposition_map()
     for name, exposition in expositions.items():
         if len(exposition.services) != 1:
@@ -239,7 +241,7 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
         if twice:
             refusal = config.error(("services", key, "artifacts"), f"several files are named {twice[0]!r}; rename one")
             fail(str(refusal), EXIT_USAGE)
-    # Everything that can be refused is checked before the first write.
+    # What the file alone can show wrong is refused before the first write.
     hints = {key: _exposition_hints(key, config, expositions) for key in config.services}
     secrets = {key: _secret_bodies(key, service) for key, service in config.services.items()}
     group_id = find(api, "/gateway-groups", group, "gateway group")["id"] if group else None
@@ -294,7 +296,6 @@ def _apply(api: ControlPlaneClient, config: GatewayConfig, group: str | None) ->
             endpoints = api.post("/expositions", body)["endpoints"]
             action = "created"
         done.append({"object": "exposition", "name": slug, "action": action, "endpoint": endpoints[0]})
-    return done
 
 
 def apply(
@@ -312,11 +313,17 @@ def apply(
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
     api = client()
+    done: list[dict[str, str]] = []
     with reporting():
         try:
-            done = _apply(api, loaded, group)
+            _apply(api, loaded, group, done)
         except ConfigError as exc:  # an environment variable the file names is not set
             fail(str(exc), EXIT_USAGE)
+        except ApiError:  # a refusal midway: what was applied before it stays, and is said
+            if done:
+                applied = ", ".join(f"{row['object']} {row['name']} ({row['action']})" for row in done)
+                output.note(f"applied before the refusal below, and kept: {applied}")
+            raise
     columns: list[output.Column] = [
         ("OBJECT", "object"),
         ("NAME", "name"),
