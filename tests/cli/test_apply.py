@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from apimcp.cli.main import app
+from apimcp.gateway.config import ConfigError, load_config
 from tests.control.factories import prompts
 from tests.deployment.harness import ECHO_SPEC, Deployment, deployment, wait_until
 from tests.gateway.echo_backend import digest
@@ -194,3 +195,22 @@ services:
         "error: these patterns select no operation of second: no_such_tool (include)",
     ]
     assert [s["name"] for s in live.api.call("GET", "/services")] == ["first", "second"]
+
+
+def test_a_guardrail_this_machine_has_not_installed_is_the_control_planes_to_check(
+    live: Deployment, tmp_path: Path
+) -> None:
+    """The finding: apply built the guardrails as if this process were the gateway, so a company's own guardrail,
+    installed on its gateways but not where apply runs, was refused; serving the file still refuses it."""
+    path = tmp_path / "guarded.yaml"
+    path.write_text(f"""
+services:
+  echo: {{openapi: {ECHO_SPEC}, name: guarded, version: "1", backend: {live.backend}}}
+expositions:
+  guarded: {{services: [echo], guardrails: [{{use: acme-pii, action: block}}]}}
+""")
+    run("apply", str(path))
+    (plan,) = live.api.call("GET", "/plans")
+    assert [(g["use"], g["action"]) for g in plan["guardrails"]] == [("acme-pii", "block")]
+    with pytest.raises(ConfigError, match="acme-pii"):
+        load_config(path)

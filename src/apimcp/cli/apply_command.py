@@ -308,7 +308,7 @@ def apply(
     from apimcp.gateway.config import ConfigError, load_config  # noqa: PLC0415
 
     try:
-        loaded = load_config(config)
+        loaded = load_config(config, gateway=False)  # the control plane checks what its gateways run
         loaded.check_environment()
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)

@@ -439,10 +439,11 @@ class ExpositionConfig(_Strict):
 
     @field_validator("guardrails", mode="before")
     @classmethod
-    def _guardrails(cls, value: Any) -> list[dict[str, Any]] | None:
+    def _guardrails(cls, value: Any, info: ValidationInfo) -> list[dict[str, Any]] | None:
         try:
             settings = parse_guardrails(value)
-            build(settings)  # this process is the gateway: what it cannot run is refused now
+            if (info.context or {}).get("gateway", True):  # this process is the gateway: what it cannot run is
+                build(settings)  # refused now (`apimcp apply` only hands the file to a control plane)
         except GuardrailError as exc:
             raise ValueError(str(exc)) from None
         return as_json(settings) if settings else None
@@ -598,8 +599,11 @@ class GatewayConfig(_Strict):
         return str((self.base_dir / location).resolve())
 
 
-def parse_config(text: str, source: str, base_dir: Path, limits: YamlLimits | None = None) -> GatewayConfig:
-    """Validate a configuration text; errors name `source`, the line and the key."""
+def parse_config(
+    text: str, source: str, base_dir: Path, limits: YamlLimits | None = None, *, gateway: bool = True
+) -> GatewayConfig:
+    """Validate a configuration text; errors name `source`, the line and the key. `gateway`: this process serves it
+    (guardrails it has not installed are refused; a file only applied to a control plane names them freely)."""
     found: list[Positions] = []
     try:
         document = compose_yaml(
@@ -617,7 +621,7 @@ def parse_config(text: str, source: str, base_dir: Path, limits: YamlLimits | No
         raise ConfigError(f"{source}: expected a mapping with at least a 'services' key")
     (positions,) = found
     try:
-        config = GatewayConfig.model_validate({**data, "base_dir": base_dir})
+        config = GatewayConfig.model_validate({**data, "base_dir": base_dir}, context={"gateway": gateway})
     except ValidationError as exc:
         raise positions.validation_error(exc) from None
     return config.placed(positions)
@@ -627,7 +631,7 @@ MAX_CONFIG_BYTES = 16 * 2**20
 """A configuration file's size, at most: it names descriptions and artifacts by path, it does not hold them."""
 
 
-def load_config(path: str | Path, limits: YamlLimits | None = None) -> GatewayConfig:
+def load_config(path: str | Path, limits: YamlLimits | None = None, *, gateway: bool = True) -> GatewayConfig:
     file = Path(path)
     try:
         with file.open("rb") as opened:
@@ -640,4 +644,4 @@ def load_config(path: str | Path, limits: YamlLimits | None = None) -> GatewayCo
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{file}: cannot read the configuration: it is not UTF-8 (byte {exc.start})") from None
-    return parse_config(text, str(file), file.resolve().parent, limits)
+    return parse_config(text, str(file), file.resolve().parent, limits, gateway=gateway)
