@@ -9,7 +9,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from apimcp.cli.export_document import _rate_limits
+from apimcp.cli.export_document import _Builder, _rate_limits
 from apimcp.cli.main import app
 from apimcp.ratelimit.policy import parse_rate_limits
 from tests.control.factories import prompts
@@ -276,3 +276,15 @@ def test_a_plans_artifacts_are_written_in_the_order_the_service_attached_them(li
     written = yaml.safe_load((tmp_path / "out" / "apimcp.yaml").read_text())
     (service_entry,) = written["services"].values()
     assert [Path(path).name for path in service_entry["artifacts"]] == ["first.yaml", "second.yaml"]
+
+
+def test_a_source_url_the_control_plane_shows_masked_is_noted() -> None:
+    """The finding: an MCP server imported from `.../mcp?tenant=acme` was exported as `?tenant=***`, which apply
+    then called, with no word about it."""
+    builder = _Builder({"services": [], "plans": [], "expositions": [], "secrets": [], "templates": []})
+    service = {"name": "notes", "kind": "mcp", "source": "https://notes.example/mcp?tenant=***"}
+    assert builder.source(service, None) == {"mcp": "https://notes.example/mcp?tenant=***"}
+    assert builder.out.notes == [
+        "service 'notes': its URL's query values are masked (https://notes.example/mcp?tenant=***): write them in "
+        "before applying"
+    ]

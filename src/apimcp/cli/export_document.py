@@ -151,6 +151,9 @@ class _Builder:
         kind = service["kind"]
         if description is not None:
             return {kind: description}
+        if "***" in (service["source"] or ""):  # the control plane shows a URL's query values masked
+            self.note(f"service {service['name']!r}: its URL's query values are masked ({service['source']}): "
+                      "write them in before applying")  # fmt: skip
         if kind == "graphql":
             return {"graphql": service["source"], "introspect": True}
         return {kind: service["source"]}  # an MCP server's URL, a gRPC server asked by reflection
