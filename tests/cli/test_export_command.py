@@ -288,3 +288,18 @@ def test_a_source_url_the_control_plane_shows_masked_is_noted() -> None:
         "service 'notes': its URL's query values are masked (https://notes.example/mcp?tenant=***): write them in "
         "before applying"
     ]
+
+
+def test_names_the_file_cannot_keep_as_they_are_are_noted(live: Deployment, tmp_path: Path) -> None:
+    """The finding: plans and expositions came back cut at 64 characters, or as `main-2`, without a word."""
+    first, second = live.api.import_echo("one", "1"), live.api.import_echo("two", "1")
+    long_name = "p" * 70
+    for number, (service, name) in enumerate(((first, "main"), (second, "main"), (first, long_name))):
+        plan = live.api.call("POST", "/plans", 201, json={"name": name, "service_id": service["id"],
+                                                          "backend_endpoint": live.backend})  # fmt: skip
+        exposition = f"shop-{number}-{'x' * 70}"
+        live.api.call("POST", "/expositions", 201, json={"plan_id": plan["id"], "name": exposition})
+    said = run("export", str(tmp_path / "out")).stderr
+    assert "plan 'main' is written as 'main-2': applied, that is its name" in said
+    assert f"plan '{long_name}' is written as '{'p' * 64}'" in said
+    assert f"exposition 'shop-0-{'x' * 70}' is written as 'shop-0-{'x' * 57}'" in said

@@ -279,6 +279,8 @@ class _Builder:
         taken: set[str] = set()
         for plan in plans:
             keys[plan["id"]] = _unique(_safe(plan["name"], "plan"), taken)
+            if keys[plan["id"]] != plan["name"]:  # too long, characters a key cannot hold, or a name taken twice
+                self.note(f"plan {plan['name']!r} is written as {keys[plan['id']]!r}: applied, that is its name")
         folders: dict[str, tuple[str | None, dict[str, str]]] = {}
         folder_names: set[str] = set()
         written_services: dict[str, Any] = {}
@@ -332,6 +334,9 @@ class _Builder:
         for exposition in sorted(listed, key=lambda e: (e["name"] is None, e["name"] or "", e["id"])):
             given = exposition["name"] or keys[exposition["plan_id"]]
             names[exposition["id"]] = _unique(_safe(exposition_name(given), "exposition", lower=True), taken)
+            if exposition["name"] and names[exposition["id"]] != exposition["name"]:
+                self.note(f"exposition {exposition['name']!r} is written as {names[exposition['id']]!r}: applied, "
+                          "that is its name")  # fmt: skip
             if exposition["group"] != "default":
                 where = f"exposition {names[exposition['id']]!r} is on gateway group {exposition['group']!r}"
                 self.note(f"{where}; `apimcp apply` puts expositions on the default group, or the one --group names")
