@@ -4,7 +4,8 @@ hand-built JWTs stand in for an issuer), and a key set server that counts what i
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -214,6 +215,28 @@ async def test_subjects_and_clients_never_share_a_principal() -> None:
     assert as_subject.principal != as_client.principal
 
 
+@asynccontextmanager
+async def _introspecting(answer: Callable[[], dict[str, Any]], **oauth: Any) -> AsyncIterator[TokenVerifier]:
+    """A verifier of opaque tokens whose introspection endpoint answers `answer()`."""
+
+    async def introspect(request: web.Request) -> web.Response:
+        return web.json_response(answer())
+
+    def make() -> web.Application:
+        app = web.Application()
+        app.router.add_post("/introspect", introspect)
+        return app
+
+    with live_aiohttp(make) as base:
+        introspection = parse_introspection({"url": f"{base}/introspect", "client_id": "gw", "client_secret": "s"})
+        settings = parse_oauth({"issuers": [ISSUER], **oauth}, introspection=introspection)
+        session = TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
+        try:
+            yield TokenVerifier(settings, session, {ISSUER: StaticKeys()})
+        finally:
+            await session.close()
+
+
 @pytest.mark.parametrize(
     ("token_type", "audience_check", "accepted"),
     [("Bearer", True, True), ("Bearer", False, True), ("DPoP", False, True), ("refresh_token", True, False),
@@ -225,31 +248,18 @@ async def test_an_introspected_token_is_taken_only_as_an_access_token(
     """The finding: with `audience_check: false`, a refresh token (oidc-provider's introspection answer names no
     token_type for one, and no audience) was taken as an access token, for its much longer lifetime."""
 
-    async def introspect(request: web.Request) -> web.Response:
-        answer = {"active": True, "sub": "alice", "client_id": "desktop", "scope": "mcp:read",
-                  "exp": int(time.time()) + 3600, "aud": AUDIENCE}  # fmt: skip
-        if token_type is not None:
-            answer["token_type"] = token_type
-        return web.json_response(answer)
+    def answer() -> dict[str, Any]:
+        said = {"active": True, "sub": "alice", "client_id": "desktop", "scope": "mcp:read",
+                "exp": int(time.time()) + 3600, "aud": AUDIENCE}  # fmt: skip
+        return said if token_type is None else {**said, "token_type": token_type}
 
-    def make() -> web.Application:
-        app = web.Application()
-        app.router.add_post("/introspect", introspect)
-        return app
-
-    with live_aiohttp(make) as base:
-        introspection = parse_introspection({"url": f"{base}/introspect", "client_id": "gw", "client_secret": "s"})
-        settings = parse_oauth({"issuers": [ISSUER], "audience_check": audience_check}, introspection=introspection)
-        session = TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
-        try:
-            checking = TokenVerifier(settings, session, {ISSUER: StaticKeys()}).verify("opaque-0123456789", {AUDIENCE})
-            if accepted:
-                assert (await checking).subject == "alice"
-            else:
-                with pytest.raises(TokenRejected, match="access token"):
-                    await checking
-        finally:
-            await session.close()
+    async with _introspecting(answer, audience_check=audience_check) as verifying:
+        checking = verifying.verify("opaque-0123456789", {AUDIENCE})
+        if accepted:
+            assert (await checking).subject == "alice"
+        else:
+            with pytest.raises(TokenRejected, match="access token"):
+                await checking
 
 
 async def test_an_expired_opaque_token_is_introspected_once_a_minute_not_on_every_request() -> None:
@@ -258,31 +268,19 @@ async def test_an_expired_opaque_token_is_introspected_once_a_minute_not_on_ever
     asked: list[str] = []
     lifetime = {"exp": int(time.time()) + 3600}
 
-    async def introspect(request: web.Request) -> web.Response:
+    def answer() -> dict[str, Any]:
         asked.append("introspect")
-        return web.json_response({"active": time.time() < lifetime["exp"], "sub": "alice", "token_type": "Bearer",
-                                  "exp": lifetime["exp"], "aud": AUDIENCE})  # fmt: skip
+        return {"active": time.time() < lifetime["exp"], "sub": "alice", "token_type": "Bearer",
+                "exp": lifetime["exp"], "aud": AUDIENCE}  # fmt: skip
 
-    def make() -> web.Application:
-        app = web.Application()
-        app.router.add_post("/introspect", introspect)
-        return app
-
-    with live_aiohttp(make) as base:
-        introspection = parse_introspection({"url": f"{base}/introspect", "client_id": "gw", "client_secret": "s"})
-        settings = parse_oauth({"issuers": [ISSUER], "leeway_seconds": 0}, introspection=introspection)
-        session = TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
-        try:
-            verifying = TokenVerifier(settings, session, {ISSUER: StaticKeys()})
-            assert (await verifying.verify("opaque-0123456789", {AUDIENCE})).subject == "alice"
-            lifetime["exp"] = int(time.time()) - 1  # it expired meanwhile: the cached entry is stale
-            verifying._cache["opaque-0123456789"] = replace(verifying._cache["opaque-0123456789"], until=0.0)
-            for _ in range(20):
-                with pytest.raises(TokenRejected, match="not active"):
-                    await verifying.verify("opaque-0123456789", {AUDIENCE})
-            assert asked == ["introspect", "introspect"]
-        finally:
-            await session.close()
+    async with _introspecting(answer, leeway_seconds=0) as verifying:
+        assert (await verifying.verify("opaque-0123456789", {AUDIENCE})).subject == "alice"
+        lifetime["exp"] = int(time.time()) - 1  # it expired meanwhile: the cached entry is stale
+        verifying._cache["opaque-0123456789"] = replace(verifying._cache["opaque-0123456789"], until=0.0)
+        for _ in range(20):
+            with pytest.raises(TokenRejected, match="not active"):
+                await verifying.verify("opaque-0123456789", {AUDIENCE})
+        assert asked == ["introspect", "introspect"]
 
 
 async def test_keys_that_cannot_be_fetched_are_an_outage_told_without_internal_details(
