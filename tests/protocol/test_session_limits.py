@@ -12,10 +12,10 @@ import httpx2
 import orjson
 import pytest
 
-from apimcp.protocol import EndpointOptions, McpEndpoint, MemorySessionStore
+from apimcp.protocol import EndpointOptions, McpEndpoint, MemorySessionStore, RequestStateSealer
 from apimcp.protocol.limits import EndpointLimits
 from apimcp.protocol.sessions import Session as SessionRecord
-from apimcp.protocol.sessions import SessionsFull
+from apimcp.protocol.sessions import SessionsFull, StoreUnavailable
 from apimcp.protocol.versions import V2025_11_25
 from tests.protocol.showcase import Showcase
 from tests.support.live_server import live_server
@@ -370,3 +370,22 @@ def test_session_errors_carry_the_request_id() -> None:
         assert mismatch.status == 400 and mismatch.body["id"] == 9
         notification = mcp.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, {"mcp-session-id": "nope"})
         assert notification.status == 404 and notification.body["id"] is None  # notifications have no id
+
+
+class _AwayStore:
+    """A shared record of opened requestState values that cannot be reached."""
+
+    async def first_use(self, nonce: str, expires_at: float) -> bool:
+        raise StoreUnavailable("the state store cannot be reached (ConnectionError)")
+
+
+def test_a_requeststate_is_not_opened_unchecked_when_its_store_is_away() -> None:
+    """A 503 to come back, not an internal error, and never the round run without knowing it ran before."""
+    with serving(request_state=RequestStateSealer(used=_AwayStore())) as mcp:
+        caps = {"elicitation": {}}
+        first = mcp.modern("tools/call", {"name": "elicit"}, capabilities=caps).result
+        ((key, _),) = first["inputRequests"].items()
+        retry = {"name": "elicit", "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}},
+                 "requestState": first["requestState"]}  # fmt: skip
+        reply = mcp.modern("tools/call", retry, capabilities=caps)
+    assert reply.status == 503 and reply.headers["retry-after"] == "1"

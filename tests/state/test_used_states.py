@@ -9,6 +9,7 @@ import pytest
 from redis.asyncio import Redis
 
 from apimcp.protocol.request_state import MemoryUsedStates, UsedStates
+from apimcp.protocol.sessions import StoreUnavailable
 from apimcp.state.redis_used_states import RedisUsedStates
 from tests.state.conftest import REDIS_URL
 
@@ -44,3 +45,12 @@ async def test_memory_forgets_expired_states_and_keeps_a_bounded_number() -> Non
     for n in range(5):
         assert await used.first_use(f"n{n}", time.time() + 60)
     assert len(used._until) == 3
+
+
+async def test_a_redis_that_cannot_be_reached_is_a_store_away() -> None:
+    client = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=1)
+    try:
+        with pytest.raises(StoreUnavailable):
+            await RedisUsedStates(client, "apimcp-test:").first_use("n1", time.time() + 60)
+    finally:
+        await client.aclose()

@@ -60,6 +60,7 @@ from apimcp.protocol.models import LOG_LEVELS, InputRequest, Tool, elicitation_u
 from apimcp.protocol.observe import RequestObserver, RequestRecord, outcome_of, target_of
 from apimcp.protocol.options import EndpointOptions
 from apimcp.protocol.request_state import RoundState, request_digest
+from apimcp.protocol.sessions import StoreUnavailable
 from apimcp.protocol.tasks.methods import StatelessTasks
 from apimcp.protocol.tasks.runner import TaskRunner, TaskSettings
 from apimcp.protocol.tool_headers import HeaderParam, check_param_headers, header_params
@@ -348,6 +349,8 @@ class StatelessEra:
             if task is not None:
                 task.uncancel()
             return _Answer(None)
+        except StoreUnavailable:
+            raise  # the shared store is away: a 503 saying to come back (`endpoint.handle`), not an internal error
         except Exception as exc:
             err = internal_error(method, exc)
             return _Answer(error_message(request.id, err.code, err.message))
