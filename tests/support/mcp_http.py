@@ -168,7 +168,8 @@ class McpHttp:
         return next(self._ids)
 
     def post(self, body: Any, headers: Mapping[str, str] | None = None, *, raw: bytes | None = None) -> Reply:
-        sent = {"content-type": "application/json", "accept": ACCEPT_BOTH, **(headers or {})}
+        sent = {"content-type": "application/json", "accept": ACCEPT_BOTH,
+                **{name.lower(): value for name, value in (headers or {}).items()}}  # fmt: skip
         content = raw if raw is not None else orjson.dumps(body)
         with self.http.stream("POST", self.url, content=content, headers=sent) as response:
             return read_reply(response)
@@ -217,7 +218,8 @@ class McpHttp:
             meta=meta,
             request_id=request_id if request_id is not None else self.next_id(),
         )
-        return self.post(body, {**sent, **(headers or {})})
+        # header names compare without case: an override replaces the header, never sends it twice
+        return self.post(body, {**sent, **{name.lower(): value for name, value in (headers or {}).items()}})
 
 
 def modern_message(
