@@ -4,9 +4,8 @@
 //
 // Change controls are found by what they are, in one place: forms other than searches (role="search") and forms
 // that only read or choose what is shown (data-reads: a history filter, a comparison, a report, the gateway the
-// page talks to), and the
-// buttons that act on an object (deleting, revoking, detaching, duplicating, renewing, rolling back, accepting
-// and rejecting an MCP server's changes). Screens that only read or call gateways are left alone, and so is
+// page talks to), and the buttons that act on an object (deleting, revoking, detaching, duplicating, renewing,
+// rolling back, accepting and rejecting an MCP server's changes). Screens that only read or call gateways are left alone, and so is
 // Approvals, which offers its decisions (an admin's) to admins only.
 
 import { h } from "./dom.js";
