@@ -24,6 +24,7 @@ from apimcp.artifacts.errors import ArtifactError, pointer
 from apimcp.artifacts.file_paths import file_path, file_path_problem, file_template_problem
 from apimcp.artifacts.output_filters import FilterError, OutputFilter
 from apimcp.artifacts.uri_templates import UriTemplate
+from apimcp.safety.schema_compiling import outside
 
 _RESULT_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _META_SCHEMAS = ("https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#")
@@ -93,16 +94,12 @@ def _custom_tools(body: Mapping[str, Any]) -> None:
 def _input_schema(schema: Mapping[str, Any], where: list[str | int]) -> None:
     _local_references_only(schema, where)
     try:
-        jsonschema_rs.Draft202012Validator(dict(schema), retriever=_refuse_retrieval)
+        jsonschema_rs.Draft202012Validator(dict(schema), retriever=outside)
     except jsonschema_rs.ValidationError as exc:
         inside = [*where, *exc.instance_path]
         raise ArtifactError(pointer(inside), f"not a valid JSON Schema: {exc.message.splitlines()[0]}") from None
     except (ValueError, TypeError, OverflowError) as exc:
         raise ArtifactError(pointer(where), f"not a valid JSON Schema: {str(exc).splitlines()[0]}") from None
-
-
-def _refuse_retrieval(uri: str) -> Any:
-    raise ValueError(f"{uri} is outside the document")
 
 
 def _local_references_only(node: Any, where: list[str | int]) -> None:

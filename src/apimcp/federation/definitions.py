@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-import jsonschema_rs
 import orjson
 
 from apimcp.catalog.model import (
@@ -28,6 +27,7 @@ from apimcp.catalog.model import (
 from apimcp.catalog.naming import VALID_TOOL_NAME, fit
 from apimcp.importers.errors import SpecError
 from apimcp.safety.model_instructions import markers
+from apimcp.safety.schema_compiling import compile_problem
 
 MAX_TOOLS = 5_000
 MAX_DEFINITION_BYTES = 256 * 1024
@@ -103,20 +103,6 @@ def poisoning_markers(raw: object) -> list[str]:
     return markers(orjson.dumps(raw).decode()) if isinstance(raw, Mapping) else []
 
 
-def _outside(uri: str) -> Any:
-    raise ValueError(f"{uri} is outside the schema")
-
-
-def _uncompilable(schema: Mapping[str, Any]) -> str | None:
-    """Why the gateway's validator cannot compile an MCP server's tool schema (a bad pattern, a keyword of the wrong
-    type, a `$ref` outside it, which is never fetched), or None: every call of such a tool would fail."""
-    try:
-        jsonschema_rs.Draft202012Validator(dict(schema), retriever=_outside)
-    except (ValueError, TypeError, OverflowError) as exc:  # jsonschema_rs.ValidationError is a ValueError
-        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return None
-
-
 def operation_of(raw: object) -> Operation:
     """One listed tool as an operation; ValueError says what is wrong with it."""
     if not isinstance(raw, Mapping):
@@ -135,7 +121,7 @@ def operation_of(raw: object) -> Operation:
     if output_schema is not None and (not isinstance(output_schema, Mapping) or output_schema.get("type") != "object"):
         raise ValueError(f"{name}: its outputSchema is not a JSON Schema of an object")
     for which, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
-        problem = _uncompilable(schema) if schema is not None else None
+        problem = compile_problem(schema) if schema is not None else None
         if problem is not None:
             raise ValueError(f"{name}: its {which} does not compile: {problem}")
     annotations = raw.get("annotations")

@@ -7,15 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema_rs
 import orjson
 
+from apimcp.safety.schema_compiling import SchemaProblem, compiled
+
 MAX_REPORTED_ERRORS = 5
-
-
-def _refuse(uri: str) -> Any:
-    """Schemas come from descriptions and artifact files: a `$ref` outside them is never fetched or read."""
-    raise ValueError(f"{uri} is outside the schema")
 
 
 def _plain(value: Any) -> Any:
@@ -48,9 +44,9 @@ class ArgumentValidator:
         by policy, and a message quoting them would give them away)."""
         if self._validator is None:
             try:
-                self._validator = jsonschema_rs.Draft202012Validator(dict(self._schema), retriever=_refuse)
-            except (ValueError, TypeError, OverflowError) as exc:  # checked at import; a last guard, remembered
-                self._validator = _Uncompilable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                self._validator = compiled(self._schema)
+            except SchemaProblem as problem:  # checked at import; a last guard, remembered
+                self._validator = _Uncompilable(str(problem))
         if isinstance(self._validator, _Uncompilable):
             return [f"the tool's schema does not compile: {self._validator.problem}"]
         if self._validator.is_valid(value):

@@ -131,15 +131,3 @@ def depth_exceeds(value: Any, limit: int) -> bool:
             children = current.values() if isinstance(current, dict) else current
             pending.extend((child, level + 1) for child in children)
     return False
-
-
-def compile_problem(schema: Any) -> str | None:
-    """Why a whole tool schema is not valid 2020-12 or does not compile in the gateway's validator; None
-    when it does (a last check: keywords were checked one by one already)."""
-    try:
-        jsonschema_rs.Draft202012Validator(schema)
-    except jsonschema_rs.ValidationError as exc:
-        return exc.message.splitlines()[0]
-    except (ValueError, TypeError, OverflowError) as exc:
-        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return None

@@ -38,11 +38,11 @@ from apimcp.catalog.model import (
 from apimcp.catalog.naming import NameAllocator, snake_case
 from apimcp.importers.cpu_budget import CpuBudget
 from apimcp.importers.errors import SpecError
-from apimcp.importers.openapi.keywords import compile_problem
 from apimcp.importers.openapi.loading import DocumentSet, pointer_get
 from apimcp.importers.openapi.schemas import BINARY_HINT, BundledBytes, JsonObject, SchemaConverter, SchemaLimits
 from apimcp.importers.openapi.servers import ServerReader
 from apimcp.importers.openapi.warnings import WarningLog
+from apimcp.safety.schema_compiling import compile_problem
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _LOCATIONS: tuple[ParameterLocation, ...] = ("path", "query", "header", "cookie")
