@@ -163,14 +163,9 @@ def with_extras(access: Access, extras: CallExtras, check: PlacementCheck = http
     placement = access.placement
     if extras.credentials is not None:
         placement = merged(placement, extras.credentials)
-    if extras.headers and not (placement.headers or placement.cookies or placement.query):
-        placement = Placement(headers=dict(extras.headers))  # no credentials of the backend's to give way to
-    elif extras.headers:
-        # Header names compare without case: a passed-on header never doubles one the credentials set.
-        taken = {name.lower() for name in placement.headers}
-        if placement.cookies:
-            taken.add("cookie")
-        passed = {name: value for name, value in extras.headers.items() if name.lower() not in taken}
+    if extras.headers:
+        # the credentials win (`merged` compares header names without case), their cookies too: they become a Cookie
+        passed = {k: v for k, v in extras.headers.items() if not (placement.cookies and k.lower() == "cookie")}
         placement = merged(Placement(headers=passed), placement)
     mask = access.mask + extras.mask if extras.mask else access.mask
     return Access(placement, mask, access.problem or check(placement))
