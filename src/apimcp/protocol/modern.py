@@ -50,6 +50,7 @@ from apimcp.protocol.jsonrpc import (
     JsonObject,
     Notification,
     Request,
+    RequestId,
     classify,
     error_message,
     notification_message,
@@ -308,19 +309,7 @@ class StatelessEra:
         method = request.method
         params = request.params
         outbound = _StatelessOutbound(exchange, receive)
-        ctx = RequestContext(
-            revision=revision,
-            request_id=request.id,
-            method=method,
-            meta=meta,
-            client_capabilities=meta[CLIENT_CAPABILITIES_KEY],
-            client_info=meta.get(CLIENT_INFO_KEY),
-            session_id=None,
-            log_level=meta.get(LOG_LEVEL_KEY),
-            outbound=outbound,
-            changes=self._hub,
-            source=source,
-        )
+        ctx = self._context(request.id, method, revision, meta, outbound, source)
         try:
             if method == "server/discover":
                 result = self._discover(revision)
@@ -364,6 +353,17 @@ class StatelessEra:
                 result["cacheScope"] = hint.scope
         self._stamp_server_info(result, revision)
         return _Answer(result_message(request.id, result))
+
+    def _context(
+        self, request_id: RequestId, method: str, revision: Revision, meta: Mapping[str, Any],
+        outbound: _StatelessOutbound, source: RequestSource,
+    ) -> RequestContext:  # fmt: skip
+        """What a handler is given for a request: everything it knows of the client comes from the request's `_meta`."""
+        return RequestContext(
+            revision=revision, request_id=request_id, method=method, meta=meta,
+            client_capabilities=meta[CLIENT_CAPABILITIES_KEY], client_info=meta.get(CLIENT_INFO_KEY), session_id=None,
+            log_level=meta.get(LOG_LEVEL_KEY), outbound=outbound, changes=self._hub, source=source,
+        )  # fmt: skip
 
     def _stamp_server_info(self, result: JsonObject, revision: Revision) -> None:
         info = self._server_info[revision.rank]
@@ -432,11 +432,7 @@ class StatelessEra:
         exchange: Exchange, receive: Receive, uris: dict[str, None],
     ) -> dict[str, None]:  # fmt: skip
         outbound = _StatelessOutbound(exchange, receive)
-        ctx = RequestContext(
-            revision=revision, request_id=request.id, method="resources/subscribe", meta=meta,
-            client_capabilities=meta[CLIENT_CAPABILITIES_KEY], client_info=meta.get(CLIENT_INFO_KEY), session_id=None,
-            log_level=meta.get(LOG_LEVEL_KEY), outbound=outbound, changes=self._hub, source=source,
-        )  # fmt: skip
+        ctx = self._context(request.id, "resources/subscribe", revision, meta, outbound, source)
         try:
             return await _taken(self._handler, ctx, uris)
         finally:
