@@ -166,11 +166,11 @@ async def test_keys_are_found_from_the_issuer_s_metadata_and_a_flood_of_unknown_
     session = TokenSession(AddressPolicy.allowing(["127.0.0.1"]))
     try:
         keys = KeySet(session, jwks_uri=None, issuer=base, refetch_seconds=60)
-        assert (await keys.key_for("ec", "ES256")).kid == "ec"
+        assert [key.kid for key in await keys.keys_for("ec", "ES256")] == ["ec"]
         assert asked == ["/.well-known/oauth-authorization-server", "/keys"]
         for made_up in range(50):
             with pytest.raises(Exception, match="no key of the issuer has id"):
-                await keys.key_for(f"made-up-{made_up}", "ES256")
+                await keys.keys_for(f"made-up-{made_up}", "ES256")
         assert asked.count("/keys") == 2  # the first unknown kid asked again; the other 49 did not
     finally:
         await session.close()
@@ -182,7 +182,7 @@ async def test_keys_on_a_refused_address_are_never_fetched(key_server: tuple[str
     try:
         keys = KeySet(session, jwks_uri=f"{base}/keys", issuer=base)
         with pytest.raises(Exception, match="is refused"):
-            await keys.key_for("ec", "ES256")
+            await keys.keys_for("ec", "ES256")
         assert asked == []
     finally:
         await session.close()

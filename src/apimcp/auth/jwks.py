@@ -126,9 +126,6 @@ class KeySet:
         """When a token naming an unknown key last made it fetch the keys again."""
         self._lock = asyncio.Lock()
 
-    async def key_for(self, kid: str | None, algorithm: str) -> SigningKey:
-        return (await self.keys_for(kid, algorithm))[0]
-
     async def keys_for(self, kid: str | None, algorithm: str) -> list[SigningKey]:
         """The key named `kid`, or without one every key that fits `algorithm` (RFC 7515 4.1.4: any of the
         issuer's keys may have signed a token that names none)."""
