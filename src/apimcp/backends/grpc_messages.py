@@ -37,6 +37,8 @@ class Method:
     response: type[Message]
     client_streaming: bool
     server_streaming: bool
+    holds_bytes: bool = False
+    """Whether a request message may carry a `bytes` field (its arguments are checked for base64 then)."""
 
 
 class Messages:
@@ -55,12 +57,14 @@ class Messages:
         for operation in service.operations:
             binding = operation.binding
             if isinstance(binding, GrpcBinding):
+                request = self._class(binding.input_type)
                 self.methods[binding.path] = Method(
                     binding.path,
-                    self._class(binding.input_type),
+                    request,
                     self._class(binding.output_type),
                     binding.client_streaming,
                     binding.server_streaming,
+                    _holds_bytes(request.DESCRIPTOR, set()),
                 )
 
     def _class(self, name: str) -> type[Message]:
@@ -81,7 +85,8 @@ class Messages:
     def _request(self, method: Method, value: Any, where: str) -> bytes:
         if not isinstance(value, Mapping):
             raise ArgumentError(f"{where}a request message must be a JSON object")
-        _check_bytes(value, method.request.DESCRIPTOR, where, 0)
+        if method.holds_bytes:  # known when the service was loaded: most requests hold none
+            _check_bytes(value, method.request.DESCRIPTOR, where, 0)
         try:
             message = json_format.ParseDict(dict(value), method.request(), descriptor_pool=self.pool)
         except (json_format.ParseError, AttributeError, TypeError, ValueError) as exc:  # a nested Any's "@type" of
@@ -151,6 +156,18 @@ _B64 = re.compile(r"[A-Za-z0-9+/\-_]*={0,2}")
 _WRAPPERS = frozenset({"google.protobuf.Any", "google.protobuf.Struct", "google.protobuf.Value",
                        "google.protobuf.ListValue"})  # fmt: skip
 """Message types whose JSON form is not their fields (what they hold is checked by protobuf, or holds no bytes)."""
+
+
+def _holds_bytes(descriptor: Any, seen: set[str]) -> bool:
+    """Whether a message of `descriptor`, or one it nests (maps and repeated fields included), has a `bytes` field
+    whose JSON `_check_bytes` reads."""
+    if descriptor.full_name in seen or descriptor.full_name in _WRAPPERS:
+        return False
+    seen.add(descriptor.full_name)
+    return any(
+        field.type == field.TYPE_BYTES or (field.message_type is not None and _holds_bytes(field.message_type, seen))
+        for field in descriptor.fields
+    )
 
 
 def _check_bytes(value: Mapping[str, Any], descriptor: Any, where: str, depth: int) -> None:
